@@ -1,0 +1,56 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "StallMonitor",
+    products: [
+        .library(name: "StallMonitor", targets: ["StallMonitor"]),
+        .library(name: "StallReportKit", targets: ["StallReportKit"]),
+        .executable(name: "stallreport", targets: ["stallreport"]),
+        .executable(name: "stall-demo", targets: ["stall-demo"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // C shim: signal handler, libunwind and libdw loaded with dlopen, image list, thread helpers.
+        .target(
+            name: "CStallMonitor",
+            cSettings: [.define("_GNU_SOURCE")],
+            linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]
+        ),
+        // The report model and everything that reads reports. Foundation only.
+        .target(name: "StallReportKit"),
+        // The library host apps link.
+        .target(
+            name: "StallMonitor",
+            dependencies: [
+                "CStallMonitor",
+                "StallReportKit",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "stallreport",
+            dependencies: [
+                "StallReportKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "stall-demo",
+            dependencies: [
+                "StallMonitor",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "StallReportKitTests", dependencies: ["StallReportKit"]),
+        .testTarget(name: "StallMonitorTests", dependencies: ["StallMonitor", "StallReportKit", "CStallMonitor"]),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["StallReportKit", "stall-demo", "stallreport"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,1 @@
+// CStallMonitor shim: see CStallMonitor.h

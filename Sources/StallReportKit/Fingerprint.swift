@@ -1,0 +1,42 @@
+import Foundation
+
+/// The stable identity of a stall: a hash of the top in-app frames of its representative stack.
+///
+/// Only symbol names go in (never addresses, offsets or durations), so the same stall in two
+/// builds or two runs gets the same fingerprint. Version 1 is FNV-1a 64 over
+/// `"v1"` followed by each input joined with a newline, written as 16 lowercase hex digits.
+public enum Fingerprint {
+    /// How many in-app frames, from the leaf, go into the fingerprint.
+    public static let appFrameCount = 5
+
+    /// The fingerprint of the given ordered components (symbol names, leaf first, or fallback keys).
+    public static func make(_ components: [String]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func mix(_ byte: UInt8) {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        for byte in "v1".utf8 { mix(byte) }
+        for component in components {
+            mix(0x0a)
+            for byte in component.utf8 { mix(byte) }
+        }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    /// The components of a report's fingerprint: the symbols of the top in-app frames of the
+    /// representative stack; without in-app frames, the top named frames; without any stack, the
+    /// classification and syscall so that stack-less stalls of one kind still group together.
+    public static func components(stack: [StallReport.Frame], classification: StallClassification, syscall: String?) -> [String] {
+        let named = stack.compactMap { frame -> (String, Bool)? in
+            guard let symbol = frame.symbol, !symbol.isEmpty else { return nil }
+            return (symbol, frame.inApp)
+        }
+        let app = named.filter { $0.1 }.prefix(appFrameCount).map { $0.0 }
+        if !app.isEmpty { return ["app"] + app }
+        let system = named.prefix(appFrameCount).map { $0.0 }
+        if !system.isEmpty { return ["system"] + system }
+        return ["nostack", classification.rawValue, syscall ?? "-"]
+    }
+}

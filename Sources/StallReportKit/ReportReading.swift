@@ -1,0 +1,85 @@
+import Foundation
+
+/// Why a file could not be read as a stall report.
+public enum ReportReadError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file could not be opened or read.
+    case unreadable(String)
+    /// The file is empty.
+    case empty
+    /// The file is not valid JSON.
+    case invalidJSON(String)
+    /// The JSON is not a stall report (a required key is missing or has the wrong type).
+    case notAReport(String)
+    /// The report's schema version is one this code does not know.
+    case unsupportedSchemaVersion(Int)
+
+    /// A one-line explanation for humans.
+    public var description: String {
+        switch self {
+        case .unreadable(let why): return "cannot read file: \(why)"
+        case .empty: return "file is empty"
+        case .invalidJSON(let why): return "invalid JSON: \(why)"
+        case .notAReport(let why): return "not a stall report: \(why)"
+        case .unsupportedSchemaVersion(let version):
+            return "unsupported schemaVersion \(version) (this tool reads version \(StallReport.currentSchemaVersion))"
+        }
+    }
+}
+
+extension StallReport {
+    /// Decodes a report from JSON data, telling apart invalid JSON, non-reports and unknown versions.
+    public static func decode(from data: Data) throws(ReportReadError) -> StallReport {
+        if data.isEmpty { throw .empty }
+        struct VersionProbe: Decodable { var schemaVersion: Int? }
+        let probe: VersionProbe
+        do {
+            probe = try JSONDecoder().decode(VersionProbe.self, from: data)
+        } catch let error as DecodingError {
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
+                throw .invalidJSON(Self.describe(error))
+            }
+            throw .notAReport("top level is not a JSON object")
+        } catch {
+            throw .invalidJSON(String(describing: error))
+        }
+        guard let version = probe.schemaVersion else { throw .notAReport("no schemaVersion") }
+        guard version == currentSchemaVersion else { throw .unsupportedSchemaVersion(version) }
+        do {
+            return try ReportCoding.makeDecoder().decode(StallReport.self, from: data)
+        } catch let error as DecodingError {
+            throw .notAReport(Self.describe(error))
+        } catch {
+            throw .notAReport(String(describing: error))
+        }
+    }
+
+    /// Reads and decodes the report at `url`.
+    public static func read(from url: URL) throws(ReportReadError) -> StallReport {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw .unreadable((error as NSError).localizedDescription)
+        }
+        return try decode(from: data)
+    }
+
+    /// Encodes the report as the schema requires.
+    public func encoded(pretty: Bool = true) throws -> Data {
+        try ReportCoding.makeEncoder(pretty: pretty).encode(self)
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
+            return keys.isEmpty ? "" : " at " + keys.joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "missing key '\(key.stringValue)'\(path(context))"
+        case .typeMismatch(_, let context): return "wrong type\(path(context)): \(context.debugDescription)"
+        case .valueNotFound(_, let context): return "null value\(path(context))"
+        case .dataCorrupted(let context): return "\(context.debugDescription)\(path(context))"
+        @unknown default: return String(describing: error)
+        }
+    }
+}

@@ -1,0 +1,211 @@
+import Foundation
+
+extension StallReport {
+    /// The monitored loop and its thread.
+    public struct Loop: Codable, Sendable, Equatable {
+        /// The kind of loop observed, e.g. `runLoop`.
+        public var kind: String
+        /// The thread's name (`main` for the main thread).
+        public var threadName: String
+        /// The kernel thread id of the monitored thread.
+        public var threadID: Int
+        /// Whether the monitored thread is the process's main thread.
+        public var isMainThread: Bool
+        /// The run loop mode during the stall, when known.
+        public var mode: String?
+        /// Loop passes (beforeTimers/afterWaiting boundaries) in the span.
+        public var passes: Int
+        /// Duration of the longest pass in the span, in milliseconds.
+        public var longestPassMs: Double
+
+        /// Creates loop facts.
+        public init(kind: String, threadName: String, threadID: Int, isMainThread: Bool, mode: String?, passes: Int, longestPassMs: Double) {
+            self.kind = kind
+            self.threadName = threadName
+            self.threadID = threadID
+            self.isMainThread = isMainThread
+            self.mode = mode
+            self.passes = passes
+            self.longestPassMs = longestPassMs
+        }
+    }
+
+    /// Facts about the process that stalled.
+    public struct Process: Codable, Sendable, Equatable {
+        /// Process id.
+        public var pid: Int
+        /// File name of the executable.
+        public var executableName: String
+        /// Full path of the executable.
+        public var executablePath: String
+        /// Version string given by the host app, if any.
+        public var appVersion: String?
+        /// Host name of the machine.
+        public var hostName: String
+        /// Operating system name, e.g. `Linux`.
+        public var os: String
+        /// Kernel release, e.g. `6.1.0-18-amd64`.
+        public var osVersion: String
+        /// CPU architecture, e.g. `x86_64` or `aarch64`.
+        public var architecture: String
+
+        /// Creates process facts.
+        public init(pid: Int, executableName: String, executablePath: String, appVersion: String?, hostName: String, os: String, osVersion: String, architecture: String) {
+            self.pid = pid
+            self.executableName = executableName
+            self.executablePath = executablePath
+            self.appVersion = appVersion
+            self.hostName = hostName
+            self.os = os
+            self.osVersion = osVersion
+            self.architecture = architecture
+        }
+    }
+
+    /// How sampling of one stall went.
+    public struct Sampling: Codable, Sendable, Equatable {
+        /// How stacks were captured: `libunwind`, or `unavailable` when no stacks could be taken.
+        public var unwinder: String
+        /// Why stacks were not available, when ``unwinder`` is `unavailable`.
+        public var unwinderNote: String?
+        /// Requested interval between samples, in milliseconds.
+        public var intervalMs: Double
+        /// Interval between kept samples after thinning, in milliseconds.
+        public var effectiveIntervalMs: Double
+        /// Upper bound on kept samples per stall.
+        public var maxSamples: Int
+        /// Samples attempted (signals sent plus samples recorded without a signal).
+        public var attempted: Int
+        /// Samples that produced a full stack.
+        public var taken: Int
+        /// Signals the thread did not answer before the deadline.
+        public var timedOut: Int
+        /// Samples not taken by signal, by reason (e.g. `sleepingSyscall`, `signalBlocked`).
+        public var skipped: [String: Int]
+        /// True when the bound was hit and an evenly spread subset of samples was kept.
+        public var thinned: Bool
+        /// Samples dropped when thinning.
+        public var dropped: Int
+
+        /// Creates sampling facts.
+        public init(unwinder: String, unwinderNote: String?, intervalMs: Double, effectiveIntervalMs: Double, maxSamples: Int, attempted: Int, taken: Int, timedOut: Int, skipped: [String: Int], thinned: Bool, dropped: Int) {
+            self.unwinder = unwinder
+            self.unwinderNote = unwinderNote
+            self.intervalMs = intervalMs
+            self.effectiveIntervalMs = effectiveIntervalMs
+            self.maxSamples = maxSamples
+            self.attempted = attempted
+            self.taken = taken
+            self.timedOut = timedOut
+            self.skipped = skipped
+            self.thinned = thinned
+            self.dropped = dropped
+        }
+    }
+
+    /// One observation of the stuck thread.
+    public struct Sample: Codable, Sendable, Equatable {
+        /// How the sample was taken.
+        public enum Kind: String, Codable, Sendable {
+            /// A full stack unwound in the thread's signal handler.
+            case stack
+            /// The thread sat in a blocking syscall and was not interrupted: only the syscall's PC.
+            case syscall
+            /// No stack: the signal was blocked, timed out, or stacks are unavailable.
+            case none
+        }
+
+        /// Milliseconds from the span start to this sample.
+        public var offsetMs: Double
+        /// How the sample was taken.
+        public var kind: Kind
+        /// Scheduler state from `/proc` (`R` running, `S` sleeping, `D` uninterruptible, …).
+        public var threadState: String
+        /// Name of the syscall the thread was in, when known.
+        public var syscall: String?
+        /// Why the sample has no full stack, for kinds other than `stack`.
+        public var note: String?
+        /// Indices into the report's frame table, leaf first.
+        public var frames: [Int]
+        /// True when the stack was deeper than the frame limit.
+        public var truncated: Bool?
+
+        /// Creates a sample.
+        public init(offsetMs: Double, kind: Kind, threadState: String, syscall: String? = nil, note: String? = nil, frames: [Int], truncated: Bool? = nil) {
+            self.offsetMs = offsetMs
+            self.kind = kind
+            self.threadState = threadState
+            self.syscall = syscall
+            self.note = note
+            self.frames = frames
+            self.truncated = truncated
+        }
+    }
+
+    /// One distinct code address seen in the samples.
+    public struct Frame: Codable, Sendable, Equatable {
+        /// The instruction address used for symbolication, as `0x…` hex. For caller frames this is
+        /// the return address minus one (inside the call instruction).
+        public var address: String
+        /// Index into the report's image table, when the address lies in a known image.
+        public var image: Int?
+        /// Demangled symbol name, when known.
+        public var symbol: String?
+        /// Byte offset of ``address`` from the start of ``symbol``.
+        public var offset: Int?
+        /// Source file, when debug info exists.
+        public var file: String?
+        /// Source line, when debug info exists.
+        public var line: Int?
+        /// True when the frame belongs to the app's own code rather than the system or runtime.
+        public var inApp: Bool
+
+        /// Creates a frame.
+        public init(address: String, image: Int?, symbol: String?, offset: Int?, file: String?, line: Int?, inApp: Bool) {
+            self.address = address
+            self.image = image
+            self.symbol = symbol
+            self.offset = offset
+            self.file = file
+            self.line = line
+            self.inApp = inApp
+        }
+    }
+
+    /// One loaded image (executable or shared library).
+    public struct Image: Codable, Sendable, Equatable {
+        /// Full path of the file.
+        public var path: String
+        /// Lowest mapped address of the image, as `0x…` hex.
+        public var loadAddress: String
+        /// Difference between run-time and link-time addresses (ELF load bias), as `0x…` hex.
+        public var loadBias: String
+        /// GNU build ID as lowercase hex, when the image has one.
+        public var buildID: String?
+        /// True for the main executable.
+        public var isMainExecutable: Bool
+
+        /// Creates an image.
+        public init(path: String, loadAddress: String, loadBias: String, buildID: String?, isMainExecutable: Bool) {
+            self.path = path
+            self.loadAddress = loadAddress
+            self.loadBias = loadBias
+            self.buildID = buildID
+            self.isMainExecutable = isMainExecutable
+        }
+    }
+
+    /// Which symbolicator named the frames.
+    public struct Symbolication: Codable, Sendable, Equatable {
+        /// `libdw` (symbol tables and DWARF), `dladdr` (exported symbols only) or `none`.
+        public var symbolicator: String
+        /// A limitation worth knowing, e.g. why the better symbolicator was not used.
+        public var note: String?
+
+        /// Creates symbolication facts.
+        public init(symbolicator: String, note: String?) {
+            self.symbolicator = symbolicator
+            self.note = note
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+
+/// One stall of a monitored loop, as written to disk: the schema-1 report contract.
+///
+/// Readers ignore unknown keys; a breaking change bumps ``StallReport/currentSchemaVersion``.
+/// The JSON Schema of this type is `Reports/stall-report.schema.json`.
+public struct StallReport: Codable, Sendable, Equatable {
+    /// The schema version this code writes and reads.
+    public static let currentSchemaVersion = 1
+
+    /// Version of the report contract; `1` for this type.
+    public var schemaVersion: Int
+    /// Unique id of this stall (UUID string).
+    public var id: String
+    /// Stable hash of the top in-app frames of the representative stack (see ``Fingerprint``).
+    public var fingerprint: String
+    /// Whether the stall had ended when the report was written.
+    public var status: StallStatus
+    /// Wall-clock time at which the awake span began.
+    public var startedAt: Date
+    /// Length of the awake span in milliseconds (so far, for `inProgress` and `fatal`).
+    public var durationMs: Double
+    /// The threshold the span crossed, in milliseconds.
+    public var thresholdMs: Double
+    /// What the stuck thread was doing: on CPU, blocked, both, or congestion.
+    public var classification: StallClassification
+    /// CPU time the stuck thread used during the observed part of the stall, in milliseconds.
+    public var mainThreadCPUMs: Double
+    /// The part of the span over which ``mainThreadCPUMs`` was measured, in milliseconds.
+    public var cpuObservedMs: Double
+    /// The monitored loop and thread.
+    public var loop: Loop
+    /// The process that stalled.
+    public var process: Process
+    /// How sampling went: counts of attempted, taken, timed-out and skipped samples.
+    public var sampling: Sampling
+    /// Stack samples of the stuck thread, oldest first.
+    public var samples: [Sample]
+    /// Indices into ``frames`` of the representative stack, leaf first.
+    public var representativeStack: [Int]
+    /// Shared table of frames referenced by ``samples`` and ``representativeStack``.
+    public var frames: [Frame]
+    /// Every image loaded in the process when the report was built.
+    public var images: [Image]
+    /// Which symbolicator named the frames, and any limitation.
+    public var symbolication: Symbolication
+    /// Free-form labels given by the host app.
+    public var tags: [String: String]?
+
+    /// Creates a report from all of its parts.
+    public init(
+        schemaVersion: Int = StallReport.currentSchemaVersion, id: String, fingerprint: String,
+        status: StallStatus, startedAt: Date, durationMs: Double, thresholdMs: Double,
+        classification: StallClassification, mainThreadCPUMs: Double, cpuObservedMs: Double,
+        loop: Loop, process: Process, sampling: Sampling, samples: [Sample],
+        representativeStack: [Int], frames: [Frame], images: [Image],
+        symbolication: Symbolication, tags: [String: String]? = nil
+    ) {
+        self.schemaVersion = schemaVersion
+        self.id = id
+        self.fingerprint = fingerprint
+        self.status = status
+        self.startedAt = startedAt
+        self.durationMs = durationMs
+        self.thresholdMs = thresholdMs
+        self.classification = classification
+        self.mainThreadCPUMs = mainThreadCPUMs
+        self.cpuObservedMs = cpuObservedMs
+        self.loop = loop
+        self.process = process
+        self.sampling = sampling
+        self.samples = samples
+        self.representativeStack = representativeStack
+        self.frames = frames
+        self.images = images
+        self.symbolication = symbolication
+        self.tags = tags
+    }
+}
