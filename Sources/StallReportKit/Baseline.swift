@@ -1,0 +1,148 @@
+import Foundation
+
+/// The known stalls of a project: fingerprints with their counts and durations, recorded by
+/// `stallreport baseline` and compared against by `stallreport gate --baseline`.
+///
+/// File format (JSON, `baselineVersion` 1):
+/// `{"baselineVersion": 1, "createdAt": "…", "reports": 12, "fingerprints": [{"fingerprint": "…",
+/// "count": 3, "p50Ms": …, "p95Ms": …, "maxMs": …, "totalMs": …, "topFrame": "…"}]}`.
+/// `topFrame` is for people reading the file; the gate ignores it.
+public struct Baseline: Codable, Sendable, Equatable {
+    /// The file layout version this code reads and writes.
+    public static let currentVersion = 1
+
+    /// One known fingerprint.
+    public struct Entry: Codable, Sendable, Equatable {
+        /// The fingerprint.
+        public var fingerprint: String
+        /// Stalls recorded.
+        public var count: Int
+        /// Nearest-rank median duration.
+        public var p50Ms: Double
+        /// Nearest-rank 95th percentile duration.
+        public var p95Ms: Double
+        /// Longest duration.
+        public var maxMs: Double
+        /// Sum of durations.
+        public var totalMs: Double
+        /// The top frame, to help people recognise the stall; not used for comparisons.
+        public var topFrame: String?
+
+        /// Creates an entry.
+        public init(fingerprint: String, count: Int, p50Ms: Double, p95Ms: Double, maxMs: Double, totalMs: Double, topFrame: String?) {
+            self.fingerprint = fingerprint
+            self.count = count
+            self.p50Ms = p50Ms
+            self.p95Ms = p95Ms
+            self.maxMs = maxMs
+            self.totalMs = totalMs
+            self.topFrame = topFrame
+        }
+
+        /// The entry recording a group's statistics.
+        public init(_ stats: FingerprintStats) {
+            self.init(fingerprint: stats.fingerprint, count: stats.count, p50Ms: stats.p50Ms, p95Ms: stats.p95Ms,
+                      maxMs: stats.maxMs, totalMs: stats.totalMs, topFrame: stats.headline)
+        }
+    }
+
+    /// File layout version (1).
+    public var baselineVersion: Int
+    /// When the baseline was recorded.
+    public var createdAt: Date
+    /// Number of stalls recorded.
+    public var reports: Int
+    /// Known fingerprints, sorted by fingerprint so the file diffs well.
+    public var fingerprints: [Entry]
+
+    /// Creates a baseline.
+    public init(createdAt: Date, reports: Int, fingerprints: [Entry]) {
+        self.baselineVersion = Self.currentVersion
+        self.createdAt = createdAt
+        self.reports = reports
+        self.fingerprints = fingerprints.sorted { $0.fingerprint < $1.fingerprint }
+    }
+
+    /// Records the groups of a collection.
+    public init(stats: [FingerprintStats], createdAt: Date = Date()) {
+        self.init(createdAt: createdAt, reports: stats.reduce(0) { $0 + $1.count }, fingerprints: stats.map(Entry.init))
+    }
+
+    /// Entries by fingerprint.
+    public var byFingerprint: [String: Entry] {
+        Dictionary(fingerprints.map { ($0.fingerprint, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Pretty JSON with sorted keys and a trailing newline.
+    public func encoded() throws -> Data {
+        var data = try ReportCoding.makeEncoder(pretty: true).encode(self)
+        data.append(0x0a)
+        return data
+    }
+
+    /// Reads a baseline file; the error is one line for people.
+    public static func load(path: String) throws(ConfigFileError) -> Baseline {
+        let data = try ConfigFileError.read(path: path, what: "baseline")
+        do {
+            let baseline = try ReportCoding.makeDecoder().decode(Baseline.self, from: data)
+            guard baseline.baselineVersion == currentVersion else {
+                throw ConfigFileError(path: path, message: "unsupported baselineVersion \(baseline.baselineVersion) (this tool reads \(currentVersion))")
+            }
+            return baseline
+        } catch let error as ConfigFileError {
+            throw error
+        } catch {
+            throw ConfigFileError(path: path, message: "not a baseline file: \(ConfigFileError.describe(error))")
+        }
+    }
+}
+
+/// A problem with a file the user gave as configuration (gate config, baseline, suppressions).
+/// Unlike a bad report, this stops the command: exit status 2.
+public struct ConfigFileError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file.
+    public var path: String
+    /// What is wrong.
+    public var message: String
+
+    /// Creates an error.
+    public init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
+
+    /// `path: message`.
+    public var description: String { "\(path): \(message)" }
+
+    /// Reads a small configuration file (at most 16 MiB, nesting at most 64 levels).
+    public static func read(path: String, what: String) throws(ConfigFileError) -> Data {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw ConfigFileError(path: path, message: "cannot read \(what) file: \((error as NSError).localizedDescription)")
+        }
+        if data.count > 16 * 1024 * 1024 { throw ConfigFileError(path: path, message: "\(what) file larger than 16 MiB") }
+        if data.isEmpty { throw ConfigFileError(path: path, message: "\(what) file is empty") }
+        if JSONNesting.maxDepth(of: data, limit: 64) > 64 { throw ConfigFileError(path: path, message: "\(what) file nested deeper than 64 levels") }
+        return data
+    }
+
+    /// A short description of a decoding error.
+    public static func describe(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return String(describing: error) }
+        func at(_ context: DecodingError.Context) -> String {
+            let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
+            return keys.isEmpty ? "" : " at " + keys.joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "missing key '\(key.stringValue)'\(at(context))"
+        case .typeMismatch(_, let context): return "wrong type\(at(context))"
+        case .valueNotFound(_, let context): return "null value\(at(context))"
+        case .dataCorrupted(let context):
+            let underlying = (context.underlyingError as NSError?)?.debugDescription
+            return context.codingPath.isEmpty ? "invalid JSON" + (underlying.map { " (\($0))" } ?? "") : "\(context.debugDescription)\(at(context))"
+        @unknown default: return String(describing: error)
+        }
+    }
+}

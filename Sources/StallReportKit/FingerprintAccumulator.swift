@@ -1,0 +1,148 @@
+import Foundation
+
+/// Everything kept about one fingerprint while reports are read: counts, durations (for
+/// percentiles), time range, classification and status mix, and the worst stall's stack and path.
+/// Accumulators fold one record at a time and merge with each other, so reading can be split
+/// across threads; the result does not depend on the order records arrive in.
+public struct FingerprintAccumulator: Sendable, Equatable {
+    /// The fingerprint.
+    public let fingerprint: String
+    /// Number of stalls.
+    public private(set) var count = 0
+    /// Sum of durations, in milliseconds.
+    public private(set) var totalMs = 0.0
+    /// Every duration, in milliseconds, in arrival order.
+    public private(set) var durations: [Double] = []
+    /// Earliest `startedAt`.
+    public private(set) var firstSeen: Date = .distantFuture
+    /// Latest `startedAt`.
+    public private(set) var lastSeen: Date = .distantPast
+    /// Stalls per classification.
+    public private(set) var classifications: [StallClassification: Int] = [:]
+    /// Stalls per status.
+    public private(set) var statuses: [StallStatus: Int] = [:]
+    /// The longest stall (ties broken by path), whose stack and path represent the group.
+    public private(set) var worst: StallRecord?
+
+    /// Creates an empty accumulator.
+    public init(fingerprint: String) {
+        self.fingerprint = fingerprint
+    }
+
+    /// Folds in one record of this fingerprint.
+    public mutating func add(_ record: StallRecord) {
+        precondition(record.fingerprint == fingerprint)
+        count += 1
+        totalMs += record.durationMs
+        durations.append(record.durationMs)
+        firstSeen = min(firstSeen, record.startedAt)
+        lastSeen = max(lastSeen, record.startedAt)
+        classifications[record.classification, default: 0] += 1
+        statuses[record.status, default: 0] += 1
+        if let current = worst {
+            if Self.isWorse(record, than: current) { worst = record }
+        } else {
+            worst = record
+        }
+    }
+
+    /// Folds in another accumulator of the same fingerprint.
+    public mutating func merge(_ other: FingerprintAccumulator) {
+        precondition(other.fingerprint == fingerprint)
+        guard other.count > 0 else { return }
+        count += other.count
+        totalMs += other.totalMs
+        durations += other.durations
+        firstSeen = min(firstSeen, other.firstSeen)
+        lastSeen = max(lastSeen, other.lastSeen)
+        classifications.merge(other.classifications, uniquingKeysWith: +)
+        statuses.merge(other.statuses, uniquingKeysWith: +)
+        if let theirs = other.worst {
+            if let mine = worst {
+                if Self.isWorse(theirs, than: mine) { worst = theirs }
+            } else {
+                worst = theirs
+            }
+        }
+    }
+
+    private static func isWorse(_ a: StallRecord, than b: StallRecord) -> Bool {
+        if a.durationMs != b.durationMs { return a.durationMs > b.durationMs }
+        return a.path < b.path
+    }
+
+    /// The finished statistics of this fingerprint.
+    public func stats() -> FingerprintStats {
+        FingerprintStats(self)
+    }
+}
+
+/// Finished statistics of one fingerprint, as summaries, baselines, gates and diffs use them.
+public struct FingerprintStats: Sendable, Equatable {
+    /// The fingerprint.
+    public var fingerprint: String
+    /// Number of stalls.
+    public var count: Int
+    /// Sum of durations, in milliseconds.
+    public var totalMs: Double
+    /// Durations in ascending order, in milliseconds.
+    public var sortedDurations: [Double]
+    /// Nearest-rank median duration.
+    public var p50Ms: Double
+    /// Nearest-rank 95th percentile duration.
+    public var p95Ms: Double
+    /// Nearest-rank 99th percentile duration.
+    public var p99Ms: Double
+    /// Longest duration.
+    public var maxMs: Double
+    /// Earliest start.
+    public var firstSeen: Date
+    /// Latest start.
+    public var lastSeen: Date
+    /// Stalls per classification.
+    public var classifications: [StallClassification: Int]
+    /// Stalls per status.
+    public var statuses: [StallStatus: Int]
+    /// The longest stall of the group.
+    public var worst: StallRecord
+
+    /// Finishes an accumulator; it must hold at least one record.
+    public init(_ accumulator: FingerprintAccumulator) {
+        precondition(accumulator.count > 0, "stats of an empty accumulator")
+        let sorted = accumulator.durations.sorted()
+        fingerprint = accumulator.fingerprint
+        count = accumulator.count
+        totalMs = accumulator.totalMs
+        sortedDurations = sorted
+        p50Ms = Percentile.nearestRank(50, sorted: sorted)!
+        p95Ms = Percentile.nearestRank(95, sorted: sorted)!
+        p99Ms = Percentile.nearestRank(99, sorted: sorted)!
+        maxMs = sorted.last!
+        firstSeen = accumulator.firstSeen
+        lastSeen = accumulator.lastSeen
+        classifications = accumulator.classifications
+        statuses = accumulator.statuses
+        worst = accumulator.worst!
+    }
+
+    /// The top frame's name, or the syscall, or a placeholder: a one-line label for the group.
+    public var headline: String {
+        if let frame = worst.stack.first { return frame.symbol }
+        if let syscall = worst.syscall { return "in syscall \(syscall) (no stack)" }
+        return "no stack"
+    }
+
+    /// The classification with most stalls (ties in declaration order).
+    public var dominantClassification: StallClassification {
+        StallClassification.allCases.max { (classifications[$0] ?? 0) < (classifications[$1] ?? 0) } ?? .mixed
+    }
+
+    /// Classification mix such as `cpu 3, blocked 1`, most frequent first.
+    public var classificationMix: String {
+        StallClassification.allCases
+            .compactMap { kind in classifications[kind].map { (kind, $0) } }
+            .sorted { $0.1 > $1.1 }
+            .map { "\($0.0.rawValue) \($0.1)" }
+            .joined(separator: ", ")
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+
+/// One kind of budget the gate can check.
+public enum BudgetKind: String, Sendable, Codable, CaseIterable {
+    /// Total number of stalls.
+    case maxStalls
+    /// Number of stalls of any one fingerprint.
+    case maxStallsPerFingerprint
+    /// Duration of any single stall.
+    case maxStallMs
+    /// Nearest-rank p95 duration of any one fingerprint.
+    case maxP95Ms
+    /// Sum of all stall durations.
+    case maxTotalStallMs
+
+    /// The command-line flag that sets this budget.
+    public var flag: String {
+        switch self {
+        case .maxStalls: return "--max-stalls"
+        case .maxStallsPerFingerprint: return "--max-per-fingerprint"
+        case .maxStallMs: return "--max-stall-ms"
+        case .maxP95Ms: return "--max-p95-ms"
+        case .maxTotalStallMs: return "--max-total-ms"
+        }
+    }
+
+    /// Whether the budget's values are durations (milliseconds) rather than counts.
+    public var isDuration: Bool {
+        switch self {
+        case .maxStalls, .maxStallsPerFingerprint: return false
+        case .maxStallMs, .maxP95Ms, .maxTotalStallMs: return true
+        }
+    }
+
+    /// What the budget limits, for people.
+    public var title: String {
+        switch self {
+        case .maxStalls: return "stalls in total"
+        case .maxStallsPerFingerprint: return "stalls per fingerprint"
+        case .maxStallMs: return "longest single stall"
+        case .maxP95Ms: return "p95 duration per fingerprint"
+        case .maxTotalStallMs: return "total stall time"
+        }
+    }
+
+    /// Formats a value of this budget.
+    public func format(_ value: Double) -> String {
+        isDuration ? Durations.format(value) : "\(Int(value))"
+    }
+}
+
+/// The outcome of one budget.
+public struct BudgetCheck: Sendable, Equatable {
+    /// Which budget.
+    public var kind: BudgetKind
+    /// The limit.
+    public var limit: Double
+    /// The measured value (for per-fingerprint budgets, the worst fingerprint's).
+    public var actual: Double
+    /// The fingerprints over the limit (per-fingerprint budgets), or the contributors in order of
+    /// impact (total budgets); empty when the budget holds.
+    public var offenders: [FingerprintStats]
+
+    /// True when the budget holds.
+    public var passed: Bool { actual <= limit }
+
+    /// The value one fingerprint contributes to this budget.
+    public func value(of group: FingerprintStats) -> Double {
+        switch kind {
+        case .maxStalls, .maxStallsPerFingerprint: return Double(group.count)
+        case .maxStallMs: return group.maxMs
+        case .maxP95Ms: return group.p95Ms
+        case .maxTotalStallMs: return group.totalMs
+        }
+    }
+
+    /// `stalls in total: 12 > 10` or `longest single stall: 812 ms ≤ 2.00 s`.
+    public var verdictLine: String {
+        "\(kind.title): \(kind.format(actual)) \(passed ? "≤" : ">") \(kind.format(limit))"
+    }
+}
+
+/// A suppression and the stalls it matched.
+public struct SuppressionMatch: Sendable, Equatable {
+    /// The suppression.
+    public var suppression: SuppressionList.Suppression
+    /// The matched group, when the fingerprint occurred.
+    public var group: FingerprintStats?
+}
+
+/// The gate's verdict and everything that led to it.
+public struct GateResult: Sendable {
+    /// Every configured budget, in a fixed order.
+    public var checks: [BudgetCheck]
+    /// Baseline comparison, when a baseline was given (suppressed fingerprints left out).
+    public var changes: [FingerprintChange]?
+    /// The baseline file's path, when one was given.
+    public var baselinePath: String?
+    /// Active suppressions that matched stalls (not counted).
+    public var suppressed: [SuppressionMatch]
+    /// Expired suppressions (their stalls count again).
+    public var expired: [SuppressionMatch]
+    /// Groups that were counted, by impact.
+    public var counted: [FingerprintStats]
+    /// The configuration used.
+    public var config: GateConfig
+    /// Problems met while reading.
+    public var problems: [ReportProblem]
+    /// Valid reports read, and those left out by filters (including `ignoreShorterThanMs`).
+    public var reportsRead: Int
+    /// Reports left out by filters.
+    public var reportsFilteredOut: Int
+
+    /// Violated budgets.
+    public var failedChecks: [BudgetCheck] { checks.filter { !$0.passed } }
+    /// New or regressed fingerprints that fail the gate.
+    public var failingChanges: [FingerprintChange] { (changes ?? []).filter(\.isFailure) }
+    /// New or regressed fingerprints below the minimum occurrences: warnings.
+    public var toleratedChanges: [FingerprintChange] { (changes ?? []).filter { ($0.kind == .new || $0.kind == .regressed) && $0.belowMinimum } }
+    /// Baseline fingerprints that did not occur: good news.
+    public var fixed: [FingerprintChange] { (changes ?? []).filter { $0.kind == .fixed } }
+    /// Number of stalls counted.
+    public var stallsCounted: Int { counted.reduce(0) { $0 + $1.count } }
+    /// Total stall time counted.
+    public var totalCountedMs: Double { counted.reduce(0) { $0 + $1.totalMs } }
+
+    /// True when every budget holds and nothing new or regressed fails.
+    public var passed: Bool { failedChecks.isEmpty && failingChanges.isEmpty }
+}
+
+/// Evaluates budgets, a baseline and suppressions against a collection of reports.
+public struct Gate: Sendable {
+    /// The budgets and settings.
+    public var config: GateConfig
+    /// The baseline, when one is used.
+    public var baseline: Baseline?
+    /// The suppressions, when any.
+    public var suppressions: SuppressionList?
+    /// The time at which suppressions are judged.
+    public var now: Date
+
+    /// Creates a gate.
+    public init(config: GateConfig, baseline: Baseline? = nil, suppressions: SuppressionList? = nil, now: Date = Date()) {
+        self.config = config
+        self.baseline = baseline
+        self.suppressions = suppressions
+        self.now = now
+    }
+
+    /// Judges the collection. Its records should already be filtered by `ignoreShorterThanMs`
+    /// (see ``ReportCollector``).
+    public func evaluate(_ collection: ReportCollection) -> GateResult {
+        let all = collection.stats()
+        let byKey = Dictionary(uniqueKeysWithValues: all.map { ($0.fingerprint, $0) })
+        var active: [String: SuppressionList.Suppression] = [:]
+        var suppressed: [SuppressionMatch] = []
+        var expired: [SuppressionMatch] = []
+        for entry in suppressions?.suppressions ?? [] {
+            if entry.isActive(at: now) {
+                active[entry.fingerprint] = entry
+                if let group = byKey[entry.fingerprint] { suppressed.append(SuppressionMatch(suppression: entry, group: group)) }
+            } else {
+                expired.append(SuppressionMatch(suppression: entry, group: byKey[entry.fingerprint]))
+            }
+        }
+        let counted = all.filter { active[$0.fingerprint] == nil }
+
+        var checks: [BudgetCheck] = []
+        func perFingerprint(_ kind: BudgetKind, _ limit: Double?) {
+            guard let limit else { return }
+            var check = BudgetCheck(kind: kind, limit: limit, actual: 0, offenders: [])
+            check.actual = counted.map { check.value(of: $0) }.max() ?? 0
+            check.offenders = counted.filter { check.value(of: $0) > limit }.sorted { check.value(of: $0) > check.value(of: $1) }
+            checks.append(check)
+        }
+        func overall(_ kind: BudgetKind, _ limit: Double?) {
+            guard let limit else { return }
+            var check = BudgetCheck(kind: kind, limit: limit, actual: 0, offenders: [])
+            check.actual = counted.reduce(0) { $0 + check.value(of: $1) }
+            if !check.passed { check.offenders = counted.sorted { check.value(of: $0) > check.value(of: $1) } }
+            checks.append(check)
+        }
+        overall(.maxStalls, config.maxStalls.map(Double.init))
+        perFingerprint(.maxStallsPerFingerprint, config.maxStallsPerFingerprint.map(Double.init))
+        perFingerprint(.maxStallMs, config.maxStallMs)
+        perFingerprint(.maxP95Ms, config.maxP95Ms)
+        overall(.maxTotalStallMs, config.maxTotalStallMs)
+
+        var changes: [FingerprintChange]?
+        if let baseline {
+            let policy = RegressionPolicy(tolerance: config.tolerance ?? GateConfig.defaultTolerance,
+                                          minOccurrences: config.minOccurrences ?? GateConfig.defaultMinOccurrences)
+            // A suppressed fingerprint is neither judged nor reported as fixed.
+            let base = baseline.fingerprints.filter { active[$0.fingerprint] == nil || byKey[$0.fingerprint] == nil }
+            changes = policy.compare(base: base, head: counted.map(Baseline.Entry.init))
+        }
+        return GateResult(checks: checks, changes: changes, baselinePath: config.baseline, suppressed: suppressed, expired: expired,
+                          counted: counted, config: config, problems: collection.problems, reportsRead: collection.reportsRead,
+                          reportsFilteredOut: collection.reportsFilteredOut)
+    }
+}

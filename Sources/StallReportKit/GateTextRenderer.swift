@@ -1,0 +1,119 @@
+import Foundation
+
+/// The human verdict of `stallreport gate`: every budget with its outcome and the offending
+/// fingerprints, the baseline comparison, suppressions, and a final verdict line.
+public struct GateTextRenderer: Sendable {
+    /// Colours, or none.
+    public var style: TextStyle
+    /// Offending fingerprints listed per budget before eliding the rest.
+    public var offendersShown: Int
+
+    /// Creates a renderer.
+    public init(style: TextStyle = .plain, offendersShown: Int = 10) {
+        self.style = style
+        self.offendersShown = offendersShown
+    }
+
+    /// The full text, ending with a newline.
+    public func render(_ result: GateResult) -> String {
+        var out: [String] = []
+        var scope = "\(result.stallsCounted) stall\(result.stallsCounted == 1 ? "" : "s") counted (\(result.counted.count) fingerprint\(result.counted.count == 1 ? "" : "s")), total stall time \(Durations.format(result.totalCountedMs))"
+        let suppressedStalls = result.suppressed.reduce(0) { $0 + ($1.group?.count ?? 0) }
+        if suppressedStalls > 0 { scope += "; \(suppressedStalls) suppressed" }
+        if result.reportsFilteredOut > 0 {
+            var why = "left out by filters"
+            if let ignore = result.config.ignoreShorterThanMs { why = "shorter than \(Durations.format(ignore)) or outside --since/--until" }
+            scope += "; \(result.reportsFilteredOut) \(why)"
+        }
+        if !result.problems.isEmpty { scope += "; " + style.yellow("\(result.problems.count) unusable file\(result.problems.count == 1 ? "" : "s") (see stderr)") }
+        out.append("stallreport gate: " + scope)
+
+        if !result.checks.isEmpty {
+            out.append("")
+            out.append(style.bold("Budgets"))
+            for check in result.checks {
+                let mark = check.passed ? style.green("PASS") : style.red("FAIL")
+                out.append("  \(mark) \(check.verdictLine)  \(style.dim("(\(check.kind.flag))"))")
+                guard !check.passed else { continue }
+                for group in check.offenders.prefix(offendersShown) {
+                    out.append("       \(style.cyan(group.fingerprint))  \(check.kind.format(check.value(of: group)))  \(describe(group))")
+                }
+                if check.offenders.count > offendersShown {
+                    out.append("       … and \(check.offenders.count - offendersShown) more")
+                }
+            }
+        }
+
+        if let changes = result.changes {
+            let tolerance = result.config.tolerance ?? GateConfig.defaultTolerance
+            let minimum = result.config.minOccurrences ?? GateConfig.defaultMinOccurrences
+            out.append("")
+            out.append(style.bold("Baseline") + " (\(result.baselinePath ?? "baseline"); tolerance \(Int((tolerance * 100).rounded()))%, min occurrences \(minimum))")
+            for change in changes where change.kind != .unchanged {
+                out.append("  " + changeLine(change, minimum: minimum))
+            }
+            let unchanged = changes.filter { $0.kind == .unchanged }.count
+            out.append("  \(style.dim("SAME")) \(unchanged) known fingerprint\(unchanged == 1 ? "" : "s") within tolerance")
+        }
+
+        if !result.suppressed.isEmpty || !result.expired.isEmpty {
+            out.append("")
+            out.append(style.bold("Suppressions"))
+            for match in result.suppressed {
+                let count = match.group?.count ?? 0
+                out.append("  \(style.dim("SUPP")) \(match.suppression.fingerprint)  \(count) stall\(count == 1 ? "" : "s") not counted until \(match.suppression.expires): \(match.suppression.reason)")
+            }
+            for match in result.expired {
+                let occurred = match.group.map { "counted again (\($0.count) stall\($0.count == 1 ? "" : "s"))" } ?? "did not occur; the entry can be removed"
+                out.append("  \(style.yellow("EXPIRED")) \(match.suppression.fingerprint)  suppression expired \(match.suppression.expires), \(occurred): \(match.suppression.reason)")
+            }
+        }
+
+        out.append("")
+        out.append(verdict(result))
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    /// One line for a baseline change.
+    public func changeLine(_ change: FingerprintChange, minimum: Int) -> String {
+        let head = change.head.map { "\($0.count) stall\($0.count == 1 ? "" : "s"), p95 \(Durations.format($0.p95Ms))" } ?? ""
+        switch change.kind {
+        case .new:
+            let mark = change.belowMinimum ? style.yellow("WARN") : style.red("FAIL")
+            let note = change.belowMinimum ? " (fewer than \(minimum) occurrences: not failing)" : ""
+            return "\(mark) new \(style.cyan(change.fingerprint))  \(head)  \(change.headline)\(note)"
+        case .regressed:
+            let mark = change.belowMinimum ? style.yellow("WARN") : style.red("FAIL")
+            let note = change.belowMinimum ? " (fewer than \(minimum) occurrences: not failing)" : ""
+            return "\(mark) regressed \(style.cyan(change.fingerprint))  \(change.reasons.joined(separator: ", "))  \(change.headline)\(note)"
+        case .fixed:
+            let base = change.base.map { "was \($0.count) stall\($0.count == 1 ? "" : "s")" } ?? ""
+            return "\(style.green("GOOD")) fixed \(style.cyan(change.fingerprint))  \(base), none now  \(change.headline)"
+        case .unchanged:
+            return "\(style.dim("SAME")) \(change.fingerprint)  \(head)"
+        }
+    }
+
+    /// `PASSED` or `FAILED` with what failed.
+    public func verdict(_ result: GateResult) -> String {
+        if result.passed {
+            var good = ""
+            if !result.fixed.isEmpty { good = "; \(result.fixed.count) fixed fingerprint\(result.fixed.count == 1 ? "" : "s")" }
+            return style.bold(style.green("Verdict: PASSED")) + " (\(result.checks.count) budget\(result.checks.count == 1 ? "" : "s") checked\(good))"
+        }
+        var parts: [String] = []
+        let failed = result.failedChecks.count
+        if failed > 0 { parts.append("\(failed) budget\(failed == 1 ? "" : "s") violated (\(result.failedChecks.map(\.kind.rawValue).joined(separator: ", ")))") }
+        let new = result.failingChanges.filter { $0.kind == .new }.count
+        if new > 0 { parts.append("\(new) new fingerprint\(new == 1 ? "" : "s")") }
+        let regressed = result.failingChanges.filter { $0.kind == .regressed }.count
+        if regressed > 0 { parts.append("\(regressed) regressed fingerprint\(regressed == 1 ? "" : "s")") }
+        return style.bold(style.red("Verdict: FAILED")) + " — " + parts.joined(separator: ", ")
+    }
+
+    private func describe(_ group: FingerprintStats) -> String {
+        var text = group.headline
+        if let location = group.worst.stack.first?.location { text += " " + style.dim("(\(location))") }
+        return text
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+
+/// GitHub Actions workflow commands (`::error`, `::warning`, `::notice`) for a gate result.
+///
+/// GitHub shows at most 10 error and 10 warning annotations per step (and 10 notices); extra
+/// ones are dropped silently. So at most 10 of each are written, and when any are left out one
+/// final `::notice` says how many, with a pointer to the log. Annotations point at the source
+/// line of the stall's top app frame when that file lies inside the workspace.
+public struct GitHubAnnotations: Sendable {
+    /// GitHub's per-step limit for each annotation level.
+    public static let limitPerLevel = 10
+
+    /// The workspace root, to turn absolute source paths into repository-relative ones.
+    public var workspace: String?
+
+    /// Creates an annotation writer.
+    public init(workspace: String?) {
+        self.workspace = workspace
+    }
+
+    /// One annotation.
+    public struct Annotation: Sendable, Equatable {
+        /// `error`, `warning` or `notice`.
+        public var level: String
+        /// Short title.
+        public var title: String
+        /// Message (may span lines).
+        public var message: String
+        /// Repository-relative file, when known.
+        public var file: String?
+        /// Line in the file, when known.
+        public var line: Int?
+    }
+
+    /// Every annotation the result calls for, before capping.
+    public func annotations(for result: GateResult) -> [Annotation] {
+        var list: [Annotation] = []
+        for check in result.failedChecks {
+            let offenders = check.offenders.prefix(5).map { "\($0.fingerprint) (\(check.kind.format(check.value(of: $0)))) \($0.headline)" }
+            var message = "\(check.verdictLine)"
+            if !offenders.isEmpty { message += "\n" + offenders.joined(separator: "\n") }
+            if check.offenders.count > 5 { message += "\n… and \(check.offenders.count - 5) more" }
+            let location = check.offenders.first.flatMap(sourceLocation)
+            list.append(Annotation(level: "error", title: "Stall budget \(check.kind.rawValue) violated", message: message, file: location?.0, line: location?.1))
+        }
+        let groups = Dictionary(uniqueKeysWithValues: result.counted.map { ($0.fingerprint, $0) })
+        for change in result.changes ?? [] where change.kind == .new || change.kind == .regressed {
+            let what = change.kind == .new
+                ? "New stall \(change.fingerprint): \(change.head?.count ?? 0) occurrence(s), p95 \(Durations.format(change.head?.p95Ms ?? 0))"
+                : "Regressed stall \(change.fingerprint): \(change.reasons.joined(separator: ", "))"
+            let location = groups[change.fingerprint].flatMap(sourceLocation)
+            let level = change.belowMinimum ? "warning" : "error"
+            let suffix = change.belowMinimum ? "\n(below the minimum occurrences: not failing)" : ""
+            list.append(Annotation(level: level, title: "\(change.kind == .new ? "New" : "Regressed") main-thread stall", message: "\(what)\nat \(change.headline)\(suffix)", file: location?.0, line: location?.1))
+        }
+        for match in result.expired where match.group != nil {
+            list.append(Annotation(level: "warning", title: "Stall suppression expired",
+                                   message: "Suppression of \(match.suppression.fingerprint) expired \(match.suppression.expires) (\(match.suppression.reason)); its \(match.group!.count) stall(s) count again", file: nil, line: nil))
+        }
+        for problem in result.problems {
+            list.append(Annotation(level: "warning", title: "Unusable stall report", message: problem.description, file: nil, line: nil))
+        }
+        for change in result.fixed {
+            list.append(Annotation(level: "notice", title: "Stall fixed", message: "\(change.fingerprint) \(change.headline) is in the baseline but did not occur", file: nil, line: nil))
+        }
+        return list
+    }
+
+    /// The workflow-command lines to print on stdout, capped per level, plus one summary line
+    /// when annotations were left out.
+    public func render(_ result: GateResult) -> String {
+        let all = annotations(for: result)
+        var shown: [String: Int] = [:]
+        var dropped: [String: Int] = [:]
+        var lines: [String] = []
+        let anyDropped = ["error", "warning", "notice"].contains { level in all.filter { $0.level == level }.count > Self.limitPerLevel }
+        for annotation in all {
+            // Keep one notice slot free for the summary line when something is dropped.
+            let limit = annotation.level == "notice" && anyDropped ? Self.limitPerLevel - 1 : Self.limitPerLevel
+            if shown[annotation.level, default: 0] < limit {
+                shown[annotation.level, default: 0] += 1
+                lines.append(command(annotation))
+            } else {
+                dropped[annotation.level, default: 0] += 1
+            }
+        }
+        if !dropped.isEmpty {
+            let parts = ["error", "warning", "notice"].compactMap { level in dropped[level].map { "\($0) \(level)\($0 == 1 ? "" : "s")" } }
+            lines.append(command(Annotation(level: "notice", title: "stallreport",
+                                            message: "\(parts.joined(separator: ", ")) more not shown as annotations (GitHub shows at most \(Self.limitPerLevel) per level per step); see the log of this step", file: nil, line: nil)))
+        }
+        return lines.isEmpty ? "" : lines.joined(separator: "\n") + "\n"
+    }
+
+    /// One `::level file=…,line=…,title=…::message` line.
+    public func command(_ annotation: Annotation) -> String {
+        var properties: [String] = []
+        if let file = annotation.file {
+            properties.append("file=\(Self.escapeProperty(file))")
+            if let line = annotation.line { properties.append("line=\(line)") }
+        }
+        properties.append("title=\(Self.escapeProperty(annotation.title))")
+        return "::\(annotation.level) \(properties.joined(separator: ","))::\(Self.escapeData(annotation.message))"
+    }
+
+    /// Escapes a message: `%`, CR and LF.
+    public static func escapeData(_ text: String) -> String {
+        text.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\r", with: "%0D").replacingOccurrences(of: "\n", with: "%0A")
+    }
+
+    /// Escapes a property value: as a message, plus `:` and `,`.
+    public static func escapeProperty(_ text: String) -> String {
+        escapeData(text).replacingOccurrences(of: ":", with: "%3A").replacingOccurrences(of: ",", with: "%2C")
+    }
+
+    /// The repository-relative file and line of the group's top app frame, when inside the workspace.
+    private func sourceLocation(_ group: FingerprintStats) -> (String, Int?)? {
+        guard let workspace, !workspace.isEmpty,
+              let frame = group.worst.stack.first(where: { $0.inApp && $0.file != nil }), let file = frame.file else { return nil }
+        let root = workspace.hasSuffix("/") ? workspace : workspace + "/"
+        if file.hasPrefix(root) { return (String(file.dropFirst(root.count)), frame.line) }
+        if !file.hasPrefix("/") { return (file, frame.line) }
+        return nil
+    }
+}

@@ -1,0 +1,19 @@
+import Foundation
+
+/// Something wrong with one input path: a file that is not a readable report, a dangling link,
+/// a symlink loop, a directory without reports. Problems never stop the rest from being processed.
+public struct ReportProblem: Sendable, Equatable, Codable, CustomStringConvertible {
+    /// The path as found (given on the command line or reached while walking a directory).
+    public var path: String
+    /// What is wrong, in one line.
+    public var message: String
+
+    /// Creates a problem.
+    public init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
+
+    /// `path: message`, the form printed on stderr.
+    public var description: String { "\(path): \(message)" }
+}

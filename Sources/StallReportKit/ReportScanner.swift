@@ -1,0 +1,150 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Turns command-line paths into the list of report files to read.
+///
+/// A file given by name is read whatever its extension. A directory is searched recursively for
+/// `*.json` files; entries whose name starts with `.` are skipped (hidden files and the monitor's
+/// temporary files). Symbolic links are followed; a link that leads back into a directory being
+/// walked is reported as a loop instead of being followed forever, and a file or directory reached
+/// twice (through two links, or given twice) is read once. Results are sorted, so output does not
+/// depend on directory order.
+public struct ReportScanner: Sendable {
+    /// What the scan found.
+    public struct Result: Sendable, Equatable {
+        /// Report files to read, in a stable order, each once.
+        public var files: [String]
+        /// Paths that could not be used, one line each.
+        public var problems: [ReportProblem]
+    }
+
+    /// Deepest directory nesting walked before giving up on a branch.
+    public var maxDirectoryDepth: Int
+    /// Whether a directory argument that contains no `*.json` file is reported as a problem.
+    public var reportEmptyDirectories: Bool
+
+    /// Creates a scanner.
+    public init(maxDirectoryDepth: Int = 128, reportEmptyDirectories: Bool = true) {
+        self.maxDirectoryDepth = maxDirectoryDepth
+        self.reportEmptyDirectories = reportEmptyDirectories
+    }
+
+    private struct FileID: Hashable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    private struct State {
+        var files: [String] = []
+        var problems: [ReportProblem] = []
+        var seenFiles: Set<FileID> = []
+        var seenDirectories: Set<FileID> = []
+    }
+
+    /// Scans `paths` (files and/or directories).
+    public func scan(_ paths: [String]) -> Result {
+        var state = State()
+        for path in paths {
+            let before = state.files.count
+            guard let info = statInfo(path, state: &state) else { continue }
+            if info.isDirectory {
+                walk(directory: path, id: info.id, ancestors: [], depth: 0, state: &state)
+                if reportEmptyDirectories, state.files.count == before {
+                    state.problems.append(ReportProblem(path: path, message: "no report files (*.json) found in this directory"))
+                }
+            } else if info.isRegular {
+                if state.seenFiles.insert(info.id).inserted { state.files.append(path) }
+            } else {
+                state.problems.append(ReportProblem(path: path, message: "not a regular file or directory"))
+            }
+        }
+        return Result(files: state.files, problems: state.problems)
+    }
+
+    private struct Info {
+        var id: FileID
+        var isDirectory: Bool
+        var isRegular: Bool
+    }
+
+    /// `stat` (following links) with each failure turned into a problem line.
+    /// With `quiet`, failures are not reported (for links that would not be reports anyway).
+    private func statInfo(_ path: String, quiet: Bool = false, state: inout State) -> Info? {
+        var st = stat()
+        if stat(path, &st) == 0 {
+            let type = st.st_mode & S_IFMT
+            return Info(id: FileID(device: UInt64(st.st_dev), inode: UInt64(st.st_ino)), isDirectory: type == S_IFDIR, isRegular: type == S_IFREG)
+        }
+        let code = errno
+        if quiet { return nil }
+        var message: String
+        switch code {
+        case ELOOP:
+            message = "symbolic link loop (too many levels of symbolic links)"
+        case ENOENT:
+            var lst = stat()
+            if lstat(path, &lst) == 0, (lst.st_mode & S_IFMT) == S_IFLNK {
+                let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) ?? "?"
+                message = "dangling symbolic link (target \(target) does not exist)"
+            } else {
+                message = "no such file or directory"
+            }
+        default:
+            message = "cannot access: \(String(cString: strerror(code)))"
+        }
+        state.problems.append(ReportProblem(path: path, message: message))
+        return nil
+    }
+
+    private func walk(directory: String, id: FileID, ancestors: Set<FileID>, depth: Int, state: inout State) {
+        if ancestors.contains(id) {
+            state.problems.append(ReportProblem(path: directory, message: "symbolic link loop: leads back to a directory that contains it; not followed"))
+            return
+        }
+        // The same directory reached a second way (two links to it, or given twice): read once.
+        guard state.seenDirectories.insert(id).inserted else { return }
+        guard depth <= maxDirectoryDepth else {
+            state.problems.append(ReportProblem(path: directory, message: "directory nesting deeper than \(maxDirectoryDepth) levels; not searched"))
+            return
+        }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+        } catch {
+            let reason = (error as NSError).localizedDescription
+            state.problems.append(ReportProblem(path: directory, message: "cannot read directory: \(reason)"))
+            return
+        }
+        var inside = ancestors
+        inside.insert(id)
+        let base = directory.hasSuffix("/") ? directory : directory + "/"
+        for name in names where !name.hasPrefix(".") {
+            let path = base + name
+            var lst = stat()
+            guard lstat(path, &lst) == 0 else { continue }  // vanished while walking
+            let isLink = (lst.st_mode & S_IFMT) == S_IFLNK
+            let looksLikeReport = name.lowercased().hasSuffix(".json")
+            let lstType = lst.st_mode & S_IFMT
+            // Cheap skip of plain files that are not *.json, without following anything.
+            if !isLink, lstType != S_IFDIR, !looksLikeReport { continue }
+            // A link that is not named *.json only matters if it leads to a directory.
+            guard let info = statInfo(path, quiet: !looksLikeReport, state: &state) else { continue }
+            if info.isDirectory {
+                walk(directory: path, id: info.id, ancestors: inside, depth: depth + 1, state: &state)
+            } else if looksLikeReport {
+                if info.isRegular {
+                    if state.seenFiles.insert(info.id).inserted { state.files.append(path) }
+                } else {
+                    state.problems.append(ReportProblem(path: path, message: "not a regular file"))
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+
+/// One frame of a representative stack as shown in summaries: name and source location only.
+public struct StackFrameSummary: Codable, Sendable, Equatable {
+    /// Demangled symbol, or the address when the frame has no name.
+    public var symbol: String
+    /// Source file, when known.
+    public var file: String?
+    /// Source line, when known.
+    public var line: Int?
+    /// True for the app's own code.
+    public var inApp: Bool
+
+    /// Creates a frame summary.
+    public init(symbol: String, file: String?, line: Int?, inApp: Bool) {
+        self.symbol = symbol
+        self.file = file
+        self.line = line
+        self.inApp = inApp
+    }
+
+    /// `file:line`, `file`, or nil.
+    public var location: String? {
+        guard let file else { return nil }
+        if let line { return "\(file):\(line)" }
+        return file
+    }
+
+    /// How many frames a summary keeps.
+    public static let defaultLimit = 5
+
+    /// The frames a summary shows for `report`: from its representative stack (leaf first), the
+    /// app's own frames when there are any, otherwise the top frames. Invalid indices are skipped.
+    public static func representative(of report: StallReport, limit: Int = defaultLimit) -> [StackFrameSummary] {
+        let frames = report.representativeStack.compactMap { index -> StallReport.Frame? in
+            report.frames.indices.contains(index) ? report.frames[index] : nil
+        }
+        let app = frames.filter(\.inApp)
+        let chosen = (app.isEmpty ? frames : app).prefix(limit)
+        return chosen.map { frame in
+            let name = frame.symbol.flatMap { $0.isEmpty ? nil : $0 } ?? frame.address
+            return StackFrameSummary(symbol: name, file: frame.file, line: frame.line, inApp: frame.inApp)
+        }
+    }
+}

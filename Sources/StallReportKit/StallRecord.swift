@@ -1,0 +1,48 @@
+import Foundation
+
+/// The few facts of one report that summaries, gates and diffs need. A report is reduced to this
+/// as soon as it is decoded, so whole reports are never kept.
+public struct StallRecord: Sendable, Equatable {
+    /// The report's fingerprint.
+    public var fingerprint: String
+    /// Stall duration in milliseconds.
+    public var durationMs: Double
+    /// When the stall began.
+    public var startedAt: Date
+    /// Ended, in progress or fatal.
+    public var status: StallStatus
+    /// What the stuck thread was doing.
+    public var classification: StallClassification
+    /// The file the report came from.
+    public var path: String
+    /// Top frames of the representative stack.
+    public var stack: [StackFrameSummary]
+    /// The syscall of the first syscall sample, for stalls without a usable stack.
+    public var syscall: String?
+
+    /// Creates a record.
+    public init(fingerprint: String, durationMs: Double, startedAt: Date, status: StallStatus, classification: StallClassification, path: String, stack: [StackFrameSummary], syscall: String?) {
+        self.fingerprint = fingerprint
+        self.durationMs = durationMs
+        self.startedAt = startedAt
+        self.status = status
+        self.classification = classification
+        self.path = path
+        self.stack = stack
+        self.syscall = syscall
+    }
+
+    /// Reduces a decoded report to a record.
+    public init(report: StallReport, path: String) {
+        self.init(
+            fingerprint: report.fingerprint,
+            durationMs: report.durationMs,
+            startedAt: report.startedAt,
+            status: report.status,
+            classification: report.classification,
+            path: path,
+            stack: StackFrameSummary.representative(of: report),
+            syscall: report.samples.first(where: { $0.syscall != nil })?.syscall
+        )
+    }
+}

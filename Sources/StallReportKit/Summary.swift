@@ -1,0 +1,73 @@
+import Foundation
+
+/// The result of `stallreport summarize`: stalls grouped by fingerprint, worst first, with overall
+/// totals and a duration histogram. Its JSON form (see ``SummaryJSON``) is a stable interface.
+public struct Summary: Sendable {
+    /// Overall numbers.
+    public struct Totals: Sendable, Equatable {
+        /// Candidate files found.
+        public var filesFound: Int
+        /// Valid reports read.
+        public var reportsRead: Int
+        /// Valid reports the filters left out.
+        public var reportsFilteredOut: Int
+        /// Stalls summarized (reports that passed the filters).
+        public var stalls: Int
+        /// Distinct fingerprints among them.
+        public var fingerprints: Int
+        /// Sum of their durations, in milliseconds.
+        public var totalMs: Double
+        /// Stalls whose status is `ended`.
+        public var ended: Int
+        /// Stalls whose status is `inProgress`.
+        public var inProgress: Int
+        /// Stalls whose status is `fatal` (the process died during the stall).
+        public var fatal: Int
+        /// Files that could not be used.
+        public var problems: Int
+    }
+
+    /// Overall numbers.
+    public var totals: Totals
+    /// The longest stall of all.
+    public var worst: StallRecord?
+    /// Distribution of all durations.
+    public var histogram: DurationHistogram
+    /// Groups shown, worst (largest total stall time) first.
+    public var groups: [FingerprintStats]
+    /// Groups left out by `--top`.
+    public var omittedGroups: Int
+    /// The filters used.
+    public var filter: RecordFilter
+    /// Problems met while reading.
+    public var problems: [ReportProblem]
+
+    /// Summarizes a collection, keeping the `top` groups with most total stall time (all when nil).
+    public init(collection: ReportCollection, filter: RecordFilter = RecordFilter(), top: Int? = nil) {
+        let all = collection.stats()
+        var totals = Totals(
+            filesFound: collection.filesFound, reportsRead: collection.reportsRead,
+            reportsFilteredOut: collection.reportsFilteredOut, stalls: 0, fingerprints: all.count,
+            totalMs: 0, ended: 0, inProgress: 0, fatal: 0, problems: collection.problems.count)
+        var worst: StallRecord?
+        for group in all {
+            totals.stalls += group.count
+            totals.totalMs += group.totalMs
+            totals.ended += group.statuses[.ended] ?? 0
+            totals.inProgress += group.statuses[.inProgress] ?? 0
+            totals.fatal += group.statuses[.fatal] ?? 0
+            if worst == nil || group.worst.durationMs > worst!.durationMs
+                || (group.worst.durationMs == worst!.durationMs && group.worst.path < worst!.path) {
+                worst = group.worst
+            }
+        }
+        self.totals = totals
+        self.worst = worst
+        self.histogram = DurationHistogram(durations: all.lazy.flatMap(\.sortedDurations))
+        let kept = top.map { max(0, $0) } ?? all.count
+        self.groups = Array(all.prefix(kept))
+        self.omittedGroups = all.count - self.groups.count
+        self.filter = filter
+        self.problems = collection.problems
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+
+/// The JSON document `stallreport summarize --format json` prints. Keys are stable: new keys may
+/// be added, existing ones keep their name and meaning while `formatVersion` is 1. Optional keys
+/// are left out when there is no value. Dates are ISO 8601 UTC; durations are milliseconds.
+/// See `Reports/stallreport-summary.schema.json`.
+public struct SummaryJSON: Codable, Sendable, Equatable {
+    /// Version of this document's layout: 1.
+    public var formatVersion = 1
+    /// Always `summary`.
+    public var kind = "summary"
+    /// The filters applied.
+    public var filters: FiltersJSON
+    /// Overall numbers.
+    public var totals: TotalsJSON
+    /// The longest stall, when there is one.
+    public var worst: StallJSON?
+    /// Duration distribution over fixed buckets (all buckets, empty ones included).
+    public var histogram: [DurationHistogram.Bucket]
+    /// Fingerprints shown, largest total stall time first.
+    public var fingerprints: [FingerprintJSON]
+    /// Fingerprints left out by `--top`.
+    public var omittedFingerprints: Int
+    /// Files that could not be used.
+    public var problems: [ReportProblem]
+
+    /// The filters of a summary.
+    public struct FiltersJSON: Codable, Sendable, Equatable {
+        /// Lower bound on `startedAt`, inclusive.
+        public var since: Date?
+        /// Upper bound on `startedAt`, exclusive.
+        public var until: Date?
+        /// Shortest duration included.
+        public var minDurationMs: Double?
+    }
+
+    /// Overall numbers of a summary.
+    public struct TotalsJSON: Codable, Sendable, Equatable {
+        /// Candidate files found.
+        public var files: Int
+        /// Valid reports read.
+        public var reportsRead: Int
+        /// Valid reports left out by the filters.
+        public var filteredOut: Int
+        /// Stalls summarized.
+        public var stalls: Int
+        /// Distinct fingerprints.
+        public var fingerprints: Int
+        /// Sum of durations.
+        public var totalMs: Double
+        /// Stalls with status `ended`.
+        public var ended: Int
+        /// Stalls with status `inProgress`.
+        public var inProgress: Int
+        /// Stalls with status `fatal`.
+        public var fatal: Int
+        /// Files that could not be used.
+        public var problems: Int
+    }
+
+    /// One stall.
+    public struct StallJSON: Codable, Sendable, Equatable {
+        /// Its fingerprint.
+        public var fingerprint: String
+        /// Its duration.
+        public var durationMs: Double
+        /// When it started.
+        public var startedAt: Date
+        /// `ended`, `inProgress` or `fatal`.
+        public var status: StallStatus
+        /// `cpu`, `blocked`, `mixed` or `congestion`.
+        public var classification: StallClassification
+        /// Path of its report file.
+        public var report: String
+
+        /// Creates the JSON form of a record.
+        public init(_ record: StallRecord) {
+            fingerprint = record.fingerprint
+            durationMs = record.durationMs
+            startedAt = record.startedAt
+            status = record.status
+            classification = record.classification
+            report = record.path
+        }
+    }
+
+    /// One fingerprint.
+    public struct FingerprintJSON: Codable, Sendable, Equatable {
+        /// The fingerprint.
+        public var fingerprint: String
+        /// Number of stalls.
+        public var count: Int
+        /// Sum of durations.
+        public var totalMs: Double
+        /// Nearest-rank median.
+        public var p50Ms: Double
+        /// Nearest-rank 95th percentile.
+        public var p95Ms: Double
+        /// Nearest-rank 99th percentile.
+        public var p99Ms: Double
+        /// Longest.
+        public var maxMs: Double
+        /// Earliest start.
+        public var firstSeen: Date
+        /// Latest start.
+        public var lastSeen: Date
+        /// Count per classification, every classification present (0 when none).
+        public var classifications: [String: Int]
+        /// Count per status, every status present (0 when none).
+        public var statuses: [String: Int]
+        /// Top frames of the representative stack (app frames when there are any), leaf first.
+        public var stack: [StackFrameSummary]
+        /// Syscall seen in a sample without a stack, when there is one.
+        public var syscall: String?
+        /// Path of the longest stall's report.
+        public var exampleReport: String
+
+        /// Creates the JSON form of a group.
+        public init(_ stats: FingerprintStats) {
+            fingerprint = stats.fingerprint
+            count = stats.count
+            totalMs = stats.totalMs
+            p50Ms = stats.p50Ms
+            p95Ms = stats.p95Ms
+            p99Ms = stats.p99Ms
+            maxMs = stats.maxMs
+            firstSeen = stats.firstSeen
+            lastSeen = stats.lastSeen
+            classifications = Dictionary(uniqueKeysWithValues: StallClassification.allCases.map { ($0.rawValue, stats.classifications[$0] ?? 0) })
+            statuses = Dictionary(uniqueKeysWithValues: StallStatus.allCases.map { ($0.rawValue, stats.statuses[$0] ?? 0) })
+            stack = stats.worst.stack
+            syscall = stats.worst.syscall
+            exampleReport = stats.worst.path
+        }
+    }
+
+    /// Creates the JSON form of a summary.
+    public init(_ summary: Summary) {
+        filters = FiltersJSON(since: summary.filter.since, until: summary.filter.until, minDurationMs: summary.filter.minDurationMs)
+        let t = summary.totals
+        totals = TotalsJSON(files: t.filesFound, reportsRead: t.reportsRead, filteredOut: t.reportsFilteredOut, stalls: t.stalls,
+                            fingerprints: t.fingerprints, totalMs: t.totalMs, ended: t.ended, inProgress: t.inProgress,
+                            fatal: t.fatal, problems: t.problems)
+        worst = summary.worst.map(StallJSON.init)
+        histogram = summary.histogram.buckets
+        fingerprints = summary.groups.map(FingerprintJSON.init)
+        omittedFingerprints = summary.omittedGroups
+        problems = summary.problems
+    }
+
+    /// Pretty-printed JSON with sorted keys and a trailing newline.
+    public func encoded() throws -> Data {
+        var data = try ReportCoding.makeEncoder(pretty: true).encode(self)
+        data.append(0x0a)
+        return data
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+
+/// Renders a ``Summary`` as an aligned plain-text report for terminals and logs.
+public struct SummaryTextRenderer: Sendable {
+    /// Colours, or none.
+    public var style: TextStyle
+    /// Stack frames shown per fingerprint.
+    public var framesPerStack: Int
+
+    /// Creates a renderer.
+    public init(style: TextStyle = .plain, framesPerStack: Int = StackFrameSummary.defaultLimit) {
+        self.style = style
+        self.framesPerStack = framesPerStack
+    }
+
+    /// The full text, ending with a newline.
+    public func render(_ summary: Summary) -> String {
+        var out: [String] = []
+        let t = summary.totals
+        out.append(style.bold("\(t.stalls) stall\(t.stalls == 1 ? "" : "s"), \(t.fingerprints) distinct (fingerprint\(t.fingerprints == 1 ? "" : "s")), total stall time \(Durations.format(t.totalMs))"))
+        var status = "status: \(t.ended) ended, \(t.inProgress) in progress, \(t.fatal) fatal"
+        if t.fatal > 0 { status = style.red(status) }
+        out.append(status)
+        var read = "read: \(t.reportsRead) report\(t.reportsRead == 1 ? "" : "s") from \(t.filesFound) file\(t.filesFound == 1 ? "" : "s")"
+        if t.reportsFilteredOut > 0 { read += ", \(t.reportsFilteredOut) left out by filters" }
+        if t.problems > 0 { read += ", " + style.yellow("\(t.problems) problem\(t.problems == 1 ? "" : "s") (see stderr)") }
+        out.append(read)
+        if let worst = summary.worst {
+            out.append("worst: \(style.bold(Durations.format(worst.durationMs))) \(worst.fingerprint) \(worst.classification.rawValue), \(worst.status.rawValue), started \(SummaryTextRenderer.shortDate(worst.startedAt)), \(worst.path)")
+        }
+        guard !summary.groups.isEmpty else {
+            out.append("")
+            out.append("No stalls.")
+            return out.joined(separator: "\n") + "\n"
+        }
+        out.append("")
+        var table = TextTable(columns: [
+            .init("#", .right), .init("FINGERPRINT"), .init("COUNT", .right), .init("TOTAL", .right),
+            .init("P50", .right), .init("P95", .right), .init("P99", .right), .init("MAX", .right),
+            .init("CLASSIFICATION"), .init("FIRST SEEN"), .init("LAST SEEN"), .init("TOP FRAME"),
+        ])
+        for (index, group) in summary.groups.enumerated() {
+            var count = "\(group.count)"
+            let fatal = group.statuses[.fatal] ?? 0
+            if fatal > 0 { count += " (\(fatal) fatal)" }
+            table.rows.append([
+                "\(index + 1)", group.fingerprint, count, Durations.format(group.totalMs),
+                Durations.format(group.p50Ms), Durations.format(group.p95Ms), Durations.format(group.p99Ms),
+                Durations.format(group.maxMs), group.classificationMix,
+                SummaryTextRenderer.shortDate(group.firstSeen), SummaryTextRenderer.shortDate(group.lastSeen),
+                group.headline,
+            ])
+        }
+        out.append(table.render(header: style.bold) { row, column, text in
+            switch column {
+            case 1: return style.cyan(text)
+            case 2 where (summary.groups[row].statuses[.fatal] ?? 0) > 0: return style.red(text)
+            default: return text
+            }
+        })
+        if summary.omittedGroups > 0 {
+            out.append(style.dim("… and \(summary.omittedGroups) more fingerprint\(summary.omittedGroups == 1 ? "" : "s") (raise --top to see them)"))
+        }
+        out.append("")
+        out.append(style.bold("Stacks"))
+        for (index, group) in summary.groups.enumerated() {
+            out.append("#\(index + 1) \(style.cyan(group.fingerprint))")
+            out += stackLines(group, limit: framesPerStack)
+            out.append("    example: \(group.worst.path)")
+        }
+        out.append("")
+        out.append(style.bold("Durations"))
+        out += HistogramRenderer.lines(summary.histogram, style: style)
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    /// The `at symbol (file:line)` lines of a group's representative stack.
+    public func stackLines(_ group: FingerprintStats, limit: Int) -> [String] {
+        if group.worst.stack.isEmpty {
+            if let syscall = group.worst.syscall { return ["    no stack: thread was in syscall \(syscall)"] }
+            return ["    no stack captured"]
+        }
+        return group.worst.stack.prefix(limit).map { frame in
+            var line = "    at \(frame.symbol)"
+            if let location = frame.location { line += " " + style.dim("(\(location))") }
+            if !frame.inApp { line += style.dim(" [system]") }
+            return line
+        }
+    }
+
+    /// `2026-03-01 12:00:03Z`: a start time to the second, UTC.
+    public static func shortDate(_ date: Date) -> String {
+        let text = ReportCoding.formatDate(date)
+        return String(text.prefix(19)).replacingOccurrences(of: "T", with: " ") + "Z"
+    }
+}
+
+/// Text bars for a ``DurationHistogram``.
+public enum HistogramRenderer {
+    /// One line per bucket from the first to the last non-empty one: label, bar, count.
+    public static func lines(_ histogram: DurationHistogram, style: TextStyle, width: Int = 40) -> [String] {
+        let buckets = histogram.trimmed
+        guard let most = buckets.map(\.count).max(), most > 0 else { return ["  (no stalls)"] }
+        let labelWidth = buckets.map(\.label.count).max() ?? 0
+        return buckets.map { bucket in
+            let length = bucket.count == 0 ? 0 : max(1, Int((Double(bucket.count) / Double(most) * Double(width)).rounded()))
+            let label = bucket.label + String(repeating: " ", count: labelWidth - bucket.label.count)
+            let bar = String(repeating: "█", count: length)
+            return "  \(label)  \(style.cyan(bar))\(length > 0 ? " " : "")\(bucket.count)"
+        }
+    }
+}
