@@ -6,11 +6,28 @@ public enum JSONNesting {
     /// The deepest nesting the reader accepts by default. Real reports nest about 4 levels.
     public static let defaultLimit = 512
 
+    /// What one pass over the bytes found.
+    public struct Shape: Sendable, Equatable {
+        /// Deepest nesting seen (stops counting just above the limit).
+        public var maxDepth: Int
+        /// Nesting still open at the end of the data (above 0 for a truncated document).
+        public var endDepth: Int
+        /// True when the data ends inside a string.
+        public var endsInsideString: Bool
+        /// True when the scan stopped early because `maxDepth` went above the limit.
+        public var stoppedAtLimit: Bool
+    }
+
     /// The maximum depth of `[`/`{` nesting in `data`, counting only brackets outside strings;
     /// stops early and returns a value above `limit` as soon as `limit` is exceeded.
     /// Malformed input is not diagnosed here: the decoder does that.
     public static func maxDepth(of data: Data, limit: Int = .max) -> Int {
-        data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) -> Int in
+        shape(of: data, limit: limit).maxDepth
+    }
+
+    /// Scans `data` once (linear, no allocation), stopping as soon as nesting exceeds `limit`.
+    public static func shape(of data: Data, limit: Int = .max) -> Shape {
+        data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) -> Shape in
             var depth = 0
             var deepest = 0
             var inString = false
@@ -33,7 +50,9 @@ public enum JSONNesting {
                     depth += 1
                     if depth > deepest {
                         deepest = depth
-                        if deepest > limit { return deepest }
+                        if deepest > limit {
+                            return Shape(maxDepth: deepest, endDepth: depth, endsInsideString: false, stoppedAtLimit: true)
+                        }
                     }
                 case UInt8(ascii: "]"), UInt8(ascii: "}"):
                     depth = max(0, depth - 1)
@@ -41,7 +60,13 @@ public enum JSONNesting {
                     break
                 }
             }
-            return deepest
+            return Shape(maxDepth: deepest, endDepth: depth, endsInsideString: inString, stoppedAtLimit: false)
         }
+    }
+
+    /// True when the data holds a NUL byte or is not UTF-8: binary, not JSON text.
+    public static func looksBinary(_ data: Data) -> Bool {
+        if data.contains(0) { return true }
+        return String(data: data, encoding: .utf8) == nil
     }
 }

@@ -33,13 +33,21 @@ public struct ReportLoader: Sendable {
         case .failure(let error): return .failure(error)
         }
         if data.isEmpty { return .failure(.read(.empty)) }
-        let depth = JSONNesting.maxDepth(of: data, limit: maxNestingDepth)
-        if depth > maxNestingDepth {
+        let shape = JSONNesting.shape(of: data, limit: maxNestingDepth)
+        if shape.stoppedAtLimit {
             return .failure(.tooDeep(limit: maxNestingDepth))
         }
         do {
             return .success(try StallReport.decode(from: data))
         } catch {
+            guard case .invalidJSON = error else { return .failure(.read(error)) }
+            // The decoder's message is generic; say what is most likely wrong.
+            if JSONNesting.looksBinary(data) {
+                return .failure(.read(.invalidJSON("binary data, not JSON text")))
+            }
+            if shape.endDepth > 0 || shape.endsInsideString {
+                return .failure(.read(.invalidJSON("the document ends early (truncated file?)")))
+            }
             return .failure(.read(error))
         }
     }

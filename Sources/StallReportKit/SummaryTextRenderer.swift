@@ -17,7 +17,7 @@ public struct SummaryTextRenderer: Sendable {
     public func render(_ summary: Summary) -> String {
         var out: [String] = []
         let t = summary.totals
-        out.append(style.bold("\(t.stalls) stall\(t.stalls == 1 ? "" : "s"), \(t.fingerprints) distinct (fingerprint\(t.fingerprints == 1 ? "" : "s")), total stall time \(Durations.format(t.totalMs))"))
+        out.append(style.bold("\(t.stalls) stall\(t.stalls == 1 ? "" : "s"), \(t.fingerprints) distinct (by fingerprint), total stall time \(Durations.format(t.totalMs))"))
         var status = "status: \(t.ended) ended, \(t.inProgress) in progress, \(t.fatal) fatal"
         if t.fatal > 0 { status = style.red(status) }
         out.append(status)

@@ -1,0 +1,60 @@
+import ArgumentParser
+import Foundation
+import StallReportKit
+
+/// `stallreport baseline`: records the known fingerprints for `gate --baseline`.
+struct BaselineCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "baseline",
+        abstract: "Record the known stall fingerprints with their counts and durations.",
+        discussion: """
+        Writes a baseline file (JSON, baselineVersion 1): for each fingerprint its count, \
+        p50/p95/max and total duration in milliseconds, and its top frame for people reading \
+        the file. 'stallreport gate --baseline FILE' then fails on fingerprints that are new or \
+        regressed beyond a tolerance, and reports fixed ones. Commit the file next to your code \
+        and re-record it when you accept a change. Use the same --min-duration here as \
+        --ignore-shorter-than in the gate. See Reports/stallreport-baseline.example.json.
+
+        EXAMPLES
+          stallreport baseline .stall-reports -o stall-baseline.json
+          stallreport baseline --min-duration 300 run1/ run2/ run3/ -o stall-baseline.json
+          stallreport baseline --allow-empty .stall-reports -o -      # print it; no stalls is fine
+        """
+    )
+
+    @Argument(help: ArgumentHelp("Report files and/or directories (searched recursively for *.json).", valueName: "path"))
+    var paths: [String] = []
+
+    @Option(name: [.short, .long], help: ArgumentHelp("Where to write the baseline ('-' for stdout).", valueName: "file"))
+    var output: String = "stall-baseline.json"
+
+    @Option(help: ArgumentHelp("Only stalls lasting at least this many milliseconds.", valueName: "ms"))
+    var minDuration: Double?
+
+    @OptionGroup(title: "Time window")
+    var window: TimeWindowOptions
+
+    @OptionGroup(title: "Reading")
+    var reading: ReadingOptions
+
+    func validate() throws {
+        if paths.isEmpty { throw ValidationError("give at least one report file or directory") }
+        try validateMilliseconds(minDuration, "--min-duration")
+    }
+
+    func run() throws {
+        let filter = RecordFilter(since: window.since, until: window.until, minDurationMs: minDuration)
+        let outcome = try Reading.collect(paths, options: reading, filter: filter)
+        let baseline = Baseline(stats: outcome.collection.stats())
+        do {
+            try Output.write(try baseline.encoded(), to: output)
+        } catch {
+            Output.note("error: cannot write baseline to \(output): \((error as NSError).localizedDescription)")
+            throw ExitCode(ExitStatus.inputError)
+        }
+        if output != "-" {
+            Output.stdout("wrote baseline of \(baseline.fingerprints.count) fingerprint\(baseline.fingerprints.count == 1 ? "" : "s") (\(baseline.reports) stall\(baseline.reports == 1 ? "" : "s")) to \(output)\n")
+        }
+        try Reading.finish([outcome])
+    }
+}

@@ -1,0 +1,90 @@
+import ArgumentParser
+import Foundation
+import StallReportKit
+
+/// `stallreport diff`: compares two sets of reports.
+struct DiffCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "diff",
+        abstract: "Compare two sets of reports: new, regressed, fixed and unchanged fingerprints.",
+        discussion: """
+        The two sets are given either as exactly two positional paths (BASE then HEAD), or as \
+        --base PATH... and --head PATH..., each taking one or more files or directories. \
+        A fingerprint only in HEAD is new; only in BASE, fixed; in both, regressed when its \
+        count or p95 is more than --tolerance above BASE (default 0.25 = 25 %), otherwise \
+        unchanged. New or regressed fingerprints with fewer than --min-occurrences stalls in \
+        HEAD are marked with '*'. The exit status is 0 whatever the changes (use 'gate' to fail \
+        a build); 2 on usage or input errors.
+
+        JSON (--format json, formatVersion 1): formatVersion, kind ("diff"), tolerance, \
+        minOccurrences, base{stalls,totalMs}, head{stalls,totalMs}, counts{new,regressed,fixed,unchanged}, \
+        fingerprints[{fingerprint,change,baseCount,headCount,baseP95Ms,headP95Ms,p95Change,reasons,belowMinOccurrences,topFrame}].
+
+        EXAMPLES
+          stallreport diff main-reports/ pr-reports/
+          stallreport diff --base run1/ run2/ --head run3/ run4/ --format markdown
+          stallreport diff --tolerance 0.5 --min-occurrences 2 --format json before/ after/
+        """
+    )
+
+    @Argument(help: ArgumentHelp("BASE and HEAD paths (exactly two), when --base/--head are not used.", valueName: "path"))
+    var paths: [String] = []
+
+    @Option(parsing: .upToNextOption, help: ArgumentHelp("Report files and/or directories of the base (the 'before').", valueName: "path"))
+    var base: [String] = []
+
+    @Option(parsing: .upToNextOption, help: ArgumentHelp("Report files and/or directories of the head (the 'after').", valueName: "path"))
+    var head: [String] = []
+
+    @Option(help: "Output format.")
+    var format: OutputFormat = .text
+
+    @Option(help: ArgumentHelp("Only stalls lasting at least this many milliseconds (both sides).", valueName: "ms"))
+    var minDuration: Double?
+
+    @Option(help: "Colour text output: auto (on a terminal), always, never. NO_COLOR always disables colour.")
+    var color: ColorChoice = .auto
+
+    @OptionGroup(title: "Regression")
+    var regression: RegressionOptions
+
+    @OptionGroup(title: "Time window")
+    var window: TimeWindowOptions
+
+    @OptionGroup(title: "Reading")
+    var reading: ReadingOptions
+
+    func validate() throws {
+        if base.isEmpty && head.isEmpty {
+            guard paths.count == 2 else {
+                throw ValidationError("give exactly two paths (BASE HEAD), or --base PATH... --head PATH...")
+            }
+        } else {
+            guard paths.isEmpty else { throw ValidationError("use either two positional paths or --base/--head, not both") }
+            guard !base.isEmpty, !head.isEmpty else { throw ValidationError("--base and --head must both be given") }
+        }
+        try validateMilliseconds(minDuration, "--min-duration")
+    }
+
+    func run() throws {
+        let basePaths = base.isEmpty ? [paths[0]] : base
+        let headPaths = head.isEmpty ? [paths[1]] : head
+        let filter = RecordFilter(since: window.since, until: window.until, minDurationMs: minDuration)
+        // Each side may be empty (everything new or everything fixed), but not both.
+        let baseOutcome = try Reading.collect(basePaths, options: reading, filter: filter, label: "base", requireReports: false)
+        let headOutcome = try Reading.collect(headPaths, options: reading, filter: filter, label: "head", requireReports: false)
+        if !reading.allowEmpty && baseOutcome.collection.reportsRead == 0 && headOutcome.collection.reportsRead == 0 {
+            Output.note("error: no valid report in base (\(basePaths.joined(separator: " "))) nor head (\(headPaths.joined(separator: " "))); pass --allow-empty if that is expected")
+            throw ExitCode(ExitStatus.inputError)
+        }
+        let policy = RegressionPolicy(tolerance: regression.tolerance ?? GateConfig.defaultTolerance,
+                                      minOccurrences: regression.minOccurrences ?? GateConfig.defaultMinOccurrences)
+        let diff = DiffResult(base: baseOutcome.collection, head: headOutcome.collection, policy: policy)
+        switch format {
+        case .text: Output.stdout(DiffRenderer(style: color.style()).renderText(diff))
+        case .markdown: Output.stdout(DiffRenderer().renderMarkdown(diff))
+        case .json: Output.stdout(try DiffJSON(diff).encoded())
+        }
+        try Reading.finish([baseOutcome, headOutcome])
+    }
+}

@@ -1,0 +1,89 @@
+import ArgumentParser
+import Foundation
+import StallReportKit
+
+/// How report files are read: shared by every subcommand.
+struct ReadingOptions: ParsableArguments {
+    @Flag(help: "Fail with exit status 2 when any file cannot be used (by default such files are reported on stderr and skipped).")
+    var strict = false
+
+    @Flag(help: "Accept finding no report at all (an empty or missing-reports directory means no stalls) instead of failing with exit status 2.")
+    var allowEmpty = false
+
+    @Option(help: ArgumentHelp("Largest report file read, in MiB; bigger files are reported and skipped.", valueName: "MiB"))
+    var maxFileSize: Int = ReportLoader.defaultMaxFileSize / (1024 * 1024)
+
+    @Option(help: ArgumentHelp("Number of parallel readers (default: one per core).", valueName: "n"))
+    var jobs: Int?
+
+    func validate() throws {
+        guard maxFileSize >= 1 else { throw ValidationError("--max-file-size must be at least 1 (MiB)") }
+        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+    }
+
+    /// A collector for these options and the given filter.
+    func collector(filter: RecordFilter) -> ReportCollector {
+        ReportCollector(loader: ReportLoader(maxFileSize: maxFileSize * 1024 * 1024), filter: filter, workers: jobs,
+                        reportEmptyDirectories: !allowEmpty)
+    }
+}
+
+/// `--since` / `--until`: a time window on when stalls started.
+struct TimeWindowOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Only stalls that started at or after this time (ISO 8601: 2026-03-01 or 2026-03-01T12:00:00Z).", valueName: "date"),
+            transform: TimeWindowOptions.parse)
+    var since: Date?
+
+    @Option(help: ArgumentHelp("Only stalls that started before this time (ISO 8601).", valueName: "date"),
+            transform: TimeWindowOptions.parse)
+    var until: Date?
+
+    static func parse(_ text: String) throws -> Date {
+        guard let date = RecordFilter.parseDate(text) else {
+            throw ValidationError("'\(text)' is not an ISO 8601 date (e.g. 2026-03-01 or 2026-03-01T12:00:00Z)")
+        }
+        return date
+    }
+
+    func validate() throws {
+        if let since, let until, since >= until { throw ValidationError("--since must be before --until") }
+    }
+}
+
+/// Output format of summarize and diff.
+enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+    case text, json, markdown
+}
+
+/// When to colour text output.
+enum ColorChoice: String, ExpressibleByArgument, CaseIterable {
+    case auto, always, never
+
+    /// The style to use; `NO_COLOR` (non-empty) always wins.
+    func style() -> TextStyle {
+        let environment = ProcessInfo.processInfo.environment
+        switch self {
+        case .never: return .plain
+        case .always: return TextStyle(colors: !TextStyle.noColor(environment))
+        case .auto: return .automatic(isTerminal: Output.stdoutIsTerminal, environment: environment)
+        }
+    }
+}
+
+/// Regression policy flags shared by gate (with a baseline) and diff.
+struct RegressionOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Relative tolerance before a count or p95 increase is a regression (0.25 = 25 %; default 0.25).", valueName: "fraction"))
+    var tolerance: Double?
+
+    @Option(help: ArgumentHelp("Fewest occurrences of a new or regressed fingerprint for it to fail; fewer is a warning (default 1).", valueName: "n"))
+    var minOccurrences: Int?
+
+    func validate() throws {
+        if let tolerance, !(tolerance >= 0 && tolerance.isFinite) { throw ValidationError("--tolerance must be 0 or more (e.g. 0.25)") }
+        if let minOccurrences, minOccurrences < 1 { throw ValidationError("--min-occurrences must be at least 1") }
+    }
+}
+
+func validateMilliseconds(_ value: Double?, _ flag: String) throws {
+    if let value, !(value >= 0 && value.isFinite) { throw ValidationError("\(flag) must be a number of milliseconds, 0 or more") }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import StallReportKit
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writing to stdout, stderr and files.
+enum Output {
+    /// Writes text to standard output.
+    static func stdout(_ text: String) {
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+
+    /// Writes data to standard output.
+    static func stdout(_ data: Data) {
+        FileHandle.standardOutput.write(data)
+    }
+
+    /// Writes text to standard error.
+    static func stderr(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+
+    /// Writes one `stallreport: …` line to standard error.
+    static func note(_ line: String) {
+        stderr("stallreport: \(line)\n")
+    }
+
+    /// True when standard output is a terminal.
+    static var stdoutIsTerminal: Bool {
+        isatty(STDOUT_FILENO) == 1
+    }
+
+    /// Writes `data` to `path` atomically (temporary file, then rename), or to stdout for `-`.
+    static func write(_ data: Data, to path: String) throws {
+        if path == "-" {
+            stdout(data)
+        } else {
+            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+        }
+    }
+
+    /// Appends text to a file, creating it if needed.
+    static func append(_ text: String, to path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        if !FileManager.default.fileExists(atPath: path) {
+            try Data().write(to: url)
+        }
+        let handle = try FileHandle(forWritingTo: url)
+        defer { try? handle.close() }
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(text.utf8))
+    }
+}

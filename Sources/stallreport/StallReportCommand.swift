@@ -1,0 +1,63 @@
+import ArgumentParser
+import Foundation
+import StallReportKit
+
+/// `stallreport`: reads stall reports written by StallMonitor and summarizes, gates and diffs them.
+@main
+struct StallReportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stallreport",
+        abstract: "Summarize, gate and diff main-thread stall reports written by StallMonitor.",
+        discussion: """
+        Every subcommand reads report files and/or directories (searched recursively for *.json; \
+        hidden entries are skipped; symbolic links are followed, loops are detected). Reports are \
+        decoded in parallel on all cores. A file that cannot be used (empty, truncated, not JSON, \
+        not a report, unknown schemaVersion, unreadable, too large, nested too deep) is reported \
+        on stderr as one line naming the file and the problem; the rest is still processed. \
+        With --strict, any such problem makes the command fail with exit status 2.
+
+        EXIT STATUS
+          0  success (for gate: every budget holds and nothing new or regressed)
+          1  the gate failed (gate only)
+          2  usage or input error: bad flags, unreadable config/baseline/suppressions file, \
+        no valid report at all (unless --allow-empty), or problems with --strict
+
+        EXAMPLES
+          stallreport summarize .stall-reports
+          stallreport summarize --format markdown --top 5 .stall-reports >> "$GITHUB_STEP_SUMMARY"
+          stallreport baseline .stall-reports -o stall-baseline.json
+          stallreport gate --baseline stall-baseline.json --max-stall-ms 2000 .stall-reports
+          stallreport diff --base main-reports --head pr-reports
+
+        Run 'stallreport help <subcommand>' for the details of each subcommand.
+        """,
+        version: "1.0.0",
+        subcommands: [SummarizeCommand.self, GateCommand.self, BaselineCommand.self, DiffCommand.self]
+    )
+
+    /// Parses and runs, mapping every usage error to exit status 2 (ArgumentParser's default is 64).
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let code as ExitCode {
+            exit(withError: code)
+        } catch {
+            if exitCode(for: error) == .success { exit(withError: error) }  // --help, --version
+            var message = fullMessage(for: error)
+            if !message.hasSuffix("\n") { message += "\n" }
+            Output.stderr(message)
+            exit(withError: ExitCode(ExitStatus.inputError))
+        }
+    }
+}
+
+/// The exit statuses documented in `--help`.
+enum ExitStatus {
+    /// Success.
+    static let success: Int32 = 0
+    /// The gate failed.
+    static let gateFailed: Int32 = 1
+    /// Usage or input error.
+    static let inputError: Int32 = 2
+}

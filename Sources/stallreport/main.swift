@@ -1,1 +1,0 @@
-// Placeholder entry point replaced by the CLI implementation.
