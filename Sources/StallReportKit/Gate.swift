@@ -74,6 +74,13 @@ public struct BudgetCheck: Sendable, Equatable {
         }
     }
 
+    /// Offender order: larger value first, then by impact (total time, count, fingerprint).
+    public func isWorse(_ a: FingerprintStats, than b: FingerprintStats) -> Bool {
+        let (va, vb) = (value(of: a), value(of: b))
+        if va != vb { return va > vb }
+        return FingerprintStats.byImpact(a, b)
+    }
+
     /// `stalls in total: 12 > 10` or `longest single stall: 812 ms ≤ 2.00 s`.
     public var verdictLine: String {
         "\(kind.title): \(kind.format(actual)) \(passed ? "≤" : ">") \(kind.format(limit))"
@@ -170,14 +177,14 @@ public struct Gate: Sendable {
             guard let limit else { return }
             var check = BudgetCheck(kind: kind, limit: limit, actual: 0, offenders: [])
             check.actual = counted.map { check.value(of: $0) }.max() ?? 0
-            check.offenders = counted.filter { check.value(of: $0) > limit }.sorted { check.value(of: $0) > check.value(of: $1) }
+            check.offenders = counted.filter { check.value(of: $0) > limit }.sorted { check.isWorse($0, than: $1) }
             checks.append(check)
         }
         func overall(_ kind: BudgetKind, _ limit: Double?) {
             guard let limit else { return }
             var check = BudgetCheck(kind: kind, limit: limit, actual: 0, offenders: [])
             check.actual = counted.reduce(0) { $0 + check.value(of: $1) }
-            if !check.passed { check.offenders = counted.sorted { check.value(of: $0) > check.value(of: $1) } }
+            if !check.passed { check.offenders = counted.sorted { check.isWorse($0, than: $1) } }
             checks.append(check)
         }
         overall(.maxStalls, config.maxStalls.map(Double.init))

@@ -85,9 +85,9 @@ public struct GitHubAnnotations: Sendable {
             }
         }
         if !dropped.isEmpty {
-            let parts = ["error", "warning", "notice"].compactMap { level in dropped[level].map { "\($0) \(level)\($0 == 1 ? "" : "s")" } }
+            let parts = ["error", "warning", "notice"].compactMap { level in dropped[level].map { "\($0) more \(level)\($0 == 1 ? "" : "s")" } }
             lines.append(command(Annotation(level: "notice", title: "stallreport",
-                                            message: "\(parts.joined(separator: ", ")) more not shown as annotations (GitHub shows at most \(Self.limitPerLevel) per level per step); see the log of this step", file: nil, line: nil)))
+                                            message: "\(parts.joined(separator: ", ")) not shown as annotations (GitHub shows at most \(Self.limitPerLevel) per level per step); see the log of this step", file: nil, line: nil)))
         }
         return lines.isEmpty ? "" : lines.joined(separator: "\n") + "\n"
     }
