@@ -55,6 +55,8 @@ public struct ReportScanner: Sendable {
             let before = state.files.count
             guard let info = statInfo(path, state: &state) else { continue }
             if info.isDirectory {
+                // Given twice (or through a link to a directory already searched): read once, quietly.
+                if state.seenDirectories.contains(info.id) { continue }
                 walk(directory: path, id: info.id, ancestors: [], depth: 0, state: &state)
                 if reportEmptyDirectories, state.files.count == before {
                     state.problems.append(ReportProblem(path: path, message: "no report files (*.json) found in this directory"))

@@ -8,17 +8,18 @@ struct BaselineCommand: ParsableCommand {
         commandName: "baseline",
         abstract: "Record the known stall fingerprints with their counts and durations.",
         discussion: """
-        Writes a baseline file (JSON, baselineVersion 1): for each fingerprint its count, \
-        p50/p95/max and total duration in milliseconds, and its top frame for people reading \
-        the file. 'stallreport gate --baseline FILE' then fails on fingerprints that are new or \
-        regressed beyond a tolerance, and reports fixed ones. Commit the file next to your code \
-        and re-record it when you accept a change. Use the same --min-duration here as \
-        --ignore-shorter-than in the gate. See Reports/stallreport-baseline.example.json.
+        Writes a baseline file (JSON, baselineVersion 1): for each fingerprint its
+        count, p50/p95/max and total duration in milliseconds, and its top frame
+        for people reading the file. 'stallreport gate --baseline FILE' then fails
+        on fingerprints that are new or regressed beyond a tolerance and reports
+        fixed ones. Commit the file next to your code; re-record it when you
+        accept a change. Use the same --min-duration here as --ignore-shorter-than
+        in the gate. Example: Reports/stallreport-baseline.example.json.
 
         EXAMPLES
           stallreport baseline .stall-reports -o stall-baseline.json
-          stallreport baseline --min-duration 300 run1/ run2/ run3/ -o stall-baseline.json
-          stallreport baseline --allow-empty .stall-reports -o -      # print it; no stalls is fine
+          stallreport baseline --min-duration 300 run1/ run2/ -o stall-baseline.json
+          stallreport baseline --allow-empty .stall-reports -o -    # to stdout
         """
     )
 

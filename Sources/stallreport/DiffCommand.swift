@@ -8,22 +8,33 @@ struct DiffCommand: ParsableCommand {
         commandName: "diff",
         abstract: "Compare two sets of reports: new, regressed, fixed and unchanged fingerprints.",
         discussion: """
-        The two sets are given either as exactly two positional paths (BASE then HEAD), or as \
-        --base PATH... and --head PATH..., each taking one or more files or directories. \
-        A fingerprint only in HEAD is new; only in BASE, fixed; in both, regressed when its \
-        count or p95 is more than --tolerance above BASE (default 0.25 = 25 %), otherwise \
-        unchanged. New or regressed fingerprints with fewer than --min-occurrences stalls in \
-        HEAD are marked with '*'. The exit status is 0 whatever the changes (use 'gate' to fail \
-        a build); 2 on usage or input errors.
+        Give the two sets either as exactly two positional paths, BASE then HEAD,
+        or as --base PATH... and --head PATH..., each taking one or more files or
+        directories.
 
-        JSON (--format json, formatVersion 1): formatVersion, kind ("diff"), tolerance, \
-        minOccurrences, base{stalls,totalMs}, head{stalls,totalMs}, counts{new,regressed,fixed,unchanged}, \
-        fingerprints[{fingerprint,change,baseCount,headCount,baseP95Ms,headP95Ms,p95Change,reasons,belowMinOccurrences,topFrame}].
+          new        only in HEAD
+          fixed      only in BASE
+          regressed  in both; count or p95 more than --tolerance above BASE
+                     (default 0.25 = 25 %)
+          unchanged  in both, within the tolerance (possibly better)
+
+        New or regressed fingerprints with fewer than --min-occurrences stalls in
+        HEAD are marked '*'. The exit status is 0 whatever changed (use 'gate' to
+        fail a build); 2 on usage or input errors. One side may be empty; both
+        empty is an input error unless --allow-empty.
+
+        JSON (--format json; formatVersion 1, stable keys, optional keys left out)
+          formatVersion, kind ("diff"), tolerance, minOccurrences
+          base, head       stalls, totalMs
+          counts           new, regressed, fixed, unchanged
+          fingerprints[]   fingerprint, change, baseCount, headCount, baseP95Ms,
+                           headP95Ms, p95Change (0.25 = +25 %), reasons,
+                           belowMinOccurrences, topFrame
 
         EXAMPLES
           stallreport diff main-reports/ pr-reports/
           stallreport diff --base run1/ run2/ --head run3/ run4/ --format markdown
-          stallreport diff --tolerance 0.5 --min-occurrences 2 --format json before/ after/
+          stallreport diff --tolerance 0.5 --format json before/ after/
         """
     )
 

@@ -8,46 +8,56 @@ struct GateCommand: ParsableCommand {
         commandName: "gate",
         abstract: "Fail (exit status 1) when stalls exceed budgets or regress against a baseline.",
         discussion: """
-        BUDGETS (flags override the same keys of --config; a budget not given is not checked)
-          --max-stalls N            stalls in total                    (config: maxStalls)
-          --max-per-fingerprint N   stalls of any one fingerprint      (maxStallsPerFingerprint)
-          --max-stall-ms MS         longest single stall               (maxStallMs)
-          --max-p95-ms MS           nearest-rank p95 of any fingerprint (maxP95Ms)
-          --max-total-ms MS         sum of all stall durations         (maxTotalStallMs)
-          --ignore-shorter-than MS  stalls shorter than this are ignored by every check \
-        (ignoreShorterThanMs; alias --min-duration)
+        BUDGETS  (a budget that is not given is not checked; flags override the
+                  same key of --config)
+          flag                      limits                   config key
+          --max-stalls N            stalls in total          maxStalls
+          --max-per-fingerprint N   stalls of a fingerprint  maxStallsPerFingerprint
+          --max-stall-ms MS         longest single stall     maxStallMs
+          --max-p95-ms MS           p95 of any fingerprint   maxP95Ms
+          --max-total-ms MS         sum of all durations     maxTotalStallMs
+          --ignore-shorter-than MS  ignore shorter stalls    ignoreShorterThanMs
+            (alias --min-duration)  in every check
+        A budget holds when the value is at most the limit.
 
-        BASELINE (--baseline FILE, from 'stallreport baseline')
-          A fingerprint fails the gate when it is new, or when its count or p95 is more than \
-        --tolerance (default 0.25 = 25 %) above the baseline; in both cases only when it occurred \
-        at least --min-occurrences times (default 1) in this run, otherwise it is a warning. \
-        Fingerprints of the baseline that did not occur are reported as fixed (good news).
+        BASELINE  (--baseline FILE, written by 'stallreport baseline')
+          A fingerprint fails the gate when it is new, or when its count or its
+          p95 is more than --tolerance above the baseline (default 0.25 = 25 %);
+          only when it occurred at least --min-occurrences times in this run
+          (default 1), otherwise it is a warning. Baseline fingerprints that did
+          not occur are reported as fixed: good news.
 
-        SUPPRESSIONS (--suppressions FILE)
-          JSON {"suppressions": [{"fingerprint": "…", "reason": "…", "expires": "2026-06-30"}]}. \
-        A suppressed fingerprint is not counted by any check until the end of its expiry day \
-        (UTC); after that it counts again and the output says the suppression expired.
+        SUPPRESSIONS  (--suppressions FILE)
+          {"suppressions": [{"fingerprint": "6c1f0b3e9a27d4f1",
+            "reason": "APP-412", "expires": "2026-06-30"}]}
+          A suppressed fingerprint is not counted by any check through its expiry
+          day (UTC) or until its expiry date-time; then it counts again and the
+          output says that the suppression expired.
 
-        CONFIG FILE (--config FILE, JSON)
-          Keys: maxStalls, maxStallsPerFingerprint, maxStallMs, maxP95Ms, maxTotalStallMs, \
-        ignoreShorterThanMs, baseline, suppressions, tolerance, minOccurrences. Keys starting \
-        with '_' are comments; any other unknown key is an error. Relative file paths are \
-        relative to the config file. Example: Reports/stallreport-gate.example.json.
+        CONFIG FILE  (--config FILE, JSON; Reports/stallreport-gate.example.json)
+          Keys: maxStalls, maxStallsPerFingerprint, maxStallMs, maxP95Ms,
+          maxTotalStallMs, ignoreShorterThanMs, baseline, suppressions,
+          tolerance, minOccurrences. Keys starting with '_' are comments; any
+          other unknown key is an error. Relative paths are relative to the file.
 
         OUTPUT
-          A verdict on stdout listing every budget (PASS/FAIL with the offending fingerprints), \
-        the baseline comparison and suppressions. --junit FILE writes JUnit XML (one test case \
-        per budget and per fingerprint). When GITHUB_ACTIONS=true, ::error/::warning/::notice \
-        annotations are printed (at most 10 per level, then one summary line), and when \
-        GITHUB_STEP_SUMMARY is set a Markdown verdict is appended to that file.
+          stdout: every budget (PASS/FAIL with the offending fingerprints), the
+          baseline comparison, suppressions and a verdict line.
+          --junit FILE: JUnit XML, one test case per budget and per fingerprint.
+          GITHUB_ACTIONS=true: ::error/::warning/::notice annotations (at most 10
+          per level, then one summary line); GITHUB_STEP_SUMMARY set: a Markdown
+          verdict is appended to that file.
 
-        EXIT STATUS: 0 passed, 1 failed, 2 usage or input error (see 'stallreport --help').
+        EXIT STATUS
+          0 passed, 1 failed, 2 usage or input error
 
         EXAMPLES
           stallreport gate --max-stalls 0 .stall-reports
-          stallreport gate --max-stall-ms 2000 --max-p95-ms 800 --ignore-shorter-than 300 .stall-reports
-          stallreport gate --baseline stall-baseline.json --tolerance 0.5 --min-occurrences 2 .stall-reports
-          stallreport gate --config stallreport-gate.json --junit stall-gate.xml .stall-reports
+          stallreport gate --max-stall-ms 2000 --max-p95-ms 800 \\
+            --ignore-shorter-than 300 .stall-reports
+          stallreport gate --baseline stall-baseline.json --tolerance 0.5 \\
+            --min-occurrences 2 --suppressions suppressions.json .stall-reports
+          stallreport gate --config stallreport-gate.json --junit gate.xml reports/
         """
     )
 

@@ -9,24 +9,29 @@ struct StallReportCommand: ParsableCommand {
         commandName: "stallreport",
         abstract: "Summarize, gate and diff main-thread stall reports written by StallMonitor.",
         discussion: """
-        Every subcommand reads report files and/or directories (searched recursively for *.json; \
-        hidden entries are skipped; symbolic links are followed, loops are detected). Reports are \
-        decoded in parallel on all cores. A file that cannot be used (empty, truncated, not JSON, \
-        not a report, unknown schemaVersion, unreadable, too large, nested too deep) is reported \
-        on stderr as one line naming the file and the problem; the rest is still processed. \
-        With --strict, any such problem makes the command fail with exit status 2.
+        Reads stall reports and summarizes, gates or diffs them. Every subcommand
+        takes report files and/or directories (searched recursively for *.json;
+        hidden entries are skipped; symbolic links are followed, loops detected).
+        Reports are decoded in parallel on all cores.
+
+        A file that cannot be used (empty, truncated, not JSON, not a report,
+        unknown schemaVersion, unreadable, too large, nested too deep) is one line
+        on stderr naming the file and the problem; the rest is still processed.
+        With --strict, any such problem makes the command fail with status 2.
 
         EXIT STATUS
-          0  success (for gate: every budget holds and nothing new or regressed)
+          0  success (gate: every budget holds, nothing new or regressed)
           1  the gate failed (gate only)
-          2  usage or input error: bad flags, unreadable config/baseline/suppressions file, \
-        no valid report at all (unless --allow-empty), or problems with --strict
+          2  usage or input error: bad flags; unreadable config, baseline or
+             suppressions file; no valid report at all (unless --allow-empty);
+             unusable files with --strict
 
         EXAMPLES
           stallreport summarize .stall-reports
-          stallreport summarize --format markdown --top 5 .stall-reports >> "$GITHUB_STEP_SUMMARY"
+          stallreport summarize --format markdown --top 5 .stall-reports
           stallreport baseline .stall-reports -o stall-baseline.json
-          stallreport gate --baseline stall-baseline.json --max-stall-ms 2000 .stall-reports
+          stallreport gate --baseline stall-baseline.json .stall-reports
+          stallreport gate --max-stall-ms 2000 --max-p95-ms 800 .stall-reports
           stallreport diff --base main-reports --head pr-reports
 
         Run 'stallreport help <subcommand>' for the details of each subcommand.

@@ -8,28 +8,44 @@ struct SummarizeCommand: ParsableCommand {
         commandName: "summarize",
         abstract: "Group stalls by fingerprint and show counts, durations and stacks, worst first.",
         discussion: """
-        For each fingerprint: count, total stall time, p50/p95/p99/max duration (nearest-rank \
-        percentiles: the value at rank ceil(p/100 × n) of the sorted durations), first and last \
-        seen, classification mix, the representative stack (the app's own frames when there are \
-        any: symbol and file:line) and the path of its longest stall's report. Fingerprints are \
-        sorted by total stall time. Overall: reports, distinct stalls, total stall time, the worst \
-        stall, fatal and in-progress stalls, and a histogram of durations.
+        For each fingerprint: count, total stall time, p50/p95/p99/max duration,
+        first and last seen, classification mix, the representative stack (the
+        app's own frames when there are any: symbol and file:line) and the path of
+        its longest stall's report. Fingerprints are sorted by total stall time.
+        Overall: reports, distinct stalls, total stall time, worst stall, fatal
+        and in-progress stalls (counted, fatal separately), a duration histogram.
+
+        Percentiles are nearest-rank: the value at rank ceil(p/100 * n) of the n
+        sorted durations, always an observed duration (p95 of 20 stalls is the
+        19th shortest; with fewer than 20 stalls p95 is the longest).
 
         FORMATS
-          text      aligned table (colour only on a terminal, never when NO_COLOR is set)
-          json      stable keys for other tools (formatVersion 1; see \
-        Reports/stallreport-summary.schema.json): formatVersion, kind, filters{since,until,minDurationMs}, \
-        totals{files,reportsRead,filteredOut,stalls,fingerprints,totalMs,ended,inProgress,fatal,problems}, \
-        worst{fingerprint,durationMs,startedAt,status,classification,report}, histogram[{lowerMs,upperMs,count}], \
-        fingerprints[{fingerprint,count,totalMs,p50Ms,p95Ms,p99Ms,maxMs,firstSeen,lastSeen,classifications,statuses,stack[{symbol,file,line,inApp}],syscall,exampleReport}], \
-        omittedFingerprints, problems[{path,message}]
+          text      aligned table; colour only on a terminal, never with NO_COLOR
           markdown  for a CI job summary
+          json      for other tools; stable keys (formatVersion 1, new keys may be
+                    added; optional keys are left out when empty; durations in ms,
+                    dates ISO 8601 UTC). Schema:
+                    Reports/stallreport-summary.schema.json
+            formatVersion, kind ("summary"), omittedFingerprints
+            filters      since, until, minDurationMs
+            totals       files, reportsRead, filteredOut, stalls, fingerprints,
+                         totalMs, ended, inProgress, fatal, problems
+            worst        fingerprint, durationMs, startedAt, status,
+                         classification, report
+            histogram[]  lowerMs, upperMs, count
+            fingerprints[]  fingerprint, count, totalMs, p50Ms, p95Ms, p99Ms,
+                         maxMs, firstSeen, lastSeen, classifications{cpu, blocked,
+                         mixed, congestion}, statuses{ended, inProgress, fatal},
+                         stack[]{symbol, file, line, inApp}, syscall, exampleReport
+            problems[]   path, message
 
         EXAMPLES
           stallreport summarize .stall-reports
-          stallreport summarize --top 3 --min-duration 500 --since 2026-03-01 reports/ old/one.json
-          stallreport summarize --format json .stall-reports | jq '.fingerprints[0]'
-          stallreport summarize --format markdown .stall-reports >> "$GITHUB_STEP_SUMMARY"
+          stallreport summarize --top 3 --min-duration 500 reports/ old/one.json
+          stallreport summarize --since 2026-03-01 --until 2026-03-08 reports/
+          stallreport summarize --format json .stall-reports | jq '.totals'
+          stallreport summarize --format markdown .stall-reports \\
+            >> "$GITHUB_STEP_SUMMARY"
         """
     )
 

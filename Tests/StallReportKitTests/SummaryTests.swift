@@ -60,6 +60,19 @@ struct SummaryTests {
                                      "classifications", "statuses", "stack", "exampleReport"])
         #expect((first["statuses"] as? [String: Int]) == ["ended": 1, "inProgress": 0, "fatal": 1])
         #expect(first["firstSeen"] as? String == "2026-03-01T12:00:03.000Z")
+
+        // The documented schema requires exactly these keys.
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let schemaData = try Data(contentsOf: root.appendingPathComponent("Reports/stallreport-summary.schema.json"))
+        let schema = try #require(try JSONSerialization.jsonObject(with: schemaData) as? [String: Any])
+        #expect(Set(schema["required"] as? [String] ?? []) == Set(object.keys).subtracting(["worst"]))
+        let properties = try #require(schema["properties"] as? [String: Any])
+        #expect(Set(properties.keys) == Set(object.keys))
+        let totalsSchema = try #require(properties["totals"] as? [String: Any])
+        #expect(Set(totalsSchema["required"] as? [String] ?? []) == Set(totals.keys))
+        let definitions = try #require(schema["$defs"] as? [String: Any])
+        let fingerprintSchema = try #require(definitions["fingerprint"] as? [String: Any])
+        #expect(Set(fingerprintSchema["required"] as? [String] ?? []) == Set(first.keys))
     }
 
     @Test("Text output is aligned, has no escape codes when plain, and colours when asked")
