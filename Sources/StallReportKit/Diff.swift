@@ -130,7 +130,7 @@ public struct DiffRenderer: Sendable {
         if let b = change.base, let h = change.head { delta = Durations.change(from: b.p95Ms, to: h.p95Ms) }
         var kind = change.kind.rawValue
         if change.belowMinimum { kind += "*" }
-        return [kind, change.fingerprint, baseCount, headCount, baseP95, headP95, delta, change.headline]
+        return [kind, change.fingerprint, baseCount, headCount, baseP95, headP95, delta, StackFrameSummary.abbreviated(change.headline)]
     }
 
     private func headline(_ diff: DiffResult) -> String {

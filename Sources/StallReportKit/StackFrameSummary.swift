@@ -26,6 +26,13 @@ public struct StackFrameSummary: Codable, Sendable, Equatable {
         return file
     }
 
+    /// `symbol` cut to at most `limit` characters, ending in `…` when cut: demangled Swift names
+    /// can run to hundreds of characters, too wide for a table column.
+    public static func abbreviated(_ symbol: String, limit: Int = 60) -> String {
+        guard symbol.count > limit, limit > 1 else { return symbol }
+        return String(symbol.prefix(limit - 1)) + "…"
+    }
+
     /// How many frames a summary keeps.
     public static let defaultLimit = 5
 

@@ -37,7 +37,7 @@ public struct SummaryMarkdownRenderer: Sendable {
                 "\(group.count)" + (fatal > 0 ? " (\(fatal) fatal)" : ""),
                 Durations.format(group.totalMs), Durations.format(group.p50Ms), Durations.format(group.p95Ms),
                 Durations.format(group.p99Ms), Durations.format(group.maxMs), Markdown.cell(group.classificationMix),
-                Markdown.code(group.headline),
+                Markdown.code(StackFrameSummary.abbreviated(group.headline, limit: 80)),
             ]
         }
         out.append(Markdown.table(["#", "Fingerprint", "Count", "Total", "p50", "p95", "p99", "Max", "Classification", "Top frame"],

@@ -48,7 +48,7 @@ public struct SummaryTextRenderer: Sendable {
                 Durations.format(group.p50Ms), Durations.format(group.p95Ms), Durations.format(group.p99Ms),
                 Durations.format(group.maxMs), group.classificationMix,
                 SummaryTextRenderer.shortDate(group.firstSeen), SummaryTextRenderer.shortDate(group.lastSeen),
-                group.headline,
+                StackFrameSummary.abbreviated(group.headline),
             ])
         }
         out.append(table.render(header: style.bold) { row, column, text in

@@ -95,6 +95,19 @@ struct SummaryTests {
         #expect(TextStyle.automatic(isTerminal: true, environment: [:]).colors)
     }
 
+    @Test("Long demangled names are cut in table columns, not in stacks")
+    func longNames() {
+        let long = "static stall_demo.Scenarios.waitForLockHeldByWorker(milliseconds: Swift.Int) -> ()"
+        #expect(StackFrameSummary.abbreviated(long) == String(long.prefix(59)) + "…")
+        #expect(StackFrameSummary.abbreviated(long).count == 60)
+        #expect(StackFrameSummary.abbreviated("App.spin()") == "App.spin()")
+        var record = Fixtures.record("long", 400)
+        record.stack = [StackFrameSummary(symbol: long, file: nil, line: nil, inApp: true)]
+        let text = SummaryTextRenderer().render(Summary(collection: Fixtures.collection([record])))
+        #expect(text.contains("  " + StackFrameSummary.abbreviated(long) + "\n"))
+        #expect(text.contains("    at \(long)\n"))
+    }
+
     @Test("Durations are formatted for people")
     func durations() {
         #expect(Durations.format(812.4) == "812 ms")
