@@ -1,1 +1,157 @@
-#pragma once
+// CStallMonitor: the C side of StallMonitor.
+//
+// Everything that must be C lives here: the sampling signal handler and its request protocol,
+// libunwind and libdw loaded with dlopen(RTLD_LOCAL), the loaded-image list with GNU build IDs,
+// Swift/C++ demangling through the runtime, and small thread helpers. Every symbol is prefixed
+// `CStallMonitor`.
+#ifndef CSTALLMONITOR_H
+#define CSTALLMONITOR_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <semaphore.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// MARK: - Clock and thread helpers (thread.c)
+
+/// CLOCK_MONOTONIC in nanoseconds (vDSO, no syscall).
+static inline uint64_t CStallMonitor_monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/// The calling thread's kernel thread id.
+pid_t CStallMonitor_gettid(void);
+
+/// CPU time (user + system) consumed so far by thread `tid` of this process, in nanoseconds;
+/// -1 when the thread no longer exists.
+int64_t CStallMonitor_thread_cpu_ns(pid_t tid);
+
+/// Makes sure the calling thread has an alternate signal stack of at least `min_size` bytes.
+/// Returns 1 when a new stack was installed, 0 when the existing one suffices, -errno on failure.
+int CStallMonitor_ensure_altstack(size_t min_size);
+
+/// Waits on `sem` until CLOCK_MONOTONIC reaches `deadline_ns` (0: no deadline), retrying on EINTR.
+/// Returns 0 when the semaphore was taken, ETIMEDOUT on timeout, another errno on failure.
+int CStallMonitor_sem_wait_until(sem_t *sem, uint64_t deadline_ns);
+
+// MARK: - Sampler (sampler.c)
+
+/// Frames one sample can hold at most.
+#define CSTALLMONITOR_MAX_FRAMES 512
+
+/// Result of one sampling request.
+typedef enum {
+    CStallMonitorSampleOK = 0,
+    /// The thread did not answer before the deadline; the request was withdrawn.
+    CStallMonitorSampleTimedOut = 1,
+    /// An earlier request is still being answered; nothing was sent.
+    CStallMonitorSampleBusy = 2,
+    /// The sampler is not installed or has no unwinder.
+    CStallMonitorSampleUnavailable = 3,
+    /// The signal could not be sent (thread gone?).
+    CStallMonitorSampleSendFailed = 4,
+} CStallMonitorSampleResult;
+
+/// Installs the process-wide sampling signal handler (reference counted: every successful call
+/// needs one CStallMonitor_sampler_uninstall). `requested_signal` 0 picks a free real-time signal;
+/// otherwise it must be a real-time signal with no handler. Loads libunwind with dlopen.
+/// Returns the signal number, or -1 with a message in `error`.
+int CStallMonitor_sampler_install(int requested_signal, char *error, size_t error_size);
+
+/// Drops one reference; the last one restores the previous signal disposition.
+void CStallMonitor_sampler_uninstall(void);
+
+/// The installed signal, 0 when not installed.
+int CStallMonitor_sampler_signal(void);
+
+/// 1 when libunwind was loaded, 0 otherwise; `note` receives the reason when not.
+int CStallMonitor_sampler_unwinder_available(char *note, size_t note_size);
+
+/// Asks thread `tid` for its stack and waits up to `timeout_ns`. On success copies at most
+/// `capacity` instruction pointers (leaf first; the first is the interrupted PC, the others are
+/// return addresses) into `frames` and sets `count` and `truncated`.
+CStallMonitorSampleResult CStallMonitor_sampler_sample(pid_t tid, uint64_t timeout_ns,
+                                                       uintptr_t *frames, int capacity,
+                                                       int *count, int *truncated);
+
+// MARK: - Images (images.c)
+
+/// One loaded ELF image.
+typedef struct {
+    /// Path of the file (heap copy owned by the list).
+    char *path;
+    /// Lowest mapped address (first PT_LOAD).
+    uintptr_t start;
+    /// End of the highest PT_LOAD.
+    uintptr_t end;
+    /// Load bias (dlpi_addr).
+    uintptr_t bias;
+    /// GNU build ID bytes and their count (0 when the image has none).
+    uint8_t build_id[64];
+    int build_id_size;
+    /// 1 for the main executable.
+    int is_main;
+} CStallMonitorImage;
+
+/// Snapshot of every loaded image. Free with CStallMonitor_images_free.
+typedef struct {
+    CStallMonitorImage *images;
+    int count;
+} CStallMonitorImageList;
+
+/// Takes a snapshot of the loaded images with dl_iterate_phdr. Returns 0, or -1 when out of memory.
+int CStallMonitor_images_copy(CStallMonitorImageList *list);
+
+/// Frees a snapshot taken by CStallMonitor_images_copy.
+void CStallMonitor_images_free(CStallMonitorImageList *list);
+
+// MARK: - Symbolizer (symbolizer.c)
+
+/// What libdw knows about one address.
+typedef struct {
+    /// Symbol name as stored (mangled), or NULL.
+    const char *symbol;
+    /// Offset of the address from the symbol's start.
+    uint64_t offset;
+    /// Source file, or NULL.
+    const char *file;
+    /// Source line, 0 when unknown.
+    int line;
+} CStallMonitorSymbol;
+
+/// Opaque libdw session over this process's modules.
+typedef struct CStallMonitorSymbolizer CStallMonitorSymbolizer;
+
+/// Opens a libdw session for the current process. Returns NULL with a reason in `error` when
+/// libdw cannot be loaded. Not thread-safe: use one session from one thread at a time.
+CStallMonitorSymbolizer *CStallMonitor_symbolizer_open(char *error, size_t error_size);
+
+/// Looks up `address`; returns 1 when the address lies in a known module. The strings in
+/// `symbol` stay valid until the session is closed or refreshed.
+int CStallMonitor_symbolizer_lookup(CStallMonitorSymbolizer *session, uintptr_t address,
+                                    CStallMonitorSymbol *symbol);
+
+/// Closes a session.
+void CStallMonitor_symbolizer_close(CStallMonitorSymbolizer *session);
+
+/// Demangles a Swift (`$s…`) or C++ (`_Z…`) symbol with the runtime's own demangler. Returns a
+/// heap string to free with free(), or NULL when the name is not mangled or cannot be demangled.
+char *CStallMonitor_demangle(const char *name);
+
+/// Name and address of the nearest exported symbol (dladdr), for when libdw is unavailable.
+/// Returns 1 when found.
+int CStallMonitor_dladdr(uintptr_t address, const char **symbol, uintptr_t *symbol_address,
+                         const char **image);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,284 @@
+// The sampling signal handler and its request protocol.
+//
+// One request slot serves the whole process. Its state word packs the target thread id and a
+// state: IDLE (0) -> REQUESTED (watchdog) -> CLAIMED (handler, by compare-and-swap, only on the
+// target thread) -> DONE (handler) -> IDLE (watchdog, after copying the frames). A watchdog that
+// times out withdraws its request with a compare-and-swap; a handler that arrives afterwards finds
+// no request for its thread and returns at once. The handler touches only static memory,
+// libunwind (loaded with dlopen, per-thread caching, warmed up on each monitored thread) and
+// sem_post: no allocation, no locks, no Swift.
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "CStallMonitor.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define CSM_STR2(x) #x
+#define CSM_STR(x) CSM_STR2(x)
+
+enum { SLOT_IDLE = 0, SLOT_REQUESTED = 1, SLOT_CLAIMED = 2, SLOT_DONE = 3 };
+
+static inline uint64_t slot_word(pid_t tid, int state) {
+    return ((uint64_t)(uint32_t)tid << 8) | (uint64_t)state;
+}
+
+typedef int (*init_local2_fn)(unw_cursor_t *, unw_context_t *, int);
+typedef int (*step_fn)(unw_cursor_t *);
+typedef int (*get_reg_fn)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+typedef int (*set_caching_policy_fn)(unw_addr_space_t, unw_caching_policy_t);
+
+static struct {
+    void *library;
+    init_local2_fn init_local2;
+    step_fn step;
+    get_reg_fn get_reg;
+    char note[256];
+} unwinder;
+
+static struct {
+    _Atomic uint64_t word;
+    int count;
+    int truncated;
+    uintptr_t frames[CSTALLMONITOR_MAX_FRAMES];
+    sem_t done;
+} slot;
+
+static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
+static int install_count;
+static _Atomic int installed_signal;
+static struct sigaction previous_action;
+static int semaphore_ready;
+
+static void CStallMonitor_handler(int signal_number, siginfo_t *info, void *context) {
+    (void)signal_number;
+    (void)info;
+    int saved_errno = errno;
+    pid_t self = (pid_t)syscall(SYS_gettid);
+    uint64_t expected = slot_word(self, SLOT_REQUESTED);
+    if (atomic_compare_exchange_strong(&slot.word, &expected, slot_word(self, SLOT_CLAIMED))) {
+        int count = 0;
+        int truncated = 0;
+        unw_cursor_t cursor;
+        if (unwinder.init_local2 != NULL &&
+            unwinder.init_local2(&cursor, (unw_context_t *)context, UNW_INIT_SIGNAL_FRAME) == 0) {
+            for (;;) {
+                unw_word_t ip = 0;
+                if (unwinder.get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
+                slot.frames[count++] = (uintptr_t)ip;
+                int stepped = unwinder.step(&cursor);
+                if (stepped <= 0) break;
+                if (count == CSTALLMONITOR_MAX_FRAMES) {
+                    truncated = 1;
+                    break;
+                }
+            }
+        }
+        slot.count = count;
+        slot.truncated = truncated;
+        atomic_store(&slot.word, slot_word(self, SLOT_DONE));
+        sem_post(&slot.done);
+    }
+    errno = saved_errno;
+}
+
+static int load_unwinder(void) {
+    if (unwinder.library != NULL) return 1;
+    const char *names[] = {"libunwind.so.8", "libunwind.so"};
+    void *library = NULL;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && library == NULL; i++) {
+        library = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    }
+    if (library == NULL) {
+        const char *why = dlerror();
+        snprintf(unwinder.note, sizeof(unwinder.note), "libunwind could not be loaded: %s",
+                 why ? why : "unknown error");
+        return 0;
+    }
+    init_local2_fn init_local2 = (init_local2_fn)dlsym(library, CSM_STR(unw_init_local2));
+    step_fn step = (step_fn)dlsym(library, CSM_STR(unw_step));
+    get_reg_fn get_reg = (get_reg_fn)dlsym(library, CSM_STR(unw_get_reg));
+    set_caching_policy_fn set_policy =
+        (set_caching_policy_fn)dlsym(library, CSM_STR(unw_set_caching_policy));
+    unw_addr_space_t *local_space = (unw_addr_space_t *)dlsym(library, CSM_STR(unw_local_addr_space));
+    if (init_local2 == NULL || step == NULL || get_reg == NULL) {
+        snprintf(unwinder.note, sizeof(unwinder.note),
+                 "libunwind lacks %s (version older than 1.3?)", CSM_STR(unw_init_local2));
+        dlclose(library);
+        return 0;
+    }
+    if (set_policy != NULL && local_space != NULL) {
+        set_policy(*local_space, UNW_CACHE_PER_THREAD);
+    }
+    unwinder.step = step;
+    unwinder.get_reg = get_reg;
+    unwinder.init_local2 = init_local2;
+    unwinder.library = library;
+    unwinder.note[0] = '\0';
+    return 1;
+}
+
+static int signal_is_free(int signal_number) {
+    struct sigaction current;
+    if (sigaction(signal_number, NULL, &current) != 0) return 0;
+    if (current.sa_flags & SA_SIGINFO) return current.sa_sigaction == NULL;
+    return current.sa_handler == SIG_DFL;
+}
+
+static int pick_signal(int requested, char *error, size_t error_size) {
+    if (requested != 0) {
+        if (requested < SIGRTMIN || requested > SIGRTMAX) {
+            snprintf(error, error_size, "signal %d is not a real-time signal (SIGRTMIN=%d..SIGRTMAX=%d)",
+                     requested, SIGRTMIN, SIGRTMAX);
+            return -1;
+        }
+        if (!signal_is_free(requested)) {
+            snprintf(error, error_size, "signal %d already has a handler; choose another", requested);
+            return -1;
+        }
+        return requested;
+    }
+    // Prefer the upper middle of the range: libraries tend to take SIGRTMIN+n from the bottom.
+    int first = SIGRTMIN + (SIGRTMAX - SIGRTMIN) / 2;
+    for (int candidate = first; candidate <= SIGRTMAX; candidate++) {
+        if (signal_is_free(candidate)) return candidate;
+    }
+    for (int candidate = first - 1; candidate >= SIGRTMIN; candidate--) {
+        if (signal_is_free(candidate)) return candidate;
+    }
+    snprintf(error, error_size, "every real-time signal already has a handler");
+    return -1;
+}
+
+int CStallMonitor_sampler_install(int requested_signal, char *error, size_t error_size) {
+    pthread_mutex_lock(&install_lock);
+    int result;
+    int current = atomic_load(&installed_signal);
+    if (install_count > 0) {
+        if (requested_signal != 0 && requested_signal != current) {
+            snprintf(error, error_size, "the sampler already uses signal %d; cannot also use %d",
+                     current, requested_signal);
+            result = -1;
+        } else {
+            install_count++;
+            result = current;
+        }
+        pthread_mutex_unlock(&install_lock);
+        return result;
+    }
+    if (!semaphore_ready) {
+        if (sem_init(&slot.done, 0, 0) != 0) {
+            snprintf(error, error_size, "sem_init failed: %s", strerror(errno));
+            pthread_mutex_unlock(&install_lock);
+            return -1;
+        }
+        semaphore_ready = 1;
+    }
+    load_unwinder();
+    int chosen = pick_signal(requested_signal, error, error_size);
+    if (chosen < 0) {
+        pthread_mutex_unlock(&install_lock);
+        return -1;
+    }
+    struct sigaction action;
+    memset(&action, 0, sizeof(action));
+    action.sa_sigaction = CStallMonitor_handler;
+    action.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+    sigemptyset(&action.sa_mask);
+    if (sigaction(chosen, &action, &previous_action) != 0) {
+        snprintf(error, error_size, "sigaction(%d) failed: %s", chosen, strerror(errno));
+        pthread_mutex_unlock(&install_lock);
+        return -1;
+    }
+    atomic_store(&slot.word, 0);
+    atomic_store(&installed_signal, chosen);
+    install_count = 1;
+    pthread_mutex_unlock(&install_lock);
+    return chosen;
+}
+
+void CStallMonitor_sampler_uninstall(void) {
+    pthread_mutex_lock(&install_lock);
+    if (install_count > 0 && --install_count == 0) {
+        int signal_number = atomic_exchange(&installed_signal, 0);
+        sigaction(signal_number, &previous_action, NULL);
+    }
+    pthread_mutex_unlock(&install_lock);
+}
+
+int CStallMonitor_sampler_signal(void) {
+    return atomic_load(&installed_signal);
+}
+
+int CStallMonitor_sampler_unwinder_available(char *note, size_t note_size) {
+    pthread_mutex_lock(&install_lock);
+    int available = unwinder.library != NULL;
+    if (!available && note != NULL && note_size > 0) {
+        snprintf(note, note_size, "%s", unwinder.note[0] ? unwinder.note : "libunwind not loaded");
+    }
+    pthread_mutex_unlock(&install_lock);
+    return available;
+}
+
+static void copy_out(uintptr_t *frames, int capacity, int *count, int *truncated) {
+    int n = slot.count < capacity ? slot.count : capacity;
+    memcpy(frames, slot.frames, (size_t)n * sizeof(uintptr_t));
+    *count = n;
+    *truncated = slot.truncated || n < slot.count;
+}
+
+CStallMonitorSampleResult CStallMonitor_sampler_sample(pid_t tid, uint64_t timeout_ns,
+                                                       uintptr_t *frames, int capacity,
+                                                       int *count, int *truncated) {
+    *count = 0;
+    *truncated = 0;
+    int signal_number = atomic_load(&installed_signal);
+    if (signal_number == 0 || unwinder.library == NULL) return CStallMonitorSampleUnavailable;
+
+    // A late answer to an earlier, withdrawn request: finish it, or wait for it to finish.
+    uint64_t word = atomic_load(&slot.word);
+    if ((word & 0xff) == SLOT_DONE) {
+        atomic_compare_exchange_strong(&slot.word, &word, 0);
+    } else if (word != 0) {
+        return CStallMonitorSampleBusy;
+    }
+    while (sem_trywait(&slot.done) == 0) {
+    }
+    uint64_t idle = 0;
+    if (!atomic_compare_exchange_strong(&slot.word, &idle, slot_word(tid, SLOT_REQUESTED))) {
+        return CStallMonitorSampleBusy;
+    }
+    if (syscall(SYS_tgkill, getpid(), tid, signal_number) != 0) {
+        uint64_t requested = slot_word(tid, SLOT_REQUESTED);
+        atomic_compare_exchange_strong(&slot.word, &requested, 0);
+        return CStallMonitorSampleSendFailed;
+    }
+    uint64_t deadline = CStallMonitor_monotonic_ns() + timeout_ns;
+    if (CStallMonitor_sem_wait_until(&slot.done, deadline) == 0 &&
+        atomic_load(&slot.word) == slot_word(tid, SLOT_DONE)) {
+        copy_out(frames, capacity, count, truncated);
+        atomic_store(&slot.word, 0);
+        return CStallMonitorSampleOK;
+    }
+    uint64_t requested = slot_word(tid, SLOT_REQUESTED);
+    if (atomic_compare_exchange_strong(&slot.word, &requested, 0)) {
+        return CStallMonitorSampleTimedOut;  // withdrawn before the handler claimed it
+    }
+    // The handler claimed the request just now: it is unwinding; give it one more deadline.
+    uint64_t grace = CStallMonitor_monotonic_ns() + timeout_ns;
+    if (CStallMonitor_sem_wait_until(&slot.done, grace) == 0 &&
+        atomic_load(&slot.word) == slot_word(tid, SLOT_DONE)) {
+        copy_out(frames, capacity, count, truncated);
+        atomic_store(&slot.word, 0);
+        return CStallMonitorSampleOK;
+    }
+    return CStallMonitorSampleTimedOut;  // still claimed: later calls answer Busy until it is done
+}

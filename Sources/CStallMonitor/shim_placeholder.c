@@ -1,1 +1,0 @@
-// CStallMonitor shim: see CStallMonitor.h

@@ -1,0 +1,219 @@
+// Symbolication of this process's addresses with elfutils' libdw (loaded with dlopen so that the
+// host does not need it to run): symbol tables including local symbols, and DWARF line tables.
+// Demangling goes through the Swift runtime's own swift_demangle and the C++ ABI's __cxa_demangle.
+#include "CStallMonitor.h"
+
+#include <dlfcn.h>
+#include <elfutils/libdwfl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct {
+    pthread_once_t once;
+    void *library;
+    char note[256];
+    Dwfl *(*begin)(const Dwfl_Callbacks *);
+    void (*end)(Dwfl *);
+    void (*report_begin)(Dwfl *);
+    int (*report_end)(Dwfl *, int (*)(Dwfl_Module *, void *, const char *, Dwarf_Addr, void *), void *);
+    int (*linux_proc_report)(Dwfl *, pid_t);
+    Dwfl_Module *(*addrmodule)(Dwfl *, Dwarf_Addr);
+    const char *(*module_addrinfo)(Dwfl_Module *, GElf_Addr, GElf_Off *, GElf_Sym *, GElf_Word *, Elf **, Dwarf_Addr *);
+    Dwfl_Line *(*module_getsrc)(Dwfl_Module *, Dwarf_Addr);
+    const char *(*lineinfo)(Dwfl_Line *, Dwarf_Addr *, int *, int *, Dwarf_Word *, Dwarf_Word *);
+    Dwarf *(*module_getdwarf)(Dwfl_Module *, Dwarf_Addr *);
+    int (*nextcu)(Dwarf *, Dwarf_Off, Dwarf_Off *, size_t *, Dwarf_Off *, uint8_t *, uint8_t *);
+    Dwarf_Die *(*offdie)(Dwarf *, Dwarf_Off, Dwarf_Die *);
+    ptrdiff_t (*ranges)(Dwarf_Die *, ptrdiff_t, Dwarf_Addr *, Dwarf_Addr *, Dwarf_Addr *);
+    Dwarf_Line *(*getsrc_die)(Dwarf_Die *, Dwarf_Addr);
+    int (*lineno)(Dwarf_Line *, int *);
+    const char *(*linesrc)(Dwarf_Line *, Dwarf_Word *, Dwarf_Word *);
+    Dwfl_Callbacks callbacks;
+    char *debuginfo_path;
+} dw = {.once = PTHREAD_ONCE_INIT};
+
+struct CStallMonitorSymbolizer {
+    Dwfl *dwfl;
+    uint64_t refreshes;
+};
+
+static void load_libdw(void) {
+    void *library = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) {
+        const char *why = dlerror();
+        snprintf(dw.note, sizeof(dw.note), "libdw could not be loaded: %s", why ? why : "unknown error");
+        return;
+    }
+#define CSM_LOAD(field, name)                                                         \
+    *(void **)(&dw.field) = dlsym(library, name);                                     \
+    if (dw.field == NULL) {                                                           \
+        snprintf(dw.note, sizeof(dw.note), "libdw lacks %s", name);                   \
+        dlclose(library);                                                             \
+        return;                                                                       \
+    }
+    CSM_LOAD(begin, "dwfl_begin")
+    CSM_LOAD(end, "dwfl_end")
+    CSM_LOAD(report_begin, "dwfl_report_begin")
+    CSM_LOAD(report_end, "dwfl_report_end")
+    CSM_LOAD(linux_proc_report, "dwfl_linux_proc_report")
+    CSM_LOAD(addrmodule, "dwfl_addrmodule")
+    CSM_LOAD(module_addrinfo, "dwfl_module_addrinfo")
+    CSM_LOAD(module_getsrc, "dwfl_module_getsrc")
+    CSM_LOAD(lineinfo, "dwfl_lineinfo")
+    CSM_LOAD(module_getdwarf, "dwfl_module_getdwarf")
+    CSM_LOAD(nextcu, "dwarf_nextcu")
+    CSM_LOAD(offdie, "dwarf_offdie")
+    CSM_LOAD(ranges, "dwarf_ranges")
+    CSM_LOAD(getsrc_die, "dwarf_getsrc_die")
+    CSM_LOAD(lineno, "dwarf_lineno")
+    CSM_LOAD(linesrc, "dwarf_linesrc")
+    CSM_LOAD(callbacks.find_elf, "dwfl_linux_proc_find_elf")
+    CSM_LOAD(callbacks.find_debuginfo, "dwfl_standard_find_debuginfo")
+#undef CSM_LOAD
+    dw.callbacks.debuginfo_path = &dw.debuginfo_path;
+    dw.library = library;
+}
+
+static int report_modules(CStallMonitorSymbolizer *session) {
+    dw.report_begin(session->dwfl);
+    int result = dw.linux_proc_report(session->dwfl, getpid());
+    dw.report_end(session->dwfl, NULL, NULL);
+    return result;
+}
+
+CStallMonitorSymbolizer *CStallMonitor_symbolizer_open(char *error, size_t error_size) {
+    pthread_once(&dw.once, load_libdw);
+    if (dw.library == NULL) {
+        snprintf(error, error_size, "%s", dw.note);
+        return NULL;
+    }
+    CStallMonitorSymbolizer *session = calloc(1, sizeof(*session));
+    if (session == NULL) {
+        snprintf(error, error_size, "out of memory");
+        return NULL;
+    }
+    session->dwfl = dw.begin(&dw.callbacks);
+    if (session->dwfl == NULL || report_modules(session) != 0) {
+        snprintf(error, error_size, "libdw could not read this process's modules");
+        if (session->dwfl) dw.end(session->dwfl);
+        free(session);
+        return NULL;
+    }
+    return session;
+}
+
+// Finds the line by walking the compile units' address ranges. libdw before 0.189 finds CUs only
+// through .debug_aranges, which the Swift compiler (like clang) does not emit, so
+// dwfl_module_getsrc finds no line for Swift code there.
+static Dwfl_Line *find_line_by_cu_ranges(Dwfl_Module *module, uintptr_t address, const char **file, int *line_number) {
+    Dwarf_Addr bias = 0;
+    Dwarf *dwarf = dw.module_getdwarf(module, &bias);
+    if (dwarf == NULL) return NULL;
+    Dwarf_Addr target = address - bias;
+    Dwarf_Off offset = 0, next = 0;
+    size_t header_size = 0;
+    while (dw.nextcu(dwarf, offset, &next, &header_size, NULL, NULL, NULL) == 0) {
+        Dwarf_Die cu;
+        if (dw.offdie(dwarf, offset + header_size, &cu) != NULL) {
+            Dwarf_Addr base = 0, start = 0, end = 0;
+            ptrdiff_t cursor = 0;
+            while ((cursor = dw.ranges(&cu, cursor, &base, &start, &end)) > 0) {
+                if (target >= start && target < end) {
+                    Dwarf_Line *line = dw.getsrc_die(&cu, target);
+                    if (line == NULL) return NULL;
+                    *file = dw.linesrc(line, NULL, NULL);
+                    dw.lineno(line, line_number);
+                    return (Dwfl_Line *)line;
+                }
+            }
+        }
+        offset = next;
+    }
+    return NULL;
+}
+
+int CStallMonitor_symbolizer_lookup(CStallMonitorSymbolizer *session, uintptr_t address,
+                                    CStallMonitorSymbol *symbol) {
+    memset(symbol, 0, sizeof(*symbol));
+    Dwfl_Module *module = dw.addrmodule(session->dwfl, address);
+    if (module == NULL) {
+        // Possibly a library loaded after the session began: report the modules again, once.
+        report_modules(session);
+        session->refreshes++;
+        module = dw.addrmodule(session->dwfl, address);
+        if (module == NULL) return 0;
+    }
+    GElf_Off offset = 0;
+    GElf_Sym elf_symbol;
+    const char *name = dw.module_addrinfo(module, address, &offset, &elf_symbol, NULL, NULL, NULL);
+    if (name != NULL) {
+        symbol->symbol = name;
+        symbol->offset = offset;
+    }
+    Dwfl_Line *line = dw.module_getsrc(module, address);
+    if (line != NULL) {
+        int line_number = 0;
+        const char *file = dw.lineinfo(line, NULL, &line_number, NULL, NULL, NULL);
+        if (file != NULL && line_number > 0) {
+            symbol->file = file;
+            symbol->line = line_number;
+        }
+    } else {
+        const char *file = NULL;
+        int line_number = 0;
+        if (find_line_by_cu_ranges(module, address, &file, &line_number) != NULL && file != NULL && line_number > 0) {
+            symbol->file = file;
+            symbol->line = line_number;
+        }
+    }
+    return 1;
+}
+
+void CStallMonitor_symbolizer_close(CStallMonitorSymbolizer *session) {
+    if (session == NULL) return;
+    dw.end(session->dwfl);
+    free(session);
+}
+
+typedef char *(*swift_demangle_fn)(const char *, size_t, char *, size_t *, uint32_t);
+typedef char *(*cxa_demangle_fn)(const char *, char *, size_t *, int *);
+
+static struct {
+    pthread_once_t once;
+    swift_demangle_fn swift_demangle;
+    cxa_demangle_fn cxa_demangle;
+} demanglers = {.once = PTHREAD_ONCE_INIT};
+
+static void find_demanglers(void) {
+    demanglers.swift_demangle = (swift_demangle_fn)dlsym(RTLD_DEFAULT, "swift_demangle");
+    demanglers.cxa_demangle = (cxa_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+}
+
+char *CStallMonitor_demangle(const char *name) {
+    if (name == NULL) return NULL;
+    pthread_once(&demanglers.once, find_demanglers);
+    const char *mangled = name[0] == '_' && name[1] == '$' ? name + 1 : name;
+    if (mangled[0] == '$' && (mangled[1] == 's' || mangled[1] == 'S' || mangled[1] == 'e')) {
+        if (demanglers.swift_demangle == NULL) return NULL;
+        return demanglers.swift_demangle(name, strlen(name), NULL, NULL, 0);
+    }
+    if (name[0] == '_' && name[1] == 'Z' && demanglers.cxa_demangle != NULL) {
+        int status = 0;
+        char *result = demanglers.cxa_demangle(name, NULL, NULL, &status);
+        return status == 0 ? result : NULL;
+    }
+    return NULL;
+}
+
+int CStallMonitor_dladdr(uintptr_t address, const char **symbol, uintptr_t *symbol_address,
+                         const char **image) {
+    Dl_info info;
+    if (dladdr((void *)address, &info) == 0) return 0;
+    *symbol = info.dli_sname;
+    *symbol_address = (uintptr_t)info.dli_saddr;
+    *image = info.dli_fname;
+    return info.dli_sname != NULL;
+}

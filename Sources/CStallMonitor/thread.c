@@ -1,0 +1,56 @@
+// Small thread helpers: kernel thread ids, per-thread CPU clocks, alternate signal stacks,
+// deadline waits on semaphores.
+#include "CStallMonitor.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+pid_t CStallMonitor_gettid(void) {
+    return (pid_t)syscall(SYS_gettid);
+}
+
+int64_t CStallMonitor_thread_cpu_ns(pid_t tid) {
+    // MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED) from the kernel's posix-timers.h.
+    clockid_t clock = (clockid_t)(((unsigned int)~tid << 3) | 6u);
+    struct timespec ts;
+    if (clock_gettime(clock, &ts) != 0) return -1;
+    return (int64_t)ts.tv_sec * 1000000000ll + (int64_t)ts.tv_nsec;
+}
+
+int CStallMonitor_ensure_altstack(size_t min_size) {
+    stack_t current;
+    if (sigaltstack(NULL, &current) != 0) return -errno;
+    if (!(current.ss_flags & SS_DISABLE) && current.ss_size >= min_size) return 0;
+    if (current.ss_flags & SS_ONSTACK) return -EBUSY;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t size = (min_size + page - 1) / page * page;
+    // One guard page below the stack catches an overflow instead of corrupting memory.
+    void *memory = mmap(NULL, size + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (memory == MAP_FAILED) return -errno;
+    mprotect(memory, page, PROT_NONE);
+    stack_t stack = {.ss_sp = (char *)memory + page, .ss_size = size, .ss_flags = 0};
+    if (sigaltstack(&stack, NULL) != 0) {
+        int error = errno;
+        munmap(memory, size + page);
+        return -error;
+    }
+    return 1;  // owned by the thread for its lifetime: the handler may run on it at any time
+}
+
+int CStallMonitor_sem_wait_until(sem_t *sem, uint64_t deadline_ns) {
+    for (;;) {
+        int result;
+        if (deadline_ns == 0) {
+            result = sem_wait(sem);
+        } else {
+            struct timespec deadline = {.tv_sec = (time_t)(deadline_ns / 1000000000ull),
+                                        .tv_nsec = (long)(deadline_ns % 1000000000ull)};
+            result = sem_clockwait(sem, CLOCK_MONOTONIC, &deadline);
+        }
+        if (result == 0) return 0;
+        if (errno != EINTR) return errno;
+    }
+}

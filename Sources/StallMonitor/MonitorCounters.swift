@@ -1,0 +1,12 @@
+import Synchronization
+
+/// Counters shared by the watchdog, the writer and the public statistics.
+final class MonitorCounters: Sendable {
+    let spansTracked = Atomic<Int>(0)
+    let shortSpansDiscarded = Atomic<Int>(0)
+    let stallsDetected = Atomic<Int>(0)
+    let reportsWritten = Atomic<Int>(0)
+    let samplesTaken = Atomic<Int>(0)
+    let samplesTimedOut = Atomic<Int>(0)
+    let watchdogWakeups = Atomic<Int>(0)
+}

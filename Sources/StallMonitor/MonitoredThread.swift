@@ -1,0 +1,47 @@
+import CStallMonitor
+import CoreFoundation
+import Synchronization
+
+/// A thread whose loop the watchdog watches: its span tracker, its kernel thread id (known once
+/// the thread has armed itself) and the run loop, to read the current mode during a stall.
+final class MonitoredThread: @unchecked Sendable {
+    /// Facts about the thread copied into reports.
+    struct Identity: Sendable {
+        var tid: Int32
+        var name: String
+        var isMainThread: Bool
+        var loopKind: String
+    }
+
+    let tracker: SpanTracker
+    /// 0 until the thread has armed itself (tid known, signal stack ensured, unwinder warmed up).
+    let armedTID = Atomic<Int32>(0)
+    /// The run loop (CF objects are thread-safe for reading the current mode).
+    let runLoop: CFRunLoop
+
+    init(tracker: SpanTracker, runLoop: CFRunLoop) {
+        self.tracker = tracker
+        self.runLoop = runLoop
+    }
+
+    /// Runs on the monitored thread: records its id, makes sure it has a large enough alternate
+    /// signal stack, and takes one sample of itself so that libunwind's first-use allocations
+    /// (per-thread caches) happen here and not inside a later signal handler.
+    func arm(sampleTimeout: UInt64, maxFrames: Int) {
+        let tid = CStallMonitor_gettid()
+        _ = CStallMonitor_ensure_altstack(64 * 1024)
+        var buffer = [UInt](repeating: 0, count: maxFrames)
+        _ = StackSampler.sample(tid: tid, timeout: sampleTimeout, maxFrames: maxFrames, into: &buffer)
+        armedTID.store(tid, ordering: .releasing)
+    }
+
+    /// The run loop's current mode, when it is running.
+    func currentMode() -> String? {
+        guard let mode = CFRunLoopCopyCurrentMode(runLoop) else { return nil }
+        let length = CFStringGetLength(mode)
+        let capacity = CFStringGetMaximumSizeForEncoding(length, CFStringBuiltInEncodings.UTF8.rawValue) + 1
+        var buffer = [CChar](repeating: 0, count: Int(capacity))
+        guard CFStringGetCString(mode, &buffer, capacity, CFStringBuiltInEncodings.UTF8.rawValue) else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import StallReportKit
+
+/// Turns a watchdog recording into a schema-1 report: symbolicates every distinct address once,
+/// builds the shared frame table, picks the representative stack, fingerprints and classifies.
+struct ReportBuilder {
+    let symbolicator: Symbolicator
+    let process: StallReport.Process
+    let tags: [String: String]
+
+    func build(_ recording: StallRecording, status: StallStatus = .ended) -> StallReport {
+        let images = LoadedImages.capture()
+        // Caller frames hold return addresses: look up the call instruction (address - 1).
+        func lookupAddress(_ sample: RawSample, _ position: Int) -> UInt {
+            sample.kind == .stack && position > 0 ? sample.addresses[position] &- 1 : sample.addresses[position]
+        }
+        var addresses: [UInt] = []
+        var frameIndex: [UInt: Int] = [:]
+        for sample in recording.samples {
+            for position in sample.addresses.indices {
+                let address = lookupAddress(sample, position)
+                if frameIndex[address] == nil {
+                    frameIndex[address] = addresses.count
+                    addresses.append(address)
+                }
+            }
+        }
+        let symbols = symbolicator.symbolicate(addresses)
+        let frames = addresses.map { address -> StallReport.Frame in
+            let image = images.index(containing: address)
+            let symbol = symbols[address]
+            return StallReport.Frame(
+                address: ReportCoding.formatAddress(address), image: image, symbol: symbol?.name,
+                offset: symbol?.offset, file: symbol?.file, line: symbol?.line,
+                inApp: image.map { images.entries[$0].isApp } ?? false)
+        }
+        let samples = recording.samples.map { sample in
+            StallReport.Sample(
+                offsetMs: milliseconds(sample.offset), kind: sample.kind, threadState: sample.threadState,
+                syscall: sample.syscall, note: sample.note,
+                frames: sample.addresses.indices.map { frameIndex[lookupAddress(sample, $0)]! },
+                truncated: sample.truncated ? true : nil)
+        }
+        let duration = recording.end &- recording.spanStart
+        let observed = recording.trackingEnd &- recording.trackingStart
+        let cpu = recording.cpuAtTrackingStart >= 0 && recording.cpuAtTrackingEnd >= recording.cpuAtTrackingStart
+            ? recording.cpuAtTrackingEnd - recording.cpuAtTrackingStart : -1
+        let classification = StallClassifier.classify(
+            duration: duration, passes: recording.passes, longestPass: recording.longestPass,
+            cpu: cpu, observed: observed, states: recording.samples.map(\.threadState))
+        let representative = Self.representative(samples, frames: frames)
+        let stack = representative.map { samples[$0].frames } ?? []
+        let fingerprint = Fingerprint.make(Fingerprint.components(
+            stack: stack.map { frames[$0] }, classification: classification,
+            syscall: representative.flatMap { samples[$0].syscall }))
+        let symbolication = symbolicator.describe()
+        return StallReport(
+            id: UUID().uuidString, fingerprint: fingerprint, status: status,
+            startedAt: recording.wallClockStart, durationMs: milliseconds(duration),
+            thresholdMs: milliseconds(recording.threshold), classification: classification,
+            mainThreadCPUMs: cpu >= 0 ? milliseconds(UInt64(cpu)) : 0, cpuObservedMs: cpu >= 0 ? milliseconds(observed) : 0,
+            loop: StallReport.Loop(
+                kind: recording.thread.loopKind, threadName: recording.thread.name,
+                threadID: Int(recording.thread.tid), isMainThread: recording.thread.isMainThread,
+                mode: recording.mode, passes: recording.passes, longestPassMs: milliseconds(recording.longestPass)),
+            process: process,
+            sampling: StallReport.Sampling(
+                unwinder: recording.unwinder.available ? "libunwind" : "unavailable",
+                unwinderNote: recording.unwinder.note, intervalMs: milliseconds(recording.requestedInterval),
+                effectiveIntervalMs: milliseconds(recording.interval), maxSamples: recording.maxSamples,
+                attempted: recording.attempted, taken: recording.taken, timedOut: recording.timedOut,
+                skipped: recording.skipped, thinned: recording.thinned, dropped: recording.dropped),
+            samples: samples, representativeStack: stack, frames: frames, images: images.reportImages,
+            symbolication: StallReport.Symbolication(symbolicator: symbolication.name, note: symbolication.note),
+            tags: tags.isEmpty ? nil : tags)
+    }
+
+    /// The most common stack shape (by its top in-app frames, else its top frames); ties go to
+    /// the earliest. Full stacks win over syscall-only samples.
+    static func representative(_ samples: [StallReport.Sample], frames: [StallReport.Frame]) -> Int? {
+        for kind in [StallReport.Sample.Kind.stack, .syscall] {
+            var counts: [[String]: (count: Int, first: Int)] = [:]
+            for (index, sample) in samples.enumerated() where sample.kind == kind && !sample.frames.isEmpty {
+                let stack = sample.frames.map { frames[$0] }
+                let key = Fingerprint.components(stack: stack, classification: .mixed, syscall: sample.syscall)
+                let entry = counts[key] ?? (0, index)
+                counts[key] = (entry.count + 1, entry.first)
+            }
+            if let best = counts.values.max(by: { ($0.count, -$0.first) < ($1.count, -$1.first) }) {
+                return best.first
+            }
+        }
+        return nil
+    }
+
+    private func milliseconds(_ nanoseconds: UInt64) -> Double {
+        (Double(nanoseconds) / 1e6 * 1000).rounded() / 1000
+    }
+}

@@ -1,0 +1,181 @@
+import CStallMonitor
+import Synchronization
+
+/// The awake-span state of one monitored thread: written by that thread (O(1), lock-free, no
+/// allocation, no syscall except waking a parked watchdog), read by the watchdog.
+///
+/// A span opens at `afterWaiting` or the outermost `entry`. `beforeWaiting` and the outermost
+/// `exit` only *suspend* it: a span suspended for longer than ``reentryGrace`` ended when it was
+/// suspended, but one that is awake again sooner goes on. That keeps two things from cutting a
+/// busy span short: a wait that returns at once because work is pending (a congested loop), and
+/// `RunLoop.run()` leaving and re-entering the CF loop after every handled source. Nested runs
+/// of the same loop neither restart nor end the enclosing span.
+final class SpanTracker: Sendable {
+    /// Phase bits of ``state``.
+    enum Phase: UInt64 {
+        case closed = 0
+        case open = 1
+        case suspended = 2
+    }
+
+    /// A span that the watchdog may be tracking, as published when it ended.
+    struct EndedSpan: Equatable {
+        var sequence: UInt64
+        var end: UInt64
+        var passes: Int
+        var longestPass: UInt64
+    }
+
+    /// `sequence << 2 | phase`; the sequence numbers spans from 1.
+    let state = Atomic<UInt64>(0)
+    let spanStart = Atomic<UInt64>(0)
+    let suspendedAt = Atomic<UInt64>(0)
+
+    // Pass accounting, touched only by the monitored thread while a span is open.
+    let passes = Atomic<Int>(0)
+    let passStart = Atomic<UInt64>(0)
+    let longestPass = Atomic<UInt64>(0)
+    let depth = Atomic<Int>(0)
+
+    // The last span longer than `publishAfter`, published seqlock-style for the watchdog.
+    let endedSequence = Atomic<UInt64>(0)
+    let endedAt = Atomic<UInt64>(0)
+    let endedPasses = Atomic<Int>(0)
+    let endedLongestPass = Atomic<UInt64>(0)
+
+    /// Spans shorter than this are never tracked by the watchdog, so their end is not published.
+    let publishAfter: UInt64
+    /// How long an outermost `exit` may be followed by `entry` and still continue the span.
+    let reentryGrace: UInt64
+    /// Set by the watchdog before it sleeps without a deadline; cleared by whoever wakes it.
+    let watchdogParked = Atomic<Bool>(false)
+    let wakeup: WakeupSignal
+
+    init(publishAfter: UInt64, reentryGrace: UInt64, wakeup: WakeupSignal) {
+        self.publishAfter = publishAfter
+        self.reentryGrace = reentryGrace
+        self.wakeup = wakeup
+    }
+
+    // MARK: Monitored thread
+
+    /// Called on the monitored thread for every observed run loop activity.
+    @inline(__always)
+    func record(_ activity: UInt, at now: UInt64) {
+        switch activity {
+        case 1 << 0: // entry
+            let level = depth.add(1, ordering: .relaxed).newValue
+            if level == 1 || state.load(ordering: .relaxed) & 3 != Phase.open.rawValue {
+                resumeOrBegin(at: now)
+            }
+        case 1 << 1: // beforeTimers: a new loop pass
+            guard state.load(ordering: .relaxed) & 3 == Phase.open.rawValue else { return }
+            let passBegan = passStart.load(ordering: .relaxed)
+            if now &- passBegan > longestPass.load(ordering: .relaxed) {
+                longestPass.store(now &- passBegan, ordering: .relaxed)
+            }
+            passStart.store(now, ordering: .relaxed)
+            passes.add(1, ordering: .relaxed)
+        case 1 << 5: // beforeWaiting
+            suspend(at: now)
+        case 1 << 6: // afterWaiting
+            resumeOrBegin(at: now)
+        case 1 << 7: // exit
+            let level = depth.subtract(1, ordering: .relaxed).newValue
+            if level <= 0 {
+                depth.store(0, ordering: .relaxed)
+                suspend(at: now)
+            } else if state.load(ordering: .relaxed) & 3 != Phase.open.rawValue {
+                resumeOrBegin(at: now) // back in the enclosing callout: awake again
+            }
+        default:
+            break
+        }
+    }
+
+    /// The loop is about to wait, or left its outermost run: the span is suspended. It ends there
+    /// unless the loop is awake again within the grace (the wait returned at once because work
+    /// was pending, or `RunLoop.run()` re-entered the CF loop).
+    @inline(__always)
+    private func suspend(at now: UInt64) {
+        let current = state.load(ordering: .relaxed)
+        guard current & 3 == Phase.open.rawValue else { return }
+        suspendedAt.store(now, ordering: .relaxed)
+        state.store((current & ~3) | Phase.suspended.rawValue, ordering: .sequentiallyConsistent)
+    }
+
+    @inline(__always)
+    private func resumeOrBegin(at now: UInt64) {
+        let current = state.load(ordering: .relaxed)
+        switch Phase(rawValue: current & 3) {
+        case .open:
+            return
+        case .suspended:
+            let suspended = suspendedAt.load(ordering: .relaxed)
+            if now &- suspended <= reentryGrace {
+                state.store((current & ~3) | Phase.open.rawValue, ordering: .sequentiallyConsistent)
+                return
+            }
+            publishEnd(sequence: current >> 2, at: suspended)
+            begin(after: current, at: now)
+        default:
+            begin(after: current, at: now)
+        }
+    }
+
+    @inline(__always)
+    private func begin(after current: UInt64, at now: UInt64) {
+        spanStart.store(now, ordering: .relaxed)
+        passStart.store(now, ordering: .relaxed)
+        longestPass.store(0, ordering: .relaxed)
+        passes.store(1, ordering: .relaxed)
+        state.store((((current >> 2) &+ 1) << 2) | Phase.open.rawValue, ordering: .sequentiallyConsistent)
+        if watchdogParked.load(ordering: .sequentiallyConsistent),
+           watchdogParked.exchange(false, ordering: .sequentiallyConsistent) {
+            wakeup.signal()
+        }
+    }
+
+    @inline(__always)
+    private func publishEnd(sequence: UInt64, at end: UInt64) {
+        guard end &- spanStart.load(ordering: .relaxed) >= publishAfter else { return }
+        let passBegan = passStart.load(ordering: .relaxed)
+        let lastPass = end > passBegan ? end - passBegan : 0
+        let longest = max(longestPass.load(ordering: .relaxed), lastPass)
+        endedSequence.store(0, ordering: .releasing)
+        endedAt.store(end, ordering: .relaxed)
+        endedPasses.store(passes.load(ordering: .relaxed), ordering: .relaxed)
+        endedLongestPass.store(longest, ordering: .relaxed)
+        endedSequence.store(sequence, ordering: .releasing)
+    }
+
+    // MARK: Watchdog
+
+    /// The span currently open (or suspended) and its start, if any.
+    func currentSpan() -> (sequence: UInt64, phase: Phase, start: UInt64, suspendedAt: UInt64) {
+        let current = state.load(ordering: .sequentiallyConsistent)
+        let start = spanStart.load(ordering: .relaxed)
+        let suspended = suspendedAt.load(ordering: .relaxed)
+        return (current >> 2, Phase(rawValue: current & 3) ?? .closed, start, suspended)
+    }
+
+    /// The published end of span `sequence`, when it has ended and was long enough to publish.
+    func endedSpan(_ sequence: UInt64) -> EndedSpan? {
+        guard endedSequence.load(ordering: .acquiring) == sequence else { return nil }
+        let ended = EndedSpan(
+            sequence: sequence,
+            end: endedAt.load(ordering: .relaxed),
+            passes: endedPasses.load(ordering: .relaxed),
+            longestPass: endedLongestPass.load(ordering: .relaxed)
+        )
+        guard endedSequence.load(ordering: .acquiring) == sequence else { return nil }
+        return ended
+    }
+
+    /// Pass counts of the span in progress (approximate while it runs).
+    func passesSoFar(now: UInt64) -> (passes: Int, longestPass: UInt64) {
+        let passBegan = passStart.load(ordering: .relaxed)
+        let current = now > passBegan ? now - passBegan : 0
+        return (passes.load(ordering: .relaxed), max(longestPass.load(ordering: .relaxed), current))
+    }
+}

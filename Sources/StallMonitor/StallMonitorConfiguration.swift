@@ -1,0 +1,97 @@
+import Foundation
+import Logging
+import StallReportKit
+
+extension StallMonitor {
+    /// How a monitor detects, samples and reports stalls. Only the report directory is required.
+    public struct Configuration: Sendable {
+        /// An awake span longer than this is a stall. Default 250 ms (Apple's hang threshold).
+        public var threshold: Duration
+        /// Where reports are written (created with mode 0700 when missing).
+        public var reportDirectory: URL
+        /// Time between stack samples while a stall lasts. Default 10 ms.
+        public var samplingInterval: Duration
+        /// Sampling starts this fraction of the threshold into a span, so the first moments of a
+        /// stall are caught; samples of spans that end below the threshold are discarded. Default 0.5.
+        public var samplingLead: Double
+        /// Upper bound of samples kept per stall; beyond it an evenly spread half is kept and the
+        /// interval doubles, so memory stays fixed. Default 200.
+        public var maxSamplesPerStall: Int
+        /// Deepest stack recorded per sample (at most 512). Default 256.
+        public var maxFramesPerSample: Int
+        /// How long the watchdog waits for the stuck thread to answer one sample. Default 10 ms.
+        public var sampleTimeout: Duration
+        /// The real-time signal used for sampling; nil picks a free one at start.
+        public var signal: Int32?
+        /// Interrupt a thread sleeping in `nanosleep`/`poll`/`epoll_wait`/… to get its full stack.
+        /// Off by default: the signal would make such a call return early (EINTR) in the host.
+        public var interruptSleepingSyscalls: Bool
+        /// How long the loop may be suspended (about to wait, or outside its outermost run) and
+        /// still continue the same awake span: a wait that returns at once because work is pending,
+        /// or `RunLoop.run()` re-entering the CF loop after each source, is not the loop going idle.
+        /// Default 200 µs.
+        public var reentryGrace: Duration
+        /// The host app's version, copied into every report.
+        public var appVersion: String?
+        /// Labels copied into every report.
+        public var tags: [String: String]
+        /// Where the monitor logs problems (at info level or below); nil writes each kind of
+        /// problem once to stderr.
+        public var logger: Logger?
+        /// Called on the writer queue after each report is written, with the report and its file.
+        public var onReport: (@Sendable (StallReport, URL) -> Void)?
+
+        /// A configuration with the defaults above.
+        public init(
+            threshold: Duration = .milliseconds(250),
+            reportDirectory: URL,
+            samplingInterval: Duration = .milliseconds(10),
+            samplingLead: Double = 0.5,
+            maxSamplesPerStall: Int = 200,
+            maxFramesPerSample: Int = 256,
+            sampleTimeout: Duration = .milliseconds(10),
+            signal: Int32? = nil,
+            interruptSleepingSyscalls: Bool = false,
+            reentryGrace: Duration = .microseconds(200),
+            appVersion: String? = nil,
+            tags: [String: String] = [:],
+            logger: Logger? = nil,
+            onReport: (@Sendable (StallReport, URL) -> Void)? = nil
+        ) {
+            self.threshold = threshold
+            self.reportDirectory = reportDirectory
+            self.samplingInterval = samplingInterval
+            self.samplingLead = samplingLead
+            self.maxSamplesPerStall = maxSamplesPerStall
+            self.maxFramesPerSample = maxFramesPerSample
+            self.sampleTimeout = sampleTimeout
+            self.signal = signal
+            self.interruptSleepingSyscalls = interruptSleepingSyscalls
+            self.reentryGrace = reentryGrace
+            self.appVersion = appVersion
+            self.tags = tags
+            self.logger = logger
+            self.onReport = onReport
+        }
+
+        func validate() throws(StallMonitorError) {
+            if threshold <= .zero { throw .invalidConfiguration("threshold must be positive") }
+            if samplingInterval <= .zero { throw .invalidConfiguration("samplingInterval must be positive") }
+            if !(0.05...1).contains(samplingLead) { throw .invalidConfiguration("samplingLead must be within 0.05…1") }
+            if maxSamplesPerStall < 2 { throw .invalidConfiguration("maxSamplesPerStall must be at least 2") }
+            if !(1...512).contains(maxFramesPerSample) { throw .invalidConfiguration("maxFramesPerSample must be within 1…512") }
+            if sampleTimeout <= .zero { throw .invalidConfiguration("sampleTimeout must be positive") }
+            if reentryGrace < .zero { throw .invalidConfiguration("reentryGrace must not be negative") }
+            if !reportDirectory.isFileURL { throw .invalidConfiguration("reportDirectory must be a file URL") }
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds (saturating).
+    var nanoseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0 else { return 0 }
+        return UInt64(seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
+    }
+}

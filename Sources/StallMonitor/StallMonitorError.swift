@@ -1,0 +1,35 @@
+/// Why a monitor could not start, or what went wrong while it ran.
+public enum StallMonitorError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The configuration is invalid.
+    case invalidConfiguration(String)
+    /// No usable real-time signal for sampling (or the requested one is taken).
+    case signalUnavailable(String)
+    /// The report directory could not be created or is not a directory.
+    case reportDirectory(path: String, reason: String)
+    /// A report could not be written.
+    case reportWrite(path: String, reason: String)
+    /// A report could not be encoded.
+    case reportEncoding(String)
+
+    /// A one-line explanation.
+    public var description: String {
+        switch self {
+        case .invalidConfiguration(let why): return "invalid StallMonitor configuration: \(why)"
+        case .signalUnavailable(let why): return "no sampling signal: \(why)"
+        case .reportDirectory(let path, let why): return "report directory \(path): \(why)"
+        case .reportWrite(let path, let why): return "cannot write stall report \(path): \(why)"
+        case .reportEncoding(let why): return "cannot encode stall report: \(why)"
+        }
+    }
+
+    /// A stable key for counting errors of one kind.
+    var kind: String {
+        switch self {
+        case .invalidConfiguration: return "invalidConfiguration"
+        case .signalUnavailable: return "signalUnavailable"
+        case .reportDirectory: return "reportDirectory"
+        case .reportWrite: return "reportWrite"
+        case .reportEncoding: return "reportEncoding"
+        }
+    }
+}

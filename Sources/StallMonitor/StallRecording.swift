@@ -1,0 +1,61 @@
+import Foundation
+import StallReportKit
+
+/// One observation of the stuck thread, before symbolication.
+struct RawSample {
+    /// Nanoseconds from the span start.
+    var offset: UInt64
+    var kind: StallReport.Sample.Kind
+    var threadState: String
+    var syscall: String?
+    var note: String?
+    /// Instruction pointers, leaf first. For `stack` samples the first is the interrupted PC and
+    /// the rest are return addresses; for `syscall` samples the one PC from `/proc`.
+    var addresses: [UInt]
+    var truncated: Bool
+}
+
+/// Everything the watchdog learned about one stall, handed to the writer.
+struct StallRecording {
+    var thread: MonitoredThread.Identity
+    var sequence: UInt64
+    var spanStart: UInt64
+    var wallClockStart: Date
+    var threshold: UInt64
+    var mode: String?
+    var end: UInt64 = 0
+    var passes = 0
+    var longestPass: UInt64 = 0
+    var samples: [RawSample] = []
+    var interval: UInt64
+    var requestedInterval: UInt64
+    var maxSamples: Int
+    var attempted = 0
+    var taken = 0
+    var timedOut = 0
+    var skipped: [String: Int] = [:]
+    var thinned = false
+    var dropped = 0
+    /// Thread CPU time and monotonic time when tracking began and when it ended.
+    var cpuAtTrackingStart: Int64
+    var trackingStart: UInt64
+    var cpuAtTrackingEnd: Int64 = -1
+    var trackingEnd: UInt64 = 0
+    var unwinder: (available: Bool, note: String?)
+
+    /// Adds a sample, thinning to an evenly spread half (and doubling the interval) at the bound.
+    mutating func append(_ sample: RawSample) {
+        if samples.count >= maxSamples {
+            let kept = stride(from: 0, to: samples.count, by: 2).map { samples[$0] }
+            dropped += samples.count - kept.count
+            samples = kept
+            interval *= 2
+            thinned = true
+        }
+        samples.append(sample)
+    }
+
+    mutating func skip(_ reason: String) {
+        skipped[reason, default: 0] += 1
+    }
+}

@@ -1,0 +1,94 @@
+import CStallMonitor
+import Glibc
+import Synchronization
+
+/// Names addresses of this process, on the writer side, cached per address: libdw (symbol
+/// tables including local symbols, DWARF line tables) when it can be loaded, else `dladdr`
+/// (exported symbols only). Names are demangled by the Swift runtime's own demangler.
+final class Symbolicator: Sendable {
+    /// What is known about one address.
+    struct Symbol: Sendable {
+        var name: String?
+        var offset: Int?
+        var file: String?
+        var line: Int?
+    }
+
+    private struct State: @unchecked Sendable {
+        var session: OpaquePointer?
+        var cache: [UInt: Symbol] = [:]
+        var opened = false
+        var note: String?
+    }
+
+    /// One per process: libdw sessions are expensive and the cache is shared by every monitor.
+    static let shared = Symbolicator()
+
+    /// Entries kept before the cache is cleared (bounds memory in long-running hosts).
+    private static let cacheLimit = 50_000
+
+    private let state = Mutex(State())
+
+    /// Which symbolicator is in use and why the better one is not.
+    func describe() -> (name: String, note: String?) {
+        state.withLock { state in
+            open(&state)
+            return state.session != nil ? ("libdw", nil) : ("dladdr", state.note)
+        }
+    }
+
+    /// Looks up every address at once (one lock round trip per report).
+    func symbolicate(_ addresses: [UInt]) -> [UInt: Symbol] {
+        state.withLock { state in
+            open(&state)
+            if state.cache.count > Self.cacheLimit { state.cache.removeAll(keepingCapacity: true) }
+            var result: [UInt: Symbol] = [:]
+            for address in addresses {
+                if let cached = state.cache[address] {
+                    result[address] = cached
+                    continue
+                }
+                let symbol = lookup(address, session: state.session)
+                state.cache[address] = symbol
+                result[address] = symbol
+            }
+            return result
+        }
+    }
+
+    private func open(_ state: inout State) {
+        guard !state.opened else { return }
+        state.opened = true
+        var error = [CChar](repeating: 0, count: 256)
+        state.session = CStallMonitor_symbolizer_open(&error, error.count)
+        if state.session == nil {
+            state.note = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                + "; names come from dladdr (exported symbols only, no file:line)"
+        }
+    }
+
+    private func lookup(_ address: UInt, session: OpaquePointer?) -> Symbol {
+        if let session {
+            var found = CStallMonitorSymbol()
+            if CStallMonitor_symbolizer_lookup(session, address, &found) != 0 {
+                return Symbol(
+                    name: found.symbol.map { Self.demangle(String(cString: $0)) },
+                    offset: found.symbol != nil ? Int(found.offset) : nil,
+                    file: found.file.map { String(cString: $0) },
+                    line: found.line > 0 ? Int(found.line) : nil)
+            }
+        }
+        var name: UnsafePointer<CChar>?
+        var start: UInt = 0
+        var image: UnsafePointer<CChar>?
+        guard CStallMonitor_dladdr(address, &name, &start, &image) != 0, let name else { return Symbol() }
+        return Symbol(name: Self.demangle(String(cString: name)), offset: Int(address &- start), file: nil, line: nil)
+    }
+
+    /// Demangles Swift and C++ names; returns other names unchanged.
+    static func demangle(_ name: String) -> String {
+        guard let demangled = CStallMonitor_demangle(name) else { return name }
+        defer { free(demangled) }
+        return String(cString: demangled)
+    }
+}

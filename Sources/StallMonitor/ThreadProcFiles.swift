@@ -1,0 +1,105 @@
+import Foundation
+import Glibc
+
+/// Reads `/proc/self/task/<tid>/{stat,syscall,status}` of one monitored thread without
+/// interrupting it. The files stay open and are re-read with `pread` at offset 0, which makes the
+/// kernel regenerate them: about 2 µs per read instead of an open and a close.
+final class ThreadProcFiles {
+    /// What `/proc/…/syscall` says about the thread.
+    enum SyscallState: Equatable {
+        /// On a CPU in user space.
+        case running
+        /// Blocked outside any syscall (e.g. in a page fault): user stack and program counter.
+        case blockedOutsideSyscall(pc: UInt)
+        /// Inside syscall `number`, entered from user program counter `pc`.
+        case inSyscall(number: Int, pc: UInt)
+        /// The file could not be read.
+        case unknown
+    }
+
+    /// Signal facts from `/proc/…/status`.
+    struct SignalMasks: Equatable {
+        var blocked: UInt64
+        var pendingForThread: UInt64
+    }
+
+    let tid: Int32
+    private let statFD: Int32
+    private let syscallFD: Int32
+    private let statusFD: Int32
+    private var buffer = [UInt8](repeating: 0, count: 4096)
+
+    init(tid: Int32) {
+        self.tid = tid
+        func open(_ name: String) -> Int32 {
+            Glibc.open("/proc/self/task/\(tid)/\(name)", O_RDONLY | O_CLOEXEC)
+        }
+        statFD = open("stat")
+        syscallFD = open("syscall")
+        statusFD = open("status")
+    }
+
+    deinit {
+        for fd in [statFD, syscallFD, statusFD] where fd >= 0 { close(fd) }
+    }
+
+    private func read(_ fd: Int32) -> Substring? {
+        guard fd >= 0 else { return nil }
+        let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { return nil }
+        return Substring(decoding: buffer[0..<count], as: UTF8.self)
+    }
+
+    /// The scheduler state letter (`R`, `S`, `D`, `T`, …), or `?` when unknown.
+    func schedulerState() -> String {
+        // "tid (comm) S ppid …": comm may contain spaces and parentheses; the state follows the last ')'.
+        guard let text = read(statFD), let close = text.lastIndex(of: ")") else { return "?" }
+        let rest = text[text.index(after: close)...].drop(while: { $0 == " " })
+        return rest.first.map(String.init) ?? "?"
+    }
+
+    /// Whether and where the thread is in a syscall.
+    func syscallState() -> SyscallState {
+        guard let text = read(syscallFD) else { return .unknown }
+        let fields = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
+        guard let first = fields.first else { return .unknown }
+        if first == "running" { return .running }
+        guard let number = Int(first), let last = fields.last else { return .unknown }
+        let pc = UInt(last.dropFirst(2), radix: 16) ?? 0
+        return number < 0 ? .blockedOutsideSyscall(pc: pc) : .inSyscall(number: number, pc: pc)
+    }
+
+    /// The thread's blocked and pending signal masks.
+    func signalMasks() -> SignalMasks? {
+        guard let text = read(statusFD) else { return nil }
+        var blocked: UInt64?
+        var pending: UInt64?
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("SigBlk:") {
+                blocked = UInt64(line.dropFirst(7).trimmingPrefix(while: { $0 == "\t" || $0 == " " }), radix: 16)
+            } else if line.hasPrefix("SigPnd:") {
+                pending = UInt64(line.dropFirst(7).trimmingPrefix(while: { $0 == "\t" || $0 == " " }), radix: 16)
+            }
+        }
+        guard let blocked, let pending else { return nil }
+        return SignalMasks(blocked: blocked, pendingForThread: pending)
+    }
+
+    /// The thread's name from `/proc/…/comm`.
+    static func threadName(tid: Int32) -> String {
+        let fd = Glibc.open("/proc/self/task/\(tid)/comm", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return "?" }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 64)
+        let count = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return "?" }
+        return String(decoding: bytes[0..<count], as: UTF8.self).trimmingCharacters(in: .newlines)
+    }
+}
+
+extension ThreadProcFiles.SignalMasks {
+    /// Whether `signal` (1-based) is set in `mask`.
+    static func contains(_ mask: UInt64, _ signal: Int32) -> Bool {
+        signal >= 1 && signal <= 64 && mask & (1 << UInt64(signal - 1)) != 0
+    }
+}

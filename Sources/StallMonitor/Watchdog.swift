@@ -1,0 +1,62 @@
+import CStallMonitor
+import Foundation
+import Synchronization
+
+/// The watchdog thread: event-driven, loop-agnostic. While every watched loop sleeps it parks
+/// on a semaphore without a deadline (no periodic wake-ups); a span start wakes it; otherwise it
+/// sleeps until the next thing due (a span reaching the sampling lead, the next sample).
+final class Watchdog: @unchecked Sendable {
+    private let watches: [ThreadWatch]
+    private let wakeup: WakeupSignal
+    private let counters: MonitorCounters
+    private let running = Atomic<Bool>(true)
+    private let exited = DispatchSemaphore(value: 0)
+
+    init(watches: [ThreadWatch], wakeup: WakeupSignal, counters: MonitorCounters) {
+        self.watches = watches
+        self.wakeup = wakeup
+        self.counters = counters
+    }
+
+    /// Starts the watchdog thread.
+    func start() {
+        let thread = Thread { [self] in
+            run()
+            exited.signal()
+        }
+        thread.name = "StallMonitor.watchdog"
+        thread.stackSize = 512 * 1024
+        thread.start()
+    }
+
+    /// Asks the thread to finish and waits for it (it is never blocked for longer than one
+    /// sample's deadline).
+    func stop() {
+        running.store(false, ordering: .sequentiallyConsistent)
+        wakeup.signal()
+        exited.wait()
+    }
+
+    private func run() {
+        while running.load(ordering: .sequentiallyConsistent) {
+            let now = CStallMonitor_monotonic_ns()
+            var deadline: UInt64?
+            for watch in watches {
+                if let due = watch.step(now: now) { deadline = min(deadline ?? .max, due) }
+            }
+            guard running.load(ordering: .sequentiallyConsistent) else { break }
+            if let deadline {
+                wakeup.wait(until: deadline)
+            } else {
+                for watch in watches { watch.thread.tracker.watchdogParked.store(true, ordering: .sequentiallyConsistent) }
+                if watches.contains(where: { $0.hasOpenSpan }) {
+                    for watch in watches { watch.thread.tracker.watchdogParked.store(false, ordering: .sequentiallyConsistent) }
+                    continue
+                }
+                wakeup.wait(until: nil)
+                for watch in watches { watch.thread.tracker.watchdogParked.store(false, ordering: .relaxed) }
+            }
+            counters.watchdogWakeups.add(1, ordering: .relaxed)
+        }
+    }
+}

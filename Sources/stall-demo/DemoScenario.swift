@@ -1,0 +1,62 @@
+import CoreFoundation
+import Foundation
+
+/// One scheduled stall of the demo.
+struct DemoScenario: Sendable {
+    let name: String
+    let summary: String
+    let run: @Sendable (_ done: @escaping @Sendable () -> Void) -> Void
+
+    static let all: [DemoScenario] = [
+        .init(name: "short-work", summary: "100 ms of work, below the threshold: no report") { done in
+            Scenarios.shortWorkBelowThreshold(milliseconds: 100); done()
+        },
+        .init(name: "cpu-spin-300", summary: "CPU spin, 300 ms") { done in
+            Scenarios.spinOnCPU(milliseconds: 300); done()
+        },
+        .init(name: "mutex-wait", summary: "waits 500 ms for a mutex held by another thread") { done in
+            Scenarios.waitForLockHeldByWorker(milliseconds: 500); done()
+        },
+        .init(name: "usleep", summary: "usleep(400 ms), not interrupted by sampling") { done in
+            Scenarios.sleepWithUsleep(milliseconds: 400); done()
+        },
+        .init(name: "deep-recursion", summary: "200-frame recursion that spins 400 ms") { done in
+            _ = Scenarios.recurseThenSpin(depth: 200, milliseconds: 400); done()
+        },
+        .init(name: "congestion", summary: "3,000 queued tasks of 0.2 ms each, none long on its own") { done in
+            Scenarios.runCongestedTask(remaining: 3_000, microseconds: 200, done: done)
+        },
+        .init(name: "cpu-spin-1200", summary: "CPU spin, 1.2 s") { done in
+            Scenarios.spinOnCPU(milliseconds: 1_200); done()
+        },
+    ]
+
+    static func select(_ names: String?) throws -> [DemoScenario] {
+        guard let names else { return all }
+        return try names.split(separator: ",").map { name in
+            guard let scenario = all.first(where: { $0.name == name }) else {
+                throw DemoError("unknown scenario '\(name)'; known: \(all.map(\.name).joined(separator: ", "))")
+            }
+            return scenario
+        }
+    }
+
+    /// Runs the scenarios one after another from main-RunLoop timers, `gap` seconds apart (the
+    /// loop sleeps in between), then calls `finished`.
+    static func schedule(_ scenarios: [DemoScenario], gap: TimeInterval, finished: @escaping @Sendable () -> Void) {
+        guard let first = scenarios.first else {
+            _ = Timer.scheduledTimer(withTimeInterval: gap, repeats: false) { _ in finished() }
+            return
+        }
+        _ = Timer.scheduledTimer(withTimeInterval: gap, repeats: false) { _ in
+            first.run {
+                schedule(Array(scenarios.dropFirst()), gap: gap, finished: finished)
+            }
+        }
+    }
+}
+
+struct DemoError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,84 @@
+import ArgumentParser
+import CoreFoundation
+import Synchronization
+import Foundation
+import StallMonitor
+import StallReportKit
+
+/// A host app that runs the main RunLoop and stalls it in known ways, with StallMonitor watching.
+@main
+struct StallDemoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stall-demo",
+        abstract: "A host app that stalls its main RunLoop in known ways while StallMonitor watches.",
+        discussion: """
+            Runs the main RunLoop and, on timers, stalls it: a CPU spin (300 ms and 1.2 s), a wait on \
+            a mutex held by another thread (500 ms), usleep (400 ms), a 200-frame recursion that \
+            spins (400 ms), congestion (3,000 tasks of 0.2 ms), and short work below the threshold \
+            (must not be reported). Prints each report's path and exits by itself.
+
+            Example: stall-demo --output ./stall-reports --threshold-ms 250
+            """)
+
+    @Option(name: .shortAndLong, help: "Directory for the stall reports (created 0700 if missing).")
+    var output: String = "stall-reports"
+
+    @Option(name: .customLong("threshold-ms"), help: "Stall threshold in milliseconds.")
+    var thresholdMs: Int = 250
+
+    @Option(name: .customLong("only"), help: "Run only these scenarios (comma-separated names; see --list).")
+    var only: String?
+
+    @Flag(help: "List the scenarios and exit.")
+    var list = false
+
+    func validate() throws {
+        guard thresholdMs > 0 else { throw ValidationError("--threshold-ms must be positive") }
+    }
+
+    func run() throws {
+        if list {
+            for scenario in DemoScenario.all { print("\(scenario.name)\t\(scenario.summary)") }
+            return
+        }
+        let selected = try DemoScenario.select(only)
+        let directory = URL(fileURLWithPath: output, isDirectory: true)
+        let monitor = try StallMonitor.start(.init(
+            threshold: .milliseconds(thresholdMs),
+            reportDirectory: directory,
+            appVersion: "stall-demo 1.0",
+            onReport: { report, url in
+                print("wrote \(url.path)  \(Int(report.durationMs.rounded())) ms \(report.classification.rawValue)  \(report.representativeFunction)")
+            }))
+        print("stall-demo: pid \(getpid()), threshold \(thresholdMs) ms, signal \(monitor.signal), reports in \(directory.path)")
+        let finished = FinishFlag()
+        DemoScenario.schedule(selected, gap: 0.4) {
+            finished.set()
+            CFRunLoopStop(CFRunLoopGetMain())  // makes run(mode:before:) return
+        }
+        while !finished.isSet {
+            _ = RunLoop.main.run(mode: .default, before: .distantFuture)
+        }
+        monitor.stop()
+        let statistics = monitor.statistics
+        print("stall-demo: \(statistics.stallsDetected) stalls detected, \(statistics.reportsWritten) reports written, \(statistics.samplesTaken) samples")
+        if !statistics.errors.isEmpty { throw ExitCode(3) }
+    }
+}
+
+extension StallReport {
+    /// The first in-app function of the representative stack, for one-line output.
+    var representativeFunction: String {
+        let stack = representativeStack.map { frames[$0] }
+        let frame = stack.first(where: { $0.inApp && $0.symbol != nil }) ?? stack.first
+        let samplesSyscall = samples.first(where: { $0.syscall != nil })?.syscall
+        return frame?.symbol ?? samplesSyscall.map { "in \($0)" } ?? "(no stack)"
+    }
+}
+
+/// Set when the last scenario has run; read by the main loop between runs.
+final class FinishFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
+}
