@@ -30,16 +30,18 @@ enum StallReportCLI {
 
         var description: String {
             switch self {
-            case .binaryNotFound(let searched): return "stallreport binary not found; searched: \(searched.joined(separator: ", "))"
+            case .binaryNotFound(let searched): return "binary not found; searched: \(searched.joined(separator: ", "))"
             case .timedOut(let arguments): return "stallreport \(arguments.joined(separator: " ")) did not finish within the time limit"
             }
         }
     }
 
-    /// The executable: `STALLREPORT_BINARY` if set, else found next to the running test bundle by
-    /// walking up from the test executable and `Bundle.main` to the products directory.
-    static func binary() throws -> URL {
-        if let path = ProcessInfo.processInfo.environment["STALLREPORT_BINARY"] { return URL(fileURLWithPath: path) }
+    /// The executable `name` (`stallreport` or `stall-demo`): `STALLREPORT_BINARY` /
+    /// `STALL_DEMO_BINARY` if set, else found next to the running test bundle by walking up from
+    /// the test executable and `Bundle.main` to the products directory.
+    static func binary(named name: String = "stallreport") throws -> URL {
+        let variable = name.uppercased().replacingOccurrences(of: "-", with: "_") + "_BINARY"
+        if let path = ProcessInfo.processInfo.environment[variable] { return URL(fileURLWithPath: path) }
         var starts: [URL] = []
         if let first = CommandLine.arguments.first {
             starts.append(URL(fileURLWithPath: first).resolvingSymlinksInPath().deletingLastPathComponent())
@@ -50,7 +52,7 @@ enum StallReportCLI {
         for start in starts {
             var directory = start
             for _ in 0..<5 {
-                let candidate = directory.appendingPathComponent("stallreport")
+                let candidate = directory.appendingPathComponent(name)
                 searched.append(candidate.path)
                 var isDirectory: ObjCBool = false
                 if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue,
@@ -66,9 +68,9 @@ enum StallReportCLI {
     /// Runs `stallreport arguments…` in `directory` with `environment` added to (or, for nil
     /// values, removed from) the test process's environment. Output goes through temporary files,
     /// so a large output cannot deadlock a pipe. Fails after `timeout` seconds.
-    static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String?] = [:], timeout: TimeInterval = 120) throws -> Run {
+    static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String?] = [:], timeout: TimeInterval = 120, executable: String = "stallreport") throws -> Run {
         let process = Process()
-        process.executableURL = try binary()
+        process.executableURL = try binary(named: executable)
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = directory }
         var env = ProcessInfo.processInfo.environment

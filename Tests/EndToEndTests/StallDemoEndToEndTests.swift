@@ -1,0 +1,109 @@
+import Foundation
+import StallReportKit
+import Testing
+
+/// Runs the real `stall-demo` binary (a host app whose main RunLoop stalls in known ways while
+/// StallMonitor watches) and checks every report it writes, then feeds them to `stallreport`.
+@Suite("stall-demo end to end", .serialized)
+struct StallDemoEndToEndTests {
+    /// The demo's stalls in the order it runs them, with what their reports must say.
+    struct Expectation {
+        var scenario: String
+        var classification: StallClassification
+        var function: String
+        var minimumMs: Double
+        var maximumMs: Double
+    }
+
+    static let expectations: [Expectation] = [
+        .init(scenario: "cpu-spin-300", classification: .cpu, function: "spinOnCPU", minimumMs: 300, maximumMs: 380),
+        .init(scenario: "mutex-wait", classification: .blocked, function: "waitForLockHeldByWorker", minimumMs: 490, maximumMs: 600),
+        .init(scenario: "usleep", classification: .blocked, function: "clock_nanosleep", minimumMs: 400, maximumMs: 480),
+        .init(scenario: "deep-recursion", classification: .cpu, function: "recurseThenSpin", minimumMs: 400, maximumMs: 500),
+        .init(scenario: "congestion", classification: .congestion, function: "runCongestedTask", minimumMs: 500, maximumMs: 1_500),
+        .init(scenario: "cpu-spin-1200", classification: .cpu, function: "spinOnCPU", minimumMs: 1_200, maximumMs: 1_300),
+    ]
+
+    @Test("every scenario gives one report with the right stack and class; short work gives none")
+    func demoReports() throws {
+        let directory = try ReportDirectory()
+        let run = try StallReportCLI.run(["--output", directory.path, "--threshold-ms", "250"], timeout: 120, executable: "stall-demo")
+        #expect(run.status == 0, "\(run)")
+
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            .filter { $0.hasSuffix(".json") }.sorted()
+        try #require(files.count == Self.expectations.count, "expected one report per stall scenario and none for the 100 ms work; got \(files)\n\(run)")
+        #expect(!files.contains { $0.hasPrefix(".") }, "temporary files left behind")
+        let wrote = run.stdoutLines.filter { $0.hasPrefix("wrote ") }
+        #expect(wrote.count == files.count, "the demo prints where it wrote each report")
+
+        var startTimes: [Date] = []
+        for (file, expectation) in zip(files, Self.expectations) {
+            let report = try StallReport.read(from: directory.url.appendingPathComponent(file))
+            startTimes.append(report.startedAt)
+            #expect(report.status == .ended)
+            #expect(report.classification == expectation.classification, "\(expectation.scenario): \(report.classification)")
+            #expect(report.durationMs >= expectation.minimumMs && report.durationMs <= expectation.maximumMs,
+                    "\(expectation.scenario): \(report.durationMs) ms")
+            #expect(report.loop.isMainThread && report.loop.threadID == report.process.pid)
+            let names = report.samples.flatMap { $0.frames.compactMap { report.frames[$0].symbol } }
+            #expect(names.contains { $0.contains(expectation.function) }, "\(expectation.scenario): no \(expectation.function) in the samples")
+            #expect(report.images.contains { $0.isMainExecutable && $0.buildID != nil })
+            #expect(wrote.contains { $0.contains(file) })
+        }
+        #expect(startTimes == startTimes.sorted(), "file names sort by time")
+
+        let usleep = try StallReport.read(from: directory.url.appendingPathComponent(files[2]))
+        #expect(usleep.samples.contains { $0.kind == .syscall && $0.syscall == "clock_nanosleep" })
+        #expect((usleep.sampling.skipped["sleepingSyscall"] ?? 0) > 0)
+        let recursion = try StallReport.read(from: directory.url.appendingPathComponent(files[3]))
+        #expect(recursion.samples.contains { $0.frames.count >= 200 }, "the 200-frame recursion is captured whole")
+        let mutex = try StallReport.read(from: directory.url.appendingPathComponent(files[1]))
+        let mutexStack = mutex.representativeStack.compactMap { mutex.frames[$0].symbol }
+        #expect(mutexStack.contains { $0.contains("pthread_mutex_lock") || $0.contains("lll_lock_wait") }, "\(mutexStack)")
+
+        try SchemaValidation.validate(directory: directory.url)
+
+        let summary = try StallReportCLI.run(["summarize", "--format", "json", directory.path])
+        #expect(summary.status == 0, "\(summary)")
+        let json = try JSONSerialization.jsonObject(with: Data(summary.stdout.utf8)) as? [String: Any]
+        let totals = json?["totals"] as? [String: Any]
+        #expect((totals?["stalls"] as? Int) == Self.expectations.count, "\(summary.stdout.prefix(600))")
+        #expect((totals?["problems"] as? Int) == 0)
+    }
+}
+
+/// Validates reports against `Reports/stall-report.schema.json` with Python's `jsonschema`
+/// (an independent implementation of JSON Schema).
+enum SchemaValidation {
+    static var schemaURL: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Reports/stall-report.schema.json")
+    }
+
+    static func validate(directory: URL) throws {
+        let script = """
+            import glob, json, sys, jsonschema
+            schema = json.load(open(sys.argv[1]))
+            validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+            files = sorted(glob.glob(sys.argv[2] + "/*.json"))
+            bad = 0
+            for name in files:
+                for error in validator.iter_errors(json.load(open(name))):
+                    bad += 1
+                    print(name, "/".join(map(str, error.absolute_path)), error.message)
+            print("validated", len(files))
+            sys.exit(1 if bad or not files else 0)
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script, schemaURL.path, directory.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "schema validation failed:\n\(String(decoding: data, as: UTF8.self))")
+    }
+}
