@@ -37,7 +37,6 @@ static struct {
 
 struct CStallMonitorSymbolizer {
     Dwfl *dwfl;
-    uint64_t refreshes;
 };
 
 static void load_libdw(void) {
@@ -139,13 +138,7 @@ int CStallMonitor_symbolizer_lookup(CStallMonitorSymbolizer *session, uintptr_t 
                                     CStallMonitorSymbol *symbol) {
     memset(symbol, 0, sizeof(*symbol));
     Dwfl_Module *module = dw.addrmodule(session->dwfl, address);
-    if (module == NULL) {
-        // Possibly a library loaded after the session began: report the modules again, once.
-        report_modules(session);
-        session->refreshes++;
-        module = dw.addrmodule(session->dwfl, address);
-        if (module == NULL) return 0;
-    }
+    if (module == NULL) return 0;
     GElf_Off offset = 0;
     GElf_Sym elf_symbol;
     const char *name = dw.module_addrinfo(module, address, &offset, &elf_symbol, NULL, NULL, NULL);

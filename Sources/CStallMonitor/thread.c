@@ -3,6 +3,7 @@
 #include "CStallMonitor.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -53,4 +54,11 @@ int CStallMonitor_sem_wait_until(sem_t *sem, uint64_t deadline_ns) {
         if (result == 0) return 0;
         if (errno != EINTR) return errno;
     }
+}
+
+int CStallMonitor_unblock_signal(int signal_number) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, signal_number);
+    return -pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }

@@ -24,11 +24,15 @@ final class MonitoredThread: @unchecked Sendable {
         self.runLoop = runLoop
     }
 
-    /// Runs on the monitored thread: records its id, makes sure it has a large enough alternate
-    /// signal stack, and takes one sample of itself so that libunwind's first-use allocations
-    /// (per-thread caches) happen here and not inside a later signal handler.
-    func arm(sampleTimeout: UInt64, maxFrames: Int) {
+    /// Runs on the monitored thread: records its id, unblocks the sampling signal (threads
+    /// inherit signal masks: a process spawned from a libdispatch worker starts with every signal
+    /// blocked), makes sure it has a large enough alternate signal stack, and takes one sample of
+    /// itself so that libunwind's first-use allocations (per-thread caches) happen here and not
+    /// inside a later signal handler. A thread that blocks the signal later is still detected:
+    /// its samples say so.
+    func arm(signal: Int32, sampleTimeout: UInt64, maxFrames: Int) {
         let tid = CStallMonitor_gettid()
+        _ = CStallMonitor_unblock_signal(signal)
         _ = CStallMonitor_ensure_altstack(64 * 1024)
         var buffer = [UInt](repeating: 0, count: maxFrames)
         _ = StackSampler.sample(tid: tid, timeout: sampleTimeout, maxFrames: maxFrames, into: &buffer)

@@ -25,7 +25,7 @@ struct ReportBuilder {
                 }
             }
         }
-        let symbols = symbolicator.symbolicate(addresses)
+        let symbols = symbolicator.symbolicate(addresses, images: images.entries.map { "\($0.path)@\($0.start)" })
         let frames = addresses.map { address -> StallReport.Frame in
             let image = images.index(containing: address)
             let symbol = symbols[address]

@@ -101,10 +101,10 @@ public final class StallMonitor: Sendable {
         let timeout = configuration.sampleTimeout.nanoseconds
         let maxFrames = configuration.maxFramesPerSample
         if CFRunLoopGetCurrent() === runLoop {
-            thread.arm(sampleTimeout: timeout, maxFrames: maxFrames)
+            thread.arm(signal: signal, sampleTimeout: timeout, maxFrames: maxFrames)
         } else {
             CFRunLoopPerformBlock(runLoop, kCFRunLoopCommonModes) {
-                thread.arm(sampleTimeout: timeout, maxFrames: maxFrames)
+                thread.arm(signal: signal, sampleTimeout: timeout, maxFrames: maxFrames)
             }
             CFRunLoopWakeUp(runLoop)
         }

@@ -19,6 +19,8 @@ final class Symbolicator: Sendable {
         var cache: [UInt: Symbol] = [:]
         var opened = false
         var note: String?
+        /// The loaded images the session and the cache describe.
+        var images: [String] = []
     }
 
     /// One per process: libdw sessions are expensive and the cache is shared by every monitor.
@@ -37,9 +39,18 @@ final class Symbolicator: Sendable {
         }
     }
 
-    /// Looks up every address at once (one lock round trip per report).
-    func symbolicate(_ addresses: [UInt]) -> [UInt: Symbol] {
+    /// Looks up every address at once (one lock round trip per report). `images` identifies the
+    /// loaded images: when it changed (a library was loaded or unloaded), the session is reopened
+    /// and the cache cleared, since an address may now belong to another library.
+    func symbolicate(_ addresses: [UInt], images: [String]) -> [UInt: Symbol] {
         state.withLock { state in
+            if state.opened && state.images != images {
+                if let session = state.session { CStallMonitor_symbolizer_close(session) }
+                state.session = nil
+                state.opened = false
+                state.cache.removeAll()
+            }
+            state.images = images
             open(&state)
             if state.cache.count > Self.cacheLimit { state.cache.removeAll(keepingCapacity: true) }
             var result: [UInt: Symbol] = [:]

@@ -37,6 +37,10 @@ int64_t CStallMonitor_thread_cpu_ns(pid_t tid);
 /// Returns 1 when a new stack was installed, 0 when the existing one suffices, -errno on failure.
 int CStallMonitor_ensure_altstack(size_t min_size);
 
+/// Unblocks `signal_number` for the calling thread (a mask inherited from a parent process or a
+/// creating thread would otherwise hide the thread from the sampler). Returns 0 or -errno.
+int CStallMonitor_unblock_signal(int signal_number);
+
 /// Waits on `sem` until CLOCK_MONOTONIC reaches `deadline_ns` (0: no deadline), retrying on EINTR.
 /// Returns 0 when the semaphore was taken, ETIMEDOUT on timeout, another errno on failure.
 int CStallMonitor_sem_wait_until(sem_t *sem, uint64_t deadline_ns);
@@ -133,8 +137,9 @@ typedef struct CStallMonitorSymbolizer CStallMonitorSymbolizer;
 /// libdw cannot be loaded. Not thread-safe: use one session from one thread at a time.
 CStallMonitorSymbolizer *CStallMonitor_symbolizer_open(char *error, size_t error_size);
 
-/// Looks up `address`; returns 1 when the address lies in a known module. The strings in
-/// `symbol` stay valid until the session is closed or refreshed.
+/// Looks up `address`; returns 1 when the address lies in a module that was loaded when the
+/// session opened (open a new session after libraries were loaded). The strings in `symbol`
+/// stay valid until the session is closed.
 int CStallMonitor_symbolizer_lookup(CStallMonitorSymbolizer *session, uintptr_t address,
                                     CStallMonitorSymbol *symbol);
 
