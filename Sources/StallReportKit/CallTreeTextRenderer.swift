@@ -1,0 +1,63 @@
+import Foundation
+
+/// Draws a ``CallTree`` as indented text: one line per node with its share of all samples, its
+/// sample count and its name, root first, heaviest callee first at every level.
+public struct CallTreeTextRenderer: Sendable {
+    /// Default share below which nodes are hidden.
+    public static let defaultMinPercent = 1.0
+    /// Deepest indentation drawn; deeper nodes say their depth instead.
+    public static let maxIndent = 40
+
+    /// Colours, or none.
+    public var style: TextStyle
+    /// Nodes with a smaller share of all samples (in percent) are hidden and counted.
+    public var minPercent: Double
+
+    /// Creates a renderer.
+    public init(style: TextStyle = .plain, minPercent: Double = CallTreeTextRenderer.defaultMinPercent) {
+        self.style = style
+        self.minPercent = minPercent
+    }
+
+    /// The lines of the tree (without the synthetic root).
+    public func render(_ tree: CallTree) -> [String] {
+        let total = Double(tree.sampleCount)
+        guard total > 0 else { return ["  (no samples)"] }
+        var lines: [String] = []
+        var hidden = 0
+        let countWidth = String(tree.sampleCount).count
+        // Iterative depth-first walk: stacks can be hundreds of frames deep.
+        var pending: [(node: CallTree.Node, depth: Int)] = tree.root.children.reversed().map { ($0, 0) }
+        while let (node, depth) = pending.popLast() {
+            let percent = Double(node.samples) / total * 100
+            if percent < minPercent {
+                hidden += 1
+                continue
+            }
+            let share = String(format: "%5.1f%%", percent)
+            let count = String(node.samples).leftPadded(to: countWidth)
+            let indent = String(repeating: "  ", count: min(depth, Self.maxIndent))
+            let deep = depth > Self.maxIndent ? style.dim("[\(depth)] ") : ""
+            var name = node.frame.name
+            if node.frame.inApp { name = style.bold(style.cyan(name)) } else if node.frame.isSynthetic { name = style.yellow(name) }
+            var line = "  \(share) \(count)  \(indent)\(deep)\(name)"
+            if node.selfMs > 0, node.children.isEmpty == false {
+                line += style.dim(String(format: "  (self %.0f%%)", node.selfMs / tree.totalMs * 100))
+            }
+            lines.append(line)
+            pending += node.children.reversed().map { ($0, depth + 1) }
+        }
+        if hidden > 0 {
+            let limit = String(format: "%g", minPercent)
+            lines.append(style.dim("  (\(hidden) branch\(hidden == 1 ? "" : "es") with less than \(limit) % of the samples not shown)"))
+        }
+        return lines
+    }
+}
+
+extension String {
+    /// The string padded with spaces on the left to `width` characters.
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+}

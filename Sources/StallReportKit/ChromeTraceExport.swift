@@ -1,0 +1,113 @@
+import Foundation
+
+/// Trace Event JSON (the Chrome tracing format) for Perfetto and `chrome://tracing`.
+///
+/// Each stall is one complete event (`"ph": "X"`) on its stuck thread's track (`pid` and `tid`
+/// from the report) at its real start time: `ts` is microseconds since the Unix epoch, `dur` the
+/// stall's duration in microseconds. The event's `args` hold the stack (representative stack,
+/// leaf first) and the key facts. Metadata events (`"ph": "M"`) name each process and thread.
+public enum ChromeTraceExport {
+    /// The top-level object.
+    public struct File: Codable, Sendable, Equatable {
+        /// The events.
+        public var traceEvents: [Event]
+        /// How viewers show times.
+        public var displayTimeUnit: String
+    }
+
+    /// One trace event.
+    public struct Event: Codable, Sendable, Equatable {
+        /// Event name.
+        public var name: String
+        /// Categories, comma-separated.
+        public var cat: String
+        /// Phase: `X` (complete) or `M` (metadata).
+        public var ph: String
+        /// Start, microseconds since the Unix epoch (0 for metadata).
+        public var ts: Int64
+        /// Duration in microseconds (complete events only).
+        public var dur: Int64?
+        /// Process id.
+        public var pid: Int
+        /// Thread id.
+        public var tid: Int
+        /// Details.
+        public var args: Args
+    }
+
+    /// Details of an event: for metadata only ``name``; for a stall the rest.
+    public struct Args: Codable, Sendable, Equatable {
+        /// Process or thread name (metadata events).
+        public var name: String?
+        /// Report id.
+        public var id: String?
+        /// Fingerprint.
+        public var fingerprint: String?
+        /// Duration in milliseconds.
+        public var durationMs: Double?
+        /// Threshold in milliseconds.
+        public var thresholdMs: Double?
+        /// `cpu`, `blocked`, `mixed` or `congestion`.
+        public var classification: String?
+        /// `ended`, `inProgress` or `fatal`.
+        public var status: String?
+        /// CPU time of the stuck thread in milliseconds.
+        public var mainThreadCPUMs: Double?
+        /// Number of samples.
+        public var samples: Int?
+        /// Samples × effective interval, in milliseconds.
+        public var sampledMs: Double?
+        /// Representative stack, leaf first, `symbol` or `symbol (file)`.
+        public var stack: [String]?
+        /// Path of the report file.
+        public var report: String?
+    }
+
+    /// The trace of the given profiles.
+    public static func make(_ profiles: [StallProfile]) -> File {
+        var events: [Event] = []
+        var processes: [Int: String] = [:]
+        var threads: [PairKey: String] = [:]
+        for profile in profiles {
+            processes[profile.pid] = profile.executableName
+            threads[PairKey(pid: profile.pid, tid: profile.threadID)] = profile.threadName
+            let stack = profile.representativeStack.reversed().map { frame in
+                frame.file.map { "\(frame.name) (\(($0 as NSString).lastPathComponent))" } ?? frame.name
+            }
+            let top = profile.representativeStack.last(where: \.inApp) ?? profile.representativeStack.last
+            let name = "stall \(Int(profile.durationMs.rounded())) ms" + (top.map { ": \($0.name)" } ?? "")
+            let args = Args(id: profile.id, fingerprint: profile.fingerprint, durationMs: profile.durationMs, thresholdMs: profile.thresholdMs,
+                            classification: profile.classification.rawValue, status: profile.status.rawValue,
+                            mainThreadCPUMs: profile.mainThreadCPUMs, samples: profile.samples.count, sampledMs: profile.sampledMs,
+                            stack: stack, report: profile.path)
+            events.append(Event(name: name, cat: "stall,\(profile.classification.rawValue)", ph: "X",
+                                ts: microseconds(profile.startedAt.timeIntervalSince1970 * 1000), dur: max(1, microseconds(profile.durationMs)),
+                                pid: profile.pid, tid: profile.threadID, args: args))
+        }
+        var metadata: [Event] = processes.keys.sorted().map { pid in
+            Event(name: "process_name", cat: "__metadata", ph: "M", ts: 0, dur: nil, pid: pid, tid: 0, args: Args(name: processes[pid]))
+        }
+        metadata += threads.keys.sorted { ($0.pid, $0.tid) < ($1.pid, $1.tid) }.map { key in
+            Event(name: "thread_name", cat: "__metadata", ph: "M", ts: 0, dur: nil, pid: key.pid, tid: key.tid, args: Args(name: threads[key]))
+        }
+        return File(traceEvents: metadata + events, displayTimeUnit: "ms")
+    }
+
+    /// The trace as JSON.
+    public static func render(_ profiles: [StallProfile]) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(make(profiles))
+    }
+
+    /// Milliseconds to whole microseconds.
+    static func microseconds(_ milliseconds: Double) -> Int64 {
+        guard milliseconds.isFinite else { return 0 }
+        return Int64((milliseconds * 1000).rounded())
+    }
+
+    private struct PairKey: Hashable {
+        var pid: Int
+        var tid: Int
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+
+/// What the flame graph page shows: the merged call tree in a compact form, the frame table and
+/// the summary numbers of its header. Encoded as JSON inside the page.
+public struct FlameGraphData: Codable, Sendable, Equatable {
+    /// One function of the frame table.
+    public struct Frame: Codable, Sendable, Equatable {
+        /// Function name.
+        public var name: String
+        /// Source file, when known.
+        public var file: String?
+        /// Image file name, when known.
+        public var image: String?
+        /// The app's own code.
+        public var app: Bool
+        /// A synthetic frame (`all`, `[no stack]`, `[syscall …]`).
+        public var synthetic: Bool
+    }
+
+    /// One node of the tree.
+    public struct Node: Codable, Sendable, Equatable {
+        /// Index into ``FlameGraphData/frames``.
+        public var f: Int
+        /// Time through this node, in milliseconds.
+        public var w: Double
+        /// Samples through this node.
+        public var n: Int
+        /// Callees, heaviest first; absent for a leaf.
+        public var c: [Node]?
+    }
+
+    /// Summary numbers for the header.
+    public struct Summary: Codable, Sendable, Equatable {
+        /// Stalls merged.
+        public var stalls: Int
+        /// Distinct fingerprints.
+        public var fingerprints: Int
+        /// Sum of the stalls' durations, in milliseconds.
+        public var totalStallMs: Double
+        /// Sum of the sample weights (samples × effective interval), in milliseconds.
+        public var sampledMs: Double
+        /// Samples merged.
+        public var samples: Int
+        /// Longest stall, in milliseconds.
+        public var worstMs: Double
+        /// Fingerprint of the longest stall.
+        public var worstFingerprint: String?
+        /// Start of the first stall (ISO 8601).
+        public var firstStart: String?
+        /// Start of the last stall (ISO 8601).
+        public var lastStart: String?
+        /// Stalls per classification.
+        public var classifications: [String: Int]
+        /// Executables the stalls came from.
+        public var executables: [String]
+    }
+
+    /// Page title.
+    public var title: String
+    /// Header numbers.
+    public var summary: Summary
+    /// Frame table.
+    public var frames: [Frame]
+    /// The tree; the root is the synthetic `all`.
+    public var root: Node
+
+    /// The data of the given profiles.
+    public init(profiles: [StallProfile], title: String) {
+        self.title = title
+        let tree = CallTree(profiles: profiles)
+        var frames: [Frame] = []
+        var index: [ProfileFrame: Int] = [:]
+        func convert(_ node: CallTree.Node) -> Node {
+            let f: Int
+            if let known = index[node.frame] {
+                f = known
+            } else {
+                f = frames.count
+                index[node.frame] = f
+                frames.append(Frame(name: node.frame.name, file: node.frame.file, image: node.frame.image,
+                                    app: node.frame.inApp, synthetic: node.frame.isSynthetic))
+            }
+            let children = node.children.map(convert)
+            return Node(f: f, w: (node.weightMs * 1000).rounded() / 1000, n: node.samples, c: children.isEmpty ? nil : children)
+        }
+        root = convert(tree.root)
+        self.frames = frames
+        let worst = profiles.max { $0.durationMs < $1.durationMs }
+        var classifications: [String: Int] = [:]
+        for profile in profiles { classifications[profile.classification.rawValue, default: 0] += 1 }
+        summary = Summary(
+            stalls: profiles.count, fingerprints: Set(profiles.map(\.fingerprint)).count,
+            totalStallMs: profiles.reduce(0) { $0 + $1.durationMs }, sampledMs: tree.totalMs, samples: tree.sampleCount,
+            worstMs: worst?.durationMs ?? 0, worstFingerprint: worst?.fingerprint,
+            firstStart: profiles.map(\.startedAt).min().map(ReportCoding.formatDate),
+            lastStart: profiles.map(\.startedAt).max().map(ReportCoding.formatDate),
+            classifications: classifications, executables: Set(profiles.map(\.executableName)).sorted())
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import Synchronization
+
+/// Reads whole reports under a set of paths in parallel and keeps each one's ``StallProfile``.
+///
+/// Unlike ``ReportCollector`` (which keeps only per-fingerprint statistics), exports need every
+/// sample, so each matching report is reduced to its profile (weighted stacks and a few facts) and
+/// the decoded report is dropped at once. Files are found with ``ReportScanner`` and decoded with
+/// ``ReportLoader``, with the same problem lines as the other subcommands.
+public struct ProfileReader: Sendable {
+    /// What was read.
+    public struct Result: Sendable {
+        /// Profiles of the matching reports, oldest stall first (then by path).
+        public var profiles: [StallProfile]
+        /// Paths that could not be used, sorted by path.
+        public var problems: [ReportProblem]
+        /// Candidate files found.
+        public var filesFound: Int
+        /// Files decoded as valid reports (before filtering).
+        public var reportsRead: Int
+        /// Valid reports that the filters left out.
+        public var reportsFilteredOut: Int
+    }
+
+    /// How each file is read.
+    public var loader: ReportLoader
+    /// Time window and minimum duration.
+    public var filter: RecordFilter
+    /// When not empty, only reports with one of these fingerprints.
+    public var fingerprints: Set<String>
+    /// Number of worker threads.
+    public var workers: Int
+    /// Whether a directory with no `*.json` file is a problem.
+    public var reportEmptyDirectories: Bool
+
+    /// Creates a reader; `workers` defaults to the number of active cores.
+    public init(loader: ReportLoader = ReportLoader(), filter: RecordFilter = RecordFilter(), fingerprints: Set<String> = [],
+                workers: Int? = nil, reportEmptyDirectories: Bool = true) {
+        self.loader = loader
+        self.filter = filter
+        self.fingerprints = fingerprints
+        self.workers = max(1, workers ?? ProcessInfo.processInfo.activeProcessorCount)
+        self.reportEmptyDirectories = reportEmptyDirectories
+    }
+
+    /// Whether a report passes the filters.
+    public func accepts(_ report: StallReport, path: String) -> Bool {
+        if !fingerprints.isEmpty && !fingerprints.contains(report.fingerprint) { return false }
+        return filter.accepts(StallRecord(fingerprint: report.fingerprint, durationMs: report.durationMs, startedAt: report.startedAt,
+                                          status: report.status, classification: report.classification, path: path,
+                                          stack: [], syscall: nil))
+    }
+
+    /// Scans `paths` and reads every report found.
+    public func read(_ paths: [String]) -> Result {
+        let scan = ReportScanner(reportEmptyDirectories: reportEmptyDirectories).scan(paths)
+        let files = scan.files
+        let next = Atomic<Int>(0)
+        let merged = Mutex(Result(profiles: [], problems: scan.problems, filesFound: files.count, reportsRead: 0, reportsFilteredOut: 0))
+        let threadCount = min(workers, max(1, files.count))
+        DispatchQueue.concurrentPerform(iterations: threadCount) { _ in
+            var local = Result(profiles: [], problems: [], filesFound: 0, reportsRead: 0, reportsFilteredOut: 0)
+            while true {
+                let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
+                guard index < files.count else { break }
+                let path = files[index]
+                switch loader.load(path: path) {
+                case .success(let report):
+                    local.reportsRead += 1
+                    if accepts(report, path: path) {
+                        local.profiles.append(StallProfile(report: report, path: path))
+                    } else {
+                        local.reportsFilteredOut += 1
+                    }
+                case .failure(let error):
+                    local.problems.append(ReportProblem(path: path, message: error.description))
+                }
+            }
+            merged.withLock { result in
+                result.profiles += local.profiles
+                result.problems += local.problems
+                result.reportsRead += local.reportsRead
+                result.reportsFilteredOut += local.reportsFilteredOut
+            }
+        }
+        var result = merged.withLock { $0 }
+        result.profiles.sort { ($0.startedAt, $0.path) < ($1.startedAt, $1.path) }
+        result.problems.sort { ($0.path, $0.message) < ($1.path, $1.message) }
+        return result
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+
+/// Renders one report as text, like a crash log: the facts of the stall, the representative stack
+/// (numbered, leaf first: image, address, symbol + offset, file:line) and the call tree of all
+/// samples (``CallTreeTextRenderer``). App frames are highlighted when ``style`` has colours.
+public struct ReportShowRenderer: Sendable {
+    /// Colours, or none.
+    public var style: TextStyle
+    /// How the call tree is drawn.
+    public var tree: CallTreeTextRenderer
+
+    /// Creates a renderer.
+    public init(style: TextStyle = .plain, minPercent: Double = CallTreeTextRenderer.defaultMinPercent) {
+        self.style = style
+        self.tree = CallTreeTextRenderer(style: style, minPercent: minPercent)
+    }
+
+    /// The full text, ending with a newline.
+    public func render(_ report: StallReport, path: String) -> String {
+        var out = header(report, path: path)
+        out.append("")
+        out.append(style.bold("Representative stack (leaf first):"))
+        out += stack(report)
+        out.append("")
+        let profile = StallProfile(report: report, path: path)
+        let callTree = CallTree(profiles: [profile])
+        out.append(style.bold("Call tree of all \(callTree.sampleCount) sample\(callTree.sampleCount == 1 ? "" : "s") (\(Durations.format(callTree.totalMs)) sampled; heaviest path first):"))
+        out += tree.render(callTree)
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    /// The facts of the stall, one per line.
+    public func header(_ report: StallReport, path: String) -> [String] {
+        var lines: [String] = []
+        let title = "Stall of \(Durations.format(report.durationMs)) on thread \(report.loop.threadName) (\(report.classification.rawValue), \(report.status.rawValue))"
+        lines.append(style.bold(report.status == .ended ? title : style.red(title)))
+        func row(_ key: String, _ value: String) { lines.append("  " + key.padding(toLength: 16, withPad: " ", startingAt: 0) + value) }
+        row("report", path)
+        row("id", report.id)
+        row("fingerprint", style.cyan(report.fingerprint))
+        row("started", ReportCoding.formatDate(report.startedAt))
+        row("duration", String(format: "%.1f ms (threshold %.0f ms)", report.durationMs, report.thresholdMs))
+        let share = report.cpuObservedMs > 0 ? String(format: " (%.0f %%)", report.mainThreadCPUMs / report.cpuObservedMs * 100) : ""
+        row("classification", "\(report.classification.rawValue): thread CPU time \(String(format: "%.1f", report.mainThreadCPUMs)) ms of \(String(format: "%.1f", report.cpuObservedMs)) ms observed\(share)")
+        let loop = report.loop
+        row("thread", "\(loop.threadName), tid \(loop.threadID)\(loop.isMainThread ? ", main thread" : "")")
+        row("loop", "\(loop.kind), mode \(loop.mode ?? "unknown"), \(loop.passes) pass\(loop.passes == 1 ? "" : "es"), longest \(String(format: "%.1f", loop.longestPassMs)) ms")
+        let process = report.process
+        row("process", "\(process.executableName) pid \(process.pid)\(process.appVersion.map { ", version \($0)" } ?? "") on \(process.hostName), \(process.os) \(process.osVersion) \(process.architecture)")
+        row("samples", samplingLine(report.sampling, kept: report.samples.count))
+        if let note = report.sampling.unwinderNote { row("", note) }
+        row("symbolication", report.symbolication.symbolicator + (report.symbolication.note.map { " (\($0))" } ?? ""))
+        return lines
+    }
+
+    /// `N taken of M attempted, …` with the reasons for skipped samples.
+    func samplingLine(_ sampling: StallReport.Sampling, kept: Int) -> String {
+        var parts = ["\(sampling.taken) taken of \(sampling.attempted) attempted", "\(sampling.timedOut) timed out"]
+        let skipped = sampling.skipped.values.reduce(0, +)
+        if skipped > 0 {
+            let reasons = sampling.skipped.keys.sorted().map { "\($0) \(sampling.skipped[$0]!)" }.joined(separator: ", ")
+            parts.append("\(skipped) skipped (\(reasons))")
+        } else {
+            parts.append("0 skipped")
+        }
+        parts.append("\(kept) kept")
+        var line = parts.joined(separator: ", ")
+        line += String(format: "; every %g ms", sampling.intervalMs)
+        if sampling.effectiveIntervalMs != sampling.intervalMs { line += String(format: ", %g ms per kept sample", sampling.effectiveIntervalMs) }
+        if sampling.thinned { line += "; thinned to \(sampling.maxSamples), \(sampling.dropped) dropped" }
+        line += "; unwinder \(sampling.unwinder)"
+        return line
+    }
+
+    /// The representative stack as numbered crash-log lines.
+    public func stack(_ report: StallReport) -> [String] {
+        let frames = report.representativeStack.compactMap { report.frames.indices.contains($0) ? report.frames[$0] : nil }
+        guard !frames.isEmpty else { return ["  (no stack: \(noStackReason(report)))"] }
+        let images = frames.map { frame -> String in
+            frame.image.flatMap { report.images.indices.contains($0) ? (report.images[$0].path as NSString).lastPathComponent : nil } ?? "???"
+        }
+        let imageWidth = min(32, images.map(\.count).max() ?? 0)
+        let numberWidth = String(frames.count - 1).count
+        return frames.enumerated().map { index, frame in
+            let number = String(index).padding(toLength: numberWidth, withPad: " ", startingAt: 0)
+            let image = images[index].padding(toLength: max(imageWidth, images[index].count), withPad: " ", startingAt: 0)
+            var name = frame.symbol.flatMap { $0.isEmpty ? nil : $0 } ?? "???"
+            if let offset = frame.offset { name += " + \(offset)" }
+            var line = "  \(number)  \(image)  \(frame.address)  \(frame.inApp ? style.bold(style.cyan(name)) : name)"
+            if let file = frame.file {
+                let location = frame.line.map { "\(file):\($0)" } ?? file
+                line += "  " + style.dim(location)
+            }
+            return line
+        }
+    }
+
+    private func noStackReason(_ report: StallReport) -> String {
+        if let note = report.samples.first(where: { $0.note != nil })?.note { return note }
+        if let note = report.sampling.unwinderNote { return note }
+        return "no sample had a stack"
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+
+/// speedscope's JSON file format (https://www.speedscope.app/file-format-schema.json).
+///
+/// The given stalls are **merged into one `sampled` profile**, so speedscope's Left Heavy and
+/// Sandwich views show where the stalled time went across all of them, and its Time Order view
+/// shows the stalls one after the other, oldest first. Weights are milliseconds (each sample
+/// weighs the report's effective sampling interval); consecutive samples of one stall with the
+/// same stack are merged into one sample carrying their summed weight. Stacks are root first.
+public enum SpeedscopeExport {
+    /// The `$schema` value speedscope recognises.
+    public static let schemaURL = "https://www.speedscope.app/file-format-schema.json"
+
+    /// The top-level file.
+    public struct File: Codable, Sendable, Equatable {
+        /// Always ``SpeedscopeExport/schemaURL``.
+        public var schema: String
+        /// Frames shared by the profiles.
+        public var shared: Shared
+        /// The profiles (one, merged).
+        public var profiles: [Profile]
+        /// Name of the profile group.
+        public var name: String
+        /// Profile shown first.
+        public var activeProfileIndex: Int
+        /// The tool that wrote the file.
+        public var exporter: String
+
+        enum CodingKeys: String, CodingKey {
+            case schema = "$schema", shared, profiles, name, activeProfileIndex, exporter
+        }
+    }
+
+    /// The shared frame table.
+    public struct Shared: Codable, Sendable, Equatable {
+        /// Frames referenced by index from the samples.
+        public var frames: [Frame]
+    }
+
+    /// One frame.
+    public struct Frame: Codable, Sendable, Equatable {
+        /// Function name.
+        public var name: String
+        /// Source file, when known.
+        public var file: String?
+    }
+
+    /// A `sampled` profile.
+    public struct Profile: Codable, Sendable, Equatable {
+        /// Always `sampled`.
+        public var type: String
+        /// Profile name.
+        public var name: String
+        /// Unit of the weights: `milliseconds`.
+        public var unit: String
+        /// Start of the profile (0).
+        public var startValue: Double
+        /// End of the profile: the sum of the weights.
+        public var endValue: Double
+        /// Stacks as indices into the shared frames, root first.
+        public var samples: [[Int]]
+        /// Weight of each stack, same length as ``samples``.
+        public var weights: [Double]
+    }
+
+    /// The speedscope file of the given profiles (in the order given).
+    public static func make(_ profiles: [StallProfile], name: String, exporter: String) -> File {
+        var frames: [Frame] = []
+        var index: [ProfileFrame: Int] = [:]
+        var samples: [[Int]] = []
+        var weights: [Double] = []
+        for profile in profiles {
+            var previous: [Int]?
+            for sample in profile.samples {
+                let stack = sample.stack.map { frame -> Int in
+                    if let known = index[frame] { return known }
+                    index[frame] = frames.count
+                    frames.append(Frame(name: frame.name, file: frame.file))
+                    return frames.count - 1
+                }
+                if stack == previous {
+                    weights[weights.count - 1] += sample.weightMs
+                } else {
+                    samples.append(stack)
+                    weights.append(sample.weightMs)
+                    previous = stack
+                }
+            }
+        }
+        let total = weights.reduce(0, +)
+        let stalls = "\(profiles.count) stall\(profiles.count == 1 ? "" : "s")"
+        let profile = Profile(type: "sampled", name: "\(name) (\(stalls), merged)", unit: "milliseconds", startValue: 0,
+                              endValue: total, samples: samples, weights: weights)
+        return File(schema: schemaURL, shared: Shared(frames: frames), profiles: [profile], name: name,
+                    activeProfileIndex: 0, exporter: exporter)
+    }
+
+    /// The file as JSON.
+    public static func render(_ profiles: [StallProfile], name: String, exporter: String) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(make(profiles, name: name, exporter: exporter))
+    }
+}

@@ -1,0 +1,72 @@
+import ArgumentParser
+import Foundation
+import StallReportKit
+
+/// `stallreport flamegraph`: one self-contained HTML page with an interactive flame graph.
+struct FlameGraphCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "flamegraph",
+        abstract: "Write an interactive flame graph of the merged stall samples as one HTML file.",
+        discussion: """
+        The page is self-contained (inline CSS, JavaScript and data; nothing is
+        loaded from the network): open it in any browser, attach it to a CI run.
+        The graph is drawn root at the top, each frame as wide as the time spent
+        in it (samples x effective sampling interval) across all stalls given.
+
+          hover    frame name, time, share of all sampled time, sample count,
+                   image and source file
+          click    zoom into a frame; click it again (or Escape, or 'Reset
+                   zoom') to zoom out
+          search   highlights matching frames (substring, or /regex/) and sums
+                   their time
+        App frames are blue, system frames orange, frames standing for missing
+        stacks grey. The header shows the number of stalls, distinct
+        fingerprints, total and sampled time, the worst stall and the
+        classification mix.
+
+        EXAMPLES
+          stallreport flamegraph .stall-reports -o stalls.html
+          stallreport flamegraph --fingerprint 6c1f0b3e9a27d4f1 reports/ -o one.html
+          stallreport flamegraph --since 2026-03-01 --title "Nightly" reports/ -o -
+        """
+    )
+
+    @Argument(help: ArgumentHelp("Report files and/or directories (searched recursively for *.json).", valueName: "path"))
+    var paths: [String] = []
+
+    @Option(name: [.short, .long], help: ArgumentHelp("Where to write the HTML ('-' for stdout).", valueName: "file"))
+    var output: String = "stalls.html"
+
+    @Option(help: ArgumentHelp("Title of the page.", valueName: "text"))
+    var title: String = "Stall flame graph"
+
+    @OptionGroup(title: "Filters")
+    var filters: ProfileFilterOptions
+
+    @OptionGroup(title: "Time window")
+    var window: TimeWindowOptions
+
+    @OptionGroup(title: "Reading")
+    var reading: ReadingOptions
+
+    func validate() throws {
+        if paths.isEmpty { throw ValidationError("give at least one report file or directory") }
+    }
+
+    func run() throws {
+        let filter = RecordFilter(since: window.since, until: window.until, minDurationMs: filters.minDuration)
+        let outcome = try ProfileReading.read(paths, options: reading, filter: filter, fingerprints: filters.fingerprints)
+        let html = try FlameGraphHTML.render(outcome.profiles, title: title)
+        do {
+            try Output.write(Data(html.utf8), to: output)
+        } catch {
+            Output.note("error: cannot write \(output): \((error as NSError).localizedDescription)")
+            throw ExitCode(ExitStatus.inputError)
+        }
+        if output != "-" {
+            let samples = outcome.profiles.reduce(0) { $0 + $1.samples.count }
+            Output.stdout("wrote flame graph of \(outcome.profiles.count) stall\(outcome.profiles.count == 1 ? "" : "s") (\(samples) samples) to \(output)\n")
+        }
+        try ProfileReading.finish(outcome)
+    }
+}
