@@ -7,7 +7,7 @@ import StallReportKit
 struct StallReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stallreport",
-        abstract: "Summarize, gate and diff main-thread stall reports written by StallMonitor.",
+        abstract: "Summarize, gate, diff, show, export and symbolicate main-thread stall reports written by StallMonitor.",
         discussion: """
         Reads stall reports and summarizes, gates or diffs them. Every subcommand
         takes report files and/or directories (searched recursively for *.json;
@@ -33,11 +33,16 @@ struct StallReportCommand: ParsableCommand {
           stallreport gate --baseline stall-baseline.json .stall-reports
           stallreport gate --max-stall-ms 2000 --max-p95-ms 800 .stall-reports
           stallreport diff --base main-reports --head pr-reports
+          stallreport show .stall-reports/stall-….json
+          stallreport flamegraph .stall-reports -o stalls.html
+          stallreport export --format speedscope .stall-reports -o stalls.json
+          stallreport symbolicate --debug-dir symbols/ .stall-reports -o named/
 
         Run 'stallreport help <subcommand>' for the details of each subcommand.
         """,
         version: "1.0.0",
-        subcommands: [SummarizeCommand.self, GateCommand.self, BaselineCommand.self, DiffCommand.self]
+        subcommands: [SummarizeCommand.self, GateCommand.self, BaselineCommand.self, DiffCommand.self,
+                      ShowCommand.self, ExportCommand.self, FlameGraphCommand.self, SymbolicateCommand.self]
     )
 
     /// Parses and runs, mapping every usage error to exit status 2 (ArgumentParser's default is 64).

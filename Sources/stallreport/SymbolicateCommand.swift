@@ -1,0 +1,152 @@
+import ArgumentParser
+import Foundation
+import StallReportKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `stallreport symbolicate`: names the frames of reports offline.
+struct SymbolicateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "symbolicate",
+        abstract: "Fill in symbols and file:line for frames that lack them, offline.",
+        discussion: """
+        For reports written by a stripped binary (or when the monitor could not
+        name frames), names each frame's address from the images recorded in the
+        report (path, load bias, GNU build ID) with llvm-symbolizer, and
+        demangles Swift names with swift-demangle. Existing names are kept.
+
+        FINDING THE FILES  (each must have the recorded build ID)
+          in every --debug-dir: .build-id/xx/rest.debug, NAME.debug, NAME
+          then the path recorded in the report
+        /usr/lib/debug is searched too when it exists.
+
+        TOOLS  llvm-symbolizer and swift-demangle are looked for next to the
+        'swift' on PATH (the toolchain), then on PATH; --symbolizer and
+        --demangler override. Without llvm-symbolizer nothing is done: exit 2.
+
+        OUTPUT  each report is written to --output DIR under its file name;
+        reports are only rewritten in place with --in-place, atomically
+        (temporary file, fsync, rename; permissions kept). The fingerprint is
+        recomputed only when no frame of the report had a name before (its
+        fingerprint was then a stack-less fallback); the old one is kept in
+        symbolication.note.
+
+        EXIT STATUS  0 done (images that could not be found are listed on
+        stderr), 2 no symbolizer, usage or input error.
+
+        EXAMPLES
+          stallreport symbolicate --debug-dir build/debug-symbols reports/ --output symbolicated/
+          stallreport symbolicate --in-place .stall-reports
+          stallreport symbolicate --symbolizer /opt/swift/usr/bin/llvm-symbolizer r.json -o out/
+        """
+    )
+
+    @Argument(help: ArgumentHelp("Report files and/or directories (searched recursively for *.json).", valueName: "path"))
+    var paths: [String] = []
+
+    @Option(name: .customLong("debug-dir"), help: ArgumentHelp("Directory with unstripped binaries or split debug files (repeatable).", valueName: "dir"))
+    var debugDirectories: [String] = []
+
+    @Option(name: [.short, .long], help: ArgumentHelp("Directory to write the symbolicated reports to (created if missing).", valueName: "dir"))
+    var output: String?
+
+    @Flag(help: "Rewrite the reports in place (atomically) instead of writing to --output.")
+    var inPlace = false
+
+    @Option(help: ArgumentHelp("Path of llvm-symbolizer.", valueName: "path"))
+    var symbolizer: String?
+
+    @Option(help: ArgumentHelp("Path of swift-demangle.", valueName: "path"))
+    var demangler: String?
+
+    @OptionGroup(title: "Reading")
+    var reading: ReadingOptions
+
+    func validate() throws {
+        if paths.isEmpty { throw ValidationError("give at least one report file or directory") }
+        if inPlace && output != nil { throw ValidationError("use either --output DIR or --in-place, not both") }
+        if !inPlace && output == nil { throw ValidationError("give --output DIR (reports are only rewritten in place with --in-place)") }
+    }
+
+    func run() throws {
+        guard let tools = SymbolizerTools.find(symbolizer: symbolizer, demangler: demangler) else {
+            Output.note("error: llvm-symbolizer not found (looked next to the swift toolchain on PATH and on PATH); install the Swift toolchain or LLVM, or pass --symbolizer PATH")
+            throw ExitCode(ExitStatus.inputError)
+        }
+        let scan = ReportScanner(reportEmptyDirectories: !reading.allowEmpty).scan(paths)
+        var problems = scan.problems
+        let loader = ReportLoader(maxFileSize: reading.maxFileSize * 1024 * 1024)
+        var loaded: [(path: String, report: StallReport)] = []
+        for path in scan.files {
+            switch loader.load(path: path) {
+            case .success(let report): loaded.append((path, report))
+            case .failure(let error): problems.append(ReportProblem(path: path, message: error.description))
+            }
+        }
+        for problem in problems { Output.note(problem.description) }
+        if loaded.isEmpty && !reading.allowEmpty {
+            Output.note("error: no valid report found in \(paths.joined(separator: " "))")
+            throw ExitCode(ExitStatus.inputError)
+        }
+        var directories = debugDirectories
+        if FileManager.default.fileExists(atPath: "/usr/lib/debug") { directories.append("/usr/lib/debug") }
+        let symbolicator = ReportSymbolicator(tools: tools, locator: SymbolFileLocator(debugDirectories: directories))
+        let (outcomes, notes) = symbolicator.symbolicate(loaded.map(\.report))
+        for note in notes { Output.note(note) }
+        if let output {
+            do {
+                try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+            } catch {
+                Output.note("error: cannot create \(output): \((error as NSError).localizedDescription)")
+                throw ExitCode(ExitStatus.inputError)
+            }
+        }
+        var usedNames: Set<String> = []
+        for (index, outcome) in outcomes.enumerated() {
+            let source = loaded[index].path
+            let target: String
+            var mode: mode_t = 0o600
+            if inPlace {
+                target = source
+                var st = stat()
+                if stat(source, &st) == 0 { mode = st.st_mode & 0o7777 }
+            } else {
+                target = Self.uniqueTarget(for: source, in: output!, used: &usedNames)
+            }
+            if inPlace && !outcome.changed {
+                Output.stdout("unchanged \(source): nothing to fill in (\(outcome.unnamed) frame\(outcome.unnamed == 1 ? "" : "s") without a name)\n")
+                continue
+            }
+            do {
+                try AtomicFileWriter.write(try outcome.report.encoded(), to: target, mode: mode)
+            } catch {
+                Output.note("error: cannot write \(target): \(error)")
+                throw ExitCode(ExitStatus.inputError)
+            }
+            var line = "wrote \(target): named \(outcome.named), located \(outcome.located), \(outcome.unnamed) still without a name"
+            if let previous = outcome.previousFingerprint { line += "; fingerprint \(previous) -> \(outcome.report.fingerprint)" }
+            Output.stdout(line + "\n")
+        }
+        if reading.strict && !problems.isEmpty {
+            Output.note("error: \(problems.count) file\(problems.count == 1 ? "" : "s") could not be used and --strict was given")
+            throw ExitCode(ExitStatus.inputError)
+        }
+    }
+
+    /// `dir/<file name>`, with `-2`, `-3`, … before `.json` when two inputs share a name.
+    static func uniqueTarget(for source: String, in directory: String, used: inout Set<String>) -> String {
+        let name = (source as NSString).lastPathComponent
+        let stem = (name as NSString).deletingPathExtension
+        let ext = (name as NSString).pathExtension
+        var candidate = name
+        var counter = 2
+        while used.contains(candidate) {
+            candidate = "\(stem)-\(counter)" + (ext.isEmpty ? "" : ".\(ext)")
+            counter += 1
+        }
+        used.insert(candidate)
+        return (directory as NSString).appendingPathComponent(candidate)
+    }
+}
