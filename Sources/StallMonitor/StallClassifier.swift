@@ -4,23 +4,29 @@ import StallReportKit
 enum StallClassifier {
     /// At least this many passes, none longer than a quarter of the span: congestion.
     static let congestionMinimumPasses = 8
-    /// CPU share of the observed window at or above which a stall is `cpu`.
+    /// Busy share at or above which a stall is `cpu`.
     static let cpuShare = 0.7
-    /// CPU share at or below which a stall is `blocked`.
+    /// Busy share at or below which a stall is `blocked`.
     static let blockedShare = 0.3
+    /// Samples with a known scheduler state needed before the states count.
+    static let minimumStates = 4
 
+    /// Classifies a stall. The busy share is the larger of the CPU time share of the observed
+    /// window and the share of samples in which the thread was runnable (`R`): on a loaded
+    /// machine a spinning thread waits for a CPU part of the time, but it is still CPU-bound work.
     static func classify(duration: UInt64, passes: Int, longestPass: UInt64, cpu: Int64, observed: UInt64, states: [String]) -> StallClassification {
         if passes >= congestionMinimumPasses && longestPass &* 4 <= duration {
             return .congestion
         }
-        let share: Double
+        var shares: [Double] = []
         if cpu >= 0 && observed > 0 {
-            share = Double(cpu) / Double(observed)
-        } else {
-            let known = states.filter { $0 != "?" }
-            guard !known.isEmpty else { return .mixed }
-            share = Double(known.filter { $0 == "R" }.count) / Double(known.count)
+            shares.append(min(1, Double(cpu) / Double(observed)))
         }
+        let known = states.filter { $0 != "?" }
+        if known.count >= minimumStates {
+            shares.append(Double(known.filter { $0 == "R" }.count) / Double(known.count))
+        }
+        guard let share = shares.max() else { return .mixed }
         if share >= cpuShare { return .cpu }
         if share <= blockedShare { return .blocked }
         return .mixed
