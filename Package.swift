@@ -45,6 +45,16 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Benchmarks of the monitor's cost and accuracy and of stallreport's speed (Scripts/bench).
+        .executableTarget(
+            name: "stall-bench",
+            dependencies: [
+                "StallMonitor",
+                "StallReportKit",
+                "CStallMonitor",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .testTarget(name: "StallReportKitTests", dependencies: ["StallReportKit"]),
         .testTarget(name: "StallMonitorTests", dependencies: ["StallMonitor", "StallReportKit", "CStallMonitor"]),
         .testTarget(
