@@ -9,4 +9,10 @@ final class MonitorCounters: Sendable {
     let samplesTaken = Atomic<Int>(0)
     let samplesTimedOut = Atomic<Int>(0)
     let watchdogWakeups = Atomic<Int>(0)
+    let discardedWhileDebugged = Atomic<Int>(0)
+    let discardedProcessStopped = Atomic<Int>(0)
+    let expectedLongWork = Atomic<Int>(0)
+    let reportsRateLimited = Atomic<Int>(0)
+    let reportsDeletedForQuota = Atomic<Int>(0)
+    let inProgressWrites = Atomic<Int>(0)
 }

@@ -8,7 +8,9 @@ struct ReportBuilder {
     let process: StallReport.Process
     let tags: [String: String]
 
-    func build(_ recording: StallRecording, status: StallStatus = .ended) -> StallReport {
+    /// Builds the report; without `symbolicate`, frames carry addresses and images only (fast:
+    /// for the first in-progress version, which must reach the disk quickly).
+    func build(_ recording: StallRecording, status: StallStatus = .ended, symbolicate: Bool = true) -> StallReport {
         let images = LoadedImages.capture()
         // Caller frames hold return addresses: look up the call instruction (address - 1).
         func lookupAddress(_ sample: RawSample, _ position: Int) -> UInt {
@@ -25,7 +27,8 @@ struct ReportBuilder {
                 }
             }
         }
-        let symbols = symbolicator.symbolicate(addresses, images: images.entries.map { "\($0.path)@\($0.start)" })
+        let symbols = symbolicate
+            ? symbolicator.symbolicate(addresses, images: images.entries.map { "\($0.path)@\($0.start)" }) : [:]
         let frames = addresses.map { address -> StallReport.Frame in
             let image = images.index(containing: address)
             let symbol = symbols[address]
@@ -53,7 +56,8 @@ struct ReportBuilder {
         let fingerprint = Fingerprint.make(Fingerprint.components(
             stack: stack.map { frames[$0] }, classification: classification,
             syscall: representative.flatMap { samples[$0].syscall }))
-        let symbolication = symbolicator.describe()
+        let symbolication = symbolicate
+            ? symbolicator.describe() : (name: "none", note: "written before symbolication (the stall was still in progress)")
         return StallReport(
             id: UUID().uuidString, fingerprint: fingerprint, status: status,
             startedAt: recording.wallClockStart, durationMs: milliseconds(duration),
@@ -72,7 +76,8 @@ struct ReportBuilder {
                 skipped: recording.skipped, thinned: recording.thinned, dropped: recording.dropped),
             samples: samples, representativeStack: stack, frames: frames, images: images.reportImages,
             symbolication: StallReport.Symbolication(symbolicator: symbolication.name, note: symbolication.note),
-            tags: tags.isEmpty ? nil : tags)
+            tags: tags.isEmpty ? nil : tags, scene: recording.scene,
+            processStoppedMs: recording.stoppedNanos > 0 ? milliseconds(recording.stoppedNanos) : nil)
     }
 
     /// The most common stack shape (by its top in-app frames, else its top frames); ties go to

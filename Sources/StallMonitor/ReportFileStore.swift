@@ -4,8 +4,9 @@ import StallReportKit
 import Synchronization
 
 /// Writes report files atomically: a temporary file created 0600 with O_EXCL, written, fsynced,
-/// then linked to its final name (which fails rather than replace an existing file) and the
-/// directory fsynced. Names sort by time: `stall-<UTC time>-p<pid>-<n>.json`.
+/// then linked to its final name (which fails rather than replace an existing file) or, for a
+/// later version of this process's own report, renamed over it; then the directory is fsynced.
+/// Names sort by time: `stall-<UTC time>-p<pid>-<n>.json`.
 final class ReportFileStore: Sendable {
     let directory: URL
     private let sequence = Atomic<Int>(0)
@@ -38,8 +39,8 @@ final class ReportFileStore: Sendable {
         return "stall-\(stamp)-p\(getpid())-\(String(format: "%04d", number)).json"
     }
 
-    /// Writes `data` under `name`; returns the final URL.
-    func write(_ data: Data, name: String) throws(StallMonitorError) -> URL {
+    /// Writes `data` under `name`; `replacing` a file this process wrote before. Returns the URL.
+    func write(_ data: Data, name: String, replacing: Bool = false) throws(StallMonitorError) -> URL {
         let final = directory.appendingPathComponent(name)
         let temporary = directory.appendingPathComponent(".\(name).\(getpid()).tmp")
         let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -65,13 +66,22 @@ final class ReportFileStore: Sendable {
         guard fsync(fd) == 0 else { throw failure(final, "fsync") }
         closed = true
         guard close(fd) == 0 else { throw failure(final, "close") }
-        guard link(temporary.path, final.path) == 0 else { throw failure(final, "link to final name") }
+        if replacing {
+            guard rename(temporary.path, final.path) == 0 else { throw failure(final, "rename over the earlier version") }
+        } else {
+            guard link(temporary.path, final.path) == 0 else { throw failure(final, "link to final name") }
+        }
         let directoryFD = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if directoryFD >= 0 {
             fsync(directoryFD)
             close(directoryFD)
         }
         return final
+    }
+
+    /// Removes a report this process wrote.
+    func remove(name: String) {
+        unlink(directory.appendingPathComponent(name).path)
     }
 
     private func failure(_ url: URL, _ step: String) -> StallMonitorError {

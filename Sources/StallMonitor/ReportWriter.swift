@@ -1,30 +1,106 @@
 import Foundation
 import StallReportKit
+import Synchronization
+
+/// What the watchdog tells the writer about a stall.
+enum StallEvent {
+    /// The span is past the threshold and still open: (re)write its `inProgress` report.
+    case inProgress(StallRecording)
+    /// The stall ended: write its final report.
+    case ended(StallRecording)
+    /// An announced span turned out not to be a stall (expected long work, process stopped, …):
+    /// remove its `inProgress` report.
+    case retracted(UUID)
+}
 
 /// The writer: builds, encodes and stores reports on its own serial queue, off the monitored
-/// thread and off the watchdog's timing path. Failures are counted and said once, never thrown.
+/// thread and off the watchdog's timing path. In-progress snapshots of one stall replace each
+/// other (a queued older one is skipped); the final report replaces them all. Failures are
+/// counted and said once, never thrown.
 final class ReportWriter: Sendable {
+    private struct StallFile {
+        var name: String
+        var written = false
+        var latestSnapshot = 0
+    }
+
     private let queue = DispatchQueue(label: "StallMonitor.writer", qos: .utility)
     private let pending = DispatchGroup()
     private let builder: ReportBuilder
     private let store: ReportFileStore
     private let errors: ErrorReporter
     private let counters: MonitorCounters
+    private let limiter: FingerprintRateLimiter
+    private let quota: ReportQuota
+    private let session: SessionRecorder
     private let onReport: (@Sendable (StallReport, URL) -> Void)?
+    private let files = Mutex<[UUID: StallFile]>([:])
 
-    init(builder: ReportBuilder, store: ReportFileStore, errors: ErrorReporter, counters: MonitorCounters, onReport: (@Sendable (StallReport, URL) -> Void)?) {
+    init(builder: ReportBuilder, store: ReportFileStore, errors: ErrorReporter, counters: MonitorCounters,
+         limiter: FingerprintRateLimiter, quota: ReportQuota, session: SessionRecorder,
+         onReport: (@Sendable (StallReport, URL) -> Void)?) {
         self.builder = builder
         self.store = store
         self.errors = errors
         self.counters = counters
+        self.limiter = limiter
+        self.quota = quota
+        self.session = session
         self.onReport = onReport
     }
 
-    /// Queues a finished stall for writing.
-    func submit(_ recording: StallRecording) {
-        let box = UncheckedBox(recording)
-        queue.async(group: pending) { [self] in
-            write(box.value)
+    /// Queues work for the writer thread.
+    func perform(_ work: @escaping @Sendable () -> Void) {
+        queue.async(group: pending, execute: work)
+    }
+
+    /// Hands a stall event to the writer.
+    func submit(_ event: StallEvent) {
+        switch event {
+        case .inProgress(let recording):
+            let version = files.withLock { files -> Int in
+                var file = files[recording.stallID] ?? StallFile(name: store.fileName(startedAt: recording.wallClockStart))
+                file.latestSnapshot += 1
+                files[recording.stallID] = file
+                return file.latestSnapshot
+            }
+            let box = UncheckedBox(recording)
+            perform { [self] in
+                let latest = files.withLock { $0[box.value.stallID]?.latestSnapshot }
+                guard latest == version else { return }  // a newer snapshot is queued
+                // The first snapshot goes to disk at once, unsymbolicated; later ones carry names.
+                let report = builder.build(box.value, status: .inProgress, symbolicate: version > 1)
+                if write(report, stallID: box.value.stallID) != nil {
+                    counters.inProgressWrites.add(1, ordering: .relaxed)
+                }
+            }
+        case .ended(let recording):
+            files.withLock { files in
+                if files[recording.stallID] == nil {
+                    files[recording.stallID] = StallFile(name: store.fileName(startedAt: recording.wallClockStart))
+                }
+            }
+            let box = UncheckedBox(recording)
+            perform { [self] in
+                var report = builder.build(box.value, status: .ended)
+                if !limiter.admit(report.fingerprint, at: box.value.end) {
+                    report = report.compacted()
+                    counters.reportsRateLimited.add(1, ordering: .relaxed)
+                }
+                let url = write(report, stallID: box.value.stallID)
+                files.withLock { _ = $0.removeValue(forKey: box.value.stallID) }
+                if let url {
+                    counters.reportsWritten.add(1, ordering: .relaxed)
+                    quota.enforce(keeping: url.lastPathComponent)
+                    onReport?(report, url)
+                }
+                session.heartbeat()
+            }
+        case .retracted(let stallID):
+            perform { [self] in
+                guard let file = files.withLock({ $0.removeValue(forKey: stallID) }), file.written else { return }
+                store.remove(name: file.name)
+            }
         }
     }
 
@@ -34,22 +110,55 @@ final class ReportWriter: Sendable {
         pending.wait(timeout: .now() + .nanoseconds(Int(timeout.nanoseconds))) == .success
     }
 
-    private func write(_ recording: StallRecording) {
-        let report = builder.build(recording)
+    /// Encodes and writes one version of a stall's report; the first version may not replace any
+    /// file, later ones replace the earlier versions.
+    private func write(_ report: StallReport, stallID: UUID) -> URL? {
+        guard let file = files.withLock({ $0[stallID] }) else { return nil }
         let data: Data
         do {
             data = try report.encoded()
         } catch {
             errors.report(.reportEncoding(String(describing: error)))
-            return
+            return nil
         }
         do {
-            let url = try store.write(data, name: store.fileName(startedAt: report.startedAt))
-            counters.reportsWritten.add(1, ordering: .relaxed)
-            onReport?(report, url)
+            let url = try store.write(data, name: file.name, replacing: file.written)
+            files.withLock { $0[stallID]?.written = true }
+            return url
         } catch {
             errors.report(error)
+            return nil
         }
+    }
+}
+
+extension StallReport {
+    /// The cheap form of a report: everything but the samples, and only the frames and images
+    /// of the representative stack. Counts, durations and the fingerprint stay exact.
+    func compacted() -> StallReport {
+        var compact = self
+        var frameMap: [Int: Int] = [:]
+        var imageMap: [Int: Int] = [:]
+        compact.frames = []
+        compact.images = []
+        compact.representativeStack = representativeStack.map { index in
+            if let mapped = frameMap[index] { return mapped }
+            var frame = frames[index]
+            if let image = frame.image {
+                if imageMap[image] == nil {
+                    imageMap[image] = compact.images.count
+                    compact.images.append(images[image])
+                }
+                frame.image = imageMap[image]
+            }
+            frameMap[index] = compact.frames.count
+            compact.frames.append(frame)
+            return compact.frames.count - 1
+        }
+        compact.omittedSamples = samples.count
+        compact.samples = []
+        compact.rateLimited = true
+        return compact
     }
 }
 

@@ -47,6 +47,9 @@ final class SpanTracker: Sendable {
     let publishAfter: UInt64
     /// How long an outermost `exit` may be followed by `entry` and still continue the span.
     let reentryGrace: UInt64
+    /// The last span during which the host declared long work (`expectLongWork`).
+    let expectedLongWorkSequence = Atomic<UInt64>(0)
+
     /// Set by the watchdog before it sleeps without a deadline; cleared by whoever wakes it.
     let watchdogParked = Atomic<Bool>(false)
     let wakeup: WakeupSignal
@@ -147,6 +150,19 @@ final class SpanTracker: Sendable {
         endedPasses.store(passes.load(ordering: .relaxed), ordering: .relaxed)
         endedLongestPass.store(longest, ordering: .relaxed)
         endedSequence.store(sequence, ordering: .releasing)
+    }
+
+    /// Called before the observers are added when the loop is already running: the run in
+    /// progress counts as the outermost one, so a nested run's `exit` does not suspend the span
+    /// of the callout that started it.
+    func assumeInsideRun() {
+        depth.store(1, ordering: .relaxed)
+    }
+
+    /// Marks the current span (and, after `body`, the span then current) as expected long work.
+    /// Called on the monitored thread.
+    func markExpectedLongWork() {
+        expectedLongWorkSequence.store(state.load(ordering: .relaxed) >> 2, ordering: .releasing)
     }
 
     // MARK: Watchdog

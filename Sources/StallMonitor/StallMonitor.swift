@@ -39,6 +39,18 @@ public final class StallMonitor: Sendable {
         public var samplesTimedOut: Int
         /// Times the watchdog thread woke up.
         public var watchdogWakeups: Int
+        /// `inProgress` report versions written while stalls lasted.
+        public var inProgressWrites: Int
+        /// Stalls not reported because a debugger was attached.
+        public var discardedWhileDebugged: Int
+        /// Spans not reported because the process was stopped for most of them.
+        public var discardedProcessStopped: Int
+        /// Spans not reported because they were declared long work or the monitor was paused.
+        public var expectedLongWork: Int
+        /// Final reports written in compact form because their fingerprint hit its rate limit.
+        public var reportsRateLimited: Int
+        /// Old reports deleted to stay within the directory quota.
+        public var reportsDeletedForQuota: Int
         /// Errors by kind (e.g. `reportWrite`).
         public var errors: [String: Int]
         /// The most recent error.
@@ -56,6 +68,8 @@ public final class StallMonitor: Sendable {
     private let writer: ReportWriter
     private let errors: ErrorReporter
     private let counters: MonitorCounters
+    private let controls: MonitorControls
+    private let session: SessionRecorder
     private let stopped = Atomic<Bool>(false)
 
     /// Starts watching `loop` (the main run loop by default). Call from the loop's own thread when
@@ -77,10 +91,19 @@ public final class StallMonitor: Sendable {
         let tracker = SpanTracker(publishAfter: lead, reentryGrace: configuration.reentryGrace.nanoseconds, wakeup: wakeup)
         let counters = MonitorCounters()
         let errors = ErrorReporter(logger: configuration.logger)
+        let controls = MonitorControls()
+        let process = HostFacts.process(appVersion: configuration.appVersion)
+        let store = ReportFileStore(directory: configuration.reportDirectory)
+        let session = SessionRecorder(
+            store: store, process: process, thresholdMs: Double(threshold) / 1e6, errors: errors,
+            sample: { Self.sessionCounts(tracker: tracker, counters: counters, errors: errors) })
         let writer = ReportWriter(
-            builder: ReportBuilder(symbolicator: .shared, process: HostFacts.process(appVersion: configuration.appVersion), tags: configuration.tags),
-            store: ReportFileStore(directory: configuration.reportDirectory),
-            errors: errors, counters: counters, onReport: configuration.onReport)
+            builder: ReportBuilder(symbolicator: .shared, process: process, tags: configuration.tags),
+            store: store, errors: errors, counters: counters,
+            limiter: FingerprintRateLimiter(limit: configuration.maxReportsPerFingerprint, window: configuration.rateLimitWindow.nanoseconds),
+            quota: ReportQuota(directory: configuration.reportDirectory, maxFiles: configuration.maxReportFiles,
+                               maxBytes: configuration.maxReportBytes, counters: counters),
+            session: session, onReport: configuration.onReport)
         let thread = MonitoredThread(tracker: tracker, runLoop: runLoop)
         let watch = ThreadWatch(
             thread: thread,
@@ -88,14 +111,19 @@ public final class StallMonitor: Sendable {
                 threshold: threshold, lead: lead, interval: configuration.samplingInterval.nanoseconds,
                 sampleTimeout: configuration.sampleTimeout.nanoseconds, maxSamples: configuration.maxSamplesPerStall,
                 maxFrames: configuration.maxFramesPerSample, reentryGrace: configuration.reentryGrace.nanoseconds,
-                interruptSleepingSyscalls: configuration.interruptSleepingSyscalls, signal: signal),
-            counters: counters,
+                interruptSleepingSyscalls: configuration.interruptSleepingSyscalls, signal: signal,
+                inProgressRefresh: configuration.inProgressRefresh.nanoseconds,
+                reportWhileDebugged: configuration.reportWhileDebugged),
+            counters: counters, controls: controls,
             emit: { writer.submit($0) })
         self.thread = thread
         self.counters = counters
         self.errors = errors
+        self.controls = controls
         self.writer = writer
-        self.watchdog = Watchdog(watches: [watch], wakeup: wakeup, counters: counters)
+        self.session = session
+        // Waking a threshold (at least 250 ms) late means the whole process was stopped.
+        self.watchdog = Watchdog(watches: [watch], wakeup: wakeup, counters: counters, stoppedAfter: max(threshold, 250_000_000))
         self.probe = RunLoopProbe(runLoop: runLoop, tracker: tracker)
 
         let timeout = configuration.sampleTimeout.nanoseconds
@@ -109,6 +137,23 @@ public final class StallMonitor: Sendable {
             CFRunLoopWakeUp(runLoop)
         }
         watchdog.start()
+        let sweeper = StaleReportSweeper(store: store, hostName: process.hostName, errors: errors)
+        writer.perform {
+            session.heartbeat()
+            sweeper.sweep()
+            _ = Symbolicator.shared.describe()  // opens libdw now rather than during the first stall
+        }
+    }
+
+    private static func sessionCounts(tracker: SpanTracker, counters: MonitorCounters, errors: ErrorReporter)
+        -> (spans: Int, stalls: Int, written: Int, dropped: [String: Int]) {
+        var dropped = errors.counts.filter { $0.key == "reportWrite" || $0.key == "reportEncoding" }
+        let rateLimited = counters.reportsRateLimited.load(ordering: .relaxed)
+        let quota = counters.reportsDeletedForQuota.load(ordering: .relaxed)
+        if rateLimited > 0 { dropped["rateLimitedToSummary"] = rateLimited }
+        if quota > 0 { dropped["deletedForQuota"] = quota }
+        return (Int(tracker.currentSpan().sequence), counters.stallsDetected.load(ordering: .relaxed),
+                counters.reportsWritten.load(ordering: .relaxed), dropped)
     }
 
     /// Stops watching: removes the observers, ends the watchdog thread, writes the reports still
@@ -118,9 +163,40 @@ public final class StallMonitor: Sendable {
         guard !stopped.exchange(true, ordering: .sequentiallyConsistent) else { return }
         probe.remove()
         watchdog.stop()
+        let session = self.session
+        writer.perform { session.heartbeat(stopping: true) }
         writer.flush(timeout: .seconds(5))
         StackSampler.uninstall()
     }
+
+    /// Stops reporting until ``resume()`` (calls nest). A span open while paused is never
+    /// reported, even if it goes on after `resume()`. Callable from any thread.
+    public func pause() {
+        controls.pauseDepth.add(1, ordering: .releasing)
+    }
+
+    /// Undoes one ``pause()``.
+    public func resume() {
+        controls.pauseDepth.subtract(1, ordering: .releasing)
+    }
+
+    /// Runs `body`, known to be long work (e.g. loading a document the user asked for), on the
+    /// monitored thread without it being reported as a stall. Call it on the monitored thread.
+    public func expectLongWork<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        thread.tracker.markExpectedLongWork()
+        defer { thread.tracker.markExpectedLongWork() }
+        return try body()
+    }
+
+    /// The host app's current scene (screen, request, test name), copied into reports of stalls
+    /// that begin while it is set. Callable from any thread.
+    public var scene: String? {
+        get { controls.scene }
+        set { controls.scene = newValue }
+    }
+
+    /// The session record file of this monitor, next to the reports.
+    public var sessionRecordURL: URL { session.url }
 
     /// Waits until reports of stalls already detected are on disk, at most `timeout`.
     /// Returns false on timeout.
@@ -140,6 +216,12 @@ public final class StallMonitor: Sendable {
             samplesTaken: counters.samplesTaken.load(ordering: .relaxed),
             samplesTimedOut: counters.samplesTimedOut.load(ordering: .relaxed),
             watchdogWakeups: counters.watchdogWakeups.load(ordering: .relaxed),
+            inProgressWrites: counters.inProgressWrites.load(ordering: .relaxed),
+            discardedWhileDebugged: counters.discardedWhileDebugged.load(ordering: .relaxed),
+            discardedProcessStopped: counters.discardedProcessStopped.load(ordering: .relaxed),
+            expectedLongWork: counters.expectedLongWork.load(ordering: .relaxed),
+            reportsRateLimited: counters.reportsRateLimited.load(ordering: .relaxed),
+            reportsDeletedForQuota: counters.reportsDeletedForQuota.load(ordering: .relaxed),
             errors: errors.counts,
             lastError: errors.last)
     }

@@ -38,8 +38,23 @@ extension StallMonitor {
         /// Where the monitor logs problems (at info level or below); nil writes each kind of
         /// problem once to stderr.
         public var logger: Logger?
-        /// Called on the writer queue after each report is written, with the report and its file.
+        /// Called on the writer queue after each final report is written, with the report and its file.
         public var onReport: (@Sendable (StallReport, URL) -> Void)?
+        /// While a stall lasts, its `inProgress` report is rewritten this often, so evidence is on
+        /// disk if the process dies during it. Default 1 s.
+        public var inProgressRefresh: Duration
+        /// Full reports per fingerprint per ``rateLimitWindow``; later stalls of that fingerprint
+        /// get compact reports (no samples), so counts stay exact. Default 10.
+        public var maxReportsPerFingerprint: Int
+        /// The window of ``maxReportsPerFingerprint``. Default 1 hour.
+        public var rateLimitWindow: Duration
+        /// Most stall reports kept in the directory; the oldest go first. Default 1,000.
+        public var maxReportFiles: Int
+        /// Most bytes of stall reports kept in the directory; the oldest go first. Default 100 MiB.
+        public var maxReportBytes: Int
+        /// Report stalls while a debugger (any tracer) is attached. Off by default: breakpoints
+        /// and single-stepping are not stalls.
+        public var reportWhileDebugged: Bool
 
         /// A configuration with the defaults above.
         public init(
@@ -56,7 +71,13 @@ extension StallMonitor {
             appVersion: String? = nil,
             tags: [String: String] = [:],
             logger: Logger? = nil,
-            onReport: (@Sendable (StallReport, URL) -> Void)? = nil
+            onReport: (@Sendable (StallReport, URL) -> Void)? = nil,
+            inProgressRefresh: Duration = .seconds(1),
+            maxReportsPerFingerprint: Int = 10,
+            rateLimitWindow: Duration = .seconds(3600),
+            maxReportFiles: Int = 1_000,
+            maxReportBytes: Int = 100 * 1024 * 1024,
+            reportWhileDebugged: Bool = false
         ) {
             self.threshold = threshold
             self.reportDirectory = reportDirectory
@@ -72,6 +93,12 @@ extension StallMonitor {
             self.tags = tags
             self.logger = logger
             self.onReport = onReport
+            self.inProgressRefresh = inProgressRefresh
+            self.maxReportsPerFingerprint = maxReportsPerFingerprint
+            self.rateLimitWindow = rateLimitWindow
+            self.maxReportFiles = maxReportFiles
+            self.maxReportBytes = maxReportBytes
+            self.reportWhileDebugged = reportWhileDebugged
         }
 
         func validate() throws(StallMonitorError) {
@@ -82,6 +109,10 @@ extension StallMonitor {
             if !(1...512).contains(maxFramesPerSample) { throw .invalidConfiguration("maxFramesPerSample must be within 1…512") }
             if sampleTimeout <= .zero { throw .invalidConfiguration("sampleTimeout must be positive") }
             if reentryGrace < .zero { throw .invalidConfiguration("reentryGrace must not be negative") }
+            if inProgressRefresh <= .zero { throw .invalidConfiguration("inProgressRefresh must be positive") }
+            if maxReportsPerFingerprint < 1 { throw .invalidConfiguration("maxReportsPerFingerprint must be at least 1") }
+            if rateLimitWindow <= .zero { throw .invalidConfiguration("rateLimitWindow must be positive") }
+            if maxReportFiles < 1 || maxReportBytes < 4096 { throw .invalidConfiguration("maxReportFiles must be at least 1 and maxReportBytes at least 4096") }
             if !reportDirectory.isFileURL { throw .invalidConfiguration("reportDirectory must be a file URL") }
         }
     }
@@ -91,7 +122,7 @@ extension Duration {
     /// The duration in whole nanoseconds (saturating).
     var nanoseconds: UInt64 {
         let (seconds, attoseconds) = components
-        guard seconds >= 0 else { return 0 }
+        guard seconds >= 0, attoseconds >= 0 else { return 0 }  // negative (e.g. -5 ms is 0 s, -5e15 as)
         return UInt64(seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
     }
 }

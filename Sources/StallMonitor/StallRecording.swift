@@ -17,6 +17,8 @@ struct RawSample {
 
 /// Everything the watchdog learned about one stall, handed to the writer.
 struct StallRecording {
+    /// Identifies the stall across its in-progress snapshots and its final report.
+    var stallID = UUID()
     var thread: MonitoredThread.Identity
     var sequence: UInt64
     var spanStart: UInt64
@@ -42,6 +44,13 @@ struct StallRecording {
     var cpuAtTrackingEnd: Int64 = -1
     var trackingEnd: UInt64 = 0
     var unwinder: (available: Bool, note: String?)
+    var scene: String?
+    /// Time the whole process was stopped during the span (the watchdog woke far too late).
+    var stoppedNanos: UInt64 = 0
+    /// Declared expected long work, or the monitor was paused: never reported.
+    var suppressed = false
+    /// When the last in-progress snapshot was handed to the writer (0: none yet).
+    var lastSnapshotAt: UInt64 = 0
 
     /// Adds a sample, thinning to an evenly spread half (and doubling the interval) at the bound.
     mutating func append(_ sample: RawSample) {

@@ -85,6 +85,15 @@ final class ThreadProcFiles {
         return SignalMasks(blocked: blocked, pendingForThread: pending)
     }
 
+    /// The pid of the process tracing this one (a debugger, strace), 0 when none.
+    static func tracerPID() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in text.split(separator: "\n") where line.hasPrefix("TracerPid:") {
+            return Int(line.dropFirst(10).trimmingCharacters(in: .whitespaces)) ?? 0
+        }
+        return 0
+    }
+
     /// The thread's name from `/proc/…/comm`.
     static func threadName(tid: Int32) -> String {
         let fd = Glibc.open("/proc/self/task/\(tid)/comm", O_RDONLY | O_CLOEXEC)

@@ -1,6 +1,7 @@
 import CStallMonitor
 import Foundation
 import StallReportKit
+import Synchronization
 
 /// The watchdog's view of one monitored thread: waits for a span to reach the sampling lead,
 /// samples until it ends, and hands stalls longer than the threshold to the writer.
@@ -16,23 +17,29 @@ final class ThreadWatch {
         var reentryGrace: UInt64
         var interruptSleepingSyscalls: Bool
         var signal: Int32
+        var inProgressRefresh: UInt64
+        var reportWhileDebugged: Bool
     }
 
     let thread: MonitoredThread
     let settings: Settings
     let counters: MonitorCounters
-    private let emit: (StallRecording) -> Void
+    let controls: MonitorControls
+    private let emit: (StallEvent) -> Void
     private var procFiles: ThreadProcFiles?
     private var identity: MonitoredThread.Identity?
     private var recording: StallRecording?
     private var nextSampleAt: UInt64 = 0
     private var lastFinishedSequence: UInt64 = 0
     private var frameBuffer: [UInt]
+    /// Process-stopped time noticed before the watchdog began tracking span `sequence`.
+    private var stoppedBeforeTracking: (sequence: UInt64, nanos: UInt64) = (0, 0)
 
-    init(thread: MonitoredThread, settings: Settings, counters: MonitorCounters, emit: @escaping (StallRecording) -> Void) {
+    init(thread: MonitoredThread, settings: Settings, counters: MonitorCounters, controls: MonitorControls, emit: @escaping (StallEvent) -> Void) {
         self.thread = thread
         self.settings = settings
         self.counters = counters
+        self.controls = controls
         self.emit = emit
         self.frameBuffer = [UInt](repeating: 0, count: settings.maxFrames)
     }
@@ -55,7 +62,7 @@ final class ThreadWatch {
         }
         if recording != nil {
             if finishIfEnded(now: now) { return step(now: now) }
-            if now >= nextSampleAt { sample(now: now) }
+            if now >= nextSampleAt { sampleOrSkip(now: now) }
             return nextDeadlineWhileTracking()
         }
         let span = thread.tracker.currentSpan()
@@ -68,8 +75,51 @@ final class ThreadWatch {
         let trackFrom = span.start &+ settings.lead
         if now < trackFrom { return trackFrom }
         beginTracking(sequence: span.sequence, start: span.start, now: now)
-        sample(now: now)
+        sampleOrSkip(now: now)
         return nextDeadlineWhileTracking()
+    }
+
+    /// The watchdog woke `lateness` after its deadline: the whole process was stopped (SIGSTOP,
+    /// a debugger). That time is not the loop stalling.
+    func noteProcessStopped(lateness: UInt64) {
+        if recording != nil {
+            recording?.stoppedNanos += lateness
+            return
+        }
+        let span = thread.tracker.currentSpan()
+        guard span.phase != .closed else { return }
+        if stoppedBeforeTracking.sequence != span.sequence { stoppedBeforeTracking = (span.sequence, 0) }
+        stoppedBeforeTracking.nanos += lateness
+    }
+
+    /// Samples unless the span is expected long work or the monitor is paused; hands an
+    /// in-progress snapshot to the writer once the span is past the threshold, then every refresh.
+    private func sampleOrSkip(now: UInt64) {
+        guard var recording else { return }
+        if controls.isPaused || thread.tracker.expectedLongWorkSequence.load(ordering: .acquiring) == recording.sequence {
+            if !recording.suppressed && recording.lastSnapshotAt != 0 { emit(.retracted(recording.stallID)) }
+            recording.suppressed = true
+            recording.lastSnapshotAt = 0
+            self.recording = recording
+            nextSampleAt = now &+ recording.interval
+            return
+        }
+        if recording.suppressed {
+            nextSampleAt = now &+ recording.interval
+            return
+        }
+        sample(now: now)
+        recording = self.recording!
+        let stalledFor = now &- recording.spanStart &- min(recording.stoppedNanos, now &- recording.spanStart)
+        guard stalledFor >= settings.threshold else { return }
+        guard recording.lastSnapshotAt == 0 || now &- recording.lastSnapshotAt >= settings.inProgressRefresh else { return }
+        var snapshot = recording
+        snapshot.end = now
+        (snapshot.passes, snapshot.longestPass) = thread.tracker.passesSoFar(now: now)
+        snapshot.cpuAtTrackingEnd = CStallMonitor_thread_cpu_ns(recording.thread.tid)
+        snapshot.trackingEnd = now
+        self.recording?.lastSnapshotAt = now
+        emit(.inProgress(snapshot))
     }
 
     private func nextDeadlineWhileTracking() -> UInt64 {
@@ -86,7 +136,8 @@ final class ThreadWatch {
             threshold: settings.threshold, mode: thread.currentMode(), interval: settings.interval,
             requestedInterval: settings.interval, maxSamples: settings.maxSamples,
             cpuAtTrackingStart: CStallMonitor_thread_cpu_ns(identity.tid), trackingStart: now,
-            unwinder: StackSampler.unwinderStatus())
+            unwinder: StackSampler.unwinderStatus(), scene: controls.scene)
+        if stoppedBeforeTracking.sequence == sequence { recording?.stoppedNanos = stoppedBeforeTracking.nanos }
         counters.spansTracked.add(1, ordering: .relaxed)
     }
 
@@ -114,9 +165,22 @@ final class ThreadWatch {
         end = max(end, recording.spanStart)
         lastFinishedSequence = recording.sequence
         self.recording = nil
-        guard end - recording.spanStart >= settings.threshold else {
-            counters.shortSpansDiscarded.add(1, ordering: .relaxed)
+        let announced = recording.lastSnapshotAt != 0
+        func discard(_ counter: borrowing Atomic<Int>) -> Bool {
+            counter.add(1, ordering: .relaxed)
+            if announced { emit(.retracted(recording.stallID)) }
             return true
+        }
+        if recording.suppressed || tracker.expectedLongWorkSequence.load(ordering: .acquiring) == recording.sequence {
+            return discard(counters.expectedLongWork)
+        }
+        let duration = end - recording.spanStart
+        if duration >= settings.threshold && duration - min(recording.stoppedNanos, duration) < settings.threshold {
+            return discard(counters.discardedProcessStopped)
+        }
+        guard duration >= settings.threshold else { return discard(counters.shortSpansDiscarded) }
+        if !settings.reportWhileDebugged && ThreadProcFiles.tracerPID() != 0 {
+            return discard(counters.discardedWhileDebugged)
         }
         recording.end = end
         recording.passes = passes
@@ -124,7 +188,7 @@ final class ThreadWatch {
         recording.cpuAtTrackingEnd = CStallMonitor_thread_cpu_ns(recording.thread.tid)
         recording.trackingEnd = CStallMonitor_monotonic_ns()
         counters.stallsDetected.add(1, ordering: .relaxed)
-        emit(recording)
+        emit(.ended(recording))
         return true
     }
 

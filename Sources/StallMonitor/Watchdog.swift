@@ -11,11 +11,14 @@ final class Watchdog: @unchecked Sendable {
     private let counters: MonitorCounters
     private let running = Atomic<Bool>(true)
     private let exited = DispatchSemaphore(value: 0)
+    /// Waking this much later than asked means the whole process was stopped.
+    private let stoppedAfter: UInt64
 
-    init(watches: [ThreadWatch], wakeup: WakeupSignal, counters: MonitorCounters) {
+    init(watches: [ThreadWatch], wakeup: WakeupSignal, counters: MonitorCounters, stoppedAfter: UInt64) {
         self.watches = watches
         self.wakeup = wakeup
         self.counters = counters
+        self.stoppedAfter = stoppedAfter
     }
 
     /// Starts the watchdog thread.
@@ -46,7 +49,11 @@ final class Watchdog: @unchecked Sendable {
             }
             guard running.load(ordering: .sequentiallyConsistent) else { break }
             if let deadline {
-                wakeup.wait(until: deadline)
+                let signalled = wakeup.wait(until: deadline)
+                let woke = CStallMonitor_monotonic_ns()
+                if !signalled && woke > deadline &+ stoppedAfter {
+                    for watch in watches { watch.noteProcessStopped(lateness: woke - deadline) }
+                }
             } else {
                 for watch in watches { watch.thread.tracker.watchdogParked.store(true, ordering: .sequentiallyConsistent) }
                 if watches.contains(where: { $0.hasOpenSpan }) {

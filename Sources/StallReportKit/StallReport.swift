@@ -46,6 +46,16 @@ public struct StallReport: Codable, Sendable, Equatable {
     public var symbolication: Symbolication
     /// Free-form labels given by the host app.
     public var tags: [String: String]?
+    /// The host app's current "scene" (screen, request, test name) when the stall began.
+    public var scene: String?
+    /// Time within the span during which the whole process was stopped (SIGSTOP, a debugger),
+    /// which is not counted as stalling; nil when none was noticed.
+    public var processStoppedMs: Double?
+    /// True when this fingerprint already had its quota of full reports in the current window:
+    /// the samples and all but the representative stack's frames and images were left out.
+    public var rateLimited: Bool?
+    /// Samples left out of a rate-limited report.
+    public var omittedSamples: Int?
 
     /// Creates a report from all of its parts.
     public init(
@@ -54,7 +64,8 @@ public struct StallReport: Codable, Sendable, Equatable {
         classification: StallClassification, mainThreadCPUMs: Double, cpuObservedMs: Double,
         loop: Loop, process: Process, sampling: Sampling, samples: [Sample],
         representativeStack: [Int], frames: [Frame], images: [Image],
-        symbolication: Symbolication, tags: [String: String]? = nil
+        symbolication: Symbolication, tags: [String: String]? = nil, scene: String? = nil,
+        processStoppedMs: Double? = nil, rateLimited: Bool? = nil, omittedSamples: Int? = nil
     ) {
         self.schemaVersion = schemaVersion
         self.id = id
@@ -75,5 +86,9 @@ public struct StallReport: Codable, Sendable, Equatable {
         self.images = images
         self.symbolication = symbolication
         self.tags = tags
+        self.scene = scene
+        self.processStoppedMs = processStoppedMs
+        self.rateLimited = rateLimited
+        self.omittedSamples = omittedSamples
     }
 }

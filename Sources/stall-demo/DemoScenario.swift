@@ -1,5 +1,6 @@
 import CoreFoundation
 import Foundation
+import StallMonitor
 
 /// One scheduled stall of the demo.
 struct DemoScenario: Sendable {
@@ -31,11 +32,25 @@ struct DemoScenario: Sendable {
         },
     ]
 
+    /// Scenarios run only when named with `--only`.
+    static let extras: [DemoScenario] = [
+        .init(name: "cpu-spin-3000", summary: "CPU spin, 3 s (for killing the demo during a stall)") { done in
+            Scenarios.spinOnCPU(milliseconds: 3_000); done()
+        },
+        .init(name: "expected-long-work", summary: "600 ms of work declared with expectLongWork: no report") { done in
+            DemoScenario.monitor?.expectLongWork { Scenarios.spinOnCPU(milliseconds: 600) }; done()
+        },
+    ]
+
+    /// The running monitor, for scenarios that use its API.
+    nonisolated(unsafe) static var monitor: StallMonitor?
+
     static func select(_ names: String?) throws -> [DemoScenario] {
         guard let names else { return all }
+        let known = all + extras
         return try names.split(separator: ",").map { name in
-            guard let scenario = all.first(where: { $0.name == name }) else {
-                throw DemoError("unknown scenario '\(name)'; known: \(all.map(\.name).joined(separator: ", "))")
+            guard let scenario = known.first(where: { $0.name == name }) else {
+                throw DemoError("unknown scenario '\(name)'; known: \(known.map(\.name).joined(separator: ", "))")
             }
             return scenario
         }

@@ -38,7 +38,7 @@ struct StallDemoCommand: ParsableCommand {
 
     func run() throws {
         if list {
-            for scenario in DemoScenario.all { print("\(scenario.name)\t\(scenario.summary)") }
+            for scenario in DemoScenario.all + DemoScenario.extras { print("\(scenario.name)\t\(scenario.summary)") }
             return
         }
         let selected = try DemoScenario.select(only)
@@ -50,6 +50,7 @@ struct StallDemoCommand: ParsableCommand {
             onReport: { report, url in
                 print("wrote \(url.path)  \(Int(report.durationMs.rounded())) ms \(report.classification.rawValue)  \(report.representativeFunction)")
             }))
+        DemoScenario.monitor = monitor
         print("stall-demo: pid \(getpid()), threshold \(thresholdMs) ms, signal \(monitor.signal), reports in \(directory.path)")
         let finished = FinishFlag()
         DemoScenario.schedule(selected, gap: 0.4) {

@@ -1,0 +1,93 @@
+import Foundation
+import Glibc
+import StallReportKit
+import Synchronization
+
+/// The per-process session record kept next to the reports (`session-<time>-p<pid>.session`, JSON):
+/// when monitoring started, its last heartbeat or clean stop, monitored time, spans, stalls and
+/// reports dropped and why. `stallreport` uses it for stall rates; the next monitor uses it to tell
+/// a dead process's `inProgress` reports from a live one's.
+final class SessionRecorder: Sendable {
+    /// The record's contents.
+    struct Record: Codable, Sendable {
+        var schemaVersion = 1
+        var kind = "session"
+        var pid: Int
+        /// Process start time in clock ticks since boot (`/proc/self/stat` field 22): with the pid,
+        /// it identifies the process even after its pid is reused.
+        var processStartTicks: UInt64
+        var hostName: String
+        var executableName: String
+        var appVersion: String?
+        var startedAt: Date
+        var lastHeartbeatAt: Date
+        var stoppedAt: Date?
+        var cleanStop: Bool
+        var monitoredMs: Double
+        var thresholdMs: Double
+        var spans: Int
+        var stalls: Int
+        var reportsWritten: Int
+        var reportsDropped: [String: Int]
+    }
+
+    let url: URL
+    private let startedAt = Date()
+    private let startedMonotonic = DispatchTime.now().uptimeNanoseconds
+    private let base: Record
+    private let store: ReportFileStore
+    private let errors: ErrorReporter
+    private let sample: @Sendable () -> (spans: Int, stalls: Int, written: Int, dropped: [String: Int])
+    private let written = Atomic<Bool>(false)
+
+    init(store: ReportFileStore, process: StallReport.Process, thresholdMs: Double, errors: ErrorReporter,
+         sample: @escaping @Sendable () -> (spans: Int, stalls: Int, written: Int, dropped: [String: Int])) {
+        self.store = store
+        self.errors = errors
+        self.sample = sample
+        let stamp = ReportCoding.formatDate(startedAt).replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
+        url = store.directory.appendingPathComponent("session-\(stamp)-p\(getpid()).session")
+        base = Record(
+            pid: process.pid, processStartTicks: Self.processStartTicks(pid: Int32(process.pid)) ?? 0,
+            hostName: process.hostName, executableName: process.executableName, appVersion: process.appVersion,
+            startedAt: startedAt, lastHeartbeatAt: startedAt, stoppedAt: nil, cleanStop: false, monitoredMs: 0,
+            thresholdMs: thresholdMs, spans: 0, stalls: 0, reportsWritten: 0, reportsDropped: [:])
+    }
+
+    /// Rewrites the record with the current counts (call on the writer queue).
+    func heartbeat(stopping: Bool = false) {
+        let now = Date()
+        let counts = sample()
+        var record = base
+        record.lastHeartbeatAt = now
+        record.monitoredMs = Double(DispatchTime.now().uptimeNanoseconds - startedMonotonic) / 1e6
+        record.spans = counts.spans
+        record.stalls = counts.stalls
+        record.reportsWritten = counts.written
+        record.reportsDropped = counts.dropped
+        if stopping {
+            record.stoppedAt = now
+            record.cleanStop = true
+        }
+        do {
+            let data = try ReportCoding.makeEncoder().encode(record)
+            _ = try store.write(data, name: url.lastPathComponent, replacing: written.load(ordering: .relaxed))
+            written.store(true, ordering: .relaxed)
+        } catch let error as StallMonitorError {
+            errors.report(error)
+        } catch {
+            errors.report(.reportEncoding(String(describing: error)))
+        }
+    }
+
+    /// Start time (clock ticks since boot) of process `pid`, nil when it does not exist or is a
+    /// zombie (dead, not yet reaped).
+    static func processStartTicks(pid: Int32) -> UInt64? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        // Fields after "(comm)" start at field 3; starttime is field 22.
+        guard fields.count > 19, fields[0] != "Z", fields[0] != "X" else { return nil }
+        return UInt64(fields[19])
+    }
+}
