@@ -68,9 +68,13 @@ final class ReportWriter: Sendable {
             perform { [self] in
                 let latest = files.withLock { $0[box.value.stallID]?.latestSnapshot }
                 guard latest == version else { return }  // a newer snapshot is queued
-                // The first snapshot goes to disk at once, unsymbolicated; later ones carry names.
-                let report = builder.build(box.value, status: .inProgress, symbolicate: version > 1)
-                if write(report, stallID: box.value.stallID) != nil {
+                // The first snapshot goes to disk at once, unsymbolicated, then again with names
+                // (symbolication may take a while the first time); later ones carry names.
+                if version == 1, write(builder.build(box.value, status: .inProgress, symbolicate: false), stallID: box.value.stallID) != nil {
+                    counters.inProgressWrites.add(1, ordering: .relaxed)
+                }
+                guard files.withLock({ $0[box.value.stallID]?.latestSnapshot }) == version else { return }
+                if write(builder.build(box.value, status: .inProgress), stallID: box.value.stallID) != nil {
                     counters.inProgressWrites.add(1, ordering: .relaxed)
                 }
             }

@@ -57,8 +57,6 @@ struct StaleReportSweeper {
         if pid == Int(getpid()) { return true }
         guard let ticks = SessionRecorder.processStartTicks(pid: Int32(pid)) else { return false }
         if let recorded = sessions[pid], !recorded.isEmpty { return recorded.contains(ticks) }
-        let comm = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?
-            .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-        return !comm.isEmpty && executableName.hasPrefix(comm)  // comm is cut at 15 bytes
+        return StaleStatus.isRunning(pid: pid, executableName: executableName)
     }
 }

@@ -32,13 +32,14 @@ public struct StallRecord: Sendable, Equatable {
         self.syscall = syscall
     }
 
-    /// Reduces a decoded report to a record.
+    /// Reduces a decoded report to a record. An `inProgress` report of a process that no longer
+    /// runs on this host counts as `fatal` (see ``StaleStatus``).
     public init(report: StallReport, path: String) {
         self.init(
             fingerprint: report.fingerprint,
             durationMs: report.durationMs,
             startedAt: report.startedAt,
-            status: report.status,
+            status: StaleStatus.effectiveStatus(of: report),
             classification: report.classification,
             path: path,
             stack: StackFrameSummary.representative(of: report),
