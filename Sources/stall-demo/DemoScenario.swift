@@ -37,10 +37,22 @@ struct DemoScenario: Sendable {
         .init(name: "cpu-spin-3000", summary: "CPU spin, 3 s (for killing the demo during a stall)") { done in
             Scenarios.spinOnCPU(milliseconds: 3_000); done()
         },
+        .init(name: "short-work-loop", summary: "40 × (80 ms of work, 20 ms idle): no stall, even if the process is stopped meanwhile") { done in
+            DemoScenario.repeatShortWork(remaining: 40, done: done)
+        },
         .init(name: "expected-long-work", summary: "600 ms of work declared with expectLongWork: no report") { done in
             DemoScenario.monitor?.expectLongWork { Scenarios.spinOnCPU(milliseconds: 600) }; done()
         },
     ]
+
+    /// Runs 80 ms of work, then again 20 ms later, `remaining` times.
+    static func repeatShortWork(remaining: Int, done: @escaping @Sendable () -> Void) {
+        Scenarios.shortWorkBelowThreshold(milliseconds: 80)
+        guard remaining > 1 else { return done() }
+        _ = Timer.scheduledTimer(withTimeInterval: 0.02, repeats: false) { _ in
+            repeatShortWork(remaining: remaining - 1, done: done)
+        }
+    }
 
     /// The running monitor, for scenarios that use its API.
     nonisolated(unsafe) static var monitor: StallMonitor?

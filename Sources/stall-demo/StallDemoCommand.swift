@@ -29,6 +29,9 @@ struct StallDemoCommand: ParsableCommand {
     @Option(name: .customLong("only"), help: "Run only these scenarios (comma-separated names; see --list).")
     var only: String?
 
+    @Flag(help: "Report stalls even while a debugger or tracer (strace, gdb) is attached.")
+    var reportWhileDebugged = false
+
     @Flag(help: "List the scenarios and exit.")
     var list = false
 
@@ -49,7 +52,8 @@ struct StallDemoCommand: ParsableCommand {
             appVersion: "stall-demo 1.0",
             onReport: { report, url in
                 print("wrote \(url.path)  \(Int(report.durationMs.rounded())) ms \(report.classification.rawValue)  \(report.representativeFunction)")
-            }))
+            },
+            reportWhileDebugged: reportWhileDebugged))
         DemoScenario.monitor = monitor
         print("stall-demo: pid \(getpid()), threshold \(thresholdMs) ms, signal \(monitor.signal), reports in \(directory.path)")
         let finished = FinishFlag()
