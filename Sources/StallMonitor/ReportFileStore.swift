@@ -43,7 +43,12 @@ final class ReportFileStore: Sendable {
     func write(_ data: Data, name: String, replacing: Bool = false) throws(StallMonitorError) -> URL {
         let final = directory.appendingPathComponent(name)
         let temporary = directory.appendingPathComponent(".\(name).\(getpid()).tmp")
-        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        var fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd < 0 && errno == ENOENT {
+            // The directory was removed while the monitor ran: create it again (0700), once.
+            try? Self.prepare(directory)
+            fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        }
         guard fd >= 0 else { throw failure(final, "create \(temporary.lastPathComponent)") }
         var closed = false
         defer {

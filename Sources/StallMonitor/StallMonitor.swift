@@ -71,6 +71,8 @@ public final class StallMonitor: Sendable {
     private let controls: MonitorControls
     private let session: SessionRecorder
     private let stopped = Atomic<Bool>(false)
+    /// The process that started the monitor: a forked child has no watchdog or writer threads.
+    private let ownerPID = getpid()
 
     /// Starts watching `loop` (the main run loop by default). Call from the loop's own thread when
     /// possible; otherwise the thread arms itself the next time its loop runs.
@@ -162,6 +164,11 @@ public final class StallMonitor: Sendable {
     public func stop() {
         guard !stopped.exchange(true, ordering: .sequentiallyConsistent) else { return }
         probe.remove()
+        guard getpid() == ownerPID else {
+            // In a forked child only the calling thread exists: there is no watchdog to join and
+            // no writer to flush. Leave the inherited handler in place; nothing sends it here.
+            return
+        }
         watchdog.stop()
         let session = self.session
         writer.perform { session.heartbeat(stopping: true) }
