@@ -154,9 +154,11 @@ final class SpanTracker: Sendable {
 
     /// Called before the observers are added when the loop is already running: the run in
     /// progress counts as the outermost one, so a nested run's `exit` does not suspend the span
-    /// of the callout that started it.
-    func assumeInsideRun() {
+    /// of the callout that started it. `awakeAt` (on the loop's thread, inside a callout) opens
+    /// a span at that time.
+    func assumeInsideRun(awakeAt now: UInt64?) {
         depth.store(1, ordering: .relaxed)
+        if let now { begin(after: state.load(ordering: .relaxed), at: now) }
     }
 
     /// Marks the current span (and, after `body`, the span then current) as expected long work.

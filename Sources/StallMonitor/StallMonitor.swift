@@ -126,6 +126,13 @@ public final class StallMonitor: Sendable {
         self.session = session
         // Waking a threshold (at least 250 ms) late means the whole process was stopped.
         self.watchdog = Watchdog(watches: [watch], wakeup: wakeup, counters: counters, stoppedAfter: max(threshold, 250_000_000))
+        // Started inside a run of the loop (from a callout, or while it runs on another thread):
+        // the observers never see that run's entry, so its exit must still count as the outermost.
+        // On the loop's own thread the loop is awake in a callout right now: a span is open (the
+        // next pass may follow without the loop ever waiting, so no afterWaiting would open one).
+        if CFRunLoopCopyCurrentMode(runLoop) != nil {
+            tracker.assumeInsideRun(awakeAt: CFRunLoopGetCurrent() === runLoop ? CStallMonitor_monotonic_ns() : nil)
+        }
         self.probe = RunLoopProbe(runLoop: runLoop, tracker: tracker)
 
         let timeout = configuration.sampleTimeout.nanoseconds

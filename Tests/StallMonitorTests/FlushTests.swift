@@ -1,0 +1,24 @@
+import Foundation
+import StallMonitor
+import Testing
+
+@Suite("flush(timeout:)", .serialized)
+struct FlushTests {
+    @Test("flush with a zero or negative timeout returns at once instead of trapping")
+    func nonPositiveTimeouts() throws {
+        let directory = ReportDirectory()
+        defer { directory.remove() }
+        let loop = try MonitoredLoopThread(name: "flush")
+        defer { loop.stop() }
+        let monitor = try loop.startMonitor(directory.configuration())
+        defer { monitor.stop() }
+        #expect(monitor.flush(timeout: .zero))
+        #expect(monitor.flush(timeout: .milliseconds(-5)))
+        #expect(monitor.flush(timeout: .seconds(-2)))
+
+        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
+        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+        #expect(monitor.flush(timeout: .milliseconds(-1)))
+        #expect(directory.reportFiles().count == 1)
+    }
+}

@@ -1,0 +1,90 @@
+import StallReportKit
+import Testing
+
+@testable import StallMonitor
+
+@Suite("StallClassifier")
+struct StallClassifierTests {
+    private static let ms: UInt64 = 1_000_000
+
+    private func classify(duration: UInt64 = 400 * ms, passes: Int = 1, longestPass: UInt64 = 400 * ms, cpu: Int64, observed: UInt64 = 300 * ms, states: [String] = []) -> StallClassification {
+        StallClassifier.classify(duration: duration, passes: passes, longestPass: longestPass, cpu: cpu, observed: observed, states: states)
+    }
+
+    @Test("CPU share of the observed window decides cpu, blocked or mixed")
+    func cpuShare() {
+        #expect(classify(cpu: Int64(290 * Self.ms)) == .cpu)
+        #expect(classify(cpu: Int64(210 * Self.ms)) == .cpu)  // exactly 0.7
+        #expect(classify(cpu: Int64(5 * Self.ms)) == .blocked)
+        #expect(classify(cpu: Int64(90 * Self.ms)) == .blocked)  // exactly 0.3
+        #expect(classify(cpu: Int64(150 * Self.ms)) == .mixed)
+    }
+
+    @Test("many short passes are congestion whatever the CPU share")
+    func congestion() {
+        #expect(classify(passes: 2_000, longestPass: 2 * Self.ms, cpu: Int64(300 * Self.ms)) == .congestion)
+        #expect(classify(passes: 8, longestPass: 100 * Self.ms, cpu: Int64(300 * Self.ms)) == .congestion)
+        // One long pass among many is not congestion.
+        #expect(classify(passes: 50, longestPass: 200 * Self.ms, cpu: Int64(300 * Self.ms)) == .cpu)
+        #expect(classify(passes: 7, longestPass: 10 * Self.ms, cpu: Int64(300 * Self.ms)) == .cpu)
+    }
+
+    @Test("without CPU time, four or more known sampled states decide")
+    func statesFallback() {
+        #expect(classify(cpu: -1, states: ["R", "R", "R", "R", "?"]) == .cpu)
+        #expect(classify(cpu: -1, states: ["S", "D", "S", "S"]) == .blocked)
+        #expect(classify(cpu: -1, states: ["R", "S", "R", "S"]) == .mixed)
+        #expect(classify(cpu: -1, states: ["R", "R", "R", "?"]) == .mixed, "too few known states")
+        #expect(classify(cpu: -1, states: []) == .mixed)
+        #expect(classify(cpu: 100, observed: 0, states: ["S"]) == .mixed)
+    }
+
+    @Test("a thread runnable in most samples is cpu even when it got little CPU time (loaded machine)")
+    func runnableSamplesCount() {
+        let runnable = Array(repeating: "R", count: 9) + ["S"]
+        #expect(classify(cpu: Int64(120 * Self.ms), states: runnable) == .cpu)
+        // CPU time alone can make it cpu too.
+        #expect(classify(cpu: Int64(290 * Self.ms), states: ["S", "S", "S", "S"]) == .cpu)
+        #expect(classify(cpu: Int64(5 * Self.ms), states: ["S", "S", "D", "S"]) == .blocked)
+    }
+}
+
+@Suite("SyscallTable")
+struct SyscallTableTests {
+    @Test("sleeps and waits with timeouts are marked as cut short by a signal; futex and read are not")
+    func interruptedBySignal() {
+        #if arch(x86_64)
+        #expect(SyscallTable.name(230) == "clock_nanosleep")
+        #expect(SyscallTable.name(35) == "nanosleep")
+        #expect(SyscallTable.name(202) == "futex")
+        #expect(SyscallTable.name(232) == "epoll_wait")
+        #expect(SyscallTable.isInterruptedBySignal(230))
+        #expect(SyscallTable.isInterruptedBySignal(35))
+        #expect(SyscallTable.isInterruptedBySignal(7))  // poll
+        #expect(SyscallTable.isInterruptedBySignal(232))
+        #expect(!SyscallTable.isInterruptedBySignal(202))
+        #expect(!SyscallTable.isInterruptedBySignal(0))  // read
+        #elseif arch(arm64)
+        #expect(SyscallTable.name(115) == "clock_nanosleep")
+        #expect(SyscallTable.isInterruptedBySignal(115))
+        #expect(!SyscallTable.isInterruptedBySignal(98))  // futex
+        #endif
+    }
+
+    @Test("unknown syscalls get a numbered name and are assumed safe to interrupt")
+    func unknownSyscall() {
+        #expect(SyscallTable.name(9_999) == "syscall_9999")
+        #expect(!SyscallTable.isInterruptedBySignal(9_999))
+    }
+
+    @Test("signal masks from /proc are 1-based bit sets")
+    func signalMaskBits() {
+        typealias Masks = ThreadProcFiles.SignalMasks
+        #expect(Masks.contains(0b1, 1))
+        #expect(!Masks.contains(0b1, 2))
+        #expect(Masks.contains(UInt64(1) << 33, 34))
+        #expect(Masks.contains(UInt64(1) << 63, 64))
+        #expect(!Masks.contains(.max, 0))
+        #expect(!Masks.contains(.max, 65))
+    }
+}

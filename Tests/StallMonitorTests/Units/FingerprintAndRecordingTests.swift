@@ -1,0 +1,104 @@
+import Foundation
+import StallReportKit
+import Testing
+
+@testable import StallMonitor
+
+@Suite("Fingerprint components and sample thinning")
+struct FingerprintAndRecordingTests {
+    private func frame(_ symbol: String?, app: Bool) -> StallReport.Frame {
+        StallReport.Frame(address: "0x1", image: nil, symbol: symbol, offset: nil, file: nil, line: nil, inApp: app)
+    }
+
+    @Test("the top in-app frames make the fingerprint; system frames and classification are fallbacks")
+    func components() {
+        let stack = [
+            frame("__lll_lock_wait", app: false), frame("pthread_mutex_lock", app: false),
+            frame("App.a()", app: true), frame(nil, app: true), frame("App.b()", app: true),
+            frame("App.c()", app: true), frame("App.d()", app: true), frame("App.e()", app: true), frame("App.f()", app: true),
+        ]
+        #expect(Fingerprint.components(stack: stack, classification: .blocked, syscall: "futex")
+            == ["app", "App.a()", "App.b()", "App.c()", "App.d()", "App.e()"])
+        let system = [frame("usleep", app: false), frame(nil, app: false), frame("main", app: false)]
+        #expect(Fingerprint.components(stack: system, classification: .blocked, syscall: nil) == ["system", "usleep", "main"])
+        #expect(Fingerprint.components(stack: [], classification: .blocked, syscall: "clock_nanosleep") == ["nostack", "blocked", "clock_nanosleep"])
+        #expect(Fingerprint.components(stack: [frame(nil, app: true)], classification: .cpu, syscall: nil) == ["nostack", "cpu", "-"])
+    }
+
+    @Test("fingerprints depend on the symbols only and are 16 hex digits")
+    func fingerprint() {
+        let one = Fingerprint.make(["app", "App.a()"])
+        #expect(one == Fingerprint.make(["app", "App.a()"]))
+        #expect(one != Fingerprint.make(["app", "App.b()"]))
+        #expect(one != Fingerprint.make(["app", "App.a()", ""]))
+        #expect(one.count == 16 && one.allSatisfy { $0.isHexDigit && !$0.isUppercase })
+    }
+
+    @Test("at the bound a recording keeps an evenly spread half, doubles the interval and says so")
+    func thinning() {
+        var recording = StallRecording(
+            thread: .init(tid: 1, name: "t", isMainThread: false, loopKind: "runLoop"), sequence: 1, spanStart: 0,
+            wallClockStart: Date(), threshold: 250_000_000, mode: nil, interval: 10_000_000,
+            requestedInterval: 10_000_000, maxSamples: 4, cpuAtTrackingStart: 0, trackingStart: 0,
+            unwinder: (true, nil))
+        for offset in 0..<4 {
+            recording.append(RawSample(offset: UInt64(offset), kind: .none, threadState: "R", syscall: nil, note: nil, addresses: [], truncated: false))
+        }
+        #expect(!recording.thinned)
+        recording.append(RawSample(offset: 4, kind: .none, threadState: "R", syscall: nil, note: nil, addresses: [], truncated: false))
+        #expect(recording.thinned)
+        #expect(recording.samples.map(\.offset) == [0, 2, 4])
+        #expect(recording.dropped == 2)
+        #expect(recording.interval == 20_000_000)
+        #expect(recording.requestedInterval == 10_000_000)
+    }
+
+    @Test("the representative stack is the most common full stack; syscall-only samples come second")
+    func representative() {
+        let frames = [frame("App.x()", app: true), frame("App.y()", app: true), frame("nanosleep", app: false)]
+        func sample(_ kind: StallReport.Sample.Kind, _ indices: [Int]) -> StallReport.Sample {
+            StallReport.Sample(offsetMs: 0, kind: kind, threadState: "R", syscall: nil, note: nil, frames: indices, truncated: nil)
+        }
+        let samples = [sample(.syscall, [2]), sample(.syscall, [2]), sample(.stack, [0]), sample(.stack, [1]), sample(.stack, [1]), sample(.none, [])]
+        #expect(ReportBuilder.representative(samples, frames: frames) == 3)
+        #expect(ReportBuilder.representative(Array(samples.prefix(2)), frames: frames) == 0)
+        #expect(ReportBuilder.representative([sample(.none, [])], frames: frames) == nil)
+    }
+
+    @Test("invalid configurations are refused at start")
+    func invalidConfiguration() {
+        let url = URL(fileURLWithPath: "/tmp/never-created-\(UUID().uuidString)")
+        var configurations: [StallMonitor.Configuration] = []
+        for change in [
+            { (c: inout StallMonitor.Configuration) in c.threshold = .zero },
+            { c in c.samplingInterval = .zero },
+            { c in c.samplingLead = 2 },
+            { c in c.maxSamplesPerStall = 1 },
+            { c in c.maxFramesPerSample = 513 },
+            { c in c.sampleTimeout = .zero },
+            { c in c.reentryGrace = .milliseconds(-1) },
+            { c in c.reportDirectory = URL(string: "https://example.com/reports")! },
+        ] {
+            var configuration = StallMonitor.Configuration(reportDirectory: url)
+            change(&configuration)
+            configurations.append(configuration)
+        }
+        for configuration in configurations {
+            #expect {
+                _ = try StallMonitor.start(configuration, loop: .current)
+            } throws: { error in
+                guard case .invalidConfiguration = error as? StallMonitorError else { return false }
+                return true
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+    }
+
+    @Test("durations convert to whole nanoseconds, negative ones to zero")
+    func durationNanoseconds() {
+        #expect(Duration.milliseconds(250).nanoseconds == 250_000_000)
+        #expect(Duration.seconds(3).nanoseconds == 3_000_000_000)
+        #expect(Duration.microseconds(200).nanoseconds == 200_000)
+        #expect(Duration.milliseconds(-5).nanoseconds == 0)
+    }
+}
