@@ -1,0 +1,61 @@
+import ArgumentParser
+
+/// The figures of issue 6, in the order they run.
+enum FigureKind: String, CaseIterable, Codable, Sendable {
+    case observerOverhead = "observer-overhead"
+    case idleCost = "idle-cost"
+    case samplePause = "sample-pause"
+    case samplingCost = "sampling-cost"
+    case detectionLatency = "detection-latency"
+    case accuracy = "accuracy"
+    case memory = "memory"
+    case summarizeThroughput = "summarize-throughput"
+    case reportSize = "report-size"
+
+    var number: Int { Self.allCases.firstIndex(of: self)! + 1 }
+
+    var title: String {
+        switch self {
+        case .observerOverhead: return "Observer overhead (loop passes/s with vs without the monitor)"
+        case .idleCost: return "Idle cost (watchdog wake-ups and CPU while the loop sleeps)"
+        case .samplePause: return "Main-thread pause per sample"
+        case .samplingCost: return "Cost of sampling during a stall"
+        case .detectionLatency: return "Detection latency"
+        case .accuracy: return "Accuracy of reported durations"
+        case .memory: return "Memory (RSS) of the host"
+        case .summarizeThroughput: return "stallreport summarize throughput vs jq"
+        case .reportSize: return "Report size"
+        }
+    }
+
+    func run(_ context: BenchContext) throws -> FigureResult {
+        switch self {
+        case .observerOverhead: return try ObserverOverheadFigure.run(context)
+        case .idleCost: return try IdleCostFigure.run(context)
+        case .samplePause: return try SamplePauseFigure.run(context)
+        case .samplingCost: return try SamplingCostFigure.run(context)
+        case .detectionLatency: return try DetectionLatencyFigure.run(context)
+        case .accuracy: return try AccuracyFigure.run(context)
+        case .memory: return try MemoryFigure.run(context)
+        case .summarizeThroughput: return try SummarizeThroughputFigure.run(context)
+        case .reportSize: return try ReportSizeFigure.run(context)
+        }
+    }
+
+    /// Figures named by number or name (comma-separated allowed); all when `names` is empty.
+    static func parse(_ names: [String]) throws -> [FigureKind] {
+        let pieces = names.flatMap { $0.split(separator: ",").map(String.init) }
+        if pieces.isEmpty { return allCases }
+        var chosen = Set<FigureKind>()
+        for piece in pieces {
+            if let number = Int(piece), (1...allCases.count).contains(number) {
+                chosen.insert(allCases[number - 1])
+            } else if let figure = FigureKind(rawValue: piece) {
+                chosen.insert(figure)
+            } else {
+                throw ValidationError("unknown figure '\(piece)'; known: 1–\(allCases.count) or \(allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+        }
+        return allCases.filter(chosen.contains)
+    }
+}

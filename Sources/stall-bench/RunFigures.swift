@@ -1,0 +1,67 @@
+import ArgumentParser
+import Foundation
+
+/// `stall-bench run` (the default): runs the selected figures and writes the results table.
+struct RunFigures: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run figures (all by default) and write latest.md and latest.json.")
+
+    @Option(name: .customLong("figure"), parsing: .upToNextOption,
+            help: "Figures to run, by number or name (see `stall-bench list`); repeatable or comma-separated.")
+    var figures: [String] = []
+
+    @Flag(help: "Few, short repetitions: checks that the runner works, not for numbers.")
+    var quick = false
+
+    @Option(name: .shortAndLong, help: "Directory for latest.md and latest.json.")
+    var output: String = "Reports/benchmarks"
+
+    @Option(help: "Directory of the stallreport and stall-demo binaries (default: next to stall-bench).")
+    var binaries: String?
+
+    @Option(help: "A note about the machine, copied into the results (e.g. its load).")
+    var machineNote: String?
+
+    func validate() throws {
+        _ = try FigureKind.parse(figures)
+    }
+
+    func run() throws {
+        let selected = try FigureKind.parse(figures)
+        let context = try BenchContext(quick: quick, binaries: binaries.map { URL(fileURLWithPath: $0) })
+        defer { context.cleanUp() }
+        let started = Date()
+        let loadBefore = MachineFacts.loadAverage()
+        var results: [FigureResult] = []
+        for figure in selected {
+            log("== figure \(figure.number): \(figure.title)")
+            let began = CStallClock.now()
+            var result: FigureResult
+            do {
+                result = try figure.run(context)
+            } catch {
+                result = FigureResult(figure: figure, rows: [], notes: ["failed: \(error)"])
+                log("figure \(figure.number) failed: \(error)")
+            }
+            result.seconds = Double(CStallClock.now() - began) / 1e9
+            for row in result.rows { log("   \(row.figure)  \(row.value)  goal \(row.goal)  \(row.verdict.rawValue)") }
+            results.append(result)
+        }
+        let run = BenchRun(
+            startedAt: started, seconds: Date().timeIntervalSince(started), quick: quick,
+            machine: MachineFacts.describe(loadBefore: loadBefore, loadAfter: MachineFacts.loadAverage(), note: machineNote),
+            figures: results)
+        let directory = URL(fileURLWithPath: output, isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try ResultsWriter.json(run).write(to: directory.appendingPathComponent("latest.json"), options: .atomic)
+        try Data(ResultsWriter.markdown(run).utf8).write(to: directory.appendingPathComponent("latest.md"), options: .atomic)
+        log("wrote \(directory.path)/latest.md and latest.json (\(Int(run.seconds)) s)")
+        if results.contains(where: { $0.notes.contains { $0.hasPrefix("failed:") } }) { throw ExitCode(3) }
+    }
+}
+
+/// Progress on stderr, so stdout stays clean.
+func log(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}

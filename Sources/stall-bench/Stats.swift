@@ -1,0 +1,55 @@
+/// Order statistics of a sample of measurements.
+enum Stats {
+    /// The median (mean of the two middle values for an even count); 0 when empty.
+    static func median(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted()
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    }
+
+    /// Nearest-rank percentile: the value at rank ⌈p/100·n⌉ of the sorted values; 0 when empty.
+    static func percentile(_ values: [Double], _ p: Double) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted()
+        let rank = max(1, Int((p / 100 * Double(sorted.count)).rounded(.up)))
+        return sorted[min(rank, sorted.count) - 1]
+    }
+
+    static func mean(_ values: [Double]) -> Double {
+        values.isEmpty ? 0 : values.reduce(0, +) / Double(values.count)
+    }
+}
+
+/// Number formatting for the table.
+enum Format {
+    static func fixed(_ value: Double, _ digits: Int) -> String {
+        String(format: "%.\(digits)f", value)
+    }
+
+    static func ratio(_ value: Double) -> String { fixed(value, 4) }
+
+    static func micro(_ nanoseconds: Double) -> String { fixed(nanoseconds / 1_000, 1) + " µs" }
+
+    static func milli(_ value: Double, _ digits: Int = 2) -> String { fixed(value, digits) + " ms" }
+
+    static func mib(_ bytes: Double) -> String { fixed(bytes / 1_048_576, 2) + " MiB" }
+
+    static func count(_ value: Double) -> String {
+        let number = Int(value.rounded())
+        let digits = String(abs(number))
+        var grouped = ""
+        for (index, character) in digits.reversed().enumerated() {
+            if index > 0 && index % 3 == 0 { grouped.append(",") }
+            grouped.append(character)
+        }
+        return (number < 0 ? "-" : "") + String(grouped.reversed())
+    }
+}
+
+extension Duration {
+    /// The duration in milliseconds.
+    var inMilliseconds: Double {
+        Double(components.seconds) * 1_000 + Double(components.attoseconds) / 1e15
+    }
+}

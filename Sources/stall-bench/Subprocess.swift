@@ -1,0 +1,67 @@
+import Foundation
+
+/// Runs child processes, optionally under `/usr/bin/time -v` for their peak RSS.
+enum Subprocess {
+    /// What one child run produced.
+    struct Run {
+        var status: Int32
+        var stdout: Data
+        var stderr: String
+        var seconds: Double
+        /// "Maximum resident set size" from `/usr/bin/time -v`, in bytes (0 when not measured).
+        var peakRSS: Double
+    }
+
+    /// Runs `executable arguments…`; stdout goes to `stdoutFile` when given (else captured).
+    static func run(_ executable: String, _ arguments: [String], timed: Bool = false, stdoutFile: URL? = nil,
+                    environment: [String: String] = [:]) throws -> Run {
+        let process = Process()
+        let timeLog = FileManager.default.temporaryDirectory.appendingPathComponent("stall-bench-time-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: timeLog) }
+        if timed {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/time")
+            process.arguments = ["-v", "-o", timeLog.path, executable] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+        }
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let outURL = stdoutFile ?? FileManager.default.temporaryDirectory.appendingPathComponent("stall-bench-out-\(UUID().uuidString)")
+        let errURL = FileManager.default.temporaryDirectory.appendingPathComponent("stall-bench-err-\(UUID().uuidString)")
+        defer {
+            if stdoutFile == nil { try? FileManager.default.removeItem(at: outURL) }
+            try? FileManager.default.removeItem(at: errURL)
+        }
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let out = try FileHandle(forWritingTo: outURL)
+        let err = try FileHandle(forWritingTo: errURL)
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        let began = CStallClock.now()
+        try process.run()
+        process.waitUntilExit()
+        let seconds = Double(CStallClock.now() - began) / 1e9
+        try out.close()
+        try err.close()
+        var peak = 0.0
+        if timed, let text = try? String(contentsOf: timeLog, encoding: .utf8),
+           let line = text.split(separator: "\n").first(where: { $0.contains("Maximum resident set size") }),
+           let kilobytes = line.split(separator: ":").last.flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) }) {
+            peak = kilobytes * 1024
+        }
+        return Run(
+            status: process.terminationStatus,
+            stdout: stdoutFile == nil ? (try Data(contentsOf: outURL)) : Data(),
+            stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self),
+            seconds: seconds, peakRSS: peak)
+    }
+
+    /// Runs a shell pipeline under `/usr/bin/time -v` (peak RSS is the largest process in it).
+    static func shell(_ script: String, stdoutFile: URL) throws -> Run {
+        try run("/bin/sh", ["-c", script], timed: true, stdoutFile: stdoutFile)
+    }
+}
