@@ -55,6 +55,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Stress run: thousands of stalls across several monitored threads (Scripts/stress).
+        .executableTarget(
+            name: "stall-stress",
+            dependencies: [
+                "StallMonitor",
+                "StallReportKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .testTarget(name: "StallReportKitTests", dependencies: ["StallReportKit"]),
         .testTarget(name: "StallMonitorTests", dependencies: ["StallMonitor", "StallReportKit", "CStallMonitor"]),
         .testTarget(
