@@ -8,44 +8,73 @@ import Musl
 import Darwin
 #endif
 
-/// Replaces a file atomically: the data goes to a new temporary file in the same directory, which
-/// is flushed to disk and renamed over the target. Readers see the old file or the new one, never
-/// a partial one. The new file gets the given permission bits (e.g. the old file's).
+/// Writes a file atomically: the data goes to a new temporary file in the same directory (created
+/// with `mkstemp`, so never shared), which is written, given its permission bits and flushed to
+/// disk, then moved into place and the directory flushed. Readers see the old file or the new
+/// one, never a partial one. Used by the monitor for every report and by `stallreport` when it
+/// rewrites reports.
 public enum AtomicFileWriter {
+    /// What to do when the target already exists.
+    public enum Existing: Sendable {
+        /// Replace it (`rename`).
+        case replace
+        /// Fail with `EEXIST` rather than replace it (`link`, then the temporary file is removed).
+        case fail
+    }
+
     /// Why writing failed.
     public struct Failure: Error, Sendable, CustomStringConvertible {
         /// One line for people.
         public var description: String
+        /// The `errno` of the step that failed.
+        public var code: Int32
     }
 
     /// Writes `data` to `path` atomically with permission bits `mode`.
-    public static func write(_ data: Data, to path: String, mode: mode_t = 0o600) throws(Failure) {
+    public static func write(_ data: Data, to path: String, mode: mode_t = 0o600, existing: Existing = .replace) throws(Failure) {
         let directory = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
         var template = Array("\(directory.isEmpty ? "." : directory)/.\(name).tmp-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else { throw Failure(description: "cannot create a temporary file next to \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw failure("cannot create a temporary file next to \(path)") }
         let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        var ok = false
+        var open = true
         defer {
-            if !ok { unlink(temporary) }
+            if open { close(fd) }
+            unlink(temporary)  // after rename it is gone; after link it is the second name
         }
-        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: false)
-        do {
-            try handle.write(contentsOf: data)
-        } catch {
-            close(fd)
-            throw Failure(description: "cannot write \(temporary): \((error as NSError).localizedDescription)")
+        let written = data.withUnsafeBytes { bytes -> Bool in
+            var offset = 0
+            while offset < bytes.count {
+                let result = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                offset += result
+            }
+            return true
         }
-        guard fchmod(fd, mode) == 0, fsync(fd) == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            throw Failure(description: "cannot write \(temporary): \(reason)")
+        guard written else { throw failure("cannot write \(temporary)") }
+        guard fchmod(fd, mode) == 0, fsync(fd) == 0 else { throw failure("cannot write \(temporary)") }
+        open = false
+        guard close(fd) == 0 else { throw failure("cannot write \(temporary)") }
+        switch existing {
+        case .replace:
+            guard rename(temporary, path) == 0 else { throw failure("cannot rename \(temporary) to \(path)") }
+        case .fail:
+            guard link(temporary, path) == 0 else { throw failure("cannot create \(path)") }
         }
-        close(fd)
-        guard rename(temporary, path) == 0 else {
-            throw Failure(description: "cannot rename \(temporary) to \(path): \(String(cString: strerror(errno)))")
+        let directoryFD = Glibc.open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            fsync(directoryFD)
+            close(directoryFD)
         }
-        ok = true
+    }
+
+    private static func failure(_ what: String) -> Failure {
+        let code = errno
+        let reason = strerror(code).map { String(cString: $0) } ?? "error \(code)"
+        return Failure(description: "\(what): \(reason)", code: code)
     }
 }

@@ -28,9 +28,16 @@ public enum ReportCoding {
         return decoder
     }
 
-    /// Formats a date as ISO 8601 UTC with milliseconds, e.g. `2026-11-22T02:18:15.123Z`.
+    /// Formats a date as ISO 8601 UTC with milliseconds, e.g. `2026-11-22T02:18:15.123Z`,
+    /// rounded to the nearest millisecond so that decoding and encoding again gives the same text
+    /// (the format style truncates, and a parsed `.196` is often stored as `.19599…`).
     public static func formatDate(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+        let seconds = (milliseconds / 1000).rounded(.down)
+        let whole = Date(timeIntervalSince1970: seconds).formatted(Date.ISO8601FormatStyle())
+        let fraction = Int(milliseconds - seconds * 1000)
+        let padded = String(fraction + 1000).dropFirst()
+        return whole.dropLast() + "." + padded + "Z"
     }
 
     /// Parses an ISO 8601 date with or without fractional seconds.

@@ -27,11 +27,15 @@ public struct ReportLoader: Sendable {
 
     /// Reads and decodes the report at `path`; a failure is one line saying what is wrong.
     public func load(path: String) -> Result<StallReport, ReportLoadError> {
-        let data: Data
         switch readBytes(path: path) {
-        case .success(let bytes): data = bytes
+        case .success(let bytes): return load(data: bytes)
         case .failure(let error): return .failure(error)
         }
+    }
+
+    /// Decodes a report from bytes already read (the fuzzed entry point).
+    public func load(data: Data) -> Result<StallReport, ReportLoadError> {
+        if data.count > maxFileSize { return .failure(.tooLarge(size: data.count, limit: maxFileSize)) }
         if data.isEmpty { return .failure(.read(.empty)) }
         let shape = JSONNesting.shape(of: data, limit: maxNestingDepth)
         if shape.stoppedAtLimit {

@@ -1,0 +1,18 @@
+// libFuzzer entry point for the report decoder that `stallreport` uses on every file it reads:
+// size and nesting checks, the schema-version probe, and the full Codable decode.
+// Built by Scripts/fuzz together with the StallReportKit sources (one module, no package).
+import Foundation
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func stallReportFuzzOneInput(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
+    let data = Data(bytes: bytes, count: count)
+    let loader = ReportLoader(maxFileSize: 1 << 20, maxNestingDepth: 512)
+    if case .success(let report) = loader.load(data: data) {
+        // Whatever decodes must encode again and decode to the same report.
+        if let encoded = try? report.encoded(), case .success(let again) = loader.load(data: encoded), again != report {
+            fatalError("report changed after an encode/decode round trip")
+        }
+        _ = StallRecord(report: report, path: "fuzz")
+    }
+    return 0
+}
