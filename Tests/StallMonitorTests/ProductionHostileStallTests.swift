@@ -1,0 +1,67 @@
+import Foundation
+import Glibc
+import StallMonitor
+import StallReportKit
+import Testing
+
+/// Stalls inside the C library's allocator and dynamic loader. The signal handler must not
+/// allocate, lock or call the Swift runtime, so sampling completes or times out cleanly: every
+/// attempted sample is accounted for, the stall takes as long as it should, nothing hangs.
+///
+/// Not tested: a thread in uninterruptible sleep (D state) cannot be made on purpose from a test
+/// without a kernel module or a hung NFS mount; the closest case, a thread that never answers the
+/// signal, is MaskedSignalTests (the signal blocked), which costs timed-out/skipped samples only.
+@Suite("Production: stalls inside malloc and the dynamic loader", .serialized)
+struct ProductionHostileStallTests {
+    /// Runs `work` as one stall on a fresh monitored loop; checks it is reported once with every
+    /// sample accounted for and the loop still answering. Returns the report and the closure's time.
+    static func stallAndCheck(name: String, expectedMs: Double,
+                              _ work: @escaping @Sendable () -> Void) throws -> (StallReport, Double) {
+        let directory = ReportDirectory()
+        defer { directory.remove() }
+        let loop = try MonitoredLoopThread(name: name)
+        defer { loop.stop() }
+        let monitor = try loop.startMonitor(directory.configuration())
+        defer { monitor.stop() }
+
+        let measured = try loop.run(timeout: .seconds(10)) { measureMilliseconds(work) }
+        #expect(measured < expectedMs + 150, "the stall took \(measured) ms, expected about \(expectedMs) ms")
+        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+        #expect(try loop.run(timeout: .seconds(2)) { true })
+        let reports = try directory.reports()
+        try #require(reports.count == 1, "\(directory.entries())")
+        let report = reports[0]
+        #expect(report.sampling.attempted > 0)
+        #expect(report.sampling.attempted == report.sampling.accountedFor, "\(report.sampling)")
+        #expect(abs(report.durationMs - measured) <= 10, "report \(report.durationMs) ms, measured \(measured) ms")
+        return (report, measured)
+    }
+
+    @Test("600 ms of large and small allocations and frees on the monitored thread")
+    func stallInsideMalloc() throws {
+        let (report, _) = try Self.stallAndCheck(name: "malloc", expectedMs: 600) {
+            _ = ProductionWork.allocateAndFreeInMalloc(milliseconds: 600)
+        }
+        #expect(report.sampling.taken > 0, "\(report.sampling)")
+        #expect(report.anySampleNames("allocateAndFreeInMalloc"))
+    }
+
+    @Test("a dl_iterate_phdr callback that spins for 600 ms (the loader lock held)")
+    func stallInsideDlIteratePhdr() throws {
+        let (report, _) = try Self.stallAndCheck(name: "dl-iterate", expectedMs: 600) {
+            _ = ProductionWork.spinInsideDlIteratePhdr(milliseconds: 600)
+        }
+        #expect(report.sampling.taken > 0, "\(report.sampling)")
+        #expect(report.anySampleNames("spinInsideLoaderCallback"), "\(report.representativeSymbols)")
+    }
+
+    @Test("600 ms of dlopen/dlclose of a library not otherwise loaded")
+    func stallInsideDlopen() throws {
+        let library = try #require(ProductionWork.unloadedLibrary(), "no unloaded system library to dlopen")
+        let (report, _) = try Self.stallAndCheck(name: "dlopen", expectedMs: 600) {
+            let loaded = ProductionWork.loadAndUnloadInDlopen(library, milliseconds: 600)
+            precondition(loaded > 0, "dlopen(\(library)) failed")
+        }
+        #expect(report.sampling.taken + report.sampling.timedOut > 0, "\(report.sampling)")
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import StallMonitor
+import StallReportKit
+import Testing
+
+/// Evidence on disk while a stall lasts: the `inProgress` report appears soon after the threshold,
+/// is refreshed while the stall goes on, and becomes the `ended` report under the same name.
+@Suite("Production: inProgress reports while a stall lasts", .serialized)
+struct ProductionInProgressTests {
+    /// One version of the stall file seen by the polling test thread.
+    struct Seen {
+        var name: String
+        var atMs: Double
+        var status: StallStatus
+        var durationMs: Double
+    }
+
+    @Test("a 1.6 s stall: inProgress on disk within threshold + a few intervals, refreshed, then ended under the same name")
+    func inProgressIsWrittenRefreshedAndEnded() throws {
+        let directory = ReportDirectory()
+        defer { directory.remove() }
+        let loop = try MonitoredLoopThread(name: "in-progress")
+        defer { loop.stop() }
+        let monitor = try loop.startMonitor(directory.configuration())  // 250 ms, 10 ms interval, 1 s refresh
+        defer { monitor.stop() }
+
+        let start = monotonicNow()
+        let stall = loop.perform { measureMilliseconds { StallingWork.spinOnCPUForStallTest(milliseconds: 1_600) } }
+        // Poll the directory from this thread while the loop thread stalls (deadline 10 s).
+        var seen: [Seen] = []
+        var measured: Double?
+        let deadline = ContinuousClock.now + .seconds(10)
+        while measured == nil && ContinuousClock.now < deadline {
+            for file in directory.reportFiles() {
+                guard let report = try? StallReport.read(from: file) else { continue }  // never half-written
+                if seen.last?.durationMs != report.durationMs || seen.last?.status != report.status {
+                    seen.append(Seen(name: file.lastPathComponent, atMs: Double(monotonicNow() - start) / 1e6,
+                                     status: report.status, durationMs: report.durationMs))
+                }
+            }
+            measured = try? stall.wait(timeout: .milliseconds(3))
+        }
+        let elapsed = try #require(measured, "the stalling closure did not finish in 10 s")
+        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+
+        let inProgress = seen.filter { $0.status == .inProgress }
+        let first = try #require(inProgress.first, "no inProgress report was seen during the stall: \(seen)")
+        // Threshold 250 ms + a few 10 ms intervals; generous for a shared 2-core machine and sanitizers.
+        #expect(first.atMs <= 250 + 250, "first inProgress report seen \(first.atMs) ms into the stall")
+        #expect(first.durationMs >= 250 && first.durationMs < 600, "\(first)")
+        // Refreshed at least once (every 1 s): a later inProgress version covers ~1 s more.
+        let longest = inProgress.map(\.durationMs).max() ?? 0
+        #expect(longest - first.durationMs >= 900, "inProgress versions seen: \(inProgress)")
+        #expect(monitor.statistics.inProgressWrites >= 2, "\(monitor.statistics)")
+
+        // The end: exactly one stall file, same name, status ended, with the measured duration.
+        let files = directory.reportFiles()
+        try #require(files.count == 1, "\(files.map(\.lastPathComponent))")
+        #expect(files[0].lastPathComponent == first.name)
+        #expect(Set(inProgress.map(\.name)) == [first.name])
+        let report = try StallReport.read(from: files[0])
+        #expect(report.status == .ended)
+        #expect(abs(report.durationMs - elapsed) <= 10, "report \(report.durationMs) ms, measured \(elapsed) ms")
+        #expect(permissionBits(files[0]) == 0o600)
+        #expect(!directory.entries().contains { $0.hasSuffix(".tmp") }, "\(directory.entries())")
+    }
+}
