@@ -32,8 +32,10 @@ final class RunLoopProbe: @unchecked Sendable {
         // Order LONG_MIN - 1 … : run before other observers so their work counts in the span.
         observer = CFRunLoopObserverCreate(nil, Self.activities, true, Int.min, { _, activity, info in
             guard let info else { return }
-            Unmanaged<SpanTracker>.fromOpaque(info).takeUnretainedValue()
-                .record(UInt(activity.rawValue), at: CStallMonitor_monotonic_ns())
+            // The observer holds a reference (context retain): no retain/release per callback.
+            Unmanaged<SpanTracker>.fromOpaque(info)._withUnsafeGuaranteedRef {
+                $0.record(UInt(activity.rawValue), at: CStallMonitor_monotonic_ns())
+            }
         }, &context)
         CFRunLoopAddObserver(runLoop, observer, kCFRunLoopCommonModes)
     }
