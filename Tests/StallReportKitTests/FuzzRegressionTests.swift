@@ -4,7 +4,7 @@ import Testing
 
 /// Inputs the fuzzer (Scripts/fuzz) found problems with, kept as regression tests: each file in
 /// Tests/Fuzz/regressions is loaded like `stallreport` loads a report, must not crash, and when it
-/// decodes, must survive an encode/decode round trip unchanged.
+/// decodes, its encoding must be a fixed point of decoding and encoding again.
 @Suite("fuzz regressions")
 struct FuzzRegressionTests {
     static var regressionsDirectory: URL {
