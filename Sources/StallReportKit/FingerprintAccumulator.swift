@@ -1,12 +1,15 @@
 import Foundation
 
-/// Everything kept about one fingerprint while reports are read: counts, durations (for
-/// percentiles), time range, classification and status mix, and the worst stall's stack and path.
+/// Everything kept about one group of stalls (one fingerprint, or one scene with
+/// ``SummaryGrouping/scene``) while reports are read: counts, durations (for percentiles), time
+/// range, classification and status mix, and the worst stall's stack and path.
 /// Accumulators fold one record at a time and merge with each other, so reading can be split
 /// across threads; the result does not depend on the order records arrive in.
 public struct FingerprintAccumulator: Sendable, Equatable {
-    /// The fingerprint.
+    /// The group key: the fingerprint, or with ``SummaryGrouping/scene`` the scene (empty for none).
     public let fingerprint: String
+    /// What the key is.
+    public let grouping: SummaryGrouping
     /// Number of stalls.
     public private(set) var count = 0
     /// Sum of durations, in milliseconds.
@@ -23,16 +26,20 @@ public struct FingerprintAccumulator: Sendable, Equatable {
     public private(set) var statuses: [StallStatus: Int] = [:]
     /// The longest stall (ties broken by path), whose stack and path represent the group.
     public private(set) var worst: StallRecord?
+    /// Distinct fingerprints in the group (one, when grouping by fingerprint).
+    public private(set) var fingerprints: Set<String> = []
 
-    /// Creates an empty accumulator.
-    public init(fingerprint: String) {
+    /// Creates an empty accumulator for the group `fingerprint` (a scene with ``SummaryGrouping/scene``).
+    public init(fingerprint: String, grouping: SummaryGrouping = .fingerprint) {
         self.fingerprint = fingerprint
+        self.grouping = grouping
     }
 
-    /// Folds in one record of this fingerprint.
+    /// Folds in one record of this group.
     public mutating func add(_ record: StallRecord) {
-        precondition(record.fingerprint == fingerprint)
+        precondition(grouping.key(of: record) == fingerprint)
         count += 1
+        fingerprints.insert(record.fingerprint)
         totalMs += record.durationMs
         durations.append(record.durationMs)
         firstSeen = min(firstSeen, record.startedAt)
@@ -46,11 +53,12 @@ public struct FingerprintAccumulator: Sendable, Equatable {
         }
     }
 
-    /// Folds in another accumulator of the same fingerprint.
+    /// Folds in another accumulator of the same group.
     public mutating func merge(_ other: FingerprintAccumulator) {
-        precondition(other.fingerprint == fingerprint)
+        precondition(other.fingerprint == fingerprint && other.grouping == grouping)
         guard other.count > 0 else { return }
         count += other.count
+        fingerprints.formUnion(other.fingerprints)
         totalMs += other.totalMs
         durations += other.durations
         firstSeen = min(firstSeen, other.firstSeen)
@@ -77,10 +85,14 @@ public struct FingerprintAccumulator: Sendable, Equatable {
     }
 }
 
-/// Finished statistics of one fingerprint, as summaries, baselines, gates and diffs use them.
+/// Finished statistics of one fingerprint (or scene), as summaries, baselines, gates and diffs use them.
 public struct FingerprintStats: Sendable, Equatable {
-    /// The fingerprint.
+    /// The fingerprint, or with ``SummaryGrouping/scene`` the scene (empty for none).
     public var fingerprint: String
+    /// What ``fingerprint`` is.
+    public var grouping: SummaryGrouping
+    /// Distinct fingerprints in the group.
+    public var distinctFingerprints: Int
     /// Number of stalls.
     public var count: Int
     /// Sum of durations, in milliseconds.
@@ -111,6 +123,8 @@ public struct FingerprintStats: Sendable, Equatable {
         precondition(accumulator.count > 0, "stats of an empty accumulator")
         let sorted = accumulator.durations.sorted()
         fingerprint = accumulator.fingerprint
+        grouping = accumulator.grouping
+        distinctFingerprints = accumulator.fingerprints.count
         count = accumulator.count
         totalMs = accumulator.totalMs
         sortedDurations = sorted
@@ -124,6 +138,12 @@ public struct FingerprintStats: Sendable, Equatable {
         statuses = accumulator.statuses
         worst = accumulator.worst!
     }
+
+    /// The group key as shown: the fingerprint, the scene, or `(no scene)`.
+    public var label: String { grouping.label(forKey: fingerprint) }
+
+    /// Fatal stalls in the group.
+    public var fatalCount: Int { statuses[.fatal] ?? 0 }
 
     /// The top frame's name, or the syscall, or a placeholder: a one-line label for the group.
     public var headline: String {

@@ -12,6 +12,9 @@ public enum BudgetKind: String, Sendable, Codable, CaseIterable {
     case maxP95Ms
     /// Sum of all stall durations.
     case maxTotalStallMs
+    /// Number of fatal stalls (the process died during the stall, including stale `inProgress`
+    /// reports of processes that no longer run).
+    case maxFatalStalls
 
     /// The command-line flag that sets this budget.
     public var flag: String {
@@ -21,13 +24,14 @@ public enum BudgetKind: String, Sendable, Codable, CaseIterable {
         case .maxStallMs: return "--max-stall-ms"
         case .maxP95Ms: return "--max-p95-ms"
         case .maxTotalStallMs: return "--max-total-ms"
+        case .maxFatalStalls: return "--max-fatal"
         }
     }
 
     /// Whether the budget's values are durations (milliseconds) rather than counts.
     public var isDuration: Bool {
         switch self {
-        case .maxStalls, .maxStallsPerFingerprint: return false
+        case .maxStalls, .maxStallsPerFingerprint, .maxFatalStalls: return false
         case .maxStallMs, .maxP95Ms, .maxTotalStallMs: return true
         }
     }
@@ -40,6 +44,7 @@ public enum BudgetKind: String, Sendable, Codable, CaseIterable {
         case .maxStallMs: return "longest single stall"
         case .maxP95Ms: return "p95 duration per fingerprint"
         case .maxTotalStallMs: return "total stall time"
+        case .maxFatalStalls: return "fatal stalls"
         }
     }
 
@@ -71,6 +76,7 @@ public struct BudgetCheck: Sendable, Equatable {
         case .maxStallMs: return group.maxMs
         case .maxP95Ms: return group.p95Ms
         case .maxTotalStallMs: return group.totalMs
+        case .maxFatalStalls: return Double(group.fatalCount)
         }
     }
 
@@ -184,7 +190,8 @@ public struct Gate: Sendable {
             guard let limit else { return }
             var check = BudgetCheck(kind: kind, limit: limit, actual: 0, offenders: [])
             check.actual = counted.reduce(0) { $0 + check.value(of: $1) }
-            if !check.passed { check.offenders = counted.sorted { check.isWorse($0, than: $1) } }
+            // Contributors only: a fingerprint without fatal stalls is no offender of the fatal budget.
+            if !check.passed { check.offenders = counted.filter { check.value(of: $0) > 0 }.sorted { check.isWorse($0, than: $1) } }
             checks.append(check)
         }
         overall(.maxStalls, config.maxStalls.map(Double.init))
@@ -192,6 +199,7 @@ public struct Gate: Sendable {
         perFingerprint(.maxStallMs, config.maxStallMs)
         perFingerprint(.maxP95Ms, config.maxP95Ms)
         overall(.maxTotalStallMs, config.maxTotalStallMs)
+        overall(.maxFatalStalls, config.maxFatalStalls.map(Double.init))
 
         var changes: [FingerprintChange]?
         if let baseline {

@@ -17,6 +17,8 @@ public struct GateConfig: Codable, Sendable, Equatable {
     public var maxP95Ms: Double?
     /// Most total stall time allowed (sum of all durations), in milliseconds.
     public var maxTotalStallMs: Double?
+    /// Most fatal stalls allowed (stalls during which the process died).
+    public var maxFatalStalls: Int?
     /// Stalls shorter than this many milliseconds are ignored by every check.
     public var ignoreShorterThanMs: Double?
     /// Baseline file to compare against.
@@ -37,7 +39,7 @@ public struct GateConfig: Codable, Sendable, Equatable {
     /// Creates a config; every part is optional.
     public init(maxStalls: Int? = nil, maxStallsPerFingerprint: Int? = nil, maxStallMs: Double? = nil, maxP95Ms: Double? = nil,
                 maxTotalStallMs: Double? = nil, ignoreShorterThanMs: Double? = nil, baseline: String? = nil,
-                suppressions: String? = nil, tolerance: Double? = nil, minOccurrences: Int? = nil) {
+                suppressions: String? = nil, tolerance: Double? = nil, minOccurrences: Int? = nil, maxFatalStalls: Int? = nil) {
         self.maxStalls = maxStalls
         self.maxStallsPerFingerprint = maxStallsPerFingerprint
         self.maxStallMs = maxStallMs
@@ -48,12 +50,13 @@ public struct GateConfig: Codable, Sendable, Equatable {
         self.suppressions = suppressions
         self.tolerance = tolerance
         self.minOccurrences = minOccurrences
+        self.maxFatalStalls = maxFatalStalls
     }
 
     /// The keys a config file may contain.
     public static let knownKeys: Set<String> = [
         "maxStalls", "maxStallsPerFingerprint", "maxStallMs", "maxP95Ms", "maxTotalStallMs",
-        "ignoreShorterThanMs", "baseline", "suppressions", "tolerance", "minOccurrences",
+        "ignoreShorterThanMs", "baseline", "suppressions", "tolerance", "minOccurrences", "maxFatalStalls",
     ]
 
     /// This config with every value set in `overrides` replacing this one's (flags over file).
@@ -68,19 +71,21 @@ public struct GateConfig: Codable, Sendable, Equatable {
             baseline: overrides.baseline ?? baseline,
             suppressions: overrides.suppressions ?? suppressions,
             tolerance: overrides.tolerance ?? tolerance,
-            minOccurrences: overrides.minOccurrences ?? minOccurrences)
+            minOccurrences: overrides.minOccurrences ?? minOccurrences,
+            maxFatalStalls: overrides.maxFatalStalls ?? maxFatalStalls)
     }
 
     /// True when there is nothing to check: no budget and no baseline.
     public var checksNothing: Bool {
         maxStalls == nil && maxStallsPerFingerprint == nil && maxStallMs == nil && maxP95Ms == nil
-            && maxTotalStallMs == nil && baseline == nil
+            && maxTotalStallMs == nil && maxFatalStalls == nil && baseline == nil
     }
 
     /// The first invalid value, described; nil when all values are valid.
     public func validationMessage() -> String? {
         if let maxStalls, maxStalls < 0 { return "maxStalls must be 0 or more" }
         if let value = maxStallsPerFingerprint, value < 0 { return "maxStallsPerFingerprint must be 0 or more" }
+        if let value = maxFatalStalls, value < 0 { return "maxFatalStalls must be 0 or more" }
         for (name, value) in [("maxStallMs", maxStallMs), ("maxP95Ms", maxP95Ms), ("maxTotalStallMs", maxTotalStallMs), ("ignoreShorterThanMs", ignoreShorterThanMs)] {
             if let value, !(value >= 0 && value.isFinite) { return "\(name) must be a finite number of milliseconds, 0 or more" }
         }

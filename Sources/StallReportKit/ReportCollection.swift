@@ -1,8 +1,9 @@
 import Foundation
 
-/// Reports read from a set of paths, folded per fingerprint, plus every problem met on the way.
+/// Reports read from a set of paths, folded per group (fingerprint or scene), plus the session
+/// records found next to them and every problem met on the way.
 public struct ReportCollection: Sendable {
-    /// One accumulator per fingerprint, for the reports that passed the filter.
+    /// One accumulator per group, for the reports that passed the filter.
     public var groups: [String: FingerprintAccumulator]
     /// Problems, sorted by path.
     public var problems: [ReportProblem]
@@ -12,43 +13,71 @@ public struct ReportCollection: Sendable {
     public var reportsRead: Int
     /// Valid reports that the filter left out.
     public var reportsFilteredOut: Int
+    /// How records are grouped.
+    public var grouping: SummaryGrouping
+    /// Session record files found (`*.session`).
+    public var sessionFilesFound: Int
+    /// Session records read, summed (time window applied).
+    public var sessions: SessionTotals
+    /// Reports that passed the filter and are compact, rate-limited ones (counted like the others).
+    public var rateLimitedReports: Int
+    /// Reports that passed the filter but come from a process without a session record; only
+    /// counted when session records were read.
+    public var stallsWithoutSession: Int
 
     /// Creates a collection from its parts.
-    public init(groups: [String: FingerprintAccumulator] = [:], problems: [ReportProblem] = [], filesFound: Int = 0, reportsRead: Int = 0, reportsFilteredOut: Int = 0) {
+    public init(groups: [String: FingerprintAccumulator] = [:], problems: [ReportProblem] = [], filesFound: Int = 0, reportsRead: Int = 0,
+                reportsFilteredOut: Int = 0, grouping: SummaryGrouping = .fingerprint) {
         self.groups = groups
         self.problems = problems
         self.filesFound = filesFound
         self.reportsRead = reportsRead
         self.reportsFilteredOut = reportsFilteredOut
+        self.grouping = grouping
+        self.sessionFilesFound = 0
+        self.sessions = SessionTotals()
+        self.rateLimitedReports = 0
+        self.stallsWithoutSession = 0
     }
 
     /// Reports that passed the filter.
     public var reportsMatched: Int { reportsRead - reportsFilteredOut }
 
-    /// Finished statistics of every group, sorted by total stall time (then count, then fingerprint).
+    /// True when at least one session record was read (inside the time window or not).
+    public var hasSessions: Bool { sessions.sessions + sessions.filteredOut > 0 }
+
+    /// Finished statistics of every group, sorted by total stall time (then count, then key).
     public func stats() -> [FingerprintStats] {
         groups.values.map { $0.stats() }.sorted(by: FingerprintStats.byImpact)
     }
 
-    /// Folds a record in, if the filter accepts it.
-    public mutating func add(_ record: StallRecord, filter: RecordFilter) {
+    /// Folds a record in, if the filter accepts it. With a `sessionIndex`, a record of a process
+    /// without a session record is also counted in ``stallsWithoutSession``.
+    public mutating func add(_ record: StallRecord, filter: RecordFilter, sessionIndex: SessionIndex? = nil) {
         reportsRead += 1
         guard filter.accepts(record) else {
             reportsFilteredOut += 1
             return
         }
-        groups[record.fingerprint, default: FingerprintAccumulator(fingerprint: record.fingerprint)].add(record)
+        if record.rateLimited { rateLimitedReports += 1 }
+        if let sessionIndex, !sessionIndex.isEmpty, !sessionIndex.covers(record) { stallsWithoutSession += 1 }
+        let key = grouping.key(of: record)
+        groups[key, default: FingerprintAccumulator(fingerprint: key, grouping: grouping)].add(record)
     }
 
     /// Merges another collection (e.g. one worker's share) into this one.
     public mutating func merge(_ other: ReportCollection) {
         for (key, accumulator) in other.groups {
-            groups[key, default: FingerprintAccumulator(fingerprint: key)].merge(accumulator)
+            groups[key, default: FingerprintAccumulator(fingerprint: key, grouping: accumulator.grouping)].merge(accumulator)
         }
         problems += other.problems
         filesFound += other.filesFound
         reportsRead += other.reportsRead
         reportsFilteredOut += other.reportsFilteredOut
+        sessionFilesFound += other.sessionFilesFound
+        sessions.merge(other.sessions)
+        rateLimitedReports += other.rateLimitedReports
+        stallsWithoutSession += other.stallsWithoutSession
     }
 }
 

@@ -1,13 +1,16 @@
 import Foundation
 import Synchronization
 
-/// Reads every report under a set of paths in parallel and folds them into a ``ReportCollection``.
+/// Reads every report and session record under a set of paths in parallel and folds them into a
+/// ``ReportCollection``.
 ///
-/// Files are found first (``ReportScanner``), then a fixed pool of workers (one per core by
-/// default) takes files from a shared counter, decodes each with ``ReportLoader`` and folds it
-/// into the worker's own per-fingerprint accumulators at once; the decoded report is dropped right
-/// away. Memory therefore grows with the number of fingerprints and durations, not with the size
-/// or number of reports. The workers' results are merged at the end.
+/// Files are found first (``ReportScanner``). Session records (`*.session`, one per monitored
+/// process, small) are read first, so that each stall can be matched to its process's session.
+/// Then a fixed pool of workers (one per core by default) takes report files from a shared
+/// counter, decodes each with ``ReportLoader`` and folds it into the worker's own per-group
+/// accumulators at once; the decoded report is dropped right away. Memory therefore grows with
+/// the number of groups and durations, not with the size or number of reports. The workers'
+/// results are merged at the end.
 public struct ReportCollector: Sendable {
     /// How each file is read.
     public var loader: ReportLoader
@@ -15,37 +18,58 @@ public struct ReportCollector: Sendable {
     public var filter: RecordFilter
     /// Number of worker threads.
     public var workers: Int
-    /// Whether a directory with no `*.json` file is a problem.
+    /// Whether a directory with no `*.json` (nor `*.session`) file is a problem.
     public var reportEmptyDirectories: Bool
+    /// How stalls are grouped.
+    public var grouping: SummaryGrouping
 
     /// Creates a collector; `workers` defaults to the number of active cores.
-    public init(loader: ReportLoader = ReportLoader(), filter: RecordFilter = RecordFilter(), workers: Int? = nil, reportEmptyDirectories: Bool = true) {
+    public init(loader: ReportLoader = ReportLoader(), filter: RecordFilter = RecordFilter(), workers: Int? = nil,
+                reportEmptyDirectories: Bool = true, grouping: SummaryGrouping = .fingerprint) {
         self.loader = loader
         self.filter = filter
         self.workers = max(1, workers ?? ProcessInfo.processInfo.activeProcessorCount)
         self.reportEmptyDirectories = reportEmptyDirectories
+        self.grouping = grouping
     }
 
-    /// Scans `paths` and reads every report found.
+    /// Scans `paths` and reads every report and session record found.
     public func collect(_ paths: [String]) -> ReportCollection {
         let scan = ReportScanner(reportEmptyDirectories: reportEmptyDirectories).scan(paths)
-        var result = read(files: scan.files)
+        var result = read(files: scan.files, sessionFiles: scan.sessionFiles)
         result.problems = (scan.problems + result.problems).sorted { ($0.path, $0.message) < ($1.path, $1.message) }
         return result
     }
 
-    /// Reads the given files (already found) in parallel.
-    public func read(files: [String]) -> ReportCollection {
-        let shared = Shared(files: files)
+    /// Reads the given report files and session record files (already found) in parallel.
+    public func read(files: [String], sessionFiles: [String] = []) -> ReportCollection {
+        let sessionLoader = SessionLoader(maxFileSize: loader.maxFileSize, maxNestingDepth: loader.maxNestingDepth)
+        let sessionResults = parallelMap(sessionFiles) { sessionLoader.load(path: $0) }
+        var sessions = SessionTotals()
+        var sessionProblems: [ReportProblem] = []
+        var records: [SessionRecord] = []
+        for (path, outcome) in zip(sessionFiles, sessionResults) {
+            switch outcome {
+            case .success(let record):
+                records.append(record)
+                sessions.add(record, path: path, since: filter.since, until: filter.until)
+            case .failure(let error):
+                sessionProblems.append(ReportProblem(path: path, message: error.description))
+            }
+        }
+        let index = SessionIndex(records)
+
+        let shared = Shared(files: files, grouping: grouping)
         let loader = self.loader
         let filter = self.filter
+        let grouping = self.grouping
         let threadCount = min(workers, max(1, files.count))
         DispatchQueue.concurrentPerform(iterations: threadCount) { _ in
-            var local = ReportCollection()
+            var local = ReportCollection(grouping: grouping)
             while let path = shared.next() {
                 switch loader.load(path: path) {
                 case .success(let report):
-                    local.add(StallRecord(report: report, path: path), filter: filter)
+                    local.add(StallRecord(report: report, path: path), filter: filter, sessionIndex: index)
                 case .failure(let error):
                     local.problems.append(ReportProblem(path: path, message: error.description))
                 }
@@ -54,18 +78,38 @@ public struct ReportCollector: Sendable {
         }
         var result = shared.result()
         result.filesFound = files.count
+        result.sessionFilesFound = sessionFiles.count
+        result.sessions = sessions
+        result.problems += sessionProblems
         result.problems.sort { ($0.path, $0.message) < ($1.path, $1.message) }
         return result
+    }
+
+    /// `transform` applied to every element on the worker pool, results in input order.
+    private func parallelMap<T: Sendable>(_ items: [String], _ transform: @escaping @Sendable (String) -> T) -> [T] {
+        guard !items.isEmpty else { return [] }
+        let results = Mutex([T?](repeating: nil, count: items.count))
+        let next = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: min(workers, items.count)) { _ in
+            while true {
+                let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
+                guard index < items.count else { return }
+                let value = transform(items[index])
+                results.withLock { $0[index] = value }
+            }
+        }
+        return results.withLock { $0.map { $0! } }
     }
 
     /// The work queue and the merged result, shared by the workers.
     private final class Shared: Sendable {
         let files: [String]
         let nextIndex = Atomic<Int>(0)
-        let merged = Mutex(ReportCollection())
+        let merged: Mutex<ReportCollection>
 
-        init(files: [String]) {
+        init(files: [String], grouping: SummaryGrouping) {
             self.files = files
+            self.merged = Mutex(ReportCollection(grouping: grouping))
         }
 
         func next() -> String? {

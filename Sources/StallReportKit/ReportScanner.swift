@@ -10,8 +10,9 @@ import Darwin
 
 /// Turns command-line paths into the list of report files to read.
 ///
-/// A file given by name is read whatever its extension. A directory is searched recursively for
-/// `*.json` files; entries whose name starts with `.` are skipped (hidden files and the monitor's
+/// A file given by name is read whatever its extension (as a session record when it is named
+/// `*.session`, else as a report). A directory is searched recursively for `*.json` report files
+/// and `*.session` session records (see ``SessionRecord``); entries whose name starts with `.` are skipped (hidden files and the monitor's
 /// temporary files). Symbolic links are followed; a link that leads back into a directory being
 /// walked is reported as a loop instead of being followed forever, and a file or directory reached
 /// twice (through two links, or given twice) is read once. Results are sorted, so output does not
@@ -21,13 +22,15 @@ public struct ReportScanner: Sendable {
     public struct Result: Sendable, Equatable {
         /// Report files to read, in a stable order, each once.
         public var files: [String]
+        /// Session record files (`*.session`) to read, in a stable order, each once.
+        public var sessionFiles: [String] = []
         /// Paths that could not be used, one line each.
         public var problems: [ReportProblem]
     }
 
     /// Deepest directory nesting walked before giving up on a branch.
     public var maxDirectoryDepth: Int
-    /// Whether a directory argument that contains no `*.json` file is reported as a problem.
+    /// Whether a directory argument that contains no `*.json` (nor `*.session`) file is reported as a problem.
     public var reportEmptyDirectories: Bool
 
     /// Creates a scanner.
@@ -43,6 +46,7 @@ public struct ReportScanner: Sendable {
 
     private struct State {
         var files: [String] = []
+        var sessionFiles: [String] = []
         var problems: [ReportProblem] = []
         var seenFiles: Set<FileID> = []
         var seenDirectories: Set<FileID> = []
@@ -52,22 +56,24 @@ public struct ReportScanner: Sendable {
     public func scan(_ paths: [String]) -> Result {
         var state = State()
         for path in paths {
-            let before = state.files.count
+            let before = state.files.count + state.sessionFiles.count
             guard let info = statInfo(path, state: &state) else { continue }
             if info.isDirectory {
                 // Given twice (or through a link to a directory already searched): read once, quietly.
                 if state.seenDirectories.contains(info.id) { continue }
                 walk(directory: path, id: info.id, ancestors: [], depth: 0, state: &state)
-                if reportEmptyDirectories, state.files.count == before {
+                if reportEmptyDirectories, state.files.count + state.sessionFiles.count == before {
                     state.problems.append(ReportProblem(path: path, message: "no report files (*.json) found in this directory"))
                 }
             } else if info.isRegular {
-                if state.seenFiles.insert(info.id).inserted { state.files.append(path) }
+                if state.seenFiles.insert(info.id).inserted {
+                    if SessionRecord.isSessionFileName(path) { state.sessionFiles.append(path) } else { state.files.append(path) }
+                }
             } else {
                 state.problems.append(ReportProblem(path: path, message: "not a regular file or directory"))
             }
         }
-        return Result(files: state.files, problems: state.problems)
+        return Result(files: state.files, sessionFiles: state.sessionFiles, problems: state.problems)
     }
 
     private struct Info {
@@ -132,7 +138,8 @@ public struct ReportScanner: Sendable {
             var lst = stat()
             guard lstat(path, &lst) == 0 else { continue }  // vanished while walking
             let isLink = (lst.st_mode & S_IFMT) == S_IFLNK
-            let looksLikeReport = name.lowercased().hasSuffix(".json")
+            let isSession = SessionRecord.isSessionFileName(name)
+            let looksLikeReport = name.lowercased().hasSuffix(".json") || isSession
             let lstType = lst.st_mode & S_IFMT
             // Cheap skip of plain files that are not *.json, without following anything.
             if !isLink, lstType != S_IFDIR, !looksLikeReport { continue }
@@ -142,7 +149,9 @@ public struct ReportScanner: Sendable {
                 walk(directory: path, id: info.id, ancestors: inside, depth: depth + 1, state: &state)
             } else if looksLikeReport {
                 if info.isRegular {
-                    if state.seenFiles.insert(info.id).inserted { state.files.append(path) }
+                    if state.seenFiles.insert(info.id).inserted {
+                        if isSession { state.sessionFiles.append(path) } else { state.files.append(path) }
+                    }
                 } else {
                     state.problems.append(ReportProblem(path: path, message: "not a regular file"))
                 }

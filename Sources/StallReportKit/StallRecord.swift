@@ -19,9 +19,19 @@ public struct StallRecord: Sendable, Equatable {
     public var stack: [StackFrameSummary]
     /// The syscall of the first syscall sample, for stalls without a usable stack.
     public var syscall: String?
+    /// The host app's scene when the stall began, if it set one.
+    public var scene: String?
+    /// True for a compact report written because its fingerprint was rate limited (no samples;
+    /// counted like any other stall).
+    public var rateLimited: Bool
+    /// Host name of the process that stalled.
+    public var hostName: String?
+    /// Process id of the process that stalled.
+    public var pid: Int?
 
     /// Creates a record.
-    public init(fingerprint: String, durationMs: Double, startedAt: Date, status: StallStatus, classification: StallClassification, path: String, stack: [StackFrameSummary], syscall: String?) {
+    public init(fingerprint: String, durationMs: Double, startedAt: Date, status: StallStatus, classification: StallClassification, path: String,
+                stack: [StackFrameSummary], syscall: String?, scene: String? = nil, rateLimited: Bool = false, hostName: String? = nil, pid: Int? = nil) {
         self.fingerprint = fingerprint
         self.durationMs = durationMs
         self.startedAt = startedAt
@@ -30,6 +40,10 @@ public struct StallRecord: Sendable, Equatable {
         self.path = path
         self.stack = stack
         self.syscall = syscall
+        self.scene = scene
+        self.rateLimited = rateLimited
+        self.hostName = hostName
+        self.pid = pid
     }
 
     /// Reduces a decoded report to a record. An `inProgress` report of a process that no longer
@@ -43,7 +57,11 @@ public struct StallRecord: Sendable, Equatable {
             classification: report.classification,
             path: path,
             stack: StackFrameSummary.representative(of: report),
-            syscall: report.samples.first(where: { $0.syscall != nil })?.syscall
+            syscall: report.samples.first(where: { $0.syscall != nil })?.syscall,
+            scene: report.scene,
+            rateLimited: report.rateLimited ?? false,
+            hostName: report.process.hostName,
+            pid: report.process.pid
         )
     }
 }

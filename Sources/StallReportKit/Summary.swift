@@ -1,7 +1,7 @@
 import Foundation
 
-/// The result of `stallreport summarize`: stalls grouped by fingerprint, worst first, with overall
-/// totals and a duration histogram. Its JSON form (see ``SummaryJSON``) is a stable interface.
+/// The result of `stallreport summarize`: stalls grouped by fingerprint (or scene), worst first,
+/// with overall totals, a duration histogram and, when session records were read, stall rates. Its JSON form (see ``SummaryJSON``) is a stable interface.
 public struct Summary: Sendable {
     /// Overall numbers.
     public struct Totals: Sendable, Equatable {
@@ -13,7 +13,7 @@ public struct Summary: Sendable {
         public var reportsFilteredOut: Int
         /// Stalls summarized (reports that passed the filters).
         public var stalls: Int
-        /// Distinct fingerprints among them.
+        /// Distinct fingerprints among them (whatever the grouping).
         public var fingerprints: Int
         /// Sum of their durations, in milliseconds.
         public var totalMs: Double
@@ -25,6 +25,8 @@ public struct Summary: Sendable {
         public var fatal: Int
         /// Files that could not be used.
         public var problems: Int
+        /// Stalls summarized that came from compact, rate-limited reports (counted like the others).
+        public var rateLimited: Int = 0
     }
 
     /// Overall numbers.
@@ -37,10 +39,18 @@ public struct Summary: Sendable {
     public var groups: [FingerprintStats]
     /// Groups left out by `--top`.
     public var omittedGroups: Int
+    /// Number of groups, including those left out by `--top`.
+    public var groupCount: Int { groups.count + omittedGroups }
     /// The filters used.
     public var filter: RecordFilter
     /// Problems met while reading.
     public var problems: [ReportProblem]
+    /// How the groups are formed.
+    public var grouping: SummaryGrouping
+    /// Session records summed up; nil when none was found (then there are no rates).
+    public var sessions: SessionTotals?
+    /// Stalls summarized whose process has no session record (only counted when there are sessions).
+    public var stallsWithoutSession: Int
 
     /// Summarizes a collection, keeping the `top` groups with most total stall time (all when nil).
     public init(collection: ReportCollection, filter: RecordFilter = RecordFilter(), top: Int? = nil) {
@@ -61,6 +71,9 @@ public struct Summary: Sendable {
                 worst = group.worst
             }
         }
+        if collection.grouping != .fingerprint {
+            totals.fingerprints = collection.groups.values.reduce(into: Set<String>()) { $0.formUnion($1.fingerprints) }.count
+        }
         self.totals = totals
         self.worst = worst
         self.histogram = DurationHistogram(durations: all.lazy.flatMap(\.sortedDurations))
@@ -69,5 +82,21 @@ public struct Summary: Sendable {
         self.omittedGroups = all.count - self.groups.count
         self.filter = filter
         self.problems = collection.problems
+        self.totals.rateLimited = collection.rateLimitedReports
+        self.grouping = collection.grouping
+        self.sessions = collection.hasSessions ? collection.sessions : nil
+        self.stallsWithoutSession = collection.hasSessions ? collection.stallsWithoutSession : 0
+    }
+
+    /// Stall rates over monitored time; nil without session records or monitored time.
+    public var rates: StallRates? {
+        guard let sessions, sessions.monitoredMs > 0 else { return nil }
+        return StallRates(stalls: totals.stalls, stallMs: totals.totalMs, fatal: totals.fatal, monitoredMs: sessions.monitoredMs)
+    }
+
+    /// Stall rates of one group over all monitored time; nil without monitored time.
+    public func rates(of group: FingerprintStats) -> StallRates? {
+        guard let sessions, sessions.monitoredMs > 0 else { return nil }
+        return StallRates(stalls: group.count, stallMs: group.totalMs, fatal: group.fatalCount, monitoredMs: sessions.monitoredMs)
     }
 }

@@ -23,6 +23,14 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
     public var omittedFingerprints: Int
     /// Files that could not be used.
     public var problems: [ReportProblem]
+    /// `scene` when grouped by scene (`--group-by scene`); absent for the default grouping by fingerprint.
+    public var groupBy: SummaryGrouping?
+    /// With `--group-by scene`: the scenes shown, largest total stall time first (``fingerprints`` is then empty).
+    public var scenes: [SceneJSON]?
+    /// With `--group-by scene`: scenes left out by `--top`.
+    public var omittedScenes: Int?
+    /// Session records and stall rates; absent when no session record was found.
+    public var sessions: SessionsJSON?
 
     /// The filters of a summary.
     public struct FiltersJSON: Codable, Sendable, Equatable {
@@ -56,6 +64,8 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
         public var fatal: Int
         /// Files that could not be used.
         public var problems: Int
+        /// Stalls from compact, rate-limited reports (counted like the others); absent when none.
+        public var rateLimited: Int?
     }
 
     /// One stall.
@@ -114,9 +124,13 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
         public var syscall: String?
         /// Path of the longest stall's report.
         public var exampleReport: String
+        /// Stalls of this fingerprint per monitored hour; only with session records.
+        public var stallsPerHour: Double?
+        /// Stall time of this fingerprint per monitored hour, in milliseconds; only with session records.
+        public var stallMsPerHour: Double?
 
-        /// Creates the JSON form of a group.
-        public init(_ stats: FingerprintStats) {
+        /// Creates the JSON form of a group, with its rates when known.
+        public init(_ stats: FingerprintStats, rates: StallRates? = nil) {
             fingerprint = stats.fingerprint
             count = stats.count
             totalMs = stats.totalMs
@@ -131,6 +145,8 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
             stack = stats.worst.stack
             syscall = stats.worst.syscall
             exampleReport = stats.worst.path
+            stallsPerHour = rates?.stallsPerHour
+            stallMsPerHour = rates?.stallMsPerHour
         }
     }
 
@@ -140,12 +156,22 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
         let t = summary.totals
         totals = TotalsJSON(files: t.filesFound, reportsRead: t.reportsRead, filteredOut: t.reportsFilteredOut, stalls: t.stalls,
                             fingerprints: t.fingerprints, totalMs: t.totalMs, ended: t.ended, inProgress: t.inProgress,
-                            fatal: t.fatal, problems: t.problems)
+                            fatal: t.fatal, problems: t.problems, rateLimited: t.rateLimited > 0 ? t.rateLimited : nil)
         worst = summary.worst.map(StallJSON.init)
         histogram = summary.histogram.buckets
-        fingerprints = summary.groups.map(FingerprintJSON.init)
-        omittedFingerprints = summary.omittedGroups
         problems = summary.problems
+        switch summary.grouping {
+        case .fingerprint:
+            fingerprints = summary.groups.map { FingerprintJSON($0, rates: summary.rates(of: $0)) }
+            omittedFingerprints = summary.omittedGroups
+        case .scene:
+            fingerprints = []
+            omittedFingerprints = 0
+            groupBy = .scene
+            scenes = summary.groups.map { SceneJSON($0, rates: summary.rates(of: $0)) }
+            omittedScenes = summary.omittedGroups
+        }
+        sessions = summary.sessions.map { SessionsJSON($0, rates: summary.rates, stallsWithoutSession: summary.stallsWithoutSession) }
     }
 
     /// Pretty-printed JSON with sorted keys and a trailing newline.

@@ -14,43 +14,63 @@ public struct SummaryMarkdownRenderer: Sendable {
     public func render(_ summary: Summary, heading: String = "## Stall summary") -> String {
         let t = summary.totals
         var out = [heading, ""]
-        var intro = "**\(t.stalls) stall\(t.stalls == 1 ? "" : "s")** in \(t.fingerprints) distinct fingerprint\(t.fingerprints == 1 ? "" : "s"), total stall time **\(Durations.format(t.totalMs))** (\(t.ended) ended, \(t.inProgress) in progress, \(t.fatal) fatal)."
+        let byScene = summary.grouping == .scene
+        var intro = "**\(t.stalls) stall\(t.stalls == 1 ? "" : "s")** in \(t.fingerprints) distinct fingerprint\(t.fingerprints == 1 ? "" : "s")"
+        if byScene { intro += " and \(summary.groupCount) scene\(summary.groupCount == 1 ? "" : "s")" }
+        intro += ", total stall time **\(Durations.format(t.totalMs))** (\(t.ended) ended, \(t.inProgress) in progress, \(t.fatal) fatal)."
         if let worst = summary.worst {
             intro += " Worst: **\(Durations.format(worst.durationMs))** (\(Markdown.code(worst.fingerprint)), \(worst.classification.rawValue))."
         }
         out.append(intro)
         var read = "Read \(t.reportsRead) report\(t.reportsRead == 1 ? "" : "s") from \(t.filesFound) file\(t.filesFound == 1 ? "" : "s")"
         if t.reportsFilteredOut > 0 { read += "; \(t.reportsFilteredOut) left out by filters" }
+        if t.rateLimited > 0 { read += " (\(t.rateLimited) compact, rate-limited)" }
         if t.problems > 0 { read += "; \(t.problems) file\(t.problems == 1 ? "" : "s") could not be used" }
         out.append("")
         out.append(read + ".")
+        out += SessionMarkdownLines.lines(summary)
         guard !summary.groups.isEmpty else {
             out.append("")
             out.append("No stalls.")
             return out.joined(separator: "\n") + "\n"
         }
         out.append("")
+        let withRates = summary.rates != nil
         let rows = summary.groups.enumerated().map { index, group -> [String] in
-            let fatal = group.statuses[.fatal] ?? 0
-            return [
-                "\(index + 1)", Markdown.code(group.fingerprint),
+            let fatal = group.fatalCount
+            var row = [
+                "\(index + 1)", byScene ? Markdown.cell(group.label) : Markdown.code(group.fingerprint),
                 "\(group.count)" + (fatal > 0 ? " (\(fatal) fatal)" : ""),
-                Durations.format(group.totalMs), Durations.format(group.p50Ms), Durations.format(group.p95Ms),
+            ]
+            if byScene { row.append("\(group.distinctFingerprints)") }
+            row.append(Durations.format(group.totalMs))
+            if let rates = summary.rates(of: group) {
+                row += [StallRates.formatRate(rates.stallsPerHour), StallRates.formatTimeRate(rates.stallMsPerHour)]
+            }
+            return row + [
+                Durations.format(group.p50Ms), Durations.format(group.p95Ms),
                 Durations.format(group.p99Ms), Durations.format(group.maxMs), Markdown.cell(group.classificationMix),
                 Markdown.code(StackFrameSummary.abbreviated(group.headline, limit: 80)),
             ]
         }
-        out.append(Markdown.table(["#", "Fingerprint", "Count", "Total", "p50", "p95", "p99", "Max", "Classification", "Top frame"],
-                                  rows, rightAligned: [0, 2, 3, 4, 5, 6, 7]))
+        var header = ["#", byScene ? "Scene" : "Fingerprint", "Count"]
+        if byScene { header.append("Fingerprints") }
+        header.append("Total")
+        if withRates { header += ["Stalls/h", "Time/h"] }
+        header += ["p50", "p95", "p99", "Max", "Classification", "Top frame"]
+        let numeric = Set([0, 2] + Array(3..<(header.count - 2)))
+        out.append(Markdown.table(header, rows, rightAligned: numeric))
         if summary.omittedGroups > 0 {
             out.append("")
-            out.append("… and \(summary.omittedGroups) more fingerprint\(summary.omittedGroups == 1 ? "" : "s").")
+            let noun = byScene ? "scene" : "fingerprint"
+            out.append("… and \(summary.omittedGroups) more \(noun)\(summary.omittedGroups == 1 ? "" : "s").")
         }
         out.append("")
         out.append("### Stacks")
         for (index, group) in summary.groups.enumerated() {
             out.append("")
-            out.append("**#\(index + 1)** \(Markdown.code(group.fingerprint)) — first seen \(SummaryTextRenderer.shortDate(group.firstSeen)), last seen \(SummaryTextRenderer.shortDate(group.lastSeen)), example \(Markdown.code(group.worst.path))")
+            let title = byScene ? "\(Markdown.cell(group.label)) (longest stall \(Markdown.code(group.worst.fingerprint)))" : Markdown.code(group.fingerprint)
+            out.append("**#\(index + 1)** \(title) — first seen \(SummaryTextRenderer.shortDate(group.firstSeen)), last seen \(SummaryTextRenderer.shortDate(group.lastSeen)), example \(Markdown.code(group.worst.path))")
             out.append("")
             out += Self.stackLines(group, limit: framesPerStack)
         }

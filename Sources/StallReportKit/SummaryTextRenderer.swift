@@ -17,14 +17,18 @@ public struct SummaryTextRenderer: Sendable {
     public func render(_ summary: Summary) -> String {
         var out: [String] = []
         let t = summary.totals
-        out.append(style.bold("\(t.stalls) stall\(t.stalls == 1 ? "" : "s"), \(t.fingerprints) distinct (by fingerprint), total stall time \(Durations.format(t.totalMs))"))
+        var headline = "\(t.stalls) stall\(t.stalls == 1 ? "" : "s"), \(t.fingerprints) distinct (by fingerprint)"
+        if summary.grouping == .scene { headline += " in \(summary.groupCount) scene\(summary.groupCount == 1 ? "" : "s")" }
+        out.append(style.bold(headline + ", total stall time \(Durations.format(t.totalMs))"))
         var status = "status: \(t.ended) ended, \(t.inProgress) in progress, \(t.fatal) fatal"
         if t.fatal > 0 { status = style.red(status) }
         out.append(status)
         var read = "read: \(t.reportsRead) report\(t.reportsRead == 1 ? "" : "s") from \(t.filesFound) file\(t.filesFound == 1 ? "" : "s")"
         if t.reportsFilteredOut > 0 { read += ", \(t.reportsFilteredOut) left out by filters" }
+        if t.rateLimited > 0 { read += " (\(t.rateLimited) compact, rate-limited)" }
         if t.problems > 0 { read += ", " + style.yellow("\(t.problems) problem\(t.problems == 1 ? "" : "s") (see stderr)") }
         out.append(read)
+        out += SessionTextLines(style: style).lines(summary)
         if let worst = summary.worst {
             out.append("worst: \(style.bold(Durations.format(worst.durationMs))) \(worst.fingerprint) \(worst.classification.rawValue), \(worst.status.rawValue), started \(SummaryTextRenderer.shortDate(worst.startedAt)), \(worst.path)")
         }
@@ -34,37 +38,52 @@ public struct SummaryTextRenderer: Sendable {
             return out.joined(separator: "\n") + "\n"
         }
         out.append("")
-        var table = TextTable(columns: [
-            .init("#", .right), .init("FINGERPRINT"), .init("COUNT", .right), .init("TOTAL", .right),
+        let byScene = summary.grouping == .scene
+        let withRates = summary.rates != nil
+        var columns: [TextTable.Column] = [.init("#", .right), .init(summary.grouping.columnTitle), .init("COUNT", .right)]
+        if byScene { columns.append(.init("FPS", .right)) }
+        columns.append(.init("TOTAL", .right))
+        if withRates { columns += [.init("STALLS/H", .right), .init("TIME/H", .right)] }
+        columns += [
             .init("P50", .right), .init("P95", .right), .init("P99", .right), .init("MAX", .right),
             .init("CLASSIFICATION"), .init("FIRST SEEN"), .init("LAST SEEN"), .init("TOP FRAME"),
-        ])
+        ]
+        var table = TextTable(columns: columns)
         for (index, group) in summary.groups.enumerated() {
             var count = "\(group.count)"
-            let fatal = group.statuses[.fatal] ?? 0
+            let fatal = group.fatalCount
             if fatal > 0 { count += " (\(fatal) fatal)" }
-            table.rows.append([
-                "\(index + 1)", group.fingerprint, count, Durations.format(group.totalMs),
+            var row = ["\(index + 1)", group.label, count]
+            if byScene { row.append("\(group.distinctFingerprints)") }
+            row.append(Durations.format(group.totalMs))
+            if let rates = summary.rates(of: group) {
+                row += [StallRates.formatRate(rates.stallsPerHour), StallRates.formatTimeRate(rates.stallMsPerHour)]
+            }
+            row += [
                 Durations.format(group.p50Ms), Durations.format(group.p95Ms), Durations.format(group.p99Ms),
                 Durations.format(group.maxMs), group.classificationMix,
                 SummaryTextRenderer.shortDate(group.firstSeen), SummaryTextRenderer.shortDate(group.lastSeen),
                 StackFrameSummary.abbreviated(group.headline),
-            ])
+            ]
+            table.rows.append(row)
         }
         out.append(table.render(header: style.bold) { row, column, text in
             switch column {
             case 1: return style.cyan(text)
-            case 2 where (summary.groups[row].statuses[.fatal] ?? 0) > 0: return style.red(text)
+            case 2 where summary.groups[row].fatalCount > 0: return style.red(text)
             default: return text
             }
         })
         if summary.omittedGroups > 0 {
-            out.append(style.dim("… and \(summary.omittedGroups) more fingerprint\(summary.omittedGroups == 1 ? "" : "s") (raise --top to see them)"))
+            let noun = byScene ? "scene" : "fingerprint"
+            out.append(style.dim("… and \(summary.omittedGroups) more \(noun)\(summary.omittedGroups == 1 ? "" : "s") (raise --top to see them)"))
         }
         out.append("")
         out.append(style.bold("Stacks"))
         for (index, group) in summary.groups.enumerated() {
-            out.append("#\(index + 1) \(style.cyan(group.fingerprint))")
+            var title = "#\(index + 1) \(style.cyan(group.label))"
+            if byScene { title += " — longest stall: \(group.worst.fingerprint)" }
+            out.append(title)
             out += stackLines(group, limit: framesPerStack)
             out.append("    example: \(group.worst.path)")
         }

@@ -16,6 +16,9 @@ struct GateCommand: ParsableCommand {
           --max-stall-ms MS         longest single stall     maxStallMs
           --max-p95-ms MS           p95 of any fingerprint   maxP95Ms
           --max-total-ms MS         sum of all durations     maxTotalStallMs
+          --max-fatal N             fatal stalls             maxFatalStalls
+            (the process died during the stall; stale inProgress reports of
+            processes that no longer run count as fatal)
           --ignore-shorter-than MS  ignore shorter stalls    ignoreShorterThanMs
             (alias --min-duration)  in every check
         A budget holds when the value is at most the limit.
@@ -36,9 +39,10 @@ struct GateCommand: ParsableCommand {
 
         CONFIG FILE  (--config FILE, JSON; Reports/stallreport-gate.example.json)
           Keys: maxStalls, maxStallsPerFingerprint, maxStallMs, maxP95Ms,
-          maxTotalStallMs, ignoreShorterThanMs, baseline, suppressions,
-          tolerance, minOccurrences. Keys starting with '_' are comments; any
-          other unknown key is an error. Relative paths are relative to the file.
+          maxTotalStallMs, maxFatalStalls, ignoreShorterThanMs, baseline,
+          suppressions, tolerance, minOccurrences. Keys starting with '_' are
+          comments; any other unknown key is an error. Relative paths are
+          relative to the file.
 
         OUTPUT
           stdout: every budget (PASS/FAIL with the offending fingerprints), the
@@ -53,6 +57,7 @@ struct GateCommand: ParsableCommand {
 
         EXAMPLES
           stallreport gate --max-stalls 0 .stall-reports
+          stallreport gate --max-fatal 0 --max-stalls 20 .stall-reports
           stallreport gate --max-stall-ms 2000 --max-p95-ms 800 \\
             --ignore-shorter-than 300 .stall-reports
           stallreport gate --baseline stall-baseline.json --tolerance 0.5 \\
@@ -81,6 +86,9 @@ struct GateCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("Most total stall time allowed, in milliseconds.", valueName: "ms"))
     var maxTotalMs: Double?
+
+    @Option(help: ArgumentHelp("Most fatal stalls allowed (the process died during the stall).", valueName: "n"))
+    var maxFatal: Int?
 
     @Option(name: [.customLong("ignore-shorter-than"), .customLong("min-duration")],
             help: ArgumentHelp("Ignore stalls shorter than this many milliseconds.", valueName: "ms"))
@@ -115,6 +123,7 @@ struct GateCommand: ParsableCommand {
         if paths.isEmpty { throw ValidationError("give at least one report file or directory") }
         if let maxStalls, maxStalls < 0 { throw ValidationError("--max-stalls must be 0 or more") }
         if let maxPerFingerprint, maxPerFingerprint < 0 { throw ValidationError("--max-per-fingerprint must be 0 or more") }
+        if let maxFatal, maxFatal < 0 { throw ValidationError("--max-fatal must be 0 or more") }
         try validateMilliseconds(maxStallMs, "--max-stall-ms")
         try validateMilliseconds(maxP95Ms, "--max-p95-ms")
         try validateMilliseconds(maxTotalMs, "--max-total-ms")
@@ -127,7 +136,7 @@ struct GateCommand: ParsableCommand {
         let flags = GateConfig(maxStalls: maxStalls, maxStallsPerFingerprint: maxPerFingerprint, maxStallMs: maxStallMs,
                                maxP95Ms: maxP95Ms, maxTotalStallMs: maxTotalMs, ignoreShorterThanMs: ignoreShorterThan,
                                baseline: baseline, suppressions: suppressions, tolerance: regression.tolerance,
-                               minOccurrences: regression.minOccurrences)
+                               minOccurrences: regression.minOccurrences, maxFatalStalls: maxFatal)
         return file.merging(flags)
     }
 

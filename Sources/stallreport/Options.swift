@@ -21,10 +21,10 @@ struct ReadingOptions: ParsableArguments {
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
     }
 
-    /// A collector for these options and the given filter.
-    func collector(filter: RecordFilter) -> ReportCollector {
+    /// A collector for these options, the given filter and grouping.
+    func collector(filter: RecordFilter, grouping: SummaryGrouping = .fingerprint) -> ReportCollector {
         ReportCollector(loader: ReportLoader(maxFileSize: maxFileSize * 1024 * 1024), filter: filter, workers: jobs,
-                        reportEmptyDirectories: !allowEmpty)
+                        reportEmptyDirectories: !allowEmpty, grouping: grouping)
     }
 }
 
@@ -49,6 +49,8 @@ struct TimeWindowOptions: ParsableArguments {
         if let since, let until, since >= until { throw ValidationError("--since must be before --until") }
     }
 }
+
+extension SummaryGrouping: ExpressibleByArgument {}
 
 /// Output format of summarize and diff.
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {

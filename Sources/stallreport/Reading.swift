@@ -4,7 +4,7 @@ import StallReportKit
 
 /// Reads reports for a subcommand and applies the common rules: each problem is one stderr line;
 /// `--strict` turns problems into exit status 2; no valid report at all is exit status 2 unless
-/// `--allow-empty`.
+/// `--allow-empty` or a valid session record was read (the monitor ran and saw no stall).
 enum Reading {
     /// The outcome of reading, with problems already printed.
     struct Outcome {
@@ -16,12 +16,13 @@ enum Reading {
 
     /// Reads `paths`, printing problems; throws exit status 2 when nothing valid was read and
     /// `requireReports` (unless `--allow-empty`).
-    static func collect(_ paths: [String], options: ReadingOptions, filter: RecordFilter, label: String? = nil, requireReports: Bool = true) throws -> Outcome {
-        let collection = options.collector(filter: filter).collect(paths)
+    static func collect(_ paths: [String], options: ReadingOptions, filter: RecordFilter, grouping: SummaryGrouping = .fingerprint,
+                        label: String? = nil, requireReports: Bool = true) throws -> Outcome {
+        let collection = options.collector(filter: filter, grouping: grouping).collect(paths)
         for problem in collection.problems {
             Output.note(problem.description)
         }
-        if requireReports && collection.reportsRead == 0 && !options.allowEmpty {
+        if requireReports && collection.reportsRead == 0 && !collection.hasSessions && !options.allowEmpty {
             let side = label.map { " (\($0))" } ?? ""
             let what = collection.filesFound == 0 ? "no report files found" : "no valid report among the \(collection.filesFound) file\(collection.filesFound == 1 ? "" : "s") found"
             Output.note("error: \(what)\(side) in \(paths.joined(separator: " ")); pass --allow-empty if no reports means no stalls")

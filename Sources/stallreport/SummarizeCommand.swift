@@ -2,11 +2,12 @@ import ArgumentParser
 import Foundation
 import StallReportKit
 
-/// `stallreport summarize`: stalls grouped by fingerprint, worst first.
+/// `stallreport summarize`: stalls grouped by fingerprint (or scene), worst first, with stall
+/// rates when session records are found.
 struct SummarizeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "summarize",
-        abstract: "Group stalls by fingerprint and show counts, durations and stacks, worst first.",
+        abstract: "Group stalls by fingerprint (or scene) and show counts, durations, stacks and stall rates, worst first.",
         discussion: """
         For each fingerprint: count, total stall time, p50/p95/p99/max duration,
         first and last seen, classification mix, the representative stack (the
@@ -14,6 +15,25 @@ struct SummarizeCommand: ParsableCommand {
         its longest stall's report. Fingerprints are sorted by total stall time.
         Overall: reports, distinct stalls, total stall time, worst stall, fatal
         and in-progress stalls (counted, fatal separately), a duration histogram.
+        Fatal stalls (the process died during the stall, including inProgress
+        reports of processes that no longer run) are counted per group and overall.
+        Compact rate-limited reports count like full ones.
+
+        STALL RATE  (when session records, *.session, are found next to the reports)
+        The monitor writes one session-<time>-p<pid>.session per process. The
+        summary then shows stalls and stall time per monitored hour (overall and
+        per group), monitored hours (monitoredMs of cleanly stopped sessions,
+        lastHeartbeatAt - startedAt of the others), the number of sessions, those
+        that ended without a clean stop (crashed or killed) and the reports the
+        monitors dropped, by reason. With --since/--until only the part of each
+        session inside the window counts as monitored time. A broken session file
+        is a problem line on stderr like a broken report.
+        Schema: Reports/stall-session.schema.json
+
+        GROUPING  (--group-by)
+          fingerprint  one group per stack fingerprint (default)
+          scene        one group per scene the app set (monitor.scene: screen,
+                       request, test name); stalls without one are "(no scene)"
 
         Percentiles are nearest-rank: the value at rank ceil(p/100 * n) of the n
         sorted durations, always an observed duration (p95 of 20 stalls is the
@@ -38,24 +58,43 @@ struct SummarizeCommand: ParsableCommand {
                          mixed, congestion}, statuses{ended, inProgress, fatal},
                          stack[]{symbol, file, line, inApp}, syscall, exampleReport
             problems[]   path, message
+          and, when they apply (absent otherwise):
+            totals.rateLimited  stalls from compact, rate-limited reports
+            fingerprints[].stallsPerHour, .stallMsPerHour  with session records
+            groupBy ("scene"), scenes[], omittedScenes  with --group-by scene;
+                         scenes[] has the fingerprint keys with scene (absent
+                         for no scene), fingerprints (distinct count) and
+                         worstFingerprint instead of fingerprint
+            sessions     sessions, cleanlyStopped, endedUncleanly, running,
+                         filteredOut, monitoredMs, monitoredHours, stallsPerHour,
+                         stallMsPerHour, fatalPerHour, stalledFraction,
+                         stallsRecorded, spans, reportsWritten,
+                         reportsDropped{reason: n}, reportsDroppedTotal,
+                         stallsWithoutSession, firstStartedAt, lastEndedAt,
+                         uncleanSessions[]
 
         EXAMPLES
           stallreport summarize .stall-reports
           stallreport summarize --top 3 --min-duration 500 reports/ old/one.json
           stallreport summarize --since 2026-03-01 --until 2026-03-08 reports/
           stallreport summarize --format json .stall-reports | jq '.totals'
+          stallreport summarize --group-by scene .stall-reports
+          stallreport summarize --format json .stall-reports | jq '.sessions'
           stallreport summarize --format markdown .stall-reports \\
             >> "$GITHUB_STEP_SUMMARY"
         """
     )
 
-    @Argument(help: ArgumentHelp("Report files and/or directories (searched recursively for *.json).", valueName: "path"))
+    @Argument(help: ArgumentHelp("Report files and/or directories (searched recursively for *.json reports and *.session records).", valueName: "path"))
     var paths: [String] = []
 
     @Option(help: "Output format.")
     var format: OutputFormat = .text
 
-    @Option(help: ArgumentHelp("Show only the N fingerprints with the most total stall time.", valueName: "n"))
+    @Option(help: ArgumentHelp("Group stalls by fingerprint or by the scene the app set.", valueName: "fingerprint|scene"))
+    var groupBy: SummaryGrouping = .fingerprint
+
+    @Option(help: ArgumentHelp("Show only the N groups with the most total stall time.", valueName: "n"))
     var top: Int?
 
     @Option(help: ArgumentHelp("Only stalls lasting at least this many milliseconds.", valueName: "ms"))
@@ -78,7 +117,7 @@ struct SummarizeCommand: ParsableCommand {
 
     func run() throws {
         let filter = RecordFilter(since: window.since, until: window.until, minDurationMs: minDuration)
-        let outcome = try Reading.collect(paths, options: reading, filter: filter)
+        let outcome = try Reading.collect(paths, options: reading, filter: filter, grouping: groupBy)
         let summary = Summary(collection: outcome.collection, filter: filter, top: top)
         switch format {
         case .text: Output.stdout(SummaryTextRenderer(style: color.style()).render(summary))

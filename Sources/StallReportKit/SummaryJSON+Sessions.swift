@@ -1,0 +1,137 @@
+import Foundation
+
+extension SummaryJSON {
+    /// Session records summed up and the stall rates they give (`sessions` in the summary JSON).
+    /// Rates count the stalls summarized (after `--min-duration` and the time window) over the
+    /// monitored time.
+    public struct SessionsJSON: Codable, Sendable, Equatable {
+        /// Session records counted (one per monitored process).
+        public var sessions: Int
+        /// Sessions stopped cleanly.
+        public var cleanlyStopped: Int
+        /// Sessions that ended without a clean stop: crashed or killed.
+        public var endedUncleanly: Int
+        /// Sessions without a clean stop whose process still runs on this machine.
+        public var running: Int
+        /// Session records outside `--since`/`--until`.
+        public var filteredOut: Int
+        /// Monitored time: `monitoredMs` of cleanly stopped sessions, `lastHeartbeatAt - startedAt`
+        /// of the others (clipped to the time window).
+        public var monitoredMs: Double
+        /// ``monitoredMs`` in hours.
+        public var monitoredHours: Double
+        /// Stalls summarized per monitored hour; absent without monitored time.
+        public var stallsPerHour: Double?
+        /// Stall time summarized per monitored hour, in milliseconds; absent without monitored time.
+        public var stallMsPerHour: Double?
+        /// Fatal stalls per monitored hour; absent without monitored time.
+        public var fatalPerHour: Double?
+        /// Share of monitored time spent stalled (0…1); absent without monitored time.
+        public var stalledFraction: Double?
+        /// Stalls the monitors detected (the sum of the records' `stalls`, whether or not a report was kept).
+        public var stallsRecorded: Int
+        /// Awake spans the monitors saw.
+        public var spans: Int
+        /// Reports the monitors wrote.
+        public var reportsWritten: Int
+        /// Reports dropped, per reason (sum of the records' `reportsDropped`).
+        public var reportsDropped: [String: Int]
+        /// Sum of ``reportsDropped``.
+        public var reportsDroppedTotal: Int
+        /// Stalls summarized whose process has no session record.
+        public var stallsWithoutSession: Int
+        /// Earliest session start.
+        public var firstStartedAt: Date?
+        /// Latest session end (clean stop or last heartbeat).
+        public var lastEndedAt: Date?
+        /// Files of the sessions that ended without a clean stop.
+        public var uncleanSessions: [String]
+
+        /// Creates the JSON form of session totals.
+        public init(_ totals: SessionTotals, rates: StallRates?, stallsWithoutSession: Int) {
+            sessions = totals.sessions
+            cleanlyStopped = totals.cleanlyStopped
+            endedUncleanly = totals.endedUncleanly
+            running = totals.running
+            filteredOut = totals.filteredOut
+            monitoredMs = totals.monitoredMs
+            monitoredHours = totals.monitoredHours
+            stallsPerHour = rates?.stallsPerHour
+            stallMsPerHour = rates?.stallMsPerHour
+            fatalPerHour = rates?.fatalPerHour
+            stalledFraction = rates?.stalledFraction
+            stallsRecorded = totals.stallsRecorded
+            spans = totals.spans
+            reportsWritten = totals.reportsWritten
+            reportsDropped = totals.reportsDropped
+            reportsDroppedTotal = totals.reportsDroppedTotal
+            self.stallsWithoutSession = stallsWithoutSession
+            firstStartedAt = totals.firstStartedAt
+            lastEndedAt = totals.lastEndedAt
+            uncleanSessions = totals.uncleanPaths
+        }
+    }
+
+    /// One scene with `--group-by scene`: the same numbers as a fingerprint group.
+    public struct SceneJSON: Codable, Sendable, Equatable {
+        /// The scene; absent for the group of stalls without a scene.
+        public var scene: String?
+        /// Number of stalls.
+        public var count: Int
+        /// Distinct fingerprints among them.
+        public var fingerprints: Int
+        /// Sum of durations.
+        public var totalMs: Double
+        /// Nearest-rank median.
+        public var p50Ms: Double
+        /// Nearest-rank 95th percentile.
+        public var p95Ms: Double
+        /// Nearest-rank 99th percentile.
+        public var p99Ms: Double
+        /// Longest.
+        public var maxMs: Double
+        /// Earliest start.
+        public var firstSeen: Date
+        /// Latest start.
+        public var lastSeen: Date
+        /// Count per classification, every classification present (0 when none).
+        public var classifications: [String: Int]
+        /// Count per status, every status present (0 when none).
+        public var statuses: [String: Int]
+        /// Fingerprint of the longest stall.
+        public var worstFingerprint: String
+        /// Top frames of the longest stall's representative stack, leaf first.
+        public var stack: [StackFrameSummary]
+        /// Syscall seen in a sample without a stack, when there is one.
+        public var syscall: String?
+        /// Path of the longest stall's report.
+        public var exampleReport: String
+        /// Stalls per monitored hour; only with session records.
+        public var stallsPerHour: Double?
+        /// Stall time per monitored hour, in milliseconds; only with session records.
+        public var stallMsPerHour: Double?
+
+        /// Creates the JSON form of a scene group.
+        public init(_ stats: FingerprintStats, rates: StallRates? = nil) {
+            let group = FingerprintJSON(stats, rates: rates)
+            scene = stats.fingerprint.isEmpty ? nil : stats.fingerprint
+            count = group.count
+            fingerprints = stats.distinctFingerprints
+            totalMs = group.totalMs
+            p50Ms = group.p50Ms
+            p95Ms = group.p95Ms
+            p99Ms = group.p99Ms
+            maxMs = group.maxMs
+            firstSeen = group.firstSeen
+            lastSeen = group.lastSeen
+            classifications = group.classifications
+            statuses = group.statuses
+            worstFingerprint = stats.worst.fingerprint
+            stack = group.stack
+            syscall = group.syscall
+            exampleReport = group.exampleReport
+            stallsPerHour = group.stallsPerHour
+            stallMsPerHour = group.stallMsPerHour
+        }
+    }
+}
