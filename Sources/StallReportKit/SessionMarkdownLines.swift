@@ -7,8 +7,8 @@ public enum SessionMarkdownLines {
         guard let sessions = summary.sessions else { return [] }
         var out = [""]
         if let rates = summary.rates {
-            out.append("**Stall rate: \(StallRates.formatRate(rates.stallsPerHour)) stalls and \(StallRates.formatTimeRate(rates.stallMsPerHour)) stall time per monitored hour**"
-                       + String(format: " (%.2f %% of monitored time; ", rates.stalledFraction * 100) + "\(StallRates.formatRate(rates.fatalPerHour)) fatal).")
+            out.append("**Stall rate: \(StallRates.formatNumber(rates.stallsPerHour)) stalls and \(Durations.format(rates.stallMsPerHour)) of stall time per monitored hour**"
+                       + String(format: " (%.2f %% of monitored time; ", rates.stalledFraction * 100) + "\(StallRates.formatNumber(rates.fatalPerHour)) fatal per hour).")
         } else {
             out.append("**Stall rate: unknown** (no monitored time in the session records).")
         }

@@ -18,12 +18,12 @@ public struct SessionTextLines: Sendable {
         guard let sessions = summary.sessions else { return [] }
         var out: [String] = []
         if let rates = summary.rates {
-            var line = "stall rate: \(style.bold(StallRates.formatRate(rates.stallsPerHour))) stalls per monitored hour, "
-            line += "\(style.bold(StallRates.formatTimeRate(rates.stallMsPerHour))) stall time"
+            var line = "stall rate: \(style.bold(StallRates.formatNumber(rates.stallsPerHour))) stalls and "
+            line += "\(style.bold(Durations.format(rates.stallMsPerHour))) of stall time per monitored hour"
             line += String(format: " (%.2f %% of monitored time)", rates.stalledFraction * 100)
-            var fatal = "\(StallRates.formatRate(rates.fatalPerHour)) fatal"
+            var fatal = "\(StallRates.formatNumber(rates.fatalPerHour)) fatal per hour"
             if rates.fatal > 0 { fatal = style.red(fatal) }
-            out.append(line + ", " + fatal)
+            out.append(line + "; " + fatal)
         } else {
             out.append("stall rate: unknown (no monitored time in the session records)")
         }

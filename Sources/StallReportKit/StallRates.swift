@@ -32,11 +32,16 @@ public struct StallRates: Sendable, Equatable {
     /// Share of monitored time spent stalled (0…1; more when stalls overlap or were not monitored).
     public var stalledFraction: Double { stallMs / monitoredMs }
 
-    /// `6.00/h`, `0.25/h`, `1200/h`: a rate with at most three significant decimals.
+    /// `6.00/h`, `0.25/h`, `1200/h`: a rate per hour (see ``formatNumber(_:)``).
     public static func formatRate(_ value: Double) -> String {
-        if value >= 100 { return String(format: "%.0f/h", value) }
-        if value >= 10 { return String(format: "%.1f/h", value) }
-        return String(format: "%.2f/h", value)
+        formatNumber(value) + "/h"
+    }
+
+    /// `6.00`, `0.25`, `12.5`, `1200`: two decimals below 10, one below 100, none above.
+    public static func formatNumber(_ value: Double) -> String {
+        if value >= 100 { return String(format: "%.0f", value) }
+        if value >= 10 { return String(format: "%.1f", value) }
+        return String(format: "%.2f", value)
     }
 
     /// `1.20 s/h`, `45 ms/h`: stall time per hour.

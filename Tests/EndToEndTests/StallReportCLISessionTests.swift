@@ -36,7 +36,7 @@ struct StallReportCLISessionTests {
         let lines = run.stdoutLines
         #expect(lines[0] == "6 stalls, 2 distinct (by fingerprint), total stall time 4.00 s")
         #expect(lines[1] == "status: 5 ended, 0 in progress, 1 fatal")
-        #expect(lines.contains("stall rate: 6.00/h stalls per monitored hour, 4.00 s/h stall time (0.11 % of monitored time), 1.00/h fatal"), "\(run)")
+        #expect(lines.contains("stall rate: 6.00 stalls and 4.00 s of stall time per monitored hour (0.11 % of monitored time); 1.00 fatal per hour"), "\(run)")
         #expect(lines.contains("sessions: 2, 1.00 h monitored, 6 stalls detected by the monitors; 2 stopped cleanly, 0 ended without a clean stop (crashed or killed)"))
         #expect(lines.contains("reports dropped: 3 (deletedForQuota 2, reportWrite 1)"))
         let header = try #require(lines.first { $0.hasPrefix("#  FINGERPRINT") })
@@ -71,7 +71,7 @@ struct StallReportCLISessionTests {
 
         let markdown = try StallReportCLI.run(["summarize", "--format", "markdown", reports.path])
         #expect(markdown.status == 0, "\(markdown)")
-        #expect(markdown.stdout.contains("**Stall rate: 6.00/h stalls and 4.00 s/h stall time per monitored hour**"))
+        #expect(markdown.stdout.contains("**Stall rate: 6.00 stalls and 4.00 s of stall time per monitored hour**"))
         #expect(markdown.stdout.contains("| Ended without a clean stop (crashed or killed) | 0 |"))
         #expect(markdown.stdout.contains("| Reports dropped | 3 (deletedForQuota 2, reportWrite 1) |"))
         #expect(markdown.stdout.contains("| 1 | `\(DemoScenario.lock)` | 3 (1 fatal) | 2.80 s | 3.00/h | 2.80 s/h |"), "\(markdown)")
@@ -104,7 +104,7 @@ struct StallReportCLISessionTests {
         #expect(run.status == 0, "\(run)")
         #expect(run.stdoutLines.contains("sessions: 3, 2.00 h monitored, 3 stalls detected by the monitors; 1 stopped cleanly, 2 ended without a clean stop (crashed or killed)"), "\(run)")
         #expect(run.stdoutLines.contains("  ended without a clean stop: \(killed.path)"))
-        #expect(run.stdoutLines.contains("stall rate: 1.00/h stalls per monitored hour, 1.25 s/h stall time (0.03 % of monitored time), 0.50/h fatal"), "\(run)")
+        #expect(run.stdoutLines.contains("stall rate: 1.00 stalls and 1.25 s of stall time per monitored hour (0.03 % of monitored time); 0.50 fatal per hour"), "\(run)")
 
         let json = try StallReportCLI.run(["summarize", "--format", "json", other.path])
         let sessions = try #require((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["sessions"] as? [String: Any])
@@ -123,12 +123,12 @@ struct StallReportCLISessionTests {
         #expect(run.status == 0, "\(run)")
         #expect(run.stderrLines == ["stallreport: \(truncated.path): session record is not valid JSON: the document is malformed or ends early"], "\(run)")
         #expect(run.stdoutLines.contains("read: 6 reports from 6 files, 1 problem (see stderr)"), "\(run)")
-        #expect(run.stdoutLines.contains { $0.hasPrefix("stall rate: 6.00/h") })
+        #expect(run.stdoutLines.contains { $0.hasPrefix("stall rate: 6.00 stalls") })
 
         let strict = try StallReportCLI.run(["summarize", "--strict", reports.path])
         #expect(strict.status == 2, "\(strict)")
         #expect(strict.stderrLines.last == "stallreport: error: 1 file could not be used and --strict was given")
-        #expect(strict.stdout.contains("stall rate: 6.00/h"), "the output is still written")
+        #expect(strict.stdout.contains("stall rate: 6.00 stalls"), "the output is still written")
 
         let empty = reports.appendingPathComponent("session-empty.session")
         try Data().write(to: empty)
@@ -148,7 +148,7 @@ struct StallReportCLISessionTests {
         let run = try StallReportCLI.run(["summarize", quiet.path])
         #expect(run.status == 0, "\(run)")
         #expect(run.stderr.isEmpty, "\(run)")
-        #expect(run.stdoutLines.contains("stall rate: 0.00/h stalls per monitored hour, 0 ms/h stall time (0.00 % of monitored time), 0.00/h fatal"), "\(run)")
+        #expect(run.stdoutLines.contains("stall rate: 0.00 stalls and 0 ms of stall time per monitored hour (0.00 % of monitored time); 0.00 fatal per hour"), "\(run)")
         #expect(run.stdout.contains("No stalls."))
         let gate = try StallReportCLI.run(["gate", "--max-stalls", "0", quiet.path])
         #expect(gate.status == 0, "\(gate)")

@@ -100,7 +100,7 @@ struct SessionRateTests {
     func renderers() {
         let summary = Self.summary()
         let text = SummaryTextRenderer().render(summary)
-        #expect(text.contains("stall rate: 6.00/h stalls per monitored hour, 4.00 s/h stall time (0.11 % of monitored time), 1.00/h fatal\n"), "\(text)")
+        #expect(text.contains("stall rate: 6.00 stalls and 4.00 s of stall time per monitored hour (0.11 % of monitored time); 1.00 fatal per hour\n"), "\(text)")
         #expect(text.contains("sessions: 2, 1.00 h monitored, 6 stalls detected by the monitors; 2 stopped cleanly, 0 ended without a clean stop (crashed or killed)\n"))
         #expect(text.contains("reports dropped: 1 (reportWrite 1)\n"))
         #expect(text.contains("STALLS/H") && text.contains("TIME/H"))
@@ -109,7 +109,7 @@ struct SessionRateTests {
         #expect(lockRow?.contains("3.00/h  2.80 s/h") == true, "\(text)")
 
         let markdown = SummaryMarkdownRenderer().render(summary)
-        #expect(markdown.contains("**Stall rate: 6.00/h stalls and 4.00 s/h stall time per monitored hour** (0.11 % of monitored time; 1.00/h fatal)."), "\(markdown)")
+        #expect(markdown.contains("**Stall rate: 6.00 stalls and 4.00 s of stall time per monitored hour** (0.11 % of monitored time; 1.00 fatal per hour)."), "\(markdown)")
         #expect(markdown.contains("| Ended without a clean stop (crashed or killed) | 0 |"))
         #expect(markdown.contains("| Reports dropped | 1 (reportWrite 1) |"))
         #expect(markdown.contains("| # | Fingerprint | Count | Total | Stalls/h | Time/h | p50 |"))
@@ -153,7 +153,7 @@ struct SessionRateTests {
         let summary = Summary(collection: SessionFixtures.collection([], sessions: [SessionFixtures.session(pid: 1, minutes: 120)]))
         #expect(summary.rates?.stallsPerHour == 0)
         #expect(summary.rates?.monitoredHours == 2)
-        #expect(SummaryTextRenderer().render(summary).contains("stall rate: 0.00/h stalls per monitored hour, 0 ms/h stall time"))
+        #expect(SummaryTextRenderer().render(summary).contains("stall rate: 0.00 stalls and 0 ms of stall time per monitored hour"))
     }
 
     @Test("Rate-limited compact reports count exactly like full ones")
