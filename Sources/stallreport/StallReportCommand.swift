@@ -12,7 +12,9 @@ struct StallReportCommand: ParsableCommand {
         Reads stall reports and summarizes, gates or diffs them. Every subcommand
         takes report files and/or directories (searched recursively for *.json;
         hidden entries are skipped; symbolic links are followed, loops detected).
-        Reports are decoded in parallel on all cores.
+        Reports are decoded in parallel on all cores. Session records found next
+        to the reports (*.session, one per monitored process) give summarize its
+        stall rate per monitored hour.
 
         A file that cannot be used (empty, truncated, not JSON, not a report,
         unknown schemaVersion, unreadable, too large, nested too deep) is one line
@@ -23,8 +25,8 @@ struct StallReportCommand: ParsableCommand {
           0  success (gate: every budget holds, nothing new or regressed)
           1  the gate failed (gate only)
           2  usage or input error: bad flags; unreadable config, baseline or
-             suppressions file; no valid report at all (unless --allow-empty);
-             unusable files with --strict
+             suppressions file; no valid report nor session record at all
+             (unless --allow-empty); unusable files with --strict
 
         EXAMPLES
           stallreport summarize .stall-reports
