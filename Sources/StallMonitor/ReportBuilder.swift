@@ -7,6 +7,8 @@ struct ReportBuilder {
     let symbolicator: Symbolicator
     let process: StallReport.Process
     let tags: [String: String]
+    /// False: never load libdw into the host; reports carry addresses, images and build IDs.
+    let symbolicateInProcess: Bool
 
     /// Builds the report; without `symbolicate`, frames carry addresses and images only (fast:
     /// for the first in-progress version, which must reach the disk quickly).
@@ -27,6 +29,7 @@ struct ReportBuilder {
                 }
             }
         }
+        let symbolicate = symbolicate && symbolicateInProcess
         let symbols = symbolicate
             ? symbolicator.symbolicate(addresses, images: images.entries.map { "\($0.path)@\($0.start)" }) : [:]
         let frames = addresses.map { address -> StallReport.Frame in
@@ -53,11 +56,15 @@ struct ReportBuilder {
             cpu: cpu, observed: observed, states: recording.samples.map(\.threadState))
         let representative = Self.representative(samples, frames: frames)
         let stack = representative.map { samples[$0].frames } ?? []
+        let reportImages = images.reportImages
         let fingerprint = Fingerprint.make(Fingerprint.components(
             stack: stack.map { frames[$0] }, classification: classification,
-            syscall: representative.flatMap { samples[$0].syscall }))
+            syscall: representative.flatMap { samples[$0].syscall }, images: reportImages))
         let symbolication = symbolicate
-            ? symbolicator.describe() : (name: "none", note: "written before symbolication (the stall was still in progress)")
+            ? symbolicator.describe()
+            : (name: "none", note: symbolicateInProcess
+                ? "written before symbolication (the stall was still in progress)"
+                : "symbolicateInProcess is off: name the frames with `stallreport symbolicate`")
         return StallReport(
             id: UUID().uuidString, fingerprint: fingerprint, status: status,
             startedAt: recording.wallClockStart, durationMs: milliseconds(duration),
@@ -74,7 +81,7 @@ struct ReportBuilder {
                 effectiveIntervalMs: milliseconds(recording.interval), maxSamples: recording.maxSamples,
                 attempted: recording.attempted, taken: recording.taken, timedOut: recording.timedOut,
                 skipped: recording.skipped, thinned: recording.thinned, dropped: recording.dropped),
-            samples: samples, representativeStack: stack, frames: frames, images: images.reportImages,
+            samples: samples, representativeStack: stack, frames: frames, images: reportImages,
             symbolication: StallReport.Symbolication(symbolicator: symbolication.name, note: symbolication.note),
             tags: tags.isEmpty ? nil : tags, scene: recording.scene,
             processStoppedMs: recording.stoppedNanos > 0 ? milliseconds(recording.stoppedNanos) : nil)

@@ -100,7 +100,8 @@ public final class StallMonitor: Sendable {
             store: store, process: process, thresholdMs: Double(threshold) / 1e6, errors: errors,
             sample: { Self.sessionCounts(tracker: tracker, counters: counters, errors: errors) })
         let writer = ReportWriter(
-            builder: ReportBuilder(symbolicator: .shared, process: process, tags: configuration.tags),
+            builder: ReportBuilder(symbolicator: .shared, process: process, tags: configuration.tags,
+                                   symbolicateInProcess: configuration.symbolicateInProcess),
             store: store, errors: errors, counters: counters,
             limiter: FingerprintRateLimiter(limit: configuration.maxReportsPerFingerprint, window: configuration.rateLimitWindow.nanoseconds),
             quota: ReportQuota(directory: configuration.reportDirectory, maxFiles: configuration.maxReportFiles,
@@ -150,7 +151,6 @@ public final class StallMonitor: Sendable {
         writer.perform {
             session.heartbeat()
             sweeper.sweep()
-            _ = Symbolicator.shared.describe()  // opens libdw now rather than during the first stall
         }
     }
 

@@ -55,6 +55,10 @@ extension StallMonitor {
         /// Report stalls while a debugger (any tracer) is attached. Off by default: breakpoints
         /// and single-stepping are not stalls.
         public var reportWhileDebugged: Bool
+        /// Name frames in the host with libdw (loaded at the first stall). Off keeps libdw and its
+        /// caches out of the host's memory; reports then carry addresses, images and build IDs,
+        /// and `stallreport symbolicate` names them later. Default on.
+        public var symbolicateInProcess: Bool
 
         /// A configuration with the defaults above.
         public init(
@@ -77,7 +81,8 @@ extension StallMonitor {
             rateLimitWindow: Duration = .seconds(3600),
             maxReportFiles: Int = 1_000,
             maxReportBytes: Int = 100 * 1024 * 1024,
-            reportWhileDebugged: Bool = false
+            reportWhileDebugged: Bool = false,
+            symbolicateInProcess: Bool = true
         ) {
             self.threshold = threshold
             self.reportDirectory = reportDirectory
@@ -99,6 +104,7 @@ extension StallMonitor {
             self.maxReportFiles = maxReportFiles
             self.maxReportBytes = maxReportBytes
             self.reportWhileDebugged = reportWhileDebugged
+            self.symbolicateInProcess = symbolicateInProcess
         }
 
         func validate() throws(StallMonitorError) {

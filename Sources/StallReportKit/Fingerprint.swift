@@ -28,7 +28,12 @@ public enum Fingerprint {
     /// The components of a report's fingerprint: the symbols of the top in-app frames of the
     /// representative stack; without in-app frames, the top named frames; without any stack, the
     /// classification and syscall so that stack-less stalls of one kind still group together.
-    public static func components(stack: [StallReport.Frame], classification: StallClassification, syscall: String?) -> [String] {
+    ///
+    /// A report written without symbolication (`symbolicateInProcess: false`, or the first
+    /// version of an `inProgress` report) has no names: given `images`, its in-app frames stand in
+    /// as `<image file>+0x<offset in image>`, stable for one build; `stallreport symbolicate`
+    /// recomputes the fingerprint from names later.
+    public static func components(stack: [StallReport.Frame], classification: StallClassification, syscall: String?, images: [StallReport.Image] = []) -> [String] {
         let named = stack.compactMap { frame -> (String, Bool)? in
             guard let symbol = frame.symbol, !symbol.isEmpty else { return nil }
             return (symbol, frame.inApp)
@@ -37,6 +42,14 @@ public enum Fingerprint {
         if !app.isEmpty { return ["app"] + app }
         let system = named.prefix(appFrameCount).map { $0.0 }
         if !system.isEmpty { return ["system"] + system }
+        let unnamed = stack.filter(\.inApp).prefix(appFrameCount).compactMap { frame -> String? in
+            guard let index = frame.image, images.indices.contains(index),
+                  let address = ReportCoding.parseAddress(frame.address),
+                  let bias = ReportCoding.parseAddress(images[index].loadBias), address >= bias else { return nil }
+            let file = images[index].path.split(separator: "/").last.map(String.init) ?? images[index].path
+            return "\(file)+\(ReportCoding.formatAddress(address - bias))"
+        }
+        if !unnamed.isEmpty { return ["unsymbolicated"] + unnamed }
         return ["nostack", classification.rawValue, syscall ?? "-"]
     }
 }

@@ -148,6 +148,7 @@ public struct ReportSymbolicator: Sendable {
             var line = "stallreport symbolicate named \(named) and located \(located) frame\(named + located == 1 ? "" : "s") offline with llvm-symbolizer"
             if let previous { line += "; fingerprint was \(previous)" }
             updated.symbolication.note = [updated.symbolication.note, line].compactMap { $0 }.joined(separator: "; ")
+            if updated.symbolication.symbolicator == "none" { updated.symbolication.symbolicator = "llvm-symbolizer" }
         }
         let unnamed = updated.frames.filter { $0.symbol?.isEmpty ?? true }.count
         return Outcome(report: updated, named: named, located: located, unnamed: unnamed, previousFingerprint: previous)

@@ -32,6 +32,9 @@ struct StallDemoCommand: ParsableCommand {
     @Flag(help: "Report stalls even while a debugger or tracer (strace, gdb) is attached.")
     var reportWhileDebugged = false
 
+    @Flag(help: "Do not symbolicate in the process (keeps libdw out of memory); name frames later with `stallreport symbolicate`.")
+    var deferSymbolication = false
+
     @Flag(help: "List the scenarios and exit.")
     var list = false
 
@@ -53,7 +56,8 @@ struct StallDemoCommand: ParsableCommand {
             onReport: { report, url in
                 print("wrote \(url.path)  \(Int(report.durationMs.rounded())) ms \(report.classification.rawValue)  \(report.representativeFunction)")
             },
-            reportWhileDebugged: reportWhileDebugged))
+            reportWhileDebugged: reportWhileDebugged,
+            symbolicateInProcess: !deferSymbolication))
         DemoScenario.monitor = monitor
         print("stall-demo: pid \(getpid()), threshold \(thresholdMs) ms, signal \(monitor.signal), reports in \(directory.path)")
         let finished = FinishFlag()

@@ -113,6 +113,31 @@ struct StallDemoProductionTests {
         #expect(found.first.map { $0.durationMs < 500 } == true)
     }
 
+    @Test("reports written without in-process symbolication get the same names and fingerprint offline")
+    func deferredSymbolication() throws {
+        let directory = try ReportDirectory()
+        let named = directory.url.appendingPathComponent("named")
+        let deferred = directory.url.appendingPathComponent("deferred")
+        let symbolicated = directory.url.appendingPathComponent("symbolicated")
+        for (output, extra) in [(named, [String]()), (deferred, ["--defer-symbolication"])] {
+            let run = try StallReportCLI.run(["--output", output.path, "--only", "cpu-spin-300"] + extra, timeout: 60, executable: "stall-demo")
+            #expect(run.status == 0, "\(run)")
+        }
+        let inProcess = try #require(try Self.reports(in: named).first)
+        let raw = try #require(try Self.reports(in: deferred).first)
+        #expect(raw.symbolication.symbolicator == "none")
+        #expect(raw.frames.allSatisfy { $0.symbol == nil })
+        #expect(raw.fingerprint != inProcess.fingerprint)
+
+        let run = try StallReportCLI.run(["symbolicate", deferred.path, "--output", symbolicated.path])
+        #expect(run.status == 0, "\(run)")
+        let offline = try #require(try Self.reports(in: symbolicated).first)
+        #expect(offline.fingerprint == inProcess.fingerprint, "offline names give the in-process fingerprint")
+        #expect(offline.symbolication.symbolicator == "llvm-symbolizer")
+        let appNames = { (report: StallReport) in report.representativeStack.compactMap { report.frames[$0].inApp ? report.frames[$0].symbol : nil } }
+        #expect(appNames(offline).prefix(3) == appNames(inProcess).prefix(3))
+    }
+
     /// Whether `strace` exists and may trace here (containers often forbid ptrace).
     static let canTrace: Bool = {
         let process = Process()
