@@ -64,11 +64,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "StallReportKitTests", dependencies: ["StallReportKit"]),
+        // Report fixtures shared by the StallReportKit and end-to-end tests (not a product).
+        .target(name: "StallReportKitTestSupport", dependencies: ["StallReportKit"]),
+        .testTarget(name: "StallReportKitTests", dependencies: ["StallReportKit", "StallReportKitTestSupport"]),
         .testTarget(name: "StallMonitorTests", dependencies: ["StallMonitor", "StallReportKit", "CStallMonitor"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["StallReportKit", "stall-demo", "stallreport"]
+            dependencies: ["StallReportKit", "StallReportKitTestSupport", "stall-demo", "stallreport"]
         ),
     ],
     swiftLanguageModes: [.v6]

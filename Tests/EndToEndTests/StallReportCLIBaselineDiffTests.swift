@@ -1,5 +1,6 @@
 import Foundation
 import StallReportKit
+import StallReportKitTestSupport
 import Testing
 
 @Suite("stallreport baseline and diff")
@@ -59,7 +60,7 @@ struct StallReportCLIBaselineDiffTests {
     @Test("diff with --base/--head taking several paths each, and identical sides")
     func options() throws {
         let extra = try directory.subdirectory("extra")
-        try CLIFixtures.write(DemoScenario.report(["StallDemo.extra()"], 333, minute: 30), to: extra, name: "x.json")
+        try ReportFixtures.write(DemoScenario.report(["StallDemo.extra()"], 333, minute: 30), to: extra, name: "x.json")
         let run = try StallReportCLI.run(["diff", "--base", base.path, extra.path, "--head", head.path, extra.path, "--format", "json"])
         #expect(run.status == 0, "\(run)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])

@@ -1,6 +1,7 @@
 import Foundation
 import FoundationXML
 import StallReportKit
+import StallReportKitTestSupport
 import Testing
 
 @Suite("stallreport gate")
@@ -126,10 +127,10 @@ struct StallReportCLIGateTests {
         // Baseline from spin ×2 (300, 600) and lock ×1 (500) and an extra fingerprint that will be fixed.
         let before = try directory.subdirectory("before")
         for name in ["r01-spin.json", "r02-spin.json", "r05-lock.json"] {
-            try CLIFixtures.write(DemoScenario.reports.first { $0.0 == name }!.1, to: before, name: name)
+            try ReportFixtures.write(DemoScenario.reports.first { $0.0 == name }!.1, to: before, name: name)
         }
         let fixedReport = DemoScenario.report(["StallDemo.oldStall()"], 800, minute: 0)
-        try CLIFixtures.write(fixedReport, to: before, name: "old.json")
+        try ReportFixtures.write(fixedReport, to: before, name: "old.json")
         let baselineFile = directory.url.appendingPathComponent("stall-baseline.json")
         let record = try StallReportCLI.run(["baseline", before.path, "-o", baselineFile.path])
         #expect(record.status == 0, "\(record)")
@@ -212,7 +213,7 @@ struct StallReportCLIGateTests {
     func githubActions() throws {
         let many = try directory.subdirectory("many")
         for index in 0..<13 {
-            try CLIFixtures.write(DemoScenario.report(["StallDemo.stall\(index)()"], 400 + Double(index), minute: Double(index)), to: many, name: "n\(index).json")
+            try ReportFixtures.write(DemoScenario.report(["StallDemo.stall\(index)()"], 400 + Double(index), minute: Double(index)), to: many, name: "n\(index).json")
         }
         try directory.file("many/broken.json", "{")
         let baseline = try directory.file("empty-baseline.json", #"{"baselineVersion": 1, "createdAt": "2026-01-01T00:00:00Z", "reports": 0, "fingerprints": []}"#)

@@ -1,5 +1,6 @@
 import Foundation
 import StallReportKit
+import StallReportKitTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -115,7 +116,7 @@ final class ReportDirectory {
     var path: String { url.path }
 
     init() throws {
-        url = try CLIFixtures.temporaryDirectory()
+        url = try ReportFixtures.temporaryDirectory()
     }
 
     deinit {
@@ -161,7 +162,7 @@ enum DemoScenario {
 
     static func report(_ symbols: [String], _ ms: Double, minute: Double, status: StallStatus = .ended,
                        classification: StallClassification = .cpu, leaf: String? = nil, syscall: String? = nil) -> StallReport {
-        CLIFixtures.report(appSymbols: symbols, durationMs: ms, startedAt: start.addingTimeInterval(minute * 60), status: status,
+        ReportFixtures.report(appSymbols: symbols, durationMs: ms, startedAt: start.addingTimeInterval(minute * 60), status: status,
                            classification: classification, leaf: leaf, syscall: syscall)
     }
 
@@ -192,7 +193,7 @@ enum DemoScenario {
     static func write(to directory: ReportDirectory, under subdirectory: String = "reports", only names: Set<String>? = nil) throws -> URL {
         let target = try directory.subdirectory(subdirectory)
         for (name, report) in reports where names?.contains(name) ?? true {
-            try CLIFixtures.write(report, to: target, name: name)
+            try ReportFixtures.write(report, to: target, name: name)
         }
         return target
     }

@@ -1,5 +1,6 @@
 import Foundation
 import StallReportKit
+import StallReportKitTestSupport
 import Testing
 
 @Suite("stallreport summarize --group-by scene, gate --max-fatal")
@@ -22,7 +23,7 @@ struct StallReportCLISessionSceneGateTests {
             ("d.json", SessionCLIFixtures.report(DemoScenario.spinSymbols, 500, minute: 3, scene: "feed")),
             ("e.json", SessionCLIFixtures.report(DemoScenario.sleepSymbols, 450, minute: 4)),
         ]
-        for (name, report) in items { try CLIFixtures.write(report, to: scenes, name: name) }
+        for (name, report) in items { try ReportFixtures.write(report, to: scenes, name: name) }
         try SessionCLIFixtures.writeSession(SessionCLIFixtures.sessionText(pid: 4242, minutes: 30, stalls: 5), pid: 4242, to: scenes)
         return scenes
     }

@@ -1,5 +1,6 @@
 import Foundation
 import StallReportKit
+import StallReportKitTestSupport
 import Testing
 
 @Suite("stallreport with session records")
@@ -25,7 +26,7 @@ struct StallReportCLISessionTests {
             ("r5.json", SessionCLIFixtures.report(lock, 700, minute: 32, pid: 4243)),
             ("r6.json", SessionCLIFixtures.report(lock, 1_500, minute: 33, pid: 4243, status: .fatal)),
         ]
-        for (name, report) in stalls { try CLIFixtures.write(report, to: reports, name: name) }
+        for (name, report) in stalls { try ReportFixtures.write(report, to: reports, name: name) }
     }
 
     @Test("2 sessions of 30 min, 6 stalls of 4 s: 6 stalls and 4 s stall time per monitored hour, in text")
@@ -79,7 +80,7 @@ struct StallReportCLISessionTests {
 
     @Test("The summary JSON with sessions and with --group-by scene validates against its schema; hand-made records against theirs")
     func schemas() throws {
-        try CLIFixtures.write(SessionCLIFixtures.report(DemoScenario.sleepSymbols, 400, minute: 4, scene: "feed"), to: reports, name: "r7.json")
+        try ReportFixtures.write(SessionCLIFixtures.report(DemoScenario.sleepSymbols, 400, minute: 4, scene: "feed"), to: reports, name: "r7.json")
         let out = try directory.subdirectory("summaries")
         for (name, extra) in [("by-fingerprint", [String]()), ("by-scene", ["--group-by", "scene"])] {
             let run = try StallReportCLI.run(["summarize", "--format", "json"] + extra + [reports.path])
@@ -97,8 +98,8 @@ struct StallReportCLISessionTests {
         let killed = try SessionCLIFixtures.writeSession(SessionCLIFixtures.sessionText(pid: 4243, minutes: 40, offsetMinutes: 30, clean: false),
                                                          pid: 4243, offsetMinutes: 30, to: other)
         try SessionCLIFixtures.writeSession(SessionCLIFixtures.sessionText(pid: 4244, minutes: 60, offsetMinutes: 60), pid: 4244, offsetMinutes: 60, to: other)
-        try CLIFixtures.write(SessionCLIFixtures.report(DemoScenario.spinSymbols, 500, minute: 1), to: other, name: "r1.json")
-        try CLIFixtures.write(SessionCLIFixtures.report(DemoScenario.lockSymbols, 2_000, minute: 35, pid: 4243, status: .fatal), to: other, name: "r2.json")
+        try ReportFixtures.write(SessionCLIFixtures.report(DemoScenario.spinSymbols, 500, minute: 1), to: other, name: "r1.json")
+        try ReportFixtures.write(SessionCLIFixtures.report(DemoScenario.lockSymbols, 2_000, minute: 35, pid: 4243, status: .fatal), to: other, name: "r2.json")
 
         let run = try StallReportCLI.run(["summarize", other.path])
         #expect(run.status == 0, "\(run)")
@@ -133,7 +134,7 @@ struct StallReportCLISessionTests {
         let empty = reports.appendingPathComponent("session-empty.session")
         try Data().write(to: empty)
         let report = reports.appendingPathComponent("session-report.session")
-        try CLIFixtures.write(SessionCLIFixtures.report(DemoScenario.spinSymbols, 300, minute: 9), to: reports, name: "session-report.session")
+        try ReportFixtures.write(SessionCLIFixtures.report(DemoScenario.spinSymbols, 300, minute: 9), to: reports, name: "session-report.session")
         let both = try StallReportCLI.run(["summarize", reports.path])
         #expect(both.status == 0, "\(both)")
         #expect(both.stderrLines.contains("stallreport: \(empty.path): session record is empty (the process may have died while creating it)"), "\(both)")
@@ -161,7 +162,7 @@ struct StallReportCLISessionTests {
                                             pid: 4242, to: limited)
         for (index, ms) in [300.0, 400, 500, 600, 700].enumerated() {
             let full = SessionCLIFixtures.report(DemoScenario.spinSymbols, ms, minute: Double(index))
-            try CLIFixtures.write(index < 2 ? full : SessionCLIFixtures.compact(full), to: limited, name: "r\(index).json")
+            try ReportFixtures.write(index < 2 ? full : SessionCLIFixtures.compact(full), to: limited, name: "r\(index).json")
         }
         let run = try StallReportCLI.run(["summarize", "--format", "json", limited.path])
         #expect(run.status == 0, "\(run)")

@@ -1,4 +1,5 @@
 import Foundation
+import StallReportKitTestSupport
 import Testing
 
 @Suite("stallreport summarize")
@@ -141,7 +142,7 @@ struct StallReportCLISummarizeTests {
             var report = base[index % base.count]
             report.id = UUID().uuidString
             report.durationMs = 250 + Double(index % 1_000)
-            try CLIFixtures.write(report, to: try directory.subdirectory("many/\(index % 10)"), name: "r\(index).json")
+            try ReportFixtures.write(report, to: try directory.subdirectory("many/\(index % 10)"), name: "r\(index).json")
         }
         let run = try StallReportCLI.run(["summarize", "--format", "json", "--jobs", "4", many.path])
         #expect(run.status == 0, "\(run)")

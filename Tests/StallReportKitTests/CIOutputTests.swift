@@ -2,20 +2,21 @@ import Foundation
 import FoundationXML
 import Testing
 @testable import StallReportKit
+import StallReportKitTestSupport
 
 @Suite("JUnit XML and GitHub annotations")
 struct CIOutputTests {
     static func failingResult(fingerprints: Int) -> GateResult {
         var records: [StallRecord] = []
         for index in 0..<fingerprints {
-            var record = Fixtures.record("f\(index)", 300 + Double(index))
+            var record = ReportFixtures.record("f\(index)", 300 + Double(index))
             record.stack = [StackFrameSummary(symbol: "App.<stall \(index)> & \"quoted\"", file: "/ws/Sources/App/S.swift", line: 10 + index, inApp: true)]
             records.append(record)
         }
         let base = Baseline(createdAt: Date(timeIntervalSince1970: 0), reports: 1, fingerprints: [
             .init(fingerprint: "fixedone", count: 1, p50Ms: 1, p95Ms: 1, maxMs: 1, totalMs: 1, topFrame: "App.old()"),
         ])
-        return Gate(config: GateConfig(maxStalls: 1, maxStallMs: 300, baseline: "b"), baseline: base).evaluate(Fixtures.collection(records))
+        return Gate(config: GateConfig(maxStalls: 1, maxStallMs: 300, baseline: "b"), baseline: base).evaluate(ReportFixtures.collection(records))
     }
 
     @Test("JUnit: well-formed XML, one case per budget and per fingerprint, failures where expected")
@@ -51,7 +52,7 @@ struct CIOutputTests {
 
     @Test("No annotations when the gate passes cleanly")
     func quiet() {
-        let result = Gate(config: GateConfig(maxStalls: 5)).evaluate(Fixtures.collection([Fixtures.record("a", 300)]))
+        let result = Gate(config: GateConfig(maxStalls: 5)).evaluate(ReportFixtures.collection([ReportFixtures.record("a", 300)]))
         #expect(GitHubAnnotations(workspace: nil).render(result) == "")
         #expect(GateMarkdownRenderer().render(result).hasPrefix("## ✅ Stall gate passed"))
     }

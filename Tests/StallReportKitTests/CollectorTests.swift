@@ -1,17 +1,18 @@
 import Foundation
 import Testing
 @testable import StallReportKit
+import StallReportKitTestSupport
 
 @Suite("Reading many reports in parallel")
 struct CollectorTests {
     @Test("Eight workers give the same groups as one, for 300 reports plus broken files")
     func parallelMatchesSerial() throws {
-        let directory = try Fixtures.temporaryDirectory()
+        let directory = try ReportFixtures.temporaryDirectory()
         let symbols = [["App.spin(milliseconds:)"], ["App.waitOnLock()", "App.refresh()"], ["App.parseFeed(_:)"]]
         for index in 0..<300 {
-            let report = Fixtures.report(appSymbols: symbols[index % 3], durationMs: Double(250 + (index * 37) % 900),
+            let report = ReportFixtures.report(appSymbols: symbols[index % 3], durationMs: Double(250 + (index * 37) % 900),
                                          startedAt: Date(timeIntervalSince1970: 1_772_366_400 + Double(index)))
-            try Fixtures.write(report, to: directory, name: String(format: "r%04d.json", index))
+            try ReportFixtures.write(report, to: directory, name: String(format: "r%04d.json", index))
         }
         try Data().write(to: directory.appendingPathComponent("broken-empty.json"))
         try Data("{\"schemaVersion\":1".utf8).write(to: directory.appendingPathComponent("broken-truncated.json"))
@@ -34,19 +35,19 @@ struct CollectorTests {
 
     @Test("Filters count what they leave out")
     func filters() {
-        let records = [Fixtures.record("a", 200, at: 0), Fixtures.record("a", 400, at: 10), Fixtures.record("b", 900, at: 20)]
+        let records = [ReportFixtures.record("a", 200, at: 0), ReportFixtures.record("a", 400, at: 10), ReportFixtures.record("b", 900, at: 20)]
         let filter = RecordFilter(since: Date(timeIntervalSince1970: 1_772_366_405), minDurationMs: 300)
-        let collection = Fixtures.collection(records, filter: filter)
+        let collection = ReportFixtures.collection(records, filter: filter)
         #expect(collection.reportsRead == 3)
         #expect(collection.reportsFilteredOut == 1)
         #expect(collection.reportsMatched == 2)
         let untilFilter = RecordFilter(until: Date(timeIntervalSince1970: 1_772_366_420))
-        #expect(Fixtures.collection(records, filter: untilFilter).reportsMatched == 2)  // until is exclusive
+        #expect(ReportFixtures.collection(records, filter: untilFilter).reportsMatched == 2)  // until is exclusive
     }
 
     @Test("Merging accumulators in any order gives the same result")
     func orderIndependence() {
-        let records = (0..<20).map { Fixtures.record("f", Double(($0 * 53) % 700 + 250), at: Double($0), path: "/r/\($0).json") }
+        let records = (0..<20).map { ReportFixtures.record("f", Double(($0 * 53) % 700 + 250), at: Double($0), path: "/r/\($0).json") }
         var forward = FingerprintAccumulator(fingerprint: "f")
         records.forEach { forward.add($0) }
         var left = FingerprintAccumulator(fingerprint: "f")
@@ -60,11 +61,11 @@ struct CollectorTests {
 
     @Test("The representative stack shows the app's frames, leaf first, with file and line")
     func representativeStack() {
-        let report = Fixtures.report(appSymbols: ["App.waitOnLock()", "App.refresh()"], durationMs: 500, classification: .blocked)
+        let report = ReportFixtures.report(appSymbols: ["App.waitOnLock()", "App.refresh()"], durationMs: 500, classification: .blocked)
         let stack = StackFrameSummary.representative(of: report)
         #expect(stack.map(\.symbol) == ["App.waitOnLock()", "App.refresh()"])
-        #expect(stack.map(\.location) == ["\(Fixtures.appFile):40", "\(Fixtures.appFile):47"])
-        let systemOnly = Fixtures.report(appSymbols: [], durationMs: 500)
+        #expect(stack.map(\.location) == ["\(ReportFixtures.appFile):40", "\(ReportFixtures.appFile):47"])
+        let systemOnly = ReportFixtures.report(appSymbols: [], durationMs: 500)
         #expect(StackFrameSummary.representative(of: systemOnly).first?.symbol == "__lll_lock_wait")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StallReportKit
+import StallReportKitTestSupport
 
 @Suite("Comparing base and head")
 struct ComparisonTests {
@@ -32,8 +33,8 @@ struct ComparisonTests {
 
     @Test("Diff JSON reports counts per kind and the relative p95 change")
     func diffJSON() throws {
-        let base = Fixtures.collection([Fixtures.record("a", 400), Fixtures.record("gone", 300)])
-        let head = Fixtures.collection([Fixtures.record("a", 600), Fixtures.record("b", 300)])
+        let base = ReportFixtures.collection([ReportFixtures.record("a", 400), ReportFixtures.record("gone", 300)])
+        let head = ReportFixtures.collection([ReportFixtures.record("a", 600), ReportFixtures.record("b", 300)])
         let diff = DiffResult(base: base, head: head, policy: RegressionPolicy())
         let json = DiffJSON(diff)
         #expect(json.counts == ["new": 1, "regressed": 1, "fixed": 1, "unchanged": 0])

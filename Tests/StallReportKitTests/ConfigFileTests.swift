@@ -1,13 +1,14 @@
 import Foundation
 import Testing
 @testable import StallReportKit
+import StallReportKitTestSupport
 
 @Suite("Gate config, baseline and suppressions files")
 struct ConfigFileTests {
     let directory: URL
 
     init() throws {
-        directory = try Fixtures.temporaryDirectory()
+        directory = try ReportFixtures.temporaryDirectory()
     }
 
     private func file(_ name: String, _ text: String) throws -> String {
@@ -94,7 +95,7 @@ struct ConfigFileTests {
 
     @Test("A baseline round-trips through its file; other files are refused")
     func baselineFile() throws {
-        let stats = Fixtures.collection([Fixtures.record("b", 300), Fixtures.record("a", 500), Fixtures.record("a", 700)]).stats()
+        let stats = ReportFixtures.collection([ReportFixtures.record("b", 300), ReportFixtures.record("a", 500), ReportFixtures.record("a", 700)]).stats()
         let baseline = Baseline(stats: stats, createdAt: Date(timeIntervalSince1970: 1_772_366_400))
         #expect(baseline.fingerprints.map(\.fingerprint) == ["a", "b"])
         #expect(baseline.fingerprints[0] == Baseline.Entry(fingerprint: "a", count: 2, p50Ms: 500, p95Ms: 700, maxMs: 700, totalMs: 1_200, topFrame: "App.a()"))

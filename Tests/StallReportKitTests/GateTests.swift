@@ -1,12 +1,13 @@
 import Foundation
 import Testing
 @testable import StallReportKit
+import StallReportKitTestSupport
 
 @Suite("Gate budgets, baseline and suppressions")
 struct GateTests {
-    static let collection = Fixtures.collection([
-        Fixtures.record("spin", 300), Fixtures.record("spin", 400), Fixtures.record("spin", 500),
-        Fixtures.record("lock", 1_200, classification: .blocked),
+    static let collection = ReportFixtures.collection([
+        ReportFixtures.record("spin", 300), ReportFixtures.record("spin", 400), ReportFixtures.record("spin", 500),
+        ReportFixtures.record("lock", 1_200, classification: .blocked),
     ])
 
     private func check(_ config: GateConfig, _ kind: BudgetKind) -> BudgetCheck? {
@@ -39,8 +40,8 @@ struct GateTests {
 
     @Test("ignoreShorterThanMs works through the filter: short stalls are not counted")
     func ignoreShort() {
-        let records = [Fixtures.record("spin", 300), Fixtures.record("spin", 400), Fixtures.record("lock", 1_200)]
-        let collection = Fixtures.collection(records, filter: RecordFilter(minDurationMs: 350))
+        let records = [ReportFixtures.record("spin", 300), ReportFixtures.record("spin", 400), ReportFixtures.record("lock", 1_200)]
+        let collection = ReportFixtures.collection(records, filter: RecordFilter(minDurationMs: 350))
         let result = Gate(config: GateConfig(maxStalls: 2, ignoreShorterThanMs: 350)).evaluate(collection)
         #expect(result.passed)
         #expect(result.stallsCounted == 2)

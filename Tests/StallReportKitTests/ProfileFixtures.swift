@@ -1,5 +1,6 @@
 import Foundation
 import StallReportKit
+import StallReportKitTestSupport
 
 /// Reports for the profile, export and flame graph tests: the shared `Fixtures` report with a
 /// mix of sample kinds (stack, syscall, none) and a known effective interval.
@@ -8,7 +9,7 @@ enum ProfileFixtures {
     /// samples without a stack, each weighing `intervalMs`.
     static func report(_ symbols: [String], stack: Int, syscall: Int = 0, none: Int = 0, intervalMs: Double = 12.5,
                        startedAt: Date = Date(timeIntervalSince1970: 1_772_366_400), pid: Int = 4242, tid: Int = 4243) -> StallReport {
-        var report = Fixtures.report(appSymbols: symbols, durationMs: 1_000, startedAt: startedAt)
+        var report = ReportFixtures.report(appSymbols: symbols, durationMs: 1_000, startedAt: startedAt)
         let full = report.representativeStack
         var samples: [StallReport.Sample] = []
         for index in 0..<stack { samples.append(.init(offsetMs: Double(index) * intervalMs, kind: .stack, threadState: "R", frames: full)) }

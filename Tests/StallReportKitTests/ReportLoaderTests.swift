@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StallReportKit
+import StallReportKitTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -11,7 +12,7 @@ struct ReportLoaderTests {
     let directory: URL
 
     init() throws {
-        directory = try Fixtures.temporaryDirectory()
+        directory = try ReportFixtures.temporaryDirectory()
     }
 
     private func file(_ name: String, _ bytes: Data) throws -> String {
@@ -27,15 +28,15 @@ struct ReportLoaderTests {
 
     @Test("A real report reads back equal to what was written")
     func roundTrip() throws {
-        let report = Fixtures.report(appSymbols: ["App.spin(milliseconds:)", "App.tick()"], durationMs: 412.5)
-        let url = try Fixtures.write(report, to: directory, name: "r.json")
+        let report = ReportFixtures.report(appSymbols: ["App.spin(milliseconds:)", "App.tick()"], durationMs: 412.5)
+        let url = try ReportFixtures.write(report, to: directory, name: "r.json")
         let loaded = try ReportLoader().load(path: url.path).get()
         #expect(loaded == report)
     }
 
     @Test("Empty, truncated, binary, non-report and unknown-version files each get their own message")
     func brokenFiles() throws {
-        let report = try Fixtures.report(appSymbols: ["App.spin()"], durationMs: 300).encoded()
+        let report = try ReportFixtures.report(appSymbols: ["App.spin()"], durationMs: 300).encoded()
         #expect(failure(try file("empty.json", Data())) == .read(.empty))
         #expect(failure(try file("truncated.json", report.prefix(report.count / 2)))?.description == "invalid JSON: the document ends early (truncated file?)")
         let garbage = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) })

@@ -1,13 +1,14 @@
 import Foundation
 import Testing
 @testable import StallReportKit
+import StallReportKitTestSupport
 
 @Suite("Finding report files")
 struct ReportScannerTests {
     let root: URL
 
     init() throws {
-        root = try Fixtures.temporaryDirectory()
+        root = try ReportFixtures.temporaryDirectory()
     }
 
     private func touch(_ relative: String) throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StallReportKit
+import StallReportKitTestSupport
 
 @Suite("Grouping by scene")
 struct SceneGroupingTests {
@@ -102,17 +103,17 @@ struct SceneGroupingTests {
 
     @Test("Reports' scene and rate-limited flag reach the record; the collector groups files by scene")
     func collector() throws {
-        let directory = try Fixtures.temporaryDirectory()
+        let directory = try ReportFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         for (index, scene) in ["checkout", "checkout", nil, "feed"].enumerated() {
-            var report = Fixtures.report(appSymbols: ["App.spin()"], durationMs: 300 + Double(index) * 100)
+            var report = ReportFixtures.report(appSymbols: ["App.spin()"], durationMs: 300 + Double(index) * 100)
             report.scene = scene
             if index == 1 {
                 report.rateLimited = true
                 report.omittedSamples = report.samples.count
                 report.samples = []
             }
-            try Fixtures.write(report, to: directory, name: "r\(index).json")
+            try ReportFixtures.write(report, to: directory, name: "r\(index).json")
         }
         let collection = ReportCollector(workers: 2, grouping: .scene).collect([directory.path])
         #expect(collection.problems.isEmpty)

@@ -1,12 +1,13 @@
 import Foundation
 import Testing
 @testable import StallReportKit
+import StallReportKitTestSupport
 
 @Suite("Fatal stall budget")
 struct SessionFatalBudgetTests {
-    static let collection = Fixtures.collection([
-        Fixtures.record("lock", 1_500, status: .fatal), Fixtures.record("lock", 1_400, at: 1, status: .fatal),
-        Fixtures.record("spin", 900, at: 2, status: .fatal), Fixtures.record("spin", 300, at: 3), Fixtures.record("sleep", 400, at: 4),
+    static let collection = ReportFixtures.collection([
+        ReportFixtures.record("lock", 1_500, status: .fatal), ReportFixtures.record("lock", 1_400, at: 1, status: .fatal),
+        ReportFixtures.record("spin", 900, at: 2, status: .fatal), ReportFixtures.record("spin", 300, at: 3), ReportFixtures.record("sleep", 400, at: 4),
     ])
 
     @Test("maxFatalStalls holds at the limit and fails above it, naming only fingerprints with fatal stalls")
@@ -33,7 +34,7 @@ struct SessionFatalBudgetTests {
         #expect(!GateConfig(maxFatalStalls: 0).checksNothing)
         #expect(GateConfig(maxFatalStalls: 5).merging(GateConfig(maxFatalStalls: 1)).maxFatalStalls == 1)
         #expect(GateConfig(maxFatalStalls: 5).merging(GateConfig()).maxFatalStalls == 5)
-        let directory = try Fixtures.temporaryDirectory()
+        let directory = try ReportFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("gate.json")
         try Data(#"{"maxFatalStalls": 2, "_maxFatalStalls": "comment"}"#.utf8).write(to: path)

@@ -1,5 +1,6 @@
 import Foundation
 import StallReportKit
+import StallReportKitTestSupport
 
 /// Session records and reports with known numbers, for the session and scene tests.
 enum SessionFixtures {
@@ -25,7 +26,7 @@ enum SessionFixtures {
                        status: StallStatus = .ended, rateLimited: Bool = false) -> StallRecord {
         StallRecord(fingerprint: fingerprint, durationMs: durationMs, startedAt: start.addingTimeInterval(minute * 60),
                     status: status, classification: .cpu, path: "/reports/\(fingerprint)-\(Int(durationMs))-\(Int(minute)).json",
-                    stack: [StackFrameSummary(symbol: "App.\(fingerprint)()", file: Fixtures.appFile, line: 10, inApp: true)],
+                    stack: [StackFrameSummary(symbol: "App.\(fingerprint)()", file: ReportFixtures.appFile, line: 10, inApp: true)],
                     syscall: nil, scene: scene, rateLimited: rateLimited, hostName: "ci-runner", pid: pid)
     }
 

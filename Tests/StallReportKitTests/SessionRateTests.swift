@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StallReportKit
+import StallReportKitTestSupport
 
 @Suite("Stall rates from session records")
 struct SessionRateTests {
@@ -86,7 +87,7 @@ struct SessionRateTests {
 
     @Test("No session records: no rates, no sessions key, no session lines")
     func noSessions() throws {
-        let summary = Summary(collection: Fixtures.collection(SessionFixtures.sixStalls))
+        let summary = Summary(collection: ReportFixtures.collection(SessionFixtures.sixStalls))
         #expect(summary.sessions == nil)
         #expect(summary.rates == nil)
         #expect(!SummaryTextRenderer().render(summary).contains("stall rate"))

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StallReportKit
+import StallReportKitTestSupport
 
 @Suite("Session records")
 struct SessionRecordTests {
@@ -126,9 +127,9 @@ struct SessionRecordTests {
 
     @Test("The scanner finds *.session files next to reports, and a *.session file named on the command line")
     func scanner() throws {
-        let directory = try Fixtures.temporaryDirectory()
+        let directory = try ReportFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try Fixtures.write(Fixtures.report(appSymbols: ["App.spin()"], durationMs: 300), to: directory, name: "r1.json")
+        try ReportFixtures.write(ReportFixtures.report(appSymbols: ["App.spin()"], durationMs: 300), to: directory, name: "r1.json")
         try SessionFixtures.write(SessionFixtures.session(pid: 1, minutes: 1).encoded(), to: directory, name: "session-20260301T120000.000Z-p1.session")
         let sub = directory.appendingPathComponent("only-sessions")
         try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)

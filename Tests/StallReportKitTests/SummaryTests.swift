@@ -1,19 +1,20 @@
 import Foundation
 import Testing
 @testable import StallReportKit
+import StallReportKitTestSupport
 
 @Suite("Summaries")
 struct SummaryTests {
     static let records = [
-        Fixtures.record("spin", 300, at: 0), Fixtures.record("spin", 320, at: 5), Fixtures.record("spin", 340, at: 9),
-        Fixtures.record("lock", 1_500, at: 3, status: .fatal, classification: .blocked),
-        Fixtures.record("lock", 400, at: 4, classification: .mixed),
-        Fixtures.record("parse", 260, at: 7, status: .inProgress),
+        ReportFixtures.record("spin", 300, at: 0), ReportFixtures.record("spin", 320, at: 5), ReportFixtures.record("spin", 340, at: 9),
+        ReportFixtures.record("lock", 1_500, at: 3, status: .fatal, classification: .blocked),
+        ReportFixtures.record("lock", 400, at: 4, classification: .mixed),
+        ReportFixtures.record("parse", 260, at: 7, status: .inProgress),
     ]
 
     @Test("Groups sorted by total stall time, with totals, worst stall and status counts")
     func totals() throws {
-        let summary = Summary(collection: Fixtures.collection(Self.records))
+        let summary = Summary(collection: ReportFixtures.collection(Self.records))
         #expect(summary.groups.map(\.fingerprint) == ["lock", "spin", "parse"])
         #expect(summary.totals.stalls == 6)
         #expect(summary.totals.fingerprints == 3)
@@ -32,7 +33,7 @@ struct SummaryTests {
 
     @Test("--top keeps the heaviest groups and says how many were left out; totals still cover all")
     func top() {
-        let summary = Summary(collection: Fixtures.collection(Self.records), top: 1)
+        let summary = Summary(collection: ReportFixtures.collection(Self.records), top: 1)
         #expect(summary.groups.map(\.fingerprint) == ["lock"])
         #expect(summary.omittedGroups == 2)
         #expect(summary.totals.stalls == 6)
@@ -50,7 +51,7 @@ struct SummaryTests {
 
     @Test("JSON output has the documented keys")
     func jsonKeys() throws {
-        let summary = Summary(collection: Fixtures.collection(Self.records))
+        let summary = Summary(collection: ReportFixtures.collection(Self.records))
         let object = try #require(try JSONSerialization.jsonObject(with: SummaryJSON(summary).encoded()) as? [String: Any])
         #expect(Set(object.keys) == ["formatVersion", "kind", "filters", "totals", "worst", "histogram", "fingerprints", "omittedFingerprints", "problems"])
         let totals = try #require(object["totals"] as? [String: Any])
@@ -77,7 +78,7 @@ struct SummaryTests {
 
     @Test("Text output is aligned, has no escape codes when plain, and colours when asked")
     func text() {
-        let summary = Summary(collection: Fixtures.collection(Self.records))
+        let summary = Summary(collection: ReportFixtures.collection(Self.records))
         let plain = SummaryTextRenderer(style: .plain).render(summary)
         #expect(!plain.contains("\u{1B}["))
         let lines = plain.split(separator: "\n", omittingEmptySubsequences: false)
@@ -101,9 +102,9 @@ struct SummaryTests {
         #expect(StackFrameSummary.abbreviated(long) == String(long.prefix(59)) + "…")
         #expect(StackFrameSummary.abbreviated(long).count == 60)
         #expect(StackFrameSummary.abbreviated("App.spin()") == "App.spin()")
-        var record = Fixtures.record("long", 400)
+        var record = ReportFixtures.record("long", 400)
         record.stack = [StackFrameSummary(symbol: long, file: nil, line: nil, inApp: true)]
-        let text = SummaryTextRenderer().render(Summary(collection: Fixtures.collection([record])))
+        let text = SummaryTextRenderer().render(Summary(collection: ReportFixtures.collection([record])))
         #expect(text.contains("  " + StackFrameSummary.abbreviated(long) + "\n"))
         #expect(text.contains("    at \(long)\n"))
     }

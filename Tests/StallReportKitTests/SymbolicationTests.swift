@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StallReportKit
+import StallReportKitTestSupport
 
 @Suite("Offline symbolication parts")
 struct SymbolicationTests {
@@ -50,7 +51,7 @@ struct SymbolicationTests {
 
     @Test("The GNU build ID is read from PT_NOTE in 64- and 32-bit files of both byte orders")
     func buildIDs() throws {
-        let directory = try Fixtures.temporaryDirectory()
+        let directory = try ReportFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let id: [UInt8] = [0x7f, 0x36, 0x97, 0x41, 0xee, 0x8e, 0x9e, 0xb7, 0xc4, 0xdd, 0x1f, 0xb4, 0x73, 0x7e, 0x7b, 0x2e, 0xf4, 0x7b, 0x9b, 0x1c]
         for is64 in [true, false] {
@@ -63,7 +64,7 @@ struct SymbolicationTests {
 
     @Test("Damaged, truncated, empty and non-ELF files have no build ID, and reading them does not crash")
     func damagedFiles() throws {
-        let directory = try Fixtures.temporaryDirectory()
+        let directory = try ReportFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let good = Self.elf(buildID: [1, 2, 3, 4])
         #expect(ELFBuildID.read(path: try Self.write(good, "good", in: directory)) == "01020304")
@@ -90,7 +91,7 @@ struct SymbolicationTests {
 
     @Test("Debug directories come first; a file with another build ID is refused and named")
     func locating() throws {
-        let directory = try Fixtures.temporaryDirectory()
+        let directory = try ReportFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let recorded = try Self.write(Self.elf(buildID: [0xab, 0xcd, 0xef, 0x01]), "bin/App", in: directory)
         let debug = directory.appendingPathComponent("debug").path
@@ -132,7 +133,7 @@ struct SymbolicationTests {
     func applying() throws {
         let tools = SymbolizerTools(symbolizer: "/bin/false", demangler: nil)
         let symbolicator = ReportSymbolicator(tools: tools, locator: SymbolFileLocator(debugDirectories: []))
-        let named = Fixtures.report(appSymbols: ["App.spin()"], durationMs: 500)
+        let named = ReportFixtures.report(appSymbols: ["App.spin()"], durationMs: 500)
         let lookup: (StallReport.Frame) -> LLVMSymbolizer.Symbol? = { frame in
             .init(name: "offline \(frame.address)", offset: 7, file: "/offline.swift", line: 3)
         }
@@ -140,7 +141,7 @@ struct SymbolicationTests {
         let kept = symbolicator.apply(to: named, lookup: lookup)
         #expect(kept.report.frames.map(\.symbol) == named.frames.map(\.symbol))
         #expect(kept.report.fingerprint == named.fingerprint)
-        #expect(kept.report.frames[1].file == Fixtures.appFile)
+        #expect(kept.report.frames[1].file == ReportFixtures.appFile)
         #expect(kept.report.frames[0].file == "/offline.swift" && kept.report.frames[0].offset == 24)
         #expect(kept.named == 0 && kept.located == 3 && kept.previousFingerprint == nil)
         // A report without any name gets names and the fingerprint of its named stack.
@@ -161,7 +162,7 @@ struct SymbolicationTests {
 
     @Test("Atomic writes replace the file with the given permissions and leave no temporary file")
     func atomicWrite() throws {
-        let directory = try Fixtures.temporaryDirectory()
+        let directory = try ReportFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("r.json").path
         try Data("old".utf8).write(to: URL(fileURLWithPath: path))

@@ -1,13 +1,15 @@
 import Foundation
 import StallReportKit
 
-/// Realistic reports built in code: a system leaf frame, the app's frames with files and lines,
-/// then run-loop frames; samples, images and sampling facts as the monitor writes them.
-enum Fixtures {
-    static let appFile = "/work/app/Sources/App/Stalls.swift"
+/// Realistic reports built in code for the tests of StallReportKit and of the `stallreport` CLI:
+/// a system leaf frame, the app's frames with files and lines, then run-loop frames; samples,
+/// images and sampling facts as the monitor writes them.
+public enum ReportFixtures {
+    /// The source file of every app frame of ``report(appSymbols:durationMs:startedAt:status:classification:leaf:syscall:)``.
+    public static let appFile = "/work/app/Sources/App/Stalls.swift"
 
     /// A report whose representative stack has `appSymbols` (leaf first) as the app's frames.
-    static func report(
+    public static func report(
         appSymbols: [String], durationMs: Double, startedAt: Date = Date(timeIntervalSince1970: 1_772_366_400),
         status: StallStatus = .ended, classification: StallClassification = .cpu, leaf: String? = "__lll_lock_wait",
         syscall: String? = nil
@@ -49,8 +51,8 @@ enum Fixtures {
             symbolication: .init(symbolicator: "libdw", note: nil))
     }
 
-    /// A fresh temporary directory, removed by the caller with `cleanup`.
-    static func temporaryDirectory() throws -> URL {
+    /// A fresh temporary directory; the caller removes it.
+    public static func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("stallreport-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
@@ -58,14 +60,14 @@ enum Fixtures {
 
     /// Writes `report` into `directory` as `name`.
     @discardableResult
-    static func write(_ report: StallReport, to directory: URL, name: String) throws -> URL {
+    public static func write(_ report: StallReport, to directory: URL, name: String) throws -> URL {
         let url = directory.appendingPathComponent(name)
         try report.encoded().write(to: url)
         return url
     }
 
     /// A record, for tests that do not need files.
-    static func record(_ fingerprint: String, _ durationMs: Double, at seconds: Double = 0, status: StallStatus = .ended,
+    public static func record(_ fingerprint: String, _ durationMs: Double, at seconds: Double = 0, status: StallStatus = .ended,
                        classification: StallClassification = .cpu, path: String? = nil) -> StallRecord {
         StallRecord(fingerprint: fingerprint, durationMs: durationMs, startedAt: Date(timeIntervalSince1970: 1_772_366_400 + seconds),
                     status: status, classification: classification, path: path ?? "/reports/\(fingerprint)-\(durationMs).json",
@@ -73,7 +75,7 @@ enum Fixtures {
     }
 
     /// A collection of records.
-    static func collection(_ records: [StallRecord], filter: RecordFilter = RecordFilter()) -> ReportCollection {
+    public static func collection(_ records: [StallRecord], filter: RecordFilter = RecordFilter()) -> ReportCollection {
         var collection = ReportCollection()
         for record in records { collection.add(record, filter: filter) }
         return collection
