@@ -25,7 +25,7 @@ enum MainLoop {
             CFRunLoopStop(CFRunLoopGetMain())
         }
         while !done.load(ordering: .acquiring) {
-            _ = CFRunLoopRunInMode(kCFRunLoopDefaultMode, 5, false)
+            _ = CFRunLoopRunInMode(kCFRunLoopDefaultMode, 1e9, false)  // no timeout: a return would be a wake-up
         }
     }
 

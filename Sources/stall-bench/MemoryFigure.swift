@@ -13,7 +13,7 @@ enum MemoryFigure {
                 let directory = context.freshDirectory("memory")
                 let run = try Subprocess.run(context.executable.path, [
                     "memory-host", monitored ? "--monitor" : "--no-monitor", "--stall-ms", "\(stallMs)", "--reports", directory.path,
-                ])
+                ], scratch: context.scratch)
                 guard run.status == 0, let line = String(decoding: run.stdout, as: UTF8.self).split(separator: "\n").last else {
                     throw BenchError("memory-host failed (\(run.status)): \(run.stderr)")
                 }

@@ -20,18 +20,25 @@ final class MonitorSession: Sendable {
     private let inbox: Inbox
 
     init(_ context: BenchContext, threshold: Duration = .milliseconds(250), samplingInterval: Duration = .milliseconds(10),
-         maxSamples: Int = 200) throws {
+         maxSamples: Int = 200, inProgressRefresh: Duration? = nil) throws {
         let directory = context.freshDirectory("reports")
         let inbox = Inbox()
         self.directory = directory
         self.inbox = inbox
-        monitor = try StallMonitor.start(.init(
+        var configuration = StallMonitor.Configuration(
             threshold: threshold, reportDirectory: directory, samplingInterval: samplingInterval,
             maxSamplesPerStall: maxSamples, appVersion: "stall-bench",
             onReport: { report, url in
                 let at = CStallClock.now()
                 inbox.arrivals.withLock { $0.append(Arrival(report: report, url: url, at: at)) }
-            }))
+            })
+        // Every stall gets a full report: the default rate limit would make the reports of a
+        // repeated fingerprint compact (no samples), and the quota would delete old ones.
+        configuration.maxReportsPerFingerprint = 1_000_000
+        configuration.maxReportFiles = 1_000_000
+        configuration.maxReportBytes = 1 << 40
+        if let inProgressRefresh { configuration.inProgressRefresh = inProgressRefresh }
+        monitor = try StallMonitor.start(configuration)
     }
 
     /// Gives the watchdog time to see that the last span ended (it looks at least every sampling

@@ -13,10 +13,11 @@ enum Subprocess {
     }
 
     /// Runs `executable arguments…`; stdout goes to `stdoutFile` when given (else captured).
-    static func run(_ executable: String, _ arguments: [String], timed: Bool = false, stdoutFile: URL? = nil,
+    /// Temporary files go into `scratch` (the run's own directory).
+    static func run(_ executable: String, _ arguments: [String], scratch: URL, timed: Bool = false, stdoutFile: URL? = nil,
                     environment: [String: String] = [:]) throws -> Run {
         let process = Process()
-        let timeLog = FileManager.default.temporaryDirectory.appendingPathComponent("stall-bench-time-\(UUID().uuidString)")
+        let timeLog = scratch.appendingPathComponent("time-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: timeLog) }
         if timed {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/time")
@@ -28,8 +29,8 @@ enum Subprocess {
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
         process.environment = env
-        let outURL = stdoutFile ?? FileManager.default.temporaryDirectory.appendingPathComponent("stall-bench-out-\(UUID().uuidString)")
-        let errURL = FileManager.default.temporaryDirectory.appendingPathComponent("stall-bench-err-\(UUID().uuidString)")
+        let outURL = stdoutFile ?? scratch.appendingPathComponent("out-\(UUID().uuidString)")
+        let errURL = scratch.appendingPathComponent("err-\(UUID().uuidString)")
         defer {
             if stdoutFile == nil { try? FileManager.default.removeItem(at: outURL) }
             try? FileManager.default.removeItem(at: errURL)
@@ -61,7 +62,7 @@ enum Subprocess {
     }
 
     /// Runs a shell pipeline under `/usr/bin/time -v` (peak RSS is the largest process in it).
-    static func shell(_ script: String, stdoutFile: URL) throws -> Run {
-        try run("/bin/sh", ["-c", script], timed: true, stdoutFile: stdoutFile)
+    static func shell(_ script: String, scratch: URL, stdoutFile: URL) throws -> Run {
+        try run("/bin/sh", ["-c", script], scratch: scratch, timed: true, stdoutFile: stdoutFile)
     }
 }

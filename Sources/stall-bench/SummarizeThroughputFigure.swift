@@ -17,7 +17,7 @@ enum SummarizeThroughputFigure {
         let demo = try context.binary("stall-demo").path
         let templates = context.freshDirectory("demo-reports")
         log("   running stall-demo for real reports …")
-        let demoRun = try Subprocess.run(demo, ["--output", templates.path, "--threshold-ms", "250"])
+        let demoRun = try Subprocess.run(demo, ["--output", templates.path, "--threshold-ms", "250"], scratch: context.scratch)
         guard demoRun.status == 0 else { throw BenchError("stall-demo failed: \(demoRun.stderr)") }
         let generator = try ReportGenerator(templatesIn: templates, fingerprintCount: 200)
         let sizes = context.pick([10_000, 100_000], quick: [300, 1_000])
@@ -44,12 +44,12 @@ enum SummarizeThroughputFigure {
                 let order = repetition % 2 == 0 ? [true, false] : [false, true]
                 for isOurs in order {
                     if isOurs {
-                        let run = try Subprocess.run(stallreport, Array(summarize.dropFirst()), timed: true, stdoutFile: summaryFile)
+                        let run = try Subprocess.run(stallreport, Array(summarize.dropFirst()), scratch: context.scratch, timed: true, stdoutFile: summaryFile)
                         guard run.status == 0 else { throw BenchError("stallreport summarize failed (\(run.status)): \(run.stderr.prefix(500))") }
                         ours.seconds.append(run.seconds)
                         ours.peakRSS.append(run.peakRSS)
                     } else if runJQ && repetition < jqRuns {
-                        let run = try Subprocess.shell(jqScript, stdoutFile: jqFile)
+                        let run = try Subprocess.shell(jqScript, scratch: context.scratch, stdoutFile: jqFile)
                         guard run.status == 0 else { throw BenchError("jq pipeline failed (\(run.status)): \(run.stderr.prefix(500))") }
                         theirs.seconds.append(run.seconds)
                         theirs.peakRSS.append(run.peakRSS)

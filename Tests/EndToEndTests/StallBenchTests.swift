@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+
+/// Runs the built `stall-bench` binary (the benchmark runner of `Scripts/bench`) on one short
+/// figure to check that it works and writes a usable results table. No timing is asserted.
+@Suite("stall-bench runner", .serialized)
+struct StallBenchTests {
+    @Test("--figure report-size --quick writes latest.json and latest.md with the figure's rows")
+    func reportSizeQuick() throws {
+        let directory = try ReportDirectory()
+        let output = directory.url.appendingPathComponent("bench")
+        let run = try StallReportCLI.run(
+            ["run", "--figure", "report-size", "--quick", "--output", output.path],
+            environment: ["STALL_BENCH_TMPDIR": directory.path], timeout: 120, executable: "stall-bench")
+        #expect(run.status == 0, "\(run)")
+
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: output.appendingPathComponent("latest.json"))) as? [String: Any]
+        #expect(json?["quick"] as? Bool == true)
+        let figures = try #require(json?["figures"] as? [[String: Any]])
+        #expect(figures.count == 1)
+        #expect(figures.first?["figure"] as? String == "report-size")
+        let rows = try #require(figures.first?["rows"] as? [[String: Any]])
+        #expect(rows.count >= 2, "one row per report size and the bytes per extra sample")
+        for row in rows {
+            #expect(["pass", "fail", "info"].contains(row["verdict"] as? String ?? ""))
+            #expect(!(row["value"] as? String ?? "").isEmpty)
+            #expect(!(row["method"] as? String ?? "").isEmpty)
+        }
+        let bytes = rows.compactMap { ($0["data"] as? [String: Any])?["bytes"] as? Double }
+        #expect(bytes.count >= 2 && bytes.allSatisfy { $0 > 1_000 }, "real report files were measured: \(bytes)")
+
+        let markdown = try String(contentsOf: output.appendingPathComponent("latest.md"), encoding: .utf8)
+        #expect(markdown.contains("| Figure | Measure | Value | Goal | Verdict | How measured |"))
+        #expect(markdown.contains("| 9a |"))
+    }
+
+    @Test("list names the nine figures; an unknown figure is a usage error")
+    func listAndValidation() throws {
+        let list = try StallReportCLI.run(["list"], executable: "stall-bench")
+        #expect(list.status == 0)
+        #expect(list.stdoutLines.count == 9)
+        #expect(list.stdout.contains("summarize-throughput"))
+        let bad = try StallReportCLI.run(["run", "--figure", "nope"], executable: "stall-bench")
+        #expect(bad.status == 64, "\(bad)")
+        #expect(bad.stderr.contains("unknown figure"))
+    }
+}
