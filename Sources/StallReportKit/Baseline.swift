@@ -131,18 +131,10 @@ public struct ConfigFileError: Error, Sendable, Equatable, CustomStringConvertib
     /// A short description of a decoding error.
     public static func describe(_ error: any Error) -> String {
         guard let error = error as? DecodingError else { return String(describing: error) }
-        func at(_ context: DecodingError.Context) -> String {
-            let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
-            return keys.isEmpty ? "" : " at " + keys.joined(separator: ".")
-        }
-        switch error {
-        case .keyNotFound(let key, let context): return "missing key '\(key.stringValue)'\(at(context))"
-        case .typeMismatch(_, let context): return "wrong type\(at(context))"
-        case .valueNotFound(_, let context): return "null value\(at(context))"
-        case .dataCorrupted(let context):
+        if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
             let underlying = (context.underlyingError as NSError?)?.debugDescription
-            return context.codingPath.isEmpty ? "invalid JSON" + (underlying.map { " (\($0))" } ?? "") : "\(context.debugDescription)\(at(context))"
-        @unknown default: return String(describing: error)
+            return "invalid JSON" + (underlying.map { " (\($0))" } ?? "")
         }
+        return error.summary()
     }
 }

@@ -1,15 +1,8 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Reads one report file defensively: never blocks on a FIFO, refuses files above a size limit
-/// before reading them, and refuses JSON nested deeper than a limit before decoding it.
+/// before reading them (both with ``BoundedFileReader``), and refuses JSON nested deeper than a
+/// limit before decoding it.
 public struct ReportLoader: Sendable {
     /// Default largest file read: 64 MiB. Real reports are tens of kilobytes.
     public static let defaultMaxFileSize = 64 * 1024 * 1024
@@ -27,9 +20,10 @@ public struct ReportLoader: Sendable {
 
     /// Reads and decodes the report at `path`; a failure is one line saying what is wrong.
     public func load(path: String) -> Result<StallReport, ReportLoadError> {
-        switch readBytes(path: path) {
+        switch BoundedFileReader.contents(of: path, limit: maxFileSize) {
         case .success(let bytes): return load(data: bytes)
-        case .failure(let error): return .failure(error)
+        case .failure(.unreadable(let why)): return .failure(.read(.unreadable(why)))
+        case .failure(.tooLarge(let size, let limit)): return .failure(.tooLarge(size: size, limit: limit))
         }
     }
 
@@ -55,37 +49,6 @@ public struct ReportLoader: Sendable {
             return .failure(.read(error))
         }
     }
-
-    private func readBytes(path: String) -> Result<Data, ReportLoadError> {
-        // O_NONBLOCK: opening a FIFO that slipped in must not wait for a writer.
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { return .failure(.read(.unreadable(String(cString: strerror(errno))))) }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { return .failure(.read(.unreadable(String(cString: strerror(errno))))) }
-        guard (st.st_mode & S_IFMT) == S_IFREG else { return .failure(.read(.unreadable("not a regular file"))) }
-        if Int(st.st_size) > maxFileSize {
-            return .failure(.tooLarge(size: Int(st.st_size), limit: maxFileSize))
-        }
-        // Read at most limit + 1 bytes, in case the file grows while being read.
-        var data = Data()
-        data.reserveCapacity(Int(st.st_size))
-        let chunk = 1 << 20
-        var buffer = [UInt8](repeating: 0, count: chunk)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, chunk) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return .failure(.read(.unreadable(String(cString: strerror(errno)))))
-            }
-            if count == 0 { break }
-            data.append(contentsOf: buffer[0..<count])
-            if data.count > maxFileSize {
-                return .failure(.tooLarge(size: data.count, limit: maxFileSize))
-            }
-        }
-        return .success(data)
-    }
 }
 
 /// Why ``ReportLoader`` could not load a file.
@@ -101,8 +64,7 @@ public enum ReportLoadError: Error, Sendable, Equatable, CustomStringConvertible
     public var description: String {
         switch self {
         case .read(let error): return error.description
-        case .tooLarge(let size, let limit):
-            return "file too large (\(ByteCount.format(size)), limit \(ByteCount.format(limit)); raise it with --max-file-size)"
+        case .tooLarge(let size, let limit): return BoundedFileReader.Failure.tooLarge(size: size, limit: limit).description
         case .tooDeep(let limit): return "JSON nested deeper than \(limit) levels; not decoded"
         }
     }

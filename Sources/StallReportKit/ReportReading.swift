@@ -36,7 +36,7 @@ extension StallReport {
             probe = try JSONDecoder().decode(VersionProbe.self, from: data)
         } catch let error as DecodingError {
             if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
-                throw .invalidJSON(Self.describe(error))
+                throw .invalidJSON(error.summary(typeDetail: true))
             }
             throw .notAReport("top level is not a JSON object")
         } catch {
@@ -47,7 +47,7 @@ extension StallReport {
         do {
             return try ReportCoding.makeDecoder().decode(StallReport.self, from: data)
         } catch let error as DecodingError {
-            throw .notAReport(Self.describe(error))
+            throw .notAReport(error.summary(typeDetail: true))
         } catch {
             throw .notAReport(String(describing: error))
         }
@@ -67,19 +67,5 @@ extension StallReport {
     /// Encodes the report as the schema requires.
     public func encoded(pretty: Bool = true) throws -> Data {
         try ReportCoding.makeEncoder(pretty: pretty).encode(self)
-    }
-
-    private static func describe(_ error: DecodingError) -> String {
-        func path(_ context: DecodingError.Context) -> String {
-            let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
-            return keys.isEmpty ? "" : " at " + keys.joined(separator: ".")
-        }
-        switch error {
-        case .keyNotFound(let key, let context): return "missing key '\(key.stringValue)'\(path(context))"
-        case .typeMismatch(_, let context): return "wrong type\(path(context)): \(context.debugDescription)"
-        case .valueNotFound(_, let context): return "null value\(path(context))"
-        case .dataCorrupted(let context): return "\(context.debugDescription)\(path(context))"
-        @unknown default: return String(describing: error)
-        }
     }
 }

@@ -58,7 +58,7 @@ extension SessionRecord {
         do {
             record = try ReportCoding.makeDecoder().decode(SessionRecord.self, from: data)
         } catch let error as DecodingError {
-            throw .notASession(describe(error))
+            throw .notASession(error.summary())
         } catch {
             throw .notASession(String(describing: error))
         }
@@ -79,20 +79,6 @@ extension SessionRecord {
     /// Encodes the record as the monitor writes it (sorted keys, ISO 8601 dates).
     public func encoded(pretty: Bool = true) throws -> Data {
         try ReportCoding.makeEncoder(pretty: pretty).encode(self)
-    }
-
-    private static func describe(_ error: DecodingError) -> String {
-        func path(_ context: DecodingError.Context) -> String {
-            let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
-            return keys.isEmpty ? "" : " at " + keys.joined(separator: ".")
-        }
-        switch error {
-        case .keyNotFound(let key, let context): return "missing key '\(key.stringValue)'\(path(context))"
-        case .typeMismatch(_, let context): return "wrong type\(path(context))"
-        case .valueNotFound(_, let context): return "null value\(path(context))"
-        case .dataCorrupted(let context): return "\(context.debugDescription)\(path(context))"
-        @unknown default: return String(describing: error)
-        }
     }
 }
 
