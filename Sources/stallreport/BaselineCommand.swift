@@ -39,23 +39,16 @@ struct BaselineCommand: ParsableCommand {
     var reading: ReadingOptions
 
     func validate() throws {
-        if paths.isEmpty { throw ValidationError("give at least one report file or directory") }
+        try requirePaths(paths)
         try validateMilliseconds(minDuration, "--min-duration")
     }
 
     func run() throws {
-        let filter = RecordFilter(since: window.since, until: window.until, minDurationMs: minDuration)
-        let outcome = try Reading.collect(paths, options: reading, filter: filter)
+        let outcome = try Reading.collect(paths, options: reading, filter: window.filter(minDurationMs: minDuration))
         let baseline = Baseline(stats: outcome.collection.stats())
-        do {
-            try Output.write(try baseline.encoded(), to: output)
-        } catch {
-            Output.note("error: cannot write baseline to \(output): \((error as NSError).localizedDescription)")
-            throw ExitCode(ExitStatus.inputError)
-        }
-        if output != "-" {
-            Output.stdout("wrote baseline of \(baseline.fingerprints.count) fingerprint\(baseline.fingerprints.count == 1 ? "" : "s") (\(baseline.reports) stall\(baseline.reports == 1 ? "" : "s")) to \(output)\n")
-        }
+        let fingerprints = baseline.fingerprints.count
+        try Output.save(try baseline.encoded(), to: output, what: "baseline",
+                        confirming: "baseline of \(fingerprints) fingerprint\(fingerprints == 1 ? "" : "s") (\(baseline.reports) stall\(baseline.reports == 1 ? "" : "s"))")
         try Reading.finish([outcome])
     }
 }

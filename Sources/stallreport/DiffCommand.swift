@@ -80,13 +80,12 @@ struct DiffCommand: ParsableCommand {
     func run() throws {
         let basePaths = base.isEmpty ? [paths[0]] : base
         let headPaths = head.isEmpty ? [paths[1]] : head
-        let filter = RecordFilter(since: window.since, until: window.until, minDurationMs: minDuration)
+        let filter = window.filter(minDurationMs: minDuration)
         // Each side may be empty (everything new or everything fixed), but not both.
         let baseOutcome = try Reading.collect(basePaths, options: reading, filter: filter, label: "base", requireReports: false)
         let headOutcome = try Reading.collect(headPaths, options: reading, filter: filter, label: "head", requireReports: false)
         if !reading.allowEmpty && baseOutcome.collection.reportsRead == 0 && headOutcome.collection.reportsRead == 0 {
-            Output.note("error: no valid report in base (\(basePaths.joined(separator: " "))) nor head (\(headPaths.joined(separator: " "))); pass --allow-empty if that is expected")
-            throw ExitCode(ExitStatus.inputError)
+            throw Output.inputError("no valid report in base (\(basePaths.joined(separator: " "))) nor head (\(headPaths.joined(separator: " "))); pass --allow-empty if that is expected")
         }
         let policy = RegressionPolicy(tolerance: regression.tolerance ?? GateConfig.defaultTolerance,
                                       minOccurrences: regression.minOccurrences ?? GateConfig.defaultMinOccurrences)

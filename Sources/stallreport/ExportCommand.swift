@@ -60,28 +60,18 @@ struct ExportCommand: ParsableCommand {
     var reading: ReadingOptions
 
     func validate() throws {
-        if paths.isEmpty { throw ValidationError("give at least one report file or directory") }
+        try requirePaths(paths)
     }
 
     func run() throws {
-        let filter = RecordFilter(since: window.since, until: window.until, minDurationMs: filters.minDuration)
-        let outcome = try ProfileReading.read(paths, options: reading, filter: filter, fingerprints: filters.fingerprints)
+        let outcome = try ProfileReading.read(paths, options: reading, filter: window.filter(minDurationMs: filters.minDuration),
+                                              fingerprints: filters.fingerprints)
         let data: Data
         switch format {
         case .folded: data = Data(FoldedExport.render(outcome.profiles).utf8)
         case .speedscope: data = try SpeedscopeExport.render(outcome.profiles, name: "stalls", exporter: "stallreport \(StallReportCommand.configuration.version)")
         case .chromeTrace: data = try ChromeTraceExport.render(outcome.profiles)
         }
-        do {
-            try Output.write(data, to: output)
-        } catch {
-            Output.note("error: cannot write \(output): \((error as NSError).localizedDescription)")
-            throw ExitCode(ExitStatus.inputError)
-        }
-        if output != "-" {
-            let samples = outcome.profiles.reduce(0) { $0 + $1.samples.count }
-            Output.stdout("wrote \(format.rawValue) export of \(outcome.profiles.count) stall\(outcome.profiles.count == 1 ? "" : "s") (\(samples) samples) to \(output)\n")
-        }
-        try ProfileReading.finish(outcome)
+        try ProfileReading.deliver(data, as: "\(format.rawValue) export", to: output, from: outcome)
     }
 }

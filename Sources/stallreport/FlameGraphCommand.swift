@@ -50,23 +50,13 @@ struct FlameGraphCommand: ParsableCommand {
     var reading: ReadingOptions
 
     func validate() throws {
-        if paths.isEmpty { throw ValidationError("give at least one report file or directory") }
+        try requirePaths(paths)
     }
 
     func run() throws {
-        let filter = RecordFilter(since: window.since, until: window.until, minDurationMs: filters.minDuration)
-        let outcome = try ProfileReading.read(paths, options: reading, filter: filter, fingerprints: filters.fingerprints)
+        let outcome = try ProfileReading.read(paths, options: reading, filter: window.filter(minDurationMs: filters.minDuration),
+                                              fingerprints: filters.fingerprints)
         let html = try FlameGraphHTML.render(outcome.profiles, title: title)
-        do {
-            try Output.write(Data(html.utf8), to: output)
-        } catch {
-            Output.note("error: cannot write \(output): \((error as NSError).localizedDescription)")
-            throw ExitCode(ExitStatus.inputError)
-        }
-        if output != "-" {
-            let samples = outcome.profiles.reduce(0) { $0 + $1.samples.count }
-            Output.stdout("wrote flame graph of \(outcome.profiles.count) stall\(outcome.profiles.count == 1 ? "" : "s") (\(samples) samples) to \(output)\n")
-        }
-        try ProfileReading.finish(outcome)
+        try ProfileReading.deliver(Data(html.utf8), as: "flame graph", to: output, from: outcome)
     }
 }

@@ -120,7 +120,7 @@ struct GateCommand: ParsableCommand {
     var reading: ReadingOptions
 
     func validate() throws {
-        if paths.isEmpty { throw ValidationError("give at least one report file or directory") }
+        try requirePaths(paths)
         if let maxStalls, maxStalls < 0 { throw ValidationError("--max-stalls must be 0 or more") }
         if let maxPerFingerprint, maxPerFingerprint < 0 { throw ValidationError("--max-per-fingerprint must be 0 or more") }
         if let maxFatal, maxFatal < 0 { throw ValidationError("--max-fatal must be 0 or more") }
@@ -149,29 +149,19 @@ struct GateCommand: ParsableCommand {
             baselineFile = try settings.baseline.map { path throws(ConfigFileError) in try Baseline.load(path: path) }
             suppressionList = try settings.suppressions.map { path throws(ConfigFileError) in try SuppressionList.load(path: path) }
         } catch {
-            Output.note("error: \(error.description)")
-            throw ExitCode(ExitStatus.inputError)
+            throw Output.inputError(error.description)
         }
         if settings.checksNothing {
-            Output.note("error: nothing to check: give at least one budget (e.g. --max-stalls 0), a --baseline, or a --config with budgets")
-            throw ExitCode(ExitStatus.inputError)
+            throw Output.inputError("nothing to check: give at least one budget (e.g. --max-stalls 0), a --baseline, or a --config with budgets")
         }
 
-        let filter = RecordFilter(since: window.since, until: window.until, minDurationMs: settings.ignoreShorterThanMs)
-        let outcome = try Reading.collect(paths, options: reading, filter: filter)
+        let outcome = try Reading.collect(paths, options: reading, filter: window.filter(minDurationMs: settings.ignoreShorterThanMs))
         let gate = Gate(config: settings, baseline: baselineFile, suppressions: suppressionList, now: now ?? Date())
         let result = gate.evaluate(outcome.collection)
 
         Output.stdout(GateTextRenderer(style: color.style()).render(result))
 
-        if let junit {
-            do {
-                try Output.write(Data(JUnitWriter().render(result).utf8), to: junit)
-            } catch {
-                Output.note("error: cannot write JUnit XML to \(junit): \((error as NSError).localizedDescription)")
-                throw ExitCode(ExitStatus.inputError)
-            }
-        }
+        if let junit { try Output.save(Data(JUnitWriter().render(result).utf8), to: junit, what: "JUnit XML") }
         let environment = ProcessInfo.processInfo.environment
         if environment["GITHUB_ACTIONS"] == "true" {
             let workspace = environment["GITHUB_WORKSPACE"] ?? FileManager.default.currentDirectoryPath

@@ -48,6 +48,11 @@ struct TimeWindowOptions: ParsableArguments {
     func validate() throws {
         if let since, let until, since >= until { throw ValidationError("--since must be before --until") }
     }
+
+    /// The filter of this window and, when given, a shortest duration.
+    func filter(minDurationMs: Double?) -> RecordFilter {
+        RecordFilter(since: since, until: until, minDurationMs: minDurationMs)
+    }
 }
 
 extension SummaryGrouping: ExpressibleByArgument {}
@@ -86,6 +91,12 @@ struct RegressionOptions: ParsableArguments {
     }
 }
 
+/// Throws the usage error of a command run without any report path.
+func requirePaths(_ paths: [String]) throws {
+    if paths.isEmpty { throw ValidationError("give at least one report file or directory") }
+}
+
+/// Throws a usage error naming `flag` unless `value` is nil or a finite number of milliseconds, 0 or more.
 func validateMilliseconds(_ value: Double?, _ flag: String) throws {
     if let value, !(value >= 0 && value.isFinite) { throw ValidationError("\(flag) must be a number of milliseconds, 0 or more") }
 }

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import StallReportKit
 
@@ -43,6 +44,24 @@ enum Output {
         } else {
             try data.write(to: URL(fileURLWithPath: path), options: .atomic)
         }
+    }
+
+    /// Says `error: <message>` on stderr and returns exit status 2 (input error) to throw.
+    static func inputError(_ message: String) -> ExitCode {
+        note("error: \(message)")
+        return ExitCode(ExitStatus.inputError)
+    }
+
+    /// Writes `data` like ``write(_:to:)``; when producing or writing it fails, says `cannot write [<what> to ]<path>`
+    /// and throws exit status 2. After writing to a file (not stdout), prints
+    /// `wrote <confirming> to <path>` when `confirming` is given.
+    static func save(_ data: @autoclosure () throws -> Data, to path: String, what: String? = nil, confirming: String? = nil) throws {
+        do {
+            try write(try data(), to: path)
+        } catch {
+            throw inputError("cannot write \(what.map { "\($0) to " } ?? "")\(path): \((error as NSError).localizedDescription)")
+        }
+        if path != "-", let confirming { stdout("wrote \(confirming) to \(path)\n") }
     }
 
     /// Appends text to a file, creating it if needed.

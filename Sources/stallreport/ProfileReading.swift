@@ -14,28 +14,28 @@ enum ProfileReading {
         var strictFailure: Bool
     }
 
+    /// Reads `paths` as profiles of the stalls that pass `filter` and have one of `fingerprints`
+    /// (any, when empty), printing problems; throws exit status 2 when nothing valid was read.
     static func read(_ paths: [String], options: ReadingOptions, filter: RecordFilter, fingerprints: [String]) throws -> Outcome {
         let reader = ProfileReader(loader: ReportLoader(maxFileSize: options.maxFileSize * 1024 * 1024), filter: filter,
                                    fingerprints: Set(fingerprints), workers: options.jobs, reportEmptyDirectories: !options.allowEmpty)
         let result = reader.read(paths)
-        for problem in result.problems { Output.note(problem.description) }
-        if result.reportsRead == 0 && !options.allowEmpty {
-            let what = result.filesFound == 0 ? "no report files found" : "no valid report among the \(result.filesFound) file\(result.filesFound == 1 ? "" : "s") found"
-            Output.note("error: \(what) in \(paths.joined(separator: " ")); pass --allow-empty if no reports means no stalls")
-            throw ExitCode(ExitStatus.inputError)
-        }
+        Reading.printProblems(result.problems)
+        if result.reportsRead == 0 && !options.allowEmpty { throw Reading.nothingRead(filesFound: result.filesFound, in: paths) }
         if result.reportsRead > 0 && result.profiles.isEmpty {
             Output.note("no stall matched the filters (\(result.reportsRead) report\(result.reportsRead == 1 ? "" : "s") read)")
         }
         return Outcome(profiles: result.profiles, strictFailure: options.strict && !result.problems.isEmpty)
     }
 
-    /// Throws exit status 2 after output when `--strict` found problems.
-    static func finish(_ outcome: Outcome) throws {
-        if outcome.strictFailure {
-            Output.note("error: some files could not be used and --strict was given")
-            throw ExitCode(ExitStatus.inputError)
-        }
+    /// Writes the rendered `data` to `output` (exit status 2 if it cannot), says what was written
+    /// (`wrote <what> of 3 stalls (120 samples) to <output>`) unless it went to stdout, then
+    /// throws exit status 2 when `--strict` found problems.
+    static func deliver(_ data: Data, as what: String, to output: String, from outcome: Outcome) throws {
+        let samples = outcome.profiles.reduce(0) { $0 + $1.samples.count }
+        let stalls = outcome.profiles.count
+        try Output.save(data, to: output, confirming: "\(what) of \(stalls) stall\(stalls == 1 ? "" : "s") (\(samples) samples)")
+        if outcome.strictFailure { throw Reading.strictFailure(files: "some files") }
     }
 }
 

@@ -19,14 +19,9 @@ enum Reading {
     static func collect(_ paths: [String], options: ReadingOptions, filter: RecordFilter, grouping: SummaryGrouping = .fingerprint,
                         label: String? = nil, requireReports: Bool = true) throws -> Outcome {
         let collection = options.collector(filter: filter, grouping: grouping).collect(paths)
-        for problem in collection.problems {
-            Output.note(problem.description)
-        }
+        printProblems(collection.problems)
         if requireReports && collection.reportsRead == 0 && !collection.hasSessions && !options.allowEmpty {
-            let side = label.map { " (\($0))" } ?? ""
-            let what = collection.filesFound == 0 ? "no report files found" : "no valid report among the \(collection.filesFound) file\(collection.filesFound == 1 ? "" : "s") found"
-            Output.note("error: \(what)\(side) in \(paths.joined(separator: " ")); pass --allow-empty if no reports means no stalls")
-            throw ExitCode(ExitStatus.inputError)
+            throw nothingRead(filesFound: collection.filesFound, in: paths, label: label)
         }
         return Outcome(collection: collection, strictFailure: options.strict && !collection.problems.isEmpty)
     }
@@ -34,9 +29,25 @@ enum Reading {
     /// Throws exit status 2 after output when `--strict` found problems.
     static func finish(_ outcomes: [Outcome]) throws {
         let problems = outcomes.reduce(0) { $0 + $1.collection.problems.count }
-        if outcomes.contains(where: \.strictFailure) {
-            Output.note("error: \(problems) file\(problems == 1 ? "" : "s") could not be used and --strict was given")
-            throw ExitCode(ExitStatus.inputError)
-        }
+        if outcomes.contains(where: \.strictFailure) { throw strictFailure(files: "\(problems) file\(problems == 1 ? "" : "s")") }
+    }
+
+    /// Prints each problem as one stderr line.
+    static func printProblems(_ problems: [ReportProblem]) {
+        for problem in problems { Output.note(problem.description) }
+    }
+
+    /// Says that no valid report was found in `paths` (the `label`led side, if any) and returns
+    /// exit status 2 to throw.
+    static func nothingRead(filesFound: Int, in paths: [String], label: String? = nil) -> ExitCode {
+        let side = label.map { " (\($0))" } ?? ""
+        let what = filesFound == 0 ? "no report files found" : "no valid report among the \(filesFound) file\(filesFound == 1 ? "" : "s") found"
+        return Output.inputError("\(what)\(side) in \(paths.joined(separator: " ")); pass --allow-empty if no reports means no stalls")
+    }
+
+    /// Says that `files` (e.g. "3 files") could not be used under `--strict` and returns exit
+    /// status 2 to throw.
+    static func strictFailure(files: String) -> ExitCode {
+        Output.inputError("\(files) could not be used and --strict was given")
     }
 }

@@ -110,13 +110,13 @@ struct SummarizeCommand: ParsableCommand {
     var reading: ReadingOptions
 
     func validate() throws {
-        if paths.isEmpty { throw ValidationError("give at least one report file or directory") }
+        try requirePaths(paths)
         if let top, top < 1 { throw ValidationError("--top must be at least 1") }
         try validateMilliseconds(minDuration, "--min-duration")
     }
 
     func run() throws {
-        let filter = RecordFilter(since: window.since, until: window.until, minDurationMs: minDuration)
+        let filter = window.filter(minDurationMs: minDuration)
         let outcome = try Reading.collect(paths, options: reading, filter: filter, grouping: groupBy)
         let summary = Summary(collection: outcome.collection, filter: filter, top: top)
         switch format {

@@ -65,15 +65,14 @@ struct SymbolicateCommand: ParsableCommand {
     var reading: ReadingOptions
 
     func validate() throws {
-        if paths.isEmpty { throw ValidationError("give at least one report file or directory") }
+        try requirePaths(paths)
         if inPlace && output != nil { throw ValidationError("use either --output DIR or --in-place, not both") }
         if !inPlace && output == nil { throw ValidationError("give --output DIR (reports are only rewritten in place with --in-place)") }
     }
 
     func run() throws {
         guard let tools = SymbolizerTools.find(symbolizer: symbolizer, demangler: demangler) else {
-            Output.note("error: llvm-symbolizer not found (looked next to the swift toolchain on PATH and on PATH); install the Swift toolchain or LLVM, or pass --symbolizer PATH")
-            throw ExitCode(ExitStatus.inputError)
+            throw Output.inputError("llvm-symbolizer not found (looked next to the swift toolchain on PATH and on PATH); install the Swift toolchain or LLVM, or pass --symbolizer PATH")
         }
         let scan = ReportScanner(reportEmptyDirectories: !reading.allowEmpty).scan(paths)
         var problems = scan.problems
@@ -85,11 +84,8 @@ struct SymbolicateCommand: ParsableCommand {
             case .failure(let error): problems.append(ReportProblem(path: path, message: error.description))
             }
         }
-        for problem in problems { Output.note(problem.description) }
-        if loaded.isEmpty && !reading.allowEmpty {
-            Output.note("error: no valid report found in \(paths.joined(separator: " "))")
-            throw ExitCode(ExitStatus.inputError)
-        }
+        Reading.printProblems(problems)
+        if loaded.isEmpty && !reading.allowEmpty { throw Output.inputError("no valid report found in \(paths.joined(separator: " "))") }
         var directories = debugDirectories
         if FileManager.default.fileExists(atPath: "/usr/lib/debug") { directories.append("/usr/lib/debug") }
         let symbolicator = ReportSymbolicator(tools: tools, locator: SymbolFileLocator(debugDirectories: directories))
@@ -99,8 +95,7 @@ struct SymbolicateCommand: ParsableCommand {
             do {
                 try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
             } catch {
-                Output.note("error: cannot create \(output): \((error as NSError).localizedDescription)")
-                throw ExitCode(ExitStatus.inputError)
+                throw Output.inputError("cannot create \(output): \((error as NSError).localizedDescription)")
             }
         }
         var usedNames: Set<String> = []
@@ -122,17 +117,13 @@ struct SymbolicateCommand: ParsableCommand {
             do {
                 try AtomicFileWriter.write(try outcome.report.encoded(), to: target, mode: mode)
             } catch {
-                Output.note("error: cannot write \(target): \(error)")
-                throw ExitCode(ExitStatus.inputError)
+                throw Output.inputError("cannot write \(target): \(error)")
             }
             var line = "wrote \(target): named \(outcome.named), located \(outcome.located), \(outcome.unnamed) still without a name"
             if let previous = outcome.previousFingerprint { line += "; fingerprint \(previous) -> \(outcome.report.fingerprint)" }
             Output.stdout(line + "\n")
         }
-        if reading.strict && !problems.isEmpty {
-            Output.note("error: \(problems.count) file\(problems.count == 1 ? "" : "s") could not be used and --strict was given")
-            throw ExitCode(ExitStatus.inputError)
-        }
+        if reading.strict && !problems.isEmpty { throw Reading.strictFailure(files: "\(problems.count) file\(problems.count == 1 ? "" : "s")") }
     }
 
     /// `dir/<file name>`, with `-2`, `-3`, … before `.json` when two inputs share a name.
