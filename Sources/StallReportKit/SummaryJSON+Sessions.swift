@@ -72,66 +72,53 @@ extension SummaryJSON {
         }
     }
 
-    /// One scene with `--group-by scene`: the same numbers as a fingerprint group.
+    /// One scene with `--group-by scene`: the same ``GroupJSON`` numbers as a fingerprint group
+    /// (read as `sceneJSON.count` …), with the scene, its distinct fingerprints and the worst one.
+    @dynamicMemberLookup
     public struct SceneJSON: Codable, Sendable, Equatable {
         /// The scene; absent for the group of stalls without a scene.
         public var scene: String?
-        /// Number of stalls.
-        public var count: Int
-        /// Distinct fingerprints among them.
+        /// Distinct fingerprints among the scene's stalls.
         public var fingerprints: Int
-        /// Sum of durations.
-        public var totalMs: Double
-        /// Nearest-rank median.
-        public var p50Ms: Double
-        /// Nearest-rank 95th percentile.
-        public var p95Ms: Double
-        /// Nearest-rank 99th percentile.
-        public var p99Ms: Double
-        /// Longest.
-        public var maxMs: Double
-        /// Earliest start.
-        public var firstSeen: Date
-        /// Latest start.
-        public var lastSeen: Date
-        /// Count per classification, every classification present (0 when none).
-        public var classifications: [String: Int]
-        /// Count per status, every status present (0 when none).
-        public var statuses: [String: Int]
         /// Fingerprint of the longest stall.
         public var worstFingerprint: String
-        /// Top frames of the longest stall's representative stack, leaf first.
-        public var stack: [StackFrameSummary]
-        /// Syscall seen in a sample without a stack, when there is one.
-        public var syscall: String?
-        /// Path of the longest stall's report.
-        public var exampleReport: String
-        /// Stalls per monitored hour; only with session records.
-        public var stallsPerHour: Double?
-        /// Stall time per monitored hour, in milliseconds; only with session records.
-        public var stallMsPerHour: Double?
+        /// The group's numbers, encoded inline.
+        public var numbers: GroupJSON
 
         /// Creates the JSON form of a scene group.
         public init(_ stats: FingerprintStats, rates: StallRates? = nil) {
-            let group = FingerprintJSON(stats, rates: rates)
             scene = stats.fingerprint.isEmpty ? nil : stats.fingerprint
-            count = group.count
             fingerprints = stats.distinctFingerprints
-            totalMs = group.totalMs
-            p50Ms = group.p50Ms
-            p95Ms = group.p95Ms
-            p99Ms = group.p99Ms
-            maxMs = group.maxMs
-            firstSeen = group.firstSeen
-            lastSeen = group.lastSeen
-            classifications = group.classifications
-            statuses = group.statuses
             worstFingerprint = stats.worst.fingerprint
-            stack = group.stack
-            syscall = group.syscall
-            exampleReport = group.exampleReport
-            stallsPerHour = group.stallsPerHour
-            stallMsPerHour = group.stallMsPerHour
+            numbers = GroupJSON(stats, rates: rates)
+        }
+
+        /// The group's numbers, as if they were properties of this type.
+        public subscript<Value>(dynamicMember keyPath: WritableKeyPath<GroupJSON, Value>) -> Value {
+            get { numbers[keyPath: keyPath] }
+            set { numbers[keyPath: keyPath] = newValue }
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case scene, fingerprints, worstFingerprint
+        }
+
+        /// Decodes the scene's keys and the numbers from the same object.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            scene = try container.decodeIfPresent(String.self, forKey: .scene)
+            fingerprints = try container.decode(Int.self, forKey: .fingerprints)
+            worstFingerprint = try container.decode(String.self, forKey: .worstFingerprint)
+            numbers = try GroupJSON(from: decoder)
+        }
+
+        /// Encodes the scene's keys and the numbers into one object (no `scene` key for no scene).
+        public func encode(to encoder: any Encoder) throws {
+            try numbers.encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encodeIfPresent(scene, forKey: .scene)
+            try container.encode(fingerprints, forKey: .fingerprints)
+            try container.encode(worstFingerprint, forKey: .worstFingerprint)
         }
     }
 }

@@ -94,10 +94,9 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
         }
     }
 
-    /// One fingerprint.
-    public struct FingerprintJSON: Codable, Sendable, Equatable {
-        /// The fingerprint.
-        public var fingerprint: String
+    /// The numbers of one group of stalls, the same for a fingerprint and a scene. Encoded inline:
+    /// its keys stand in the group's object next to ``FingerprintJSON/fingerprint`` or the scene's keys.
+    public struct GroupJSON: Codable, Sendable, Equatable {
         /// Number of stalls.
         public var count: Int
         /// Sum of durations.
@@ -118,20 +117,19 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
         public var classifications: [String: Int]
         /// Count per status, every status present (0 when none).
         public var statuses: [String: Int]
-        /// Top frames of the representative stack (app frames when there are any), leaf first.
+        /// Top frames of the longest stall's representative stack (app frames when there are any), leaf first.
         public var stack: [StackFrameSummary]
         /// Syscall seen in a sample without a stack, when there is one.
         public var syscall: String?
         /// Path of the longest stall's report.
         public var exampleReport: String
-        /// Stalls of this fingerprint per monitored hour; only with session records.
+        /// Stalls of the group per monitored hour; only with session records.
         public var stallsPerHour: Double?
-        /// Stall time of this fingerprint per monitored hour, in milliseconds; only with session records.
+        /// Stall time of the group per monitored hour, in milliseconds; only with session records.
         public var stallMsPerHour: Double?
 
-        /// Creates the JSON form of a group, with its rates when known.
+        /// Creates the JSON form of a group's numbers, with its rates when known.
         public init(_ stats: FingerprintStats, rates: StallRates? = nil) {
-            fingerprint = stats.fingerprint
             count = stats.count
             totalMs = stats.totalMs
             p50Ms = stats.p50Ms
@@ -147,6 +145,44 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
             exampleReport = stats.worst.path
             stallsPerHour = rates?.stallsPerHour
             stallMsPerHour = rates?.stallMsPerHour
+        }
+    }
+
+    /// One fingerprint: its ``GroupJSON`` numbers (read as `fingerprintJSON.count` …) and the fingerprint.
+    @dynamicMemberLookup
+    public struct FingerprintJSON: Codable, Sendable, Equatable {
+        /// The fingerprint.
+        public var fingerprint: String
+        /// The group's numbers, encoded inline.
+        public var numbers: GroupJSON
+
+        /// Creates the JSON form of a group, with its rates when known.
+        public init(_ stats: FingerprintStats, rates: StallRates? = nil) {
+            fingerprint = stats.fingerprint
+            numbers = GroupJSON(stats, rates: rates)
+        }
+
+        /// The group's numbers, as if they were properties of this type.
+        public subscript<Value>(dynamicMember keyPath: WritableKeyPath<GroupJSON, Value>) -> Value {
+            get { numbers[keyPath: keyPath] }
+            set { numbers[keyPath: keyPath] = newValue }
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case fingerprint
+        }
+
+        /// Decodes the fingerprint and the numbers from the same object.
+        public init(from decoder: any Decoder) throws {
+            fingerprint = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .fingerprint)
+            numbers = try GroupJSON(from: decoder)
+        }
+
+        /// Encodes the fingerprint and the numbers into one object.
+        public func encode(to encoder: any Encoder) throws {
+            try numbers.encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(fingerprint, forKey: .fingerprint)
         }
     }
 
