@@ -74,8 +74,7 @@ extension SummaryJSON {
 
     /// One scene with `--group-by scene`: the same ``GroupJSON`` numbers as a fingerprint group
     /// (read as `sceneJSON.count` …), with the scene, its distinct fingerprints and the worst one.
-    @dynamicMemberLookup
-    public struct SceneJSON: Codable, Sendable, Equatable {
+    public struct SceneJSON: GroupNumbersJSON, Codable, Sendable, Equatable {
         /// The scene; absent for the group of stalls without a scene.
         public var scene: String?
         /// Distinct fingerprints among the scene's stalls.
@@ -91,12 +90,6 @@ extension SummaryJSON {
             fingerprints = stats.distinctFingerprints
             worstFingerprint = stats.worst.fingerprint
             numbers = GroupJSON(stats, rates: rates)
-        }
-
-        /// The group's numbers, as if they were properties of this type.
-        public subscript<Value>(dynamicMember keyPath: WritableKeyPath<GroupJSON, Value>) -> Value {
-            get { numbers[keyPath: keyPath] }
-            set { numbers[keyPath: keyPath] = newValue }
         }
 
         private enum CodingKeys: String, CodingKey {

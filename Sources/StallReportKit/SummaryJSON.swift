@@ -149,8 +149,7 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
     }
 
     /// One fingerprint: its ``GroupJSON`` numbers (read as `fingerprintJSON.count` …) and the fingerprint.
-    @dynamicMemberLookup
-    public struct FingerprintJSON: Codable, Sendable, Equatable {
+    public struct FingerprintJSON: GroupNumbersJSON, Codable, Sendable, Equatable {
         /// The fingerprint.
         public var fingerprint: String
         /// The group's numbers, encoded inline.
@@ -160,12 +159,6 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
         public init(_ stats: FingerprintStats, rates: StallRates? = nil) {
             fingerprint = stats.fingerprint
             numbers = GroupJSON(stats, rates: rates)
-        }
-
-        /// The group's numbers, as if they were properties of this type.
-        public subscript<Value>(dynamicMember keyPath: WritableKeyPath<GroupJSON, Value>) -> Value {
-            get { numbers[keyPath: keyPath] }
-            set { numbers[keyPath: keyPath] = newValue }
         }
 
         private enum CodingKeys: String, CodingKey {
@@ -215,5 +208,21 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
         var data = try ReportCoding.makeEncoder(pretty: true).encode(self)
         data.append(0x0a)
         return data
+    }
+}
+
+/// A group's object in the summary JSON: its own keys next to the shared ``SummaryJSON/GroupJSON``
+/// numbers, which read as its own properties (`group.p95Ms`).
+@dynamicMemberLookup
+public protocol GroupNumbersJSON {
+    /// The group's numbers, encoded inline.
+    var numbers: SummaryJSON.GroupJSON { get set }
+}
+
+extension GroupNumbersJSON {
+    /// The group's numbers, as if they were properties of this type.
+    public subscript<Value>(dynamicMember keyPath: WritableKeyPath<SummaryJSON.GroupJSON, Value>) -> Value {
+        get { numbers[keyPath: keyPath] }
+        set { numbers[keyPath: keyPath] = newValue }
     }
 }
