@@ -2,7 +2,7 @@ import Foundation
 import StallReportKit
 import StallReportKitTestSupport
 
-/// Reports for the profile, export and flame graph tests: the shared `Fixtures` report with a
+/// Reports for the profile, export and flame graph tests: the shared `ReportFixtures` report with a
 /// mix of sample kinds (stack, syscall, none) and a known effective interval.
 enum ProfileFixtures {
     /// A report with `stack` full samples, `syscall` syscall samples (one frame) and `none`
