@@ -8,7 +8,9 @@ import Synchronization
 /// own report is renamed over it. Names sort by time: `stall-<UTC time>-p<pid>-<n>.json`.
 final class ReportFileStore: Sendable {
     let directory: URL
-    private let sequence = Atomic<Int>(0)
+    /// Process-wide, not per store: several monitors of one process may write into one directory
+    /// in the same millisecond, and their names must still differ.
+    private static let sequence = Atomic<Int>(0)
 
     init(directory: URL) {
         self.directory = directory
@@ -34,7 +36,7 @@ final class ReportFileStore: Sendable {
         let stamp = ReportCoding.formatDate(date)
             .replacingOccurrences(of: "-", with: "")
             .replacingOccurrences(of: ":", with: "")
-        let number = sequence.add(1, ordering: .relaxed).newValue
+        let number = Self.sequence.add(1, ordering: .relaxed).newValue
         return "stall-\(stamp)-p\(getpid())-\(String(format: "%04d", number)).json"
     }
 

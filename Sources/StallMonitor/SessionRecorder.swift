@@ -32,6 +32,8 @@ final class SessionRecorder: Sendable {
     }
 
     let url: URL
+    /// Session records this process has created so far.
+    private static let monitorsStarted = Atomic<Int>(0)
     private let startedAt = Date()
     private let startedMonotonic = DispatchTime.now().uptimeNanoseconds
     private let base: Record
@@ -46,7 +48,11 @@ final class SessionRecorder: Sendable {
         self.errors = errors
         self.sample = sample
         let stamp = ReportCoding.formatDate(startedAt).replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
-        url = store.directory.appendingPathComponent("session-\(stamp)-p\(getpid()).session")
+        // The second and later monitors of one process (which may start in the same millisecond,
+        // e.g. one per thread) get a number, so their records never collide.
+        let number = Self.monitorsStarted.add(1, ordering: .relaxed).newValue
+        let suffix = number > 1 ? "-\(number)" : ""
+        url = store.directory.appendingPathComponent("session-\(stamp)-p\(getpid())\(suffix).session")
         base = Record(
             pid: process.pid, processStartTicks: Self.processStartTicks(pid: Int32(process.pid)) ?? 0,
             hostName: process.hostName, executableName: process.executableName, appVersion: process.appVersion,

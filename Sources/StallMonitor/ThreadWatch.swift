@@ -79,6 +79,17 @@ final class ThreadWatch {
         return nextDeadlineWhileTracking()
     }
 
+    /// The monitor is stopping and its observers are gone, so nothing can resume a suspended
+    /// span: a tracked span that is suspended (the loop went to wait or left its run) has ended,
+    /// even within the re-entry grace. Without this, a stall right before `stop()` would stay an
+    /// `inProgress` report, which the next start would take for a fatal stall.
+    func finishOnStop() {
+        guard let recording else { return }
+        let span = thread.tracker.currentSpan()
+        guard span.sequence == recording.sequence, span.phase == .suspended else { return }
+        _ = finishIfEnded(now: span.suspendedAt &+ settings.reentryGrace)
+    }
+
     /// The watchdog woke `lateness` after its deadline: the whole process was stopped (SIGSTOP,
     /// a debugger). That time is not the loop stalling.
     func noteProcessStopped(lateness: UInt64) {

@@ -65,5 +65,6 @@ final class Watchdog: @unchecked Sendable {
             }
             counters.watchdogWakeups.add(1, ordering: .relaxed)
         }
+        for watch in watches { watch.finishOnStop() }
     }
 }
