@@ -33,7 +33,9 @@ struct ProductionHostileStallTests {
         let report = reports[0]
         #expect(report.sampling.attempted > 0)
         #expect(report.sampling.attempted == report.sampling.accountedFor, "\(report.sampling)")
-        #expect(abs(report.durationMs - measured) <= 10, "report \(report.durationMs) ms, measured \(measured) ms")
+        // Looser than CPUStallTests' 10 ms: freeing and unmapping after the measured part still
+        // belongs to the span, and is slow under the sanitizers.
+        #expect(abs(report.durationMs - measured) <= 30, "report \(report.durationMs) ms, measured \(measured) ms")
         return (report, measured)
     }
 
