@@ -12,6 +12,9 @@ struct MemoryHost: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Start a StallMonitor on the main loop.")
     var monitor = true
 
+    @Flag(help: "symbolicateInProcess off: reports carry addresses, names come later from stallreport symbolicate.")
+    var offlineSymbols = false
+
     @Option(help: "Length of the stall in milliseconds.")
     var stallMs = 3_000
 
@@ -30,9 +33,9 @@ struct MemoryHost: ParsableCommand {
     }
 
     func run() throws {
-        let session = monitor
-            ? try StallMonitor.start(.init(reportDirectory: URL(fileURLWithPath: reports, isDirectory: true)))
-            : nil
+        var configuration = StallMonitor.Configuration(reportDirectory: URL(fileURLWithPath: reports, isDirectory: true))
+        configuration.symbolicateInProcess = !offlineSymbols
+        let session = monitor ? try StallMonitor.start(configuration) : nil
         var phases = Phases()
         let stall = Box((0.0, 0.0))
         let stallNanoseconds = UInt64(stallMs) * 1_000_000
