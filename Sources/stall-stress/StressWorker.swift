@@ -68,14 +68,16 @@ final class StressWorker: @unchecked Sendable {
                 return
             }
         }
-        let keepAlive = Timer(fire: .distantFuture, interval: 0, repeats: false) { _ in }
-        RunLoop.current.add(keepAlive, forMode: .default)
+        // CF timers, not Foundation's Timer: swift-corelibs-foundation's block-based Timer is never
+        // freed (LeakSanitizer reports every one), which would hide real leaks in the leak run.
+        let keepAlive = CFRunLoopTimerCreateWithHandler(nil, .greatestFiniteMagnitude, 0, 0, 0) { _ in }
+        CFRunLoopAddTimer(CFRunLoopGetCurrent(), keepAlive, kCFRunLoopDefaultMode)
         let sleeps = observeSleeps()
         scheduleStep(0)
         while !done.load(ordering: .acquiring) {
             _ = RunLoop.current.run(mode: .default, before: .distantFuture)
         }
-        keepAlive.invalidate()
+        CFRunLoopTimerInvalidate(keepAlive)
         CFRunLoopRemoveObserver(CFRunLoopGetCurrent(), sleeps, kCFRunLoopCommonModes)
         if let monitor {
             let flushed = monitor.flush(timeout: .seconds(120))
@@ -98,9 +100,10 @@ final class StressWorker: @unchecked Sendable {
             return
         }
         let step = plan.steps[number]
-        // An explicit fire date: swift-corelibs-foundation's Timer(timeInterval:repeats:block:)
-        // fires at once instead of after the interval.
-        let timer = Timer(fire: Date(timeIntervalSinceNow: Double(step.gapMs) / 1000), interval: 0, repeats: false) { [self] _ in
+        // An explicit fire date (swift-corelibs-foundation's Timer(timeInterval:repeats:block:)
+        // fires at once instead of after the interval); a one-shot CF timer is released once fired.
+        let fireAt = CFAbsoluteTimeGetCurrent() + Double(step.gapMs) / 1000
+        let timer = CFRunLoopTimerCreateWithHandler(nil, fireAt, 0, 0, 0) { [self] _ in
             let slept = sleptSinceLastStall
             sleptSinceLastStall = false
             let milliseconds = Self.stall(step)
@@ -112,7 +115,7 @@ final class StressWorker: @unchecked Sendable {
             }
             scheduleStep(number + 1)
         }
-        RunLoop.current.add(timer, forMode: .default)
+        CFRunLoopAddTimer(CFRunLoopGetCurrent(), timer, kCFRunLoopDefaultMode)
     }
 
     // Touched only on the worker thread (observer callbacks and timer callouts).
