@@ -54,12 +54,12 @@ struct ReportBuilder {
         let classification = StallClassifier.classify(
             duration: duration, passes: recording.passes, longestPass: recording.longestPass,
             cpu: cpu, observed: observed, states: recording.samples.map(\.threadState))
-        let representative = Self.representative(samples, frames: frames)
-        let stack = representative.map { samples[$0].frames } ?? []
+        let representative = RepresentativeStack.find(samples: samples, frames: frames)
+        let stack = representative?.stack ?? []
         let reportImages = images.reportImages
         let fingerprint = Fingerprint.make(Fingerprint.components(
             stack: stack.map { frames[$0] }, classification: classification,
-            syscall: representative.flatMap { samples[$0].syscall }, images: reportImages))
+            syscall: representative?.syscall, images: reportImages))
         let symbolication = symbolicate
             ? symbolicator.describe()
             : (name: "none", note: symbolicateInProcess
@@ -85,24 +85,6 @@ struct ReportBuilder {
             symbolication: StallReport.Symbolication(symbolicator: symbolication.name, note: symbolication.note),
             tags: tags.isEmpty ? nil : tags, scene: recording.scene,
             processStoppedMs: recording.stoppedNanos > 0 ? milliseconds(recording.stoppedNanos) : nil)
-    }
-
-    /// The most common stack shape (by its top in-app frames, else its top frames); ties go to
-    /// the earliest. Full stacks win over syscall-only samples.
-    static func representative(_ samples: [StallReport.Sample], frames: [StallReport.Frame]) -> Int? {
-        for kind in [StallReport.Sample.Kind.stack, .syscall] {
-            var counts: [[String]: (count: Int, first: Int)] = [:]
-            for (index, sample) in samples.enumerated() where sample.kind == kind && !sample.frames.isEmpty {
-                let stack = sample.frames.map { frames[$0] }
-                let key = Fingerprint.components(stack: stack, classification: .mixed, syscall: sample.syscall)
-                let entry = counts[key] ?? (0, index)
-                counts[key] = (entry.count + 1, entry.first)
-            }
-            if let best = counts.values.max(by: { ($0.count, -$0.first) < ($1.count, -$1.first) }) {
-                return best.first
-            }
-        }
-        return nil
     }
 
     private func milliseconds(_ nanoseconds: UInt64) -> Double {

@@ -21,6 +21,7 @@ final class SpanTracker: Sendable {
     /// A span that the watchdog may be tracking, as published when it ended.
     struct EndedSpan: Equatable {
         var sequence: UInt64
+        var start: UInt64
         var end: UInt64
         var passes: Int
         var longestPass: UInt64
@@ -39,6 +40,7 @@ final class SpanTracker: Sendable {
 
     // The last span longer than `publishAfter`, published seqlock-style for the watchdog.
     let endedSequence = Atomic<UInt64>(0)
+    let endedStart = Atomic<UInt64>(0)
     let endedAt = Atomic<UInt64>(0)
     let endedPasses = Atomic<Int>(0)
     let endedLongestPass = Atomic<UInt64>(0)
@@ -146,6 +148,7 @@ final class SpanTracker: Sendable {
         let lastPass = end > passBegan ? end - passBegan : 0
         let longest = max(longestPass.load(ordering: .relaxed), lastPass)
         endedSequence.store(0, ordering: .releasing)
+        endedStart.store(spanStart.load(ordering: .relaxed), ordering: .relaxed)
         endedAt.store(end, ordering: .relaxed)
         endedPasses.store(passes.load(ordering: .relaxed), ordering: .relaxed)
         endedLongestPass.store(longest, ordering: .relaxed)
@@ -182,12 +185,19 @@ final class SpanTracker: Sendable {
         guard endedSequence.load(ordering: .acquiring) == sequence else { return nil }
         let ended = EndedSpan(
             sequence: sequence,
+            start: endedStart.load(ordering: .relaxed),
             end: endedAt.load(ordering: .relaxed),
             passes: endedPasses.load(ordering: .relaxed),
             longestPass: endedLongestPass.load(ordering: .relaxed)
         )
         guard endedSequence.load(ordering: .acquiring) == sequence else { return nil }
         return ended
+    }
+
+    /// The last published span (the last one longer than ``publishAfter`` that ended), if any.
+    func lastEndedSpan() -> EndedSpan? {
+        let sequence = endedSequence.load(ordering: .acquiring)
+        return sequence == 0 ? nil : endedSpan(sequence)
     }
 
     /// Pass counts of the span in progress (approximate while it runs).

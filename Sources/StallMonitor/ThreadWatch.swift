@@ -65,11 +65,17 @@ final class ThreadWatch {
             if now >= nextSampleAt { sampleOrSkip(now: now) }
             return nextDeadlineWhileTracking()
         }
+        reportMissedStall(now: now)
         let span = thread.tracker.currentSpan()
         guard span.phase != .closed, span.sequence != lastFinishedSequence else { return nil }
         if span.phase == .suspended {
             let expiry = span.suspendedAt &+ settings.reentryGrace
-            if now >= expiry { lastFinishedSequence = span.sequence; return nil }
+            if now >= expiry {
+                // Ended before the watchdog got to it. A long one is published when the loop wakes
+                // again, and reportMissedStall takes it then; a short one is done with.
+                if span.suspendedAt &- span.start < settings.lead { lastFinishedSequence = span.sequence }
+                return nil
+            }
             if span.start &+ settings.lead > span.suspendedAt { return expiry }
         }
         let trackFrom = span.start &+ settings.lead
@@ -79,15 +85,50 @@ final class ThreadWatch {
         return nextDeadlineWhileTracking()
     }
 
-    /// The monitor is stopping and its observers are gone, so nothing can resume a suspended
-    /// span: a tracked span that is suspended (the loop went to wait or left its run) has ended,
-    /// even within the re-entry grace. Without this, a stall right before `stop()` would stay an
-    /// `inProgress` report, which the next start would take for a fatal stall.
+    /// The monitor is stopping and its observers are gone, so nothing can end or resume the
+    /// tracked span any more. A suspended span ended when it was suspended (even within the
+    /// re-entry grace); one still open is ended now: monitoring of it ends here, and leaving an
+    /// `inProgress` report would make the next start call it fatal.
     func finishOnStop() {
         guard let recording else { return }
         let span = thread.tracker.currentSpan()
-        guard span.sequence == recording.sequence, span.phase == .suspended else { return }
-        _ = finishIfEnded(now: span.suspendedAt &+ settings.reentryGrace)
+        guard span.sequence == recording.sequence else { return }
+        switch span.phase {
+        case .suspended: _ = finishIfEnded(now: span.suspendedAt &+ settings.reentryGrace, stopping: true)
+        case .open: _ = finishIfEnded(now: CStallMonitor_monotonic_ns(), stopping: true)
+        case .closed: break
+        }
+    }
+
+    /// A span longer than the threshold ended without the watchdog ever tracking it: the
+    /// watchdog got no CPU during the whole stall (an overloaded machine). The tracker published
+    /// its start, end and passes, so the stall is still reported, exactly timed but without
+    /// samples, and says why. Only the last such span is kept by the tracker.
+    private func reportMissedStall(now: UInt64) {
+        guard let ended = thread.tracker.lastEndedSpan(), ended.sequence > lastFinishedSequence,
+              let identity else { return }
+        lastFinishedSequence = ended.sequence
+        let duration = ended.end &- ended.start
+        guard ended.end > ended.start, duration >= settings.threshold, !controls.isPaused,
+              thread.tracker.expectedLongWorkSequence.load(ordering: .acquiring) != ended.sequence else { return }
+        if !settings.reportWhileDebugged && ThreadProcFiles.tracerPID() != 0 {
+            counters.discardedWhileDebugged.add(1, ordering: .relaxed)
+            return
+        }
+        var missed = StallRecording(
+            thread: identity, sequence: ended.sequence, spanStart: ended.start,
+            wallClockStart: Date(timeIntervalSinceNow: -Double(now &- ended.start) / 1e9),
+            threshold: settings.threshold, mode: nil, interval: settings.interval,
+            requestedInterval: settings.interval, maxSamples: settings.maxSamples,
+            cpuAtTrackingStart: -1, trackingStart: now, unwinder: StackSampler.unwinderStatus(), scene: controls.scene)
+        missed.end = ended.end
+        missed.passes = ended.passes
+        missed.longestPass = ended.longestPass
+        missed.trackingEnd = now
+        missed.skip("watchdogStarved")
+        counters.spansTracked.add(1, ordering: .relaxed)
+        counters.stallsDetected.add(1, ordering: .relaxed)
+        emit(.ended(missed))
     }
 
     /// The watchdog woke `lateness` after its deadline: the whole process was stopped (SIGSTOP,
@@ -153,7 +194,7 @@ final class ThreadWatch {
     }
 
     /// Ends the recording when its span has ended: a stall is emitted, a short span discarded.
-    private func finishIfEnded(now: UInt64) -> Bool {
+    private func finishIfEnded(now: UInt64, stopping: Bool = false) -> Bool {
         guard var recording else { return false }
         let tracker = thread.tracker
         let span = tracker.currentSpan()
@@ -163,7 +204,9 @@ final class ThreadWatch {
         if let ended = tracker.endedSpan(recording.sequence) {
             (end, passes, longest) = (ended.end, ended.passes, ended.longestPass)
         } else if span.sequence == recording.sequence && span.phase == .open {
-            return false
+            guard stopping else { return false }
+            end = now
+            (passes, longest) = tracker.passesSoFar(now: now)
         } else if span.sequence == recording.sequence && span.phase == .suspended {
             guard now >= span.suspendedAt &+ settings.reentryGrace else { return false }
             end = span.suspendedAt

@@ -9,6 +9,12 @@ public enum Fingerprint {
     /// How many in-app frames, from the leaf, go into the fingerprint.
     public static let appFrameCount = 5
 
+    /// Names that stand for linker-made code, not a function of the app: PLT stubs are named
+    /// after the nearest symbol before them (`_init`) by some symbolizers and not at all by others.
+    public static func isLinkerStub(_ symbol: String) -> Bool {
+        symbol == "_init" || symbol == "_fini" || symbol.hasSuffix("@plt")
+    }
+
     /// The fingerprint of the given ordered components (symbol names, leaf first, or fallback keys).
     public static func make(_ components: [String]) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
@@ -35,7 +41,7 @@ public enum Fingerprint {
     /// recomputes the fingerprint from names later.
     public static func components(stack: [StallReport.Frame], classification: StallClassification, syscall: String?, images: [StallReport.Image] = []) -> [String] {
         let named = stack.compactMap { frame -> (String, Bool)? in
-            guard let symbol = frame.symbol, !symbol.isEmpty else { return nil }
+            guard let symbol = frame.symbol, !symbol.isEmpty, !isLinkerStub(symbol) else { return nil }
             return (symbol, frame.inApp)
         }
         let app = named.filter { $0.1 }.prefix(appFrameCount).map { $0.0 }

@@ -136,8 +136,14 @@ public struct ReportSymbolicator: Sendable {
         }
         var previous: String?
         if !hadNames && named > 0 {
+            // Without names the representative stack was chosen by addresses; choose it again by
+            // function, as the monitor does in process (compact reports keep theirs: no samples).
+            var syscall = updated.samples.first { $0.frames == updated.representativeStack }?.syscall
+            if !updated.samples.isEmpty, let representative = RepresentativeStack.find(samples: updated.samples, frames: updated.frames) {
+                updated.representativeStack = representative.stack
+                syscall = representative.syscall
+            }
             let stack = updated.representativeStack.compactMap { updated.frames.indices.contains($0) ? updated.frames[$0] : nil }
-            let syscall = updated.samples.first { $0.frames == updated.representativeStack }?.syscall
             let fingerprint = Fingerprint.make(Fingerprint.components(stack: stack, classification: updated.classification, syscall: syscall))
             if fingerprint != updated.fingerprint {
                 previous = updated.fingerprint

@@ -53,16 +53,30 @@ struct FingerprintAndRecordingTests {
         #expect(recording.requestedInterval == 10_000_000)
     }
 
-    @Test("the representative stack is the most common full stack; syscall-only samples come second")
+    @Test("the representative stack is the heaviest common path of full stacks; syscall-only samples come second")
     func representative() {
         let frames = [frame("App.x()", app: true), frame("App.y()", app: true), frame("nanosleep", app: false)]
         func sample(_ kind: StallReport.Sample.Kind, _ indices: [Int]) -> StallReport.Sample {
-            StallReport.Sample(offsetMs: 0, kind: kind, threadState: "R", syscall: nil, note: nil, frames: indices, truncated: nil)
+            StallReport.Sample(offsetMs: 0, kind: kind, threadState: "R", syscall: kind == .syscall ? "nanosleep" : nil, note: nil, frames: indices, truncated: nil)
         }
         let samples = [sample(.syscall, [2]), sample(.syscall, [2]), sample(.stack, [0]), sample(.stack, [1]), sample(.stack, [1]), sample(.none, [])]
-        #expect(ReportBuilder.representative(samples, frames: frames) == 3)
-        #expect(ReportBuilder.representative(Array(samples.prefix(2)), frames: frames) == 0)
-        #expect(ReportBuilder.representative([sample(.none, [])], frames: frames) == nil)
+        #expect(RepresentativeStack.find(samples: samples, frames: frames)?.stack == [1])
+        #expect(RepresentativeStack.find(samples: Array(samples.prefix(2)), frames: frames)?.stack == [2])
+        #expect(RepresentativeStack.find(samples: Array(samples.prefix(2)), frames: frames)?.syscall == "nanosleep")
+        #expect(RepresentativeStack.find(samples: [sample(.none, [])], frames: frames) == nil)
+    }
+
+    @Test("a loop that calls a helper is represented by the loop, however the samples split between them")
+    func representativeLoop() {
+        // Stacks leaf first: the loop (1) called from main (0), sometimes inside its helper (2).
+        let frames = [frame("App.main()", app: true), frame("App.loop()", app: true), frame("App.helper()", app: true)]
+        func stack(_ indices: [Int]) -> StallReport.Sample {
+            StallReport.Sample(offsetMs: 0, kind: .stack, threadState: "R", syscall: nil, note: nil, frames: indices, truncated: nil)
+        }
+        let mostlyHelper = [stack([2, 1, 0]), stack([2, 1, 0]), stack([2, 1, 0]), stack([1, 0]), stack([1, 0])]
+        let mostlyLoop = [stack([2, 1, 0]), stack([2, 1, 0]), stack([1, 0]), stack([1, 0]), stack([1, 0])]
+        #expect(RepresentativeStack.find(samples: mostlyHelper, frames: frames)?.stack == [2, 1, 0], "3 of 5 in the helper: it is on the path")
+        #expect(RepresentativeStack.find(samples: mostlyLoop, frames: frames)?.stack == [1, 0], "2 of 5 in the helper: the loop is the leaf")
     }
 
     @Test("invalid configurations are refused at start")

@@ -1,0 +1,42 @@
+import Foundation
+
+/// Picks the stack that stands for a whole stall; the fingerprint is computed from it. Used by
+/// the monitor when it writes a report and by `stallreport symbolicate` when names arrive later.
+public enum RepresentativeStack {
+    /// The representative stack (frame indices, leaf first) and its syscall: the heaviest common
+    /// path of the samples' call tree. From the root down, it follows the function most samples
+    /// pass through, as long as at least half of all samples do. A loop that calls small helpers is
+    /// thus represented by the loop, not by whichever helper was sampled most (which would make
+    /// the fingerprint flip between runs). Full stacks win; without any, syscall-only samples.
+    public static func find(samples: [StallReport.Sample], frames: [StallReport.Frame]) -> (stack: [Int], syscall: String?)? {
+        for kind in [StallReport.Sample.Kind.stack, .syscall] {
+            let paths = samples.filter { $0.kind == kind && !$0.frames.isEmpty }.map { Array($0.frames.reversed()) }
+            guard !paths.isEmpty else { continue }
+            let syscalls = samples.filter { $0.kind == kind && !$0.frames.isEmpty }.map(\.syscall)
+            var members = Array(paths.indices)
+            let needed = (paths.count + 1) / 2
+            var path: [Int] = []
+            var depth = 0
+            // Frames are compared by function (symbol), not address: a leaf PC differs in every
+            // sample of a loop, and a caller appears as a return address.
+            func key(_ frame: Int) -> String { frames[frame].symbol ?? frames[frame].address }
+            while true {
+                var counts: [String: (count: Int, first: Int)] = [:]
+                for member in members where paths[member].count > depth {
+                    let frameKey = key(paths[member][depth])
+                    let entry = counts[frameKey] ?? (0, member)
+                    counts[frameKey] = (entry.count + 1, entry.first)
+                }
+                guard let best = counts.max(by: { ($0.value.count, -$0.value.first) < ($1.value.count, -$1.value.first) }),
+                      best.value.count >= needed else { break }
+                path.append(paths[best.value.first][depth])
+                members = members.filter { paths[$0].count > depth && key(paths[$0][depth]) == best.key }
+                depth += 1
+            }
+            if path.isEmpty { continue }
+            let syscall = members.lazy.compactMap { syscalls[$0] }.first
+            return (Array(path.reversed()), syscall)
+        }
+        return nil
+    }
+}
