@@ -11,7 +11,7 @@ struct StallReportCLISessionDemoTests {
         #expect(names.count == 1, "\(names)")
         let name = try #require(names.first)
         #expect(name.hasPrefix("session-") && name.contains("-p"))
-        try SessionSchemaValidation.validate(schema: "stall-session.schema.json", files: demo.directory.path + "/*.session", expected: 1)
+        try SchemaValidation.validate(schema: "stall-session.schema.json", files: demo.directory.path + "/*.session", expected: 1)
         let record = try SessionRecord.decode(from: Data(contentsOf: demo.directory.appendingPathComponent(name)))
         #expect(record.cleanStop)
         #expect(record.monitoredMs > 0)
