@@ -57,7 +57,7 @@ enum ObserverOverheadFigure {
             let wallRatio = Stats.median(wallRatios)
             let withPass = Stats.median(with.map(\.medianPass))
             let withoutPass = Stats.median(without.map(\.medianPass))
-            let value = "ratio \(Format.ratio(ratio)) (median pass \(Format.fixed(withPass, 0)) vs \(Format.fixed(withoutPass, 0)) ns, +\(Format.fixed(withPass - withoutPass, 0)) ns; whole-run passes/s ratio \(Format.ratio(wallRatio)))"
+            let value = "ratio \(Format.ratio(ratio)) (median pass \(Format.fixed(withPass, 0)) vs \(Format.fixed(withoutPass, 0)) ns, \(String(format: "%+.0f", withPass - withoutPass)) ns; whole-run passes/s ratio \(Format.ratio(wallRatio)))"
             let method = "\(pairs) alternating pairs of \(seconds) s runs on the main RunLoop, with a monitor started (threshold 1 h, so no sampling: that is figure 4) vs none; every pass timed with the monotonic clock; passes/s = 1 / median pass, median of the pair ratios (interquartile range \(Format.fixed(Stats.percentile(ratios, 25), 3))–\(Format.fixed(Stats.percentile(ratios, 75), 3)))"
             let data: [String: Double] = [
                 "ratio": ratio, "ratioWholeRun": wallRatio, "medianPassNanosecondsWith": withPass, "medianPassNanosecondsWithout": withoutPass,
