@@ -62,3 +62,7 @@ int CStallMonitor_unblock_signal(int signal_number) {
     sigaddset(&set, signal_number);
     return -pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
+
+int CStallMonitor_set_thread_name(const char *name) {
+    return pthread_setname_np(pthread_self(), name);
+}

@@ -41,7 +41,7 @@ final class Watchdog: @unchecked Sendable {
     }
 
     private func run() {
-        pthread_setname_np(pthread_self(), "stall-watchdog")  // Thread.name does not reach the kernel on Linux
+        _ = CStallMonitor_set_thread_name("stall-watchdog")  // Thread.name does not reach the kernel on Linux
         while running.load(ordering: .sequentiallyConsistent) {
             let now = CStallMonitor_monotonic_ns()
             var deadline: UInt64?

@@ -41,6 +41,10 @@ int CStallMonitor_ensure_altstack(size_t min_size);
 /// creating thread would otherwise hide the thread from the sampler). Returns 0 or -errno.
 int CStallMonitor_unblock_signal(int signal_number);
 
+/// Names the calling thread in the kernel (at most 15 bytes; `/proc/.../comm`, gdb, top).
+/// Returns 0 or an errno.
+int CStallMonitor_set_thread_name(const char *name);
+
 /// Waits on `sem` until CLOCK_MONOTONIC reaches `deadline_ns` (0: no deadline), retrying on EINTR.
 /// Returns 0 when the semaphore was taken, ETIMEDOUT on timeout, another errno on failure.
 int CStallMonitor_sem_wait_until(sem_t *sem, uint64_t deadline_ns);
