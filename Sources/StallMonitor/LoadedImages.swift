@@ -24,7 +24,6 @@ struct LoadedImages {
         var list = CStallMonitorImageList()
         guard CStallMonitor_images_copy(&list) == 0 else { return LoadedImages(entries: []) }
         defer { CStallMonitor_images_free(&list) }
-        let runtimeDirectory = swiftRuntimeDirectory()
         var entries: [Entry] = []
         for index in 0..<Int(list.count) {
             let image = list.images[index]
@@ -38,7 +37,7 @@ struct LoadedImages {
             entries.append(Entry(
                 path: path, start: image.start, end: image.end, bias: image.bias,
                 buildID: buildID.isEmpty ? nil : buildID, isMainExecutable: image.is_main != 0,
-                isApp: image.is_main != 0 || isAppImage(path: path, runtimeDirectory: runtimeDirectory)))
+                isApp: image.is_main != 0 || isAppImage(path: path, runtimeDirectory: swiftRuntimeDirectory)))
         }
         return LoadedImages(entries: entries)
     }
@@ -80,8 +79,8 @@ struct LoadedImages {
         return !systemPrefixes.contains { path.hasPrefix($0) }
     }
 
-    /// The directory holding libswiftCore.so (the toolchain's or the system's runtime).
-    private static func swiftRuntimeDirectory() -> String? {
+    /// The directory holding libswiftCore.so (the toolchain's or the system's runtime), found once.
+    private static let swiftRuntimeDirectory: String? = {
         var symbol: UnsafePointer<CChar>?
         var symbolAddress: UInt = 0
         var image: UnsafePointer<CChar>?
@@ -91,5 +90,5 @@ struct LoadedImages {
         let path = String(cString: image)
         guard let slash = path.lastIndex(of: "/") else { return nil }
         return String(path[...slash])
-    }
+    }()
 }

@@ -3,40 +3,17 @@ import Glibc
 import StallReportKit
 import Synchronization
 
-/// The per-process session record kept next to the reports (`session-<time>-p<pid>.session`, JSON):
-/// when monitoring started, its last heartbeat or clean stop, monitored time, spans, stalls and
+/// Keeps the monitor's session record (StallReportKit's `SessionRecord`) next to the reports
+/// (`session-<time>-p<pid>.session`, JSON): when monitoring started, its last heartbeat or clean stop, monitored time, spans, stalls and
 /// reports dropped and why. `stallreport` uses it for stall rates; the next monitor uses it to tell
 /// a dead process's `inProgress` reports from a live one's.
 final class SessionRecorder: Sendable {
-    /// The record's contents.
-    struct Record: Codable, Sendable {
-        var schemaVersion = 1
-        var kind = "session"
-        var pid: Int
-        /// Process start time in clock ticks since boot (`/proc/self/stat` field 22): with the pid,
-        /// it identifies the process even after its pid is reused.
-        var processStartTicks: UInt64
-        var hostName: String
-        var executableName: String
-        var appVersion: String?
-        var startedAt: Date
-        var lastHeartbeatAt: Date
-        var stoppedAt: Date?
-        var cleanStop: Bool
-        var monitoredMs: Double
-        var thresholdMs: Double
-        var spans: Int
-        var stalls: Int
-        var reportsWritten: Int
-        var reportsDropped: [String: Int]
-    }
-
     let url: URL
     /// Session records this process has created so far.
     private static let monitorsStarted = Atomic<Int>(0)
     private let startedAt = Date()
     private let startedMonotonic = DispatchTime.now().uptimeNanoseconds
-    private let base: Record
+    private let base: SessionRecord
     private let store: ReportFileStore
     private let errors: ErrorReporter
     private let sample: @Sendable () -> (spans: Int, stalls: Int, written: Int, dropped: [String: Int])
@@ -53,8 +30,8 @@ final class SessionRecorder: Sendable {
         let number = Self.monitorsStarted.add(1, ordering: .relaxed).newValue
         let suffix = number > 1 ? "-\(number)" : ""
         url = store.directory.appendingPathComponent("session-\(stamp)-p\(getpid())\(suffix).session")
-        base = Record(
-            pid: process.pid, processStartTicks: Self.processStartTicks(pid: Int32(process.pid)) ?? 0,
+        base = SessionRecord(
+            pid: process.pid, processStartTicks: SessionRecord.startTicks(pid: process.pid) ?? 0,
             hostName: process.hostName, executableName: process.executableName, appVersion: process.appVersion,
             startedAt: startedAt, lastHeartbeatAt: startedAt, stoppedAt: nil, cleanStop: false, monitoredMs: 0,
             thresholdMs: thresholdMs, spans: 0, stalls: 0, reportsWritten: 0, reportsDropped: [:])
@@ -84,16 +61,5 @@ final class SessionRecorder: Sendable {
         } catch {
             errors.report(.reportEncoding(String(describing: error)))
         }
-    }
-
-    /// Start time (clock ticks since boot) of process `pid`, nil when it does not exist or is a
-    /// zombie (dead, not yet reaped).
-    static func processStartTicks(pid: Int32) -> UInt64? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = text.lastIndex(of: ")") else { return nil }
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        // Fields after "(comm)" start at field 3; starttime is field 22.
-        guard fields.count > 19, fields[0] != "Z", fields[0] != "X" else { return nil }
-        return UInt64(fields[19])
     }
 }

@@ -44,7 +44,7 @@ struct StaleReportSweeper {
         let decoder = ReportCoding.makeDecoder()
         for name in names where name.hasSuffix(".session") {
             guard let data = try? Data(contentsOf: directory.appendingPathComponent(name)),
-                  let record = try? decoder.decode(SessionRecorder.Record.self, from: data),
+                  let record = try? decoder.decode(SessionRecord.self, from: data),
                   record.hostName == hostName else { continue }
             starts[record.pid, default: []].insert(record.processStartTicks)
         }
@@ -55,7 +55,7 @@ struct StaleReportSweeper {
     /// name and, when a session record of that pid exists, with the recorded start time.
     private func isRunning(pid: Int, executableName: String, sessions: [Int: Set<UInt64>]) -> Bool {
         if pid == Int(getpid()) { return true }
-        guard let ticks = SessionRecorder.processStartTicks(pid: Int32(pid)) else { return false }
+        guard let ticks = SessionRecord.startTicks(pid: pid) else { return false }
         if let recorded = sessions[pid], !recorded.isEmpty { return recorded.contains(ticks) }
         return StaleStatus.isRunning(pid: pid, executableName: executableName)
     }
