@@ -52,6 +52,11 @@ static struct {
     sem_t done;
 } slot;
 
+// Handlers between entry and return. The kernel keeps the signal blocked in the thread's mask
+// until its handler returns, so a handler preempted after sem_post looks like a thread that
+// blocks the signal; the watchdog asks this before calling it that.
+static _Atomic int handlers_running;
+
 static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
 static int install_count;
 static _Atomic int installed_signal;
@@ -62,6 +67,7 @@ static void CStallMonitor_handler(int signal_number, siginfo_t *info, void *cont
     (void)signal_number;
     (void)info;
     int saved_errno = errno;
+    atomic_fetch_add(&handlers_running, 1);
     pid_t self = (pid_t)syscall(SYS_gettid);
     uint64_t expected = slot_word(self, SLOT_REQUESTED);
     if (atomic_compare_exchange_strong(&slot.word, &expected, slot_word(self, SLOT_CLAIMED))) {
@@ -87,7 +93,12 @@ static void CStallMonitor_handler(int signal_number, siginfo_t *info, void *cont
         atomic_store(&slot.word, slot_word(self, SLOT_DONE));
         sem_post(&slot.done);
     }
+    atomic_fetch_sub(&handlers_running, 1);
     errno = saved_errno;
+}
+
+int CStallMonitor_sampler_handlers_running(void) {
+    return atomic_load(&handlers_running);
 }
 
 static int load_unwinder(void) {

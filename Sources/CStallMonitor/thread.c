@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -19,6 +20,12 @@ int64_t CStallMonitor_thread_cpu_ns(pid_t tid) {
     struct timespec ts;
     if (clock_gettime(clock, &ts) != 0) return -1;
     return (int64_t)ts.tv_sec * 1000000000ll + (int64_t)ts.tv_nsec;
+}
+
+uint64_t CStallMonitor_thread_voluntary_switches(void) {
+    struct rusage usage;
+    if (getrusage(RUSAGE_THREAD, &usage) != 0) return 0;
+    return (uint64_t)usage.ru_nvcsw;
 }
 
 int CStallMonitor_ensure_altstack(size_t min_size) {

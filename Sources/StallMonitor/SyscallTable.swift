@@ -11,6 +11,7 @@ enum SyscallTable {
     private static let entries: [Int: Entry] = [
         0: .init(name: "read", interruptedBySignal: false),
         1: .init(name: "write", interruptedBySignal: false),
+        2: .init(name: "open", interruptedBySignal: false),
         7: .init(name: "poll", interruptedBySignal: true),
         17: .init(name: "pread64", interruptedBySignal: false),
         23: .init(name: "select", interruptedBySignal: true),
@@ -22,6 +23,9 @@ enum SyscallTable {
         45: .init(name: "recvfrom", interruptedBySignal: true),
         46: .init(name: "sendmsg", interruptedBySignal: true),
         47: .init(name: "recvmsg", interruptedBySignal: true),
+        56: .init(name: "clone", interruptedBySignal: false),
+        57: .init(name: "fork", interruptedBySignal: false),
+        58: .init(name: "vfork", interruptedBySignal: false),
         61: .init(name: "wait4", interruptedBySignal: false),
         70: .init(name: "msgrcv", interruptedBySignal: true),
         74: .init(name: "fsync", interruptedBySignal: false),
@@ -33,6 +37,7 @@ enum SyscallTable {
         230: .init(name: "clock_nanosleep", interruptedBySignal: true),
         232: .init(name: "epoll_wait", interruptedBySignal: true),
         247: .init(name: "waitid", interruptedBySignal: false),
+        257: .init(name: "openat", interruptedBySignal: false),
         270: .init(name: "pselect6", interruptedBySignal: true),
         271: .init(name: "ppoll", interruptedBySignal: true),
         281: .init(name: "epoll_pwait", interruptedBySignal: true),
@@ -41,12 +46,14 @@ enum SyscallTable {
         307: .init(name: "sendmmsg", interruptedBySignal: true),
         333: .init(name: "io_pgetevents", interruptedBySignal: true),
         426: .init(name: "io_uring_enter", interruptedBySignal: true),
+        435: .init(name: "clone3", interruptedBySignal: false),
         441: .init(name: "epoll_pwait2", interruptedBySignal: true),
     ]
     #elseif arch(arm64)
     private static let entries: [Int: Entry] = [
         4: .init(name: "io_getevents", interruptedBySignal: true),
         22: .init(name: "epoll_pwait", interruptedBySignal: true),
+        56: .init(name: "openat", interruptedBySignal: false),
         63: .init(name: "read", interruptedBySignal: false),
         64: .init(name: "write", interruptedBySignal: false),
         67: .init(name: "pread64", interruptedBySignal: false),
@@ -67,12 +74,14 @@ enum SyscallTable {
         207: .init(name: "recvfrom", interruptedBySignal: true),
         211: .init(name: "sendmsg", interruptedBySignal: true),
         212: .init(name: "recvmsg", interruptedBySignal: true),
+        220: .init(name: "clone", interruptedBySignal: false),
         242: .init(name: "accept4", interruptedBySignal: true),
         243: .init(name: "recvmmsg", interruptedBySignal: true),
         260: .init(name: "wait4", interruptedBySignal: false),
         269: .init(name: "sendmmsg", interruptedBySignal: true),
         292: .init(name: "io_pgetevents", interruptedBySignal: true),
         426: .init(name: "io_uring_enter", interruptedBySignal: true),
+        435: .init(name: "clone3", interruptedBySignal: false),
         441: .init(name: "epoll_pwait2", interruptedBySignal: true),
     ]
     #else

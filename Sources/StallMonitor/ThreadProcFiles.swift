@@ -85,6 +85,15 @@ final class ThreadProcFiles {
         return SignalMasks(blocked: blocked, pendingForThread: pending)
     }
 
+    /// The thread's voluntary context switches so far (`voluntary_ctxt_switches`).
+    func voluntarySwitches() -> UInt64? {
+        guard let text = read(statusFD) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches:") {
+            return UInt64(line.dropFirst(24).trimmingPrefix(while: { $0 == "\t" || $0 == " " }))
+        }
+        return nil
+    }
+
     /// The pid of the process tracing this one (a debugger, strace), 0 when none.
     static func tracerPID() -> Int {
         guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }

@@ -48,13 +48,16 @@ struct MaskedSignalTests {
         let reports = try directory.reports()
         try #require(reports.count == 1)
         let report = reports[0]
-        #expect(abs(report.durationMs - observed.milliseconds) <= 10)
+        #expect(durationCovers(report.durationMs, measured: observed.milliseconds), "\(report.durationMs) ms, measured \(observed.milliseconds) ms")
         #expect(report.representativeStack.isEmpty)
-        #expect(!report.samples.isEmpty)
-        #expect(report.samples.allSatisfy { $0.kind == .none && $0.frames.isEmpty })
-        #expect(report.samples.allSatisfy { ($0.note ?? "").contains("blocks the sampling signal") }, "\(report.samples.map(\.note))")
+        // While the signal is blocked nothing is sent. The span lasts a moment after the mask is
+        // restored (the closure returns): a sample there may take a stack.
+        let whileBlocked = report.samples.filter { $0.offsetMs < observed.milliseconds - 10 }
+        #expect(!whileBlocked.isEmpty)
+        #expect(whileBlocked.allSatisfy { $0.kind == .none && $0.frames.isEmpty })
+        #expect(whileBlocked.allSatisfy { ($0.note ?? "").contains("blocks the sampling signal") }, "\(report.samples.map(\.note))")
         #expect((report.sampling.skipped["signalBlocked"] ?? 0) > 0)
-        #expect(report.sampling.taken == 0)
+        #expect(report.sampling.taken == report.samples.filter { $0.kind == .stack }.count && report.sampling.taken <= 1)
         #expect(report.sampling.timedOut == 0)
         #expect(report.classification == .cpu)
 
@@ -94,7 +97,7 @@ struct InheritedMaskTests {
         try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 320) }
         #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
         let report = try #require(try directory.reports().first)
-        #expect(report.sampling.skipped["signalBlocked"] == nil)
+        #expect(report.sampling.skipped["signalBlocked"] == nil, "\(report.samples.map { ($0.offsetMs, $0.kind, $0.note ?? "") }) duration \(report.durationMs)")
         #expect(report.representativeSymbols.contains { $0.contains("spinOnCPUForStallTest") })
     }
 }

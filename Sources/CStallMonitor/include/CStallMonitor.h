@@ -33,6 +33,11 @@ pid_t CStallMonitor_gettid(void);
 /// -1 when the thread no longer exists.
 int64_t CStallMonitor_thread_cpu_ns(pid_t tid);
 
+/// How many times the calling thread has given up the CPU voluntarily (slept, waited, blocked):
+/// `getrusage(RUSAGE_THREAD)`'s `ru_nvcsw`, the count `/proc/<pid>/task/<tid>/status` calls
+/// `voluntary_ctxt_switches`. A preemption does not count.
+uint64_t CStallMonitor_thread_voluntary_switches(void);
+
 /// Makes sure the calling thread has an alternate signal stack of at least `min_size` bytes.
 /// Returns 1 when a new stack was installed, 0 when the existing one suffices, -errno on failure.
 int CStallMonitor_ensure_altstack(size_t min_size);
@@ -78,6 +83,9 @@ void CStallMonitor_sampler_uninstall(void);
 
 /// The installed signal, 0 when not installed.
 int CStallMonitor_sampler_signal(void);
+
+/// How many sampling signal handlers are running now (entered, not yet returned), in any thread.
+int CStallMonitor_sampler_handlers_running(void);
 
 /// 1 when libunwind was loaded, 0 otherwise; `note` receives the reason when not.
 int CStallMonitor_sampler_unwinder_available(char *note, size_t note_size);
