@@ -14,5 +14,8 @@ final class MonitorCounters: Sendable {
     let expectedLongWork = Atomic<Int>(0)
     let reportsRateLimited = Atomic<Int>(0)
     let reportsDeletedForQuota = Atomic<Int>(0)
+    /// Long spans that ended while the watchdog got no CPU and were overwritten in the
+    /// ``EndedSpanLog`` before it looked: possibly stalls, never reported.
+    let longSpansOverwritten = Atomic<Int>(0)
     let inProgressWrites = Atomic<Int>(0)
 }

@@ -84,7 +84,8 @@ struct ReportBuilder {
             samples: samples, representativeStack: stack, frames: frames, images: reportImages,
             symbolication: StallReport.Symbolication(symbolicator: symbolication.name, note: symbolication.note),
             tags: tags.isEmpty ? nil : tags, scene: recording.scene,
-            processStoppedMs: recording.stoppedNanos > 0 ? milliseconds(recording.stoppedNanos) : nil)
+            processStoppedMs: recording.stoppedNanos > 0 ? milliseconds(recording.stoppedNanos) : nil,
+            machineSuspendedMs: recording.machineSuspendedNanos > 0 ? milliseconds(recording.machineSuspendedNanos) : nil)
     }
 
     private func milliseconds(_ nanoseconds: UInt64) -> Double {

@@ -2,11 +2,14 @@ import CStallMonitor
 import Synchronization
 
 /// The awake-span state of one monitored thread: written by that thread (O(1), lock-free, no
-/// allocation, no syscall except waking a parked watchdog), read by the watchdog.
+/// allocation; a syscall only to wake a parked watchdog and one `getrusage` when the loop is
+/// awake again after more than the grace), read by the watchdog.
 ///
 /// A span opens at `afterWaiting` or the outermost `entry`. `beforeWaiting` and the outermost
 /// `exit` only *suspend* it: a span suspended for longer than ``reentryGrace`` ended when it was
-/// suspended, but one that is awake again sooner goes on. That keeps two things from cutting a
+/// suspended, but one that is awake again sooner goes on, and so does one whose thread never
+/// gave up the CPU voluntarily since the span began (it was preempted between two passes on a
+/// busy machine, it did not go idle). That keeps two things from cutting a
 /// busy span short: a wait that returns at once because work is pending (a congested loop), and
 /// `RunLoop.run()` leaving and re-entering the CF loop after every handled source. Nested runs
 /// of the same loop neither restart nor end the enclosing span.
@@ -18,19 +21,14 @@ final class SpanTracker: Sendable {
         case suspended = 2
     }
 
-    /// A span that the watchdog may be tracking, as published when it ended.
-    struct EndedSpan: Equatable {
-        var sequence: UInt64
-        var start: UInt64
-        var end: UInt64
-        var passes: Int
-        var longestPass: UInt64
-    }
-
     /// `sequence << 2 | phase`; the sequence numbers spans from 1.
     let state = Atomic<UInt64>(0)
     let spanStart = Atomic<UInt64>(0)
     let suspendedAt = Atomic<UInt64>(0)
+    /// The thread's voluntary context switches when the current span began.
+    let spanStartSwitches = Atomic<UInt64>(0)
+    /// The calling thread's voluntary context switches (replaced in tests).
+    let voluntarySwitches: @Sendable () -> UInt64
 
     // Pass accounting, touched only by the monitored thread while a span is open.
     let passes = Atomic<Int>(0)
@@ -38,12 +36,8 @@ final class SpanTracker: Sendable {
     let longestPass = Atomic<UInt64>(0)
     let depth = Atomic<Int>(0)
 
-    // The last span longer than `publishAfter`, published seqlock-style for the watchdog.
-    let endedSequence = Atomic<UInt64>(0)
-    let endedStart = Atomic<UInt64>(0)
-    let endedAt = Atomic<UInt64>(0)
-    let endedPasses = Atomic<Int>(0)
-    let endedLongestPass = Atomic<UInt64>(0)
+    /// The last spans longer than `publishAfter` that ended, for the watchdog.
+    let endedSpans = EndedSpanLog()
 
     /// Spans shorter than this are never tracked by the watchdog, so their end is not published.
     let publishAfter: UInt64
@@ -56,10 +50,12 @@ final class SpanTracker: Sendable {
     let watchdogParked = Atomic<Bool>(false)
     let wakeup: WakeupSignal
 
-    init(publishAfter: UInt64, reentryGrace: UInt64, wakeup: WakeupSignal) {
+    init(publishAfter: UInt64, reentryGrace: UInt64, wakeup: WakeupSignal,
+         voluntarySwitches: @escaping @Sendable () -> UInt64 = { CStallMonitor_thread_voluntary_switches() }) {
         self.publishAfter = publishAfter
         self.reentryGrace = reentryGrace
         self.wakeup = wakeup
+        self.voluntarySwitches = voluntarySwitches
     }
 
     // MARK: Monitored thread
@@ -121,16 +117,24 @@ final class SpanTracker: Sendable {
                 state.store((current & ~3) | Phase.open.rawValue, ordering: .sequentiallyConsistent)
                 return
             }
+            // Longer than the grace, but if the thread never slept since the span began, the
+            // pause was a preemption (a busy machine), not the loop going idle.
+            let switches = voluntarySwitches()
+            if switches == spanStartSwitches.load(ordering: .relaxed) {
+                state.store((current & ~3) | Phase.open.rawValue, ordering: .sequentiallyConsistent)
+                return
+            }
             publishEnd(sequence: current >> 2, at: suspended)
-            begin(after: current, at: now)
+            begin(after: current, at: now, switches: switches)
         default:
-            begin(after: current, at: now)
+            begin(after: current, at: now, switches: voluntarySwitches())
         }
     }
 
     @inline(__always)
-    private func begin(after current: UInt64, at now: UInt64) {
+    private func begin(after current: UInt64, at now: UInt64, switches: UInt64) {
         spanStart.store(now, ordering: .relaxed)
+        spanStartSwitches.store(switches, ordering: .relaxed)
         passStart.store(now, ordering: .relaxed)
         longestPass.store(0, ordering: .relaxed)
         passes.store(1, ordering: .relaxed)
@@ -147,12 +151,9 @@ final class SpanTracker: Sendable {
         let passBegan = passStart.load(ordering: .relaxed)
         let lastPass = end > passBegan ? end - passBegan : 0
         let longest = max(longestPass.load(ordering: .relaxed), lastPass)
-        endedSequence.store(0, ordering: .releasing)
-        endedStart.store(spanStart.load(ordering: .relaxed), ordering: .relaxed)
-        endedAt.store(end, ordering: .relaxed)
-        endedPasses.store(passes.load(ordering: .relaxed), ordering: .relaxed)
-        endedLongestPass.store(longest, ordering: .relaxed)
-        endedSequence.store(sequence, ordering: .releasing)
+        endedSpans.publish(EndedSpan(
+            sequence: sequence, start: spanStart.load(ordering: .relaxed), end: end,
+            passes: passes.load(ordering: .relaxed), longestPass: longest))
     }
 
     /// Called before the observers are added when the loop is already running: the run in
@@ -161,7 +162,7 @@ final class SpanTracker: Sendable {
     /// a span at that time.
     func assumeInsideRun(awakeAt now: UInt64?) {
         depth.store(1, ordering: .relaxed)
-        if let now { begin(after: state.load(ordering: .relaxed), at: now) }
+        if let now { begin(after: state.load(ordering: .relaxed), at: now, switches: voluntarySwitches()) }
     }
 
     /// Marks the current span (and, after `body`, the span then current) as expected long work.
@@ -182,22 +183,12 @@ final class SpanTracker: Sendable {
 
     /// The published end of span `sequence`, when it has ended and was long enough to publish.
     func endedSpan(_ sequence: UInt64) -> EndedSpan? {
-        guard endedSequence.load(ordering: .acquiring) == sequence else { return nil }
-        let ended = EndedSpan(
-            sequence: sequence,
-            start: endedStart.load(ordering: .relaxed),
-            end: endedAt.load(ordering: .relaxed),
-            passes: endedPasses.load(ordering: .relaxed),
-            longestPass: endedLongestPass.load(ordering: .relaxed)
-        )
-        guard endedSequence.load(ordering: .acquiring) == sequence else { return nil }
-        return ended
+        endedSpans.span(sequence)
     }
 
-    /// The last published span (the last one longer than ``publishAfter`` that ended), if any.
-    func lastEndedSpan() -> EndedSpan? {
-        let sequence = endedSequence.load(ordering: .acquiring)
-        return sequence == 0 ? nil : endedSpan(sequence)
+    /// The published spans after span `sequence` (each one longer than ``publishAfter``), oldest first.
+    func endedSpans(after sequence: UInt64) -> [EndedSpan] {
+        endedSpans.spans(after: sequence)
     }
 
     /// Pass counts of the span in progress (approximate while it runs).

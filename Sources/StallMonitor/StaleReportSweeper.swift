@@ -10,6 +10,10 @@ struct StaleReportSweeper {
     let hostName: String
     let errors: ErrorReporter
 
+    /// Files larger than this are not reports this monitor wrote (they are bounded by the
+    /// sample and frame limits), and are left alone.
+    static let maxFileSize = 64 << 20
+
     /// Returns how many reports were marked fatal.
     @discardableResult
     func sweep() -> Int {
@@ -19,7 +23,7 @@ struct StaleReportSweeper {
         var marked = 0
         for name in names where name.hasPrefix("stall-") && name.hasSuffix(".json") {
             let url = directory.appendingPathComponent(name)
-            guard let data = try? Data(contentsOf: url),
+            guard let data = try? BoundedFileReader.contents(of: url.path, limit: Self.maxFileSize).get(),
                   data.range(of: Data("\"inProgress\"".utf8)) != nil,
                   var report = try? StallReport.decode(from: data),
                   report.status == .inProgress, report.process.hostName == hostName,
@@ -43,7 +47,7 @@ struct StaleReportSweeper {
         var starts: [Int: Set<UInt64>] = [:]
         let decoder = ReportCoding.makeDecoder()
         for name in names where name.hasSuffix(".session") {
-            guard let data = try? Data(contentsOf: directory.appendingPathComponent(name)),
+            guard let data = try? BoundedFileReader.contents(of: directory.appendingPathComponent(name).path, limit: Self.maxFileSize).get(),
                   let record = try? decoder.decode(SessionRecord.self, from: data),
                   record.hostName == hostName else { continue }
             starts[record.pid, default: []].insert(record.processStartTicks)

@@ -47,10 +47,19 @@ struct StallRecording {
     var scene: String?
     /// Time the whole process was stopped during the span (the watchdog woke far too late).
     var stoppedNanos: UInt64 = 0
+    /// ``SuspendClock`` when tracking began, and how much the machine was suspended since.
+    var suspendedAtTrackingStart: UInt64 = 0
+    var machineSuspendedNanos: UInt64 = 0
     /// Declared expected long work, or the monitor was paused: never reported.
     var suppressed = false
     /// When the last in-progress snapshot was handed to the writer (0: none yet).
     var lastSnapshotAt: UInt64 = 0
+
+    /// Notes how long the machine was suspended since tracking began, from ``SuspendClock``'s
+    /// value `now` (it never goes back).
+    mutating func noteMachineSuspended(now: UInt64) {
+        machineSuspendedNanos = now > suspendedAtTrackingStart ? now - suspendedAtTrackingStart : 0
+    }
 
     /// Adds a sample, thinning to an evenly spread half (and doubling the interval) at the bound.
     mutating func append(_ sample: RawSample) {

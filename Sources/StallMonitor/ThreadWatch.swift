@@ -31,9 +31,21 @@ final class ThreadWatch {
     private var recording: StallRecording?
     private var nextSampleAt: UInt64 = 0
     private var lastFinishedSequence: UInt64 = 0
+    /// Publishing index (``EndedSpanLog``) of the first long span the watchdog has not yet dealt
+    /// with: a missed span found with a higher index means the ones between were overwritten.
+    private var nextUncheckedIndex: UInt64 = 0
+    /// The index the tracked span gets when it is published (nothing else can be published
+    /// between the start of tracking and its end).
+    private var trackedSpanIndex: UInt64 = 0
     private var frameBuffer: [UInt]
     /// Process-stopped time noticed before the watchdog began tracking span `sequence`.
     private var stoppedBeforeTracking: (sequence: UInt64, nanos: UInt64) = (0, 0)
+    /// Time the machine has spent suspended since boot (``SuspendClock``; replaced in tests to
+    /// simulate a suspend).
+    var machineSuspendedNanos: () -> UInt64 = SuspendClock.suspendedNanos
+    /// The monitored thread's voluntary context switches (replaced in tests; by default read
+    /// from `/proc`).
+    var threadVoluntarySwitches: (() -> UInt64?)?
 
     init(thread: MonitoredThread, settings: Settings, counters: MonitorCounters, controls: MonitorControls, emit: @escaping (StallEvent) -> Void) {
         self.thread = thread
@@ -63,26 +75,31 @@ final class ThreadWatch {
         if recording != nil {
             if finishIfEnded(now: now) { return step(now: now) }
             if now >= nextSampleAt { sampleOrSkip(now: now) }
-            return nextDeadlineWhileTracking()
+            return nextDeadlineWhileTracking(now: now)
         }
-        reportMissedStall(now: now)
+        reportMissedStalls(now: now)
         let span = thread.tracker.currentSpan()
         guard span.phase != .closed, span.sequence != lastFinishedSequence else { return nil }
         if span.phase == .suspended {
             let expiry = span.suspendedAt &+ settings.reentryGrace
-            if now >= expiry {
+            if now < expiry {
+                if span.start &+ settings.lead > span.suspendedAt { return expiry }
+            } else if threadSleptSinceSpanStart() {
                 // Ended before the watchdog got to it. A long one is published when the loop wakes
                 // again, and reportMissedStall takes it then; a short one is done with.
-                if span.suspendedAt &- span.start < settings.lead { lastFinishedSequence = span.sequence }
+                if span.suspendedAt &- span.start < settings.lead {
+                    lastFinishedSequence = span.sequence
+                    nextUncheckedIndex = max(nextUncheckedIndex, thread.tracker.endedSpans.publishedCount)
+                }
                 return nil
             }
-            if span.start &+ settings.lead > span.suspendedAt { return expiry }
+            // Past the grace without having slept: preempted between two passes, the span goes on.
         }
         let trackFrom = span.start &+ settings.lead
         if now < trackFrom { return trackFrom }
         beginTracking(sequence: span.sequence, start: span.start, now: now)
         sampleOrSkip(now: now)
-        return nextDeadlineWhileTracking()
+        return nextDeadlineWhileTracking(now: now)
     }
 
     /// The monitor is stopping and its observers are gone, so nothing can end or resume the
@@ -100,35 +117,42 @@ final class ThreadWatch {
         }
     }
 
-    /// A span longer than the threshold ended without the watchdog ever tracking it: the
-    /// watchdog got no CPU during the whole stall (an overloaded machine). The tracker published
-    /// its start, end and passes, so the stall is still reported, exactly timed but without
-    /// samples, and says why. Only the last such span is kept by the tracker.
-    private func reportMissedStall(now: UInt64) {
-        guard let ended = thread.tracker.lastEndedSpan(), ended.sequence > lastFinishedSequence,
-              let identity else { return }
-        lastFinishedSequence = ended.sequence
-        let duration = ended.end &- ended.start
-        guard ended.end > ended.start, duration >= settings.threshold, !controls.isPaused,
-              thread.tracker.expectedLongWorkSequence.load(ordering: .acquiring) != ended.sequence else { return }
-        if !settings.reportWhileDebugged && ThreadProcFiles.tracerPID() != 0 {
-            counters.discardedWhileDebugged.add(1, ordering: .relaxed)
-            return
+    /// Spans longer than the threshold that ended without the watchdog ever tracking them: the
+    /// watchdog got no CPU during those stalls (an overloaded machine). The tracker published
+    /// their start, end and passes, so each is still reported, exactly timed but without samples,
+    /// and says why. The tracker keeps the last ``EndedSpanLog/capacity`` long spans; older ones
+    /// were overwritten and are counted (``MonitorCounters/longSpansOverwritten``).
+    private func reportMissedStalls(now: UInt64) {
+        guard let identity else { return }
+        let missed = thread.tracker.endedSpans(after: lastFinishedSequence)
+        if let oldest = missed.first, oldest.index > nextUncheckedIndex {
+            counters.longSpansOverwritten.add(Int(oldest.index - nextUncheckedIndex), ordering: .relaxed)
         }
-        var missed = StallRecording(
-            thread: identity, sequence: ended.sequence, spanStart: ended.start,
-            wallClockStart: Date(timeIntervalSinceNow: -Double(now &- ended.start) / 1e9),
-            threshold: settings.threshold, mode: nil, interval: settings.interval,
-            requestedInterval: settings.interval, maxSamples: settings.maxSamples,
-            cpuAtTrackingStart: -1, trackingStart: now, unwinder: StackSampler.unwinderStatus(), scene: controls.scene)
-        missed.end = ended.end
-        missed.passes = ended.passes
-        missed.longestPass = ended.longestPass
-        missed.trackingEnd = now
-        missed.skip("watchdogStarved")
-        counters.spansTracked.add(1, ordering: .relaxed)
-        counters.stallsDetected.add(1, ordering: .relaxed)
-        emit(.ended(missed))
+        for ended in missed {
+            lastFinishedSequence = ended.sequence
+            nextUncheckedIndex = ended.index &+ 1
+            let duration = ended.end &- ended.start
+            guard ended.end > ended.start, duration >= settings.threshold, !controls.isPaused,
+                  thread.tracker.expectedLongWorkSequence.load(ordering: .acquiring) != ended.sequence else { continue }
+            if !settings.reportWhileDebugged && ThreadProcFiles.tracerPID() != 0 {
+                counters.discardedWhileDebugged.add(1, ordering: .relaxed)
+                continue
+            }
+            var missed = StallRecording(
+                thread: identity, sequence: ended.sequence, spanStart: ended.start,
+                wallClockStart: Date(timeIntervalSinceNow: -Double(now &- ended.start) / 1e9),
+                threshold: settings.threshold, mode: nil, interval: settings.interval,
+                requestedInterval: settings.interval, maxSamples: settings.maxSamples,
+                cpuAtTrackingStart: -1, trackingStart: now, unwinder: StackSampler.unwinderStatus(), scene: controls.scene)
+            missed.end = ended.end
+            missed.passes = ended.passes
+            missed.longestPass = ended.longestPass
+            missed.trackingEnd = now
+            missed.skip("watchdogStarved")
+            counters.spansTracked.add(1, ordering: .relaxed)
+            counters.stallsDetected.add(1, ordering: .relaxed)
+            emit(.ended(missed))
+        }
     }
 
     /// The watchdog woke `lateness` after its deadline: the whole process was stopped (SIGSTOP,
@@ -170,14 +194,26 @@ final class ThreadWatch {
         (snapshot.passes, snapshot.longestPass) = thread.tracker.passesSoFar(now: now)
         snapshot.cpuAtTrackingEnd = CStallMonitor_thread_cpu_ns(recording.thread.tid)
         snapshot.trackingEnd = now
+        snapshot.noteMachineSuspended(now: machineSuspendedNanos())
         self.recording?.lastSnapshotAt = now
         emit(.inProgress(snapshot))
     }
 
-    private func nextDeadlineWhileTracking() -> UInt64 {
+    private func nextDeadlineWhileTracking(now: UInt64) -> UInt64 {
         let span = thread.tracker.currentSpan()
-        if span.phase == .suspended { return min(nextSampleAt, span.suspendedAt &+ settings.reentryGrace) }
+        let expiry = span.suspendedAt &+ settings.reentryGrace
+        if span.phase == .suspended && expiry > now { return min(nextSampleAt, expiry) }
         return nextSampleAt
+    }
+
+    /// Whether the monitored thread gave up the CPU voluntarily (slept) since the current span
+    /// began. A span suspended for longer than the grace has ended only then; until it has, the
+    /// thread was preempted between two passes (a busy machine), not idle. Without the count (the
+    /// thread is gone), it has.
+    private func threadSleptSinceSpanStart() -> Bool {
+        let switches = threadVoluntarySwitches.map { $0() } ?? procFiles?.voluntarySwitches()
+        guard let switches else { return true }
+        return switches != thread.tracker.spanStartSwitches.load(ordering: .relaxed)
     }
 
     private func beginTracking(sequence: UInt64, start: UInt64, now: UInt64) {
@@ -190,6 +226,8 @@ final class ThreadWatch {
             cpuAtTrackingStart: CStallMonitor_thread_cpu_ns(identity.tid), trackingStart: now,
             unwinder: StackSampler.unwinderStatus(), scene: controls.scene)
         if stoppedBeforeTracking.sequence == sequence { recording?.stoppedNanos = stoppedBeforeTracking.nanos }
+        recording?.suspendedAtTrackingStart = machineSuspendedNanos()
+        trackedSpanIndex = thread.tracker.endedSpans.publishedCount
         counters.spansTracked.add(1, ordering: .relaxed)
     }
 
@@ -208,7 +246,7 @@ final class ThreadWatch {
             end = now
             (passes, longest) = tracker.passesSoFar(now: now)
         } else if span.sequence == recording.sequence && span.phase == .suspended {
-            guard now >= span.suspendedAt &+ settings.reentryGrace else { return false }
+            guard now >= span.suspendedAt &+ settings.reentryGrace, stopping || threadSleptSinceSpanStart() else { return false }
             end = span.suspendedAt
             (passes, longest) = tracker.passesSoFar(now: span.suspendedAt)
         } else {
@@ -218,6 +256,8 @@ final class ThreadWatch {
         }
         end = max(end, recording.spanStart)
         lastFinishedSequence = recording.sequence
+        // Published (or to be published) at trackedSpanIndex, unless the monitor stops first.
+        nextUncheckedIndex = max(nextUncheckedIndex, trackedSpanIndex &+ 1)
         self.recording = nil
         let announced = recording.lastSnapshotAt != 0
         func discard(_ counter: borrowing Atomic<Int>) -> Bool {
@@ -241,6 +281,7 @@ final class ThreadWatch {
         recording.longestPass = longest
         recording.cpuAtTrackingEnd = CStallMonitor_thread_cpu_ns(recording.thread.tid)
         recording.trackingEnd = CStallMonitor_monotonic_ns()
+        recording.noteMachineSuspended(now: machineSuspendedNanos())
         counters.stallsDetected.add(1, ordering: .relaxed)
         emit(.ended(recording))
         return true
@@ -290,7 +331,13 @@ final class ThreadWatch {
         }
         if let masks = procFiles.signalMasks() {
             if ThreadProcFiles.SignalMasks.contains(masks.blocked, settings.signal) {
-                noStack("signalBlocked", note: "the thread blocks the sampling signal \(settings.signal)")
+                // The kernel blocks the signal while its handler runs: a handler preempted after
+                // answering the previous sample is not the thread blocking the signal.
+                if CStallMonitor_sampler_handlers_running() > 0 {
+                    noStack("busy", note: "the previous sample's signal handler had not returned yet")
+                } else {
+                    noStack("signalBlocked", note: "the thread blocks the sampling signal \(settings.signal)")
+                }
                 return
             }
             if ThreadProcFiles.SignalMasks.contains(masks.pendingForThread, settings.signal) {

@@ -25,6 +25,17 @@ struct FingerprintAndRecordingTests {
         #expect(Fingerprint.components(stack: [frame(nil, app: true)], classification: .cpu, syscall: nil) == ["nostack", "cpu", "-"])
     }
 
+    @Test("linker stubs and sanitizer runtime frames (an instrumented build) are left out")
+    func ignoredFrames() {
+        let stack = [
+            frame("__tsan::ExternalAccess(void*, unsigned long, unsigned long, void*, unsigned long)", app: true),
+            frame("__tsan_read8", app: true), frame("___interceptor_clock_gettime", app: true),
+            frame("_init", app: true), frame("clock_gettime@plt", app: true), frame("App.a()", app: true),
+        ]
+        #expect(Fingerprint.components(stack: stack, classification: .cpu, syscall: nil) == ["app", "App.a()"])
+        #expect(!Fingerprint.isIgnored("tsan_like_but_mine()") && !Fingerprint.isIgnored("App.__tsan()"))
+    }
+
     @Test("fingerprints depend on the symbols only and are 16 hex digits")
     func fingerprint() {
         let one = Fingerprint.make(["app", "App.a()"])

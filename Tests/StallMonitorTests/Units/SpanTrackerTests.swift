@@ -16,8 +16,8 @@ struct SpanTrackerTests {
     private static let ms: UInt64 = 1_000_000
     private static let grace: UInt64 = 200_000
 
-    private func makeTracker(publishAfter: UInt64 = 0) -> SpanTracker {
-        SpanTracker(publishAfter: publishAfter, reentryGrace: Self.grace, wakeup: WakeupSignal())
+    private func makeTracker(publishAfter: UInt64 = 0, switches: SimulatedSwitches = SimulatedSwitches()) -> SpanTracker {
+        SpanTracker(publishAfter: publishAfter, reentryGrace: Self.grace, wakeup: WakeupSignal(), voluntarySwitches: { switches.next() })
     }
 
     private func feed(_ tracker: SpanTracker, _ events: [(Activity, UInt64)]) {
@@ -51,6 +51,22 @@ struct SpanTrackerTests {
         feed(tracker, [(.afterWaiting, 10 * Self.ms), (.beforeWaiting, 20 * Self.ms), (.afterWaiting, 20 * Self.ms + Self.grace / 2)])
         let span = tracker.currentSpan()
         #expect(span.sequence == 1 && span.phase == .open && span.start == 10 * Self.ms)
+    }
+
+    @Test("a pause longer than the grace continues the span when the thread never slept (preempted), ends it when it did")
+    func preemptedPause() {
+        let switches = SimulatedSwitches()
+        let tracker = makeTracker(switches: switches)
+        feed(tracker, [(.afterWaiting, 10 * Self.ms)])
+        switches.preempted.store(true, ordering: .relaxed)
+        feed(tracker, [(.beforeWaiting, 20 * Self.ms), (.afterWaiting, 25 * Self.ms)])       // 5 ms off the CPU
+        var span = tracker.currentSpan()
+        #expect(span.sequence == 1 && span.phase == .open && span.start == 10 * Self.ms)
+        switches.preempted.store(false, ordering: .relaxed)
+        feed(tracker, [(.beforeWaiting, 30 * Self.ms), (.afterWaiting, 35 * Self.ms)])       // 5 ms asleep
+        span = tracker.currentSpan()
+        #expect(span.sequence == 2 && span.start == 35 * Self.ms)
+        #expect(tracker.endedSpan(1)?.end == 30 * Self.ms)
     }
 
     @Test("leaving and re-entering the outermost run within the grace continues the span")
