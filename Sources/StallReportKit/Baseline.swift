@@ -117,12 +117,11 @@ public struct ConfigFileError: Error, Sendable, Equatable, CustomStringConvertib
     /// Reads a small configuration file (at most 16 MiB, nesting at most 64 levels).
     public static func read(path: String, what: String) throws(ConfigFileError) -> Data {
         let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw ConfigFileError(path: path, message: "cannot read \(what) file: \((error as NSError).localizedDescription)")
+        switch BoundedFileReader.contents(of: path, limit: 16 * 1024 * 1024) {
+        case .success(let contents): data = contents
+        case .failure(.tooLarge): throw ConfigFileError(path: path, message: "\(what) file larger than 16 MiB")
+        case .failure(.unreadable(let why)): throw ConfigFileError(path: path, message: "cannot read \(what) file: \(why)")
         }
-        if data.count > 16 * 1024 * 1024 { throw ConfigFileError(path: path, message: "\(what) file larger than 16 MiB") }
         if data.isEmpty { throw ConfigFileError(path: path, message: "\(what) file is empty") }
         if JSONNesting.maxDepth(of: data, limit: 64) > 64 { throw ConfigFileError(path: path, message: "\(what) file nested deeper than 64 levels") }
         return data

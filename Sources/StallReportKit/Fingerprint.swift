@@ -15,6 +15,24 @@ public enum Fingerprint {
         symbol == "_init" || symbol == "_fini" || symbol.hasSuffix("@plt")
     }
 
+    /// Names of a sanitizer runtime (ThreadSanitizer, AddressSanitizer, …) linked into an
+    /// instrumented build: where a sample lands inside the instrumentation varies from run to run
+    /// and says nothing about the stall.
+    public static func isSanitizerRuntime(_ symbol: String) -> Bool {
+        sanitizerPrefixes.contains { symbol.hasPrefix($0) }
+    }
+
+    private static let sanitizerPrefixes = [
+        "__tsan", "__asan", "__lsan", "__msan", "__ubsan", "__hwasan", "__sanitizer",
+        "__interception", "__interceptor_", "___interceptor_",
+    ]
+
+    /// Whether a frame named `symbol` is left out of the fingerprint: linker stubs and sanitizer
+    /// runtime code.
+    public static func isIgnored(_ symbol: String) -> Bool {
+        isLinkerStub(symbol) || isSanitizerRuntime(symbol)
+    }
+
     /// The fingerprint of the given ordered components (symbol names, leaf first, or fallback keys).
     public static func make(_ components: [String]) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
@@ -41,7 +59,7 @@ public enum Fingerprint {
     /// recomputes the fingerprint from names later.
     public static func components(stack: [StallReport.Frame], classification: StallClassification, syscall: String?, images: [StallReport.Image] = []) -> [String] {
         let named = stack.compactMap { frame -> (String, Bool)? in
-            guard let symbol = frame.symbol, !symbol.isEmpty, !isLinkerStub(symbol) else { return nil }
+            guard let symbol = frame.symbol, !symbol.isEmpty, !isIgnored(symbol) else { return nil }
             return (symbol, frame.inApp)
         }
         let app = named.filter { $0.1 }.prefix(appFrameCount).map { $0.0 }

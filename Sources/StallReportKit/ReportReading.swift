@@ -55,13 +55,11 @@ extension StallReport {
 
     /// Reads and decodes the report at `url`.
     public static func read(from url: URL) throws(ReportReadError) -> StallReport {
-        let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch {
-            throw .unreadable((error as NSError).localizedDescription)
+        switch BoundedFileReader.contents(of: url.path, limit: .max) {
+        case .success(let data): return try decode(from: data)
+        case .failure(.unreadable(let why)): throw .unreadable(why)
+        case .failure(let tooLarge): throw .unreadable(tooLarge.description)
         }
-        return try decode(from: data)
     }
 
     /// Encodes the report as the schema requires.

@@ -51,6 +51,9 @@ public struct StallReport: Codable, Sendable, Equatable {
     /// Time within the span during which the whole process was stopped (SIGSTOP, a debugger),
     /// which is not counted as stalling; nil when none was noticed.
     public var processStoppedMs: Double?
+    /// Time the machine was suspended (sleep, hibernation) while the stall was tracked. It is not
+    /// part of `durationMs` (spans are measured on CLOCK_MONOTONIC); nil when there was none.
+    public var machineSuspendedMs: Double?
     /// True when this fingerprint already had its quota of full reports in the current window:
     /// the samples and all but the representative stack's frames and images were left out.
     public var rateLimited: Bool?
@@ -65,7 +68,8 @@ public struct StallReport: Codable, Sendable, Equatable {
         loop: Loop, process: Process, sampling: Sampling, samples: [Sample],
         representativeStack: [Int], frames: [Frame], images: [Image],
         symbolication: Symbolication, tags: [String: String]? = nil, scene: String? = nil,
-        processStoppedMs: Double? = nil, rateLimited: Bool? = nil, omittedSamples: Int? = nil
+        processStoppedMs: Double? = nil, rateLimited: Bool? = nil, omittedSamples: Int? = nil,
+        machineSuspendedMs: Double? = nil
     ) {
         self.schemaVersion = schemaVersion
         self.id = id
@@ -90,5 +94,6 @@ public struct StallReport: Codable, Sendable, Equatable {
         self.processStoppedMs = processStoppedMs
         self.rateLimited = rateLimited
         self.omittedSamples = omittedSamples
+        self.machineSuspendedMs = machineSuspendedMs
     }
 }

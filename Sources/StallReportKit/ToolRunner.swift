@@ -47,9 +47,9 @@ public enum ToolRunner {
         } catch {
             throw Failure(description: "cannot run \(executable): \((error as NSError).localizedDescription)")
         }
-        let output = String(decoding: (try? Data(contentsOf: outURL)) ?? Data(), as: UTF8.self)
+        let output = String(decoding: (try? BoundedFileReader.contents(of: outURL.path, limit: .max).get()) ?? Data(), as: UTF8.self)
         guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-            let errorText = String(decoding: (try? Data(contentsOf: errURL)) ?? Data(), as: UTF8.self)
+            let errorText = String(decoding: (try? BoundedFileReader.contents(of: errURL.path, limit: .max).get()) ?? Data(), as: UTF8.self)
             let firstLine = errorText.split(separator: "\n").first.map(String.init) ?? ""
             throw Failure(description: "\((executable as NSString).lastPathComponent) failed (status \(process.terminationStatus))\(firstLine.isEmpty ? "" : ": " + firstLine)")
         }

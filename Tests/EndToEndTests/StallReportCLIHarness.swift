@@ -105,8 +105,8 @@ enum StallReportCLI {
         try out.close()
         try err.close()
         return Run(status: process.terminationStatus,
-                   stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
-                   stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
+                   stdout: String(decoding: try BoundedFileReader.contents(of: outURL.path, limit: .max).get(), as: UTF8.self),
+                   stderr: String(decoding: try BoundedFileReader.contents(of: errURL.path, limit: .max).get(), as: UTF8.self))
     }
 }
 

@@ -18,6 +18,7 @@ struct StallReportVizSymbolicateTests {
         var input: URL
         var debugDirectory: URL
         var mainImage: Int
+        var strippedBinary: URL
     }
 
     static func setUp() throws -> Setup {
@@ -44,7 +45,8 @@ struct StallReportVizSymbolicateTests {
         nameless.fingerprint = Fingerprint.make(Fingerprint.components(stack: [], classification: nameless.classification, syscall: nil))
         let input = try directory.subdirectory("in")
         try nameless.encoded().write(to: input.appendingPathComponent("stall.json"))
-        return Setup(directory: directory, original: original, input: input, debugDirectory: debugDirectory, mainImage: mainImage)
+        return Setup(directory: directory, original: original, input: input, debugDirectory: debugDirectory,
+                     mainImage: mainImage, strippedBinary: stripped)
     }
 
     @Test("Offline names from the unstripped binary equal the in-process names; the stripped one gives none")
@@ -61,8 +63,12 @@ struct StallReportVizSymbolicateTests {
         let first = try StallReportCLI.run(["symbolicate", setup.input.path, "--output", strippedOut.path])
         #expect(first.status == 0, "\(first)")
         let fromStripped = try StallReport.read(from: strippedOut.appendingPathComponent("stall.json"))
+        // strip keeps the dynamic symbol table: only exported functions (e.g. a sanitizer
+        // runtime's interceptors under Scripts/sanitize) may still be named.
+        let exported = try ELFSymbolNames(path: setup.strippedBinary.path, dynamic: true)
         for index in appFrames {
-            #expect(fromStripped.frames[index].symbol == nil, "stripped binary named \(fromStripped.frames[index].symbol ?? "")")
+            let name = fromStripped.frames[index].symbol
+            #expect(name == nil || exported.contains(name!), "stripped binary named \(name ?? "")")
             #expect(fromStripped.frames[index].file == nil)
         }
 
@@ -73,10 +79,17 @@ struct StallReportVizSymbolicateTests {
         #expect(second.stdout.contains("wrote \(out.path)/stall.json: named"))
         let symbolicated = try StallReport.read(from: out.appendingPathComponent("stall.json"))
         var comparedLocations = 0
+        // Where one address has several names, libdw and llvm-symbolizer may pick different ones.
+        let symbols = try ELFSymbolNames(path: setup.debugDirectory.appendingPathComponent("stall-demo").path)
+        var aliasesPicked = 0
         for index in namedInProcess {
             let before = original.frames[index]
             let after = symbolicated.frames[index]
-            #expect(after.symbol == before.symbol, "frame \(index) at \(before.address)")
+            if after.symbol != before.symbol, symbols.sameFunction(after.symbol, before.symbol) {
+                aliasesPicked += 1
+            } else {
+                #expect(after.symbol == before.symbol, "frame \(index) at \(before.address)")
+            }
             #expect(after.offset == before.offset, "offset of \(before.symbol ?? "")")
             if let file = before.file, let line = before.line, let newFile = after.file, let newLine = after.line {
                 #expect("\(newFile):\(newLine)" == "\(file):\(line)")
@@ -84,8 +97,11 @@ struct StallReportVizSymbolicateTests {
             }
         }
         #expect(comparedLocations >= 3, "file:line compared for too few frames")
-        // The names were all missing before, so the fingerprint was recomputed: back to the in-process one.
-        #expect(symbolicated.fingerprint == original.fingerprint)
+        // The names were all missing before, so the fingerprint was recomputed: back to the
+        // in-process one (unless an alias was named differently, which changes the fingerprint).
+        if aliasesPicked == 0 {
+            #expect(symbolicated.fingerprint == original.fingerprint)
+        }
         #expect(symbolicated.symbolication.note?.contains("llvm-symbolizer") == true)
         // The input was not touched.
         let input = try StallReport.read(from: setup.input.appendingPathComponent("stall.json"))
