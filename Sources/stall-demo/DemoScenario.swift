@@ -49,9 +49,7 @@ struct DemoScenario: Sendable {
     static func repeatShortWork(remaining: Int, done: @escaping @Sendable () -> Void) {
         Scenarios.shortWorkBelowThreshold(milliseconds: 80)
         guard remaining > 1 else { return done() }
-        _ = Timer.scheduledTimer(withTimeInterval: 0.02, repeats: false) { _ in
-            repeatShortWork(remaining: remaining - 1, done: done)
-        }
+        afterDelay(0.02) { repeatShortWork(remaining: remaining - 1, done: done) }
     }
 
     /// The running monitor, for scenarios that use its API.
@@ -71,15 +69,22 @@ struct DemoScenario: Sendable {
     /// Runs the scenarios one after another from main-RunLoop timers, `gap` seconds apart (the
     /// loop sleeps in between), then calls `finished`.
     static func schedule(_ scenarios: [DemoScenario], gap: TimeInterval, finished: @escaping @Sendable () -> Void) {
-        guard let first = scenarios.first else {
-            _ = Timer.scheduledTimer(withTimeInterval: gap, repeats: false) { _ in finished() }
-            return
-        }
-        _ = Timer.scheduledTimer(withTimeInterval: gap, repeats: false) { _ in
+        guard let first = scenarios.first else { return afterDelay(gap, finished) }
+        afterDelay(gap) {
             first.run {
                 schedule(Array(scenarios.dropFirst()), gap: gap, finished: finished)
             }
         }
+    }
+
+    /// Runs `body` once on the main run loop (default mode) after `seconds`.
+    ///
+    /// A one-shot CF timer with an explicit fire date, not Foundation's block `Timer`:
+    /// swift-corelibs-foundation never frees a block `Timer`, so LeakSanitizer reports every one
+    /// (`Scripts/sanitize address`), and a CF timer is released by the run loop once it has fired.
+    static func afterDelay(_ seconds: TimeInterval, _ body: @escaping @Sendable () -> Void) {
+        let timer = CFRunLoopTimerCreateWithHandler(nil, CFAbsoluteTimeGetCurrent() + seconds, 0, 0, 0) { _ in body() }
+        CFRunLoopAddTimer(CFRunLoopGetMain(), timer, kCFRunLoopDefaultMode)
     }
 }
 

@@ -22,19 +22,24 @@ enum Scenarios {
         nonisolated(unsafe) let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
         let held = DispatchSemaphore(value: 0)
+        let released = DispatchSemaphore(value: 0)
         let worker = Thread {
             pthread_mutex_lock(mutex)
             held.signal()
             usleep(UInt32(milliseconds) * 1000)
             pthread_mutex_unlock(mutex)
+            released.signal()
         }
         worker.name = "lock-holder"
         worker.start()
         held.wait()
         pthread_mutex_lock(mutex)
         pthread_mutex_unlock(mutex)
-        // The worker has unlocked; it exits on its own. The mutex is leaked on purpose: the worker
-        // may still be returning from pthread_mutex_unlock.
+        // The worker may still be returning from pthread_mutex_unlock: free the mutex only once it
+        // says it has.
+        released.wait()
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
     }
 
     /// Sleeps in `usleep` (the monitor must not cut the sleep short).

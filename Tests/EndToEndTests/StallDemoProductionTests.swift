@@ -134,7 +134,7 @@ struct StallDemoProductionTests {
         let offline = try #require(try Self.reports(in: symbolicated).first)
         #expect(offline.fingerprint == inProcess.fingerprint, "offline names give the in-process fingerprint")
         #expect(offline.symbolication.symbolicator == "llvm-symbolizer")
-        let appNames = { (report: StallReport) in report.representativeStack.compactMap { report.frames[$0].inApp ? report.frames[$0].symbol : nil }.filter { !Fingerprint.isLinkerStub($0) } }
+        let appNames = { (report: StallReport) in report.representativeStack.compactMap { report.frames[$0].inApp ? report.frames[$0].symbol : nil }.filter { !Fingerprint.isIgnored($0) } }
         #expect(appNames(offline).prefix(3) == appNames(inProcess).prefix(3))
     }
 

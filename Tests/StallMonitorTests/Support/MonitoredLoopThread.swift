@@ -36,14 +36,15 @@ final class MonitoredLoopThread: @unchecked Sendable {
             setKernelThreadName(name)
             let loop = CFRunLoopGetCurrent()
             identity.withLock { $0 = (CStallMonitor_gettid(), UncheckedLoop(loop: loop!)) }
-            // A source that never fires keeps `run(mode:before:)` from returning at once.
-            let keepAlive = Timer(fire: .distantFuture, interval: 0, repeats: false) { _ in }
-            RunLoop.current.add(keepAlive, forMode: .default)
+            // A source that never fires keeps `run(mode:before:)` from returning at once (a CF
+            // timer: Foundation's block Timer is never freed, which LeakSanitizer reports).
+            let keepAlive = CFRunLoopTimerCreateWithHandler(nil, .greatestFiniteMagnitude, 0, 0, 0) { _ in }
+            CFRunLoopAddTimer(loop, keepAlive, kCFRunLoopDefaultMode)
             started.signal()
             while !stopping.value.load(ordering: .sequentiallyConsistent) {
                 _ = RunLoop.current.run(mode: .default, before: .distantFuture)
             }
-            keepAlive.invalidate()
+            CFRunLoopTimerInvalidate(keepAlive)
             exited.signal()
         }
         thread.stackSize = 4 << 20
