@@ -33,9 +33,9 @@ struct ProductionHostileStallTests {
         let report = reports[0]
         #expect(report.sampling.attempted > 0)
         #expect(report.sampling.attempted == report.sampling.accountedFor, "\(report.sampling)")
-        // Looser than CPUStallTests' 10 ms: freeing and unmapping after the measured part still
-        // belongs to the span, and is slow under the sanitizers.
-        #expect(abs(report.durationMs - measured) <= 30, "report \(report.durationMs) ms, measured \(measured) ms")
+        // Freeing and unmapping after the measured part still belong to the span, and are slow
+        // under the sanitizers.
+        #expect(durationCovers(report.durationMs, measured: measured, slackMs: 60), "report \(report.durationMs) ms, measured \(measured) ms")
         return (report, measured)
     }
 

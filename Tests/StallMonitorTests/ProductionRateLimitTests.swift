@@ -33,7 +33,7 @@ struct ProductionRateLimitTests {
         #expect(Set(reports.map(\.fingerprint)).count == 1, "\(reports.map(\.representativeSymbols))")
         for (report, milliseconds) in zip(reports, measured) {
             #expect(report.status == .ended)
-            #expect(abs(report.durationMs - milliseconds) <= 10, "report \(report.durationMs) ms, measured \(milliseconds) ms")
+            #expect(durationCovers(report.durationMs, measured: milliseconds), "report \(report.durationMs) ms, measured \(milliseconds) ms")
         }
         for full in reports.prefix(2) {
             #expect(full.rateLimited != true)
@@ -51,8 +51,16 @@ struct ProductionRateLimitTests {
                     "\(compact.representativeSymbols)")
             #expect(compact.sampling.attempted > 0)
         }
-        // The compact form keeps the full form's stack.
-        #expect(reports[2].representativeSymbols == reports[0].representativeSymbols)
+        // The compact form keeps the full form's stack: the same stall, so the same chain of
+        // callers from the spinning function down. Above it, the leaf may differ from stall to
+        // stall (where most samples fell: the loop body, or in a debug build the range iterator
+        // it calls, or the sanitizer runtime), as it does between two full reports.
+        let callers = { (report: StallReport) in
+            Array(report.representativeSymbols.filter { !Fingerprint.isIgnored($0) }
+                .drop { !$0.contains("spinWithoutCallsForRateLimit") })
+        }
+        #expect(!callers(reports[0]).isEmpty)
+        #expect(callers(reports[2]) == callers(reports[0]))
 
         let statistics = monitor.statistics
         #expect(statistics.stallsDetected == 4)
