@@ -51,6 +51,10 @@ public final class StallMonitor: Sendable {
         public var reportsRateLimited: Int
         /// Old reports deleted to stay within the directory quota.
         public var reportsDeletedForQuota: Int
+        /// Spans past the sampling lead that ended while the watchdog thread got no CPU, more than
+        /// 16 in a row, so the oldest were forgotten before it could check them: possibly stalls,
+        /// not reported (the session record counts them as `watchdogStarved`).
+        public var longSpansOverwritten: Int
         /// Errors by kind (e.g. `reportWrite`).
         public var errors: [String: Int]
         /// The most recent error.
@@ -146,6 +150,7 @@ public final class StallMonitor: Sendable {
             }
             CFRunLoopWakeUp(runLoop)
         }
+        Symbolicator.shared.retain()
         watchdog.start()
         let sweeper = StaleReportSweeper(store: store, hostName: process.hostName, errors: errors)
         writer.perform {
@@ -161,13 +166,16 @@ public final class StallMonitor: Sendable {
         let quota = counters.reportsDeletedForQuota.load(ordering: .relaxed)
         if rateLimited > 0 { dropped["rateLimitedToSummary"] = rateLimited }
         if quota > 0 { dropped["deletedForQuota"] = quota }
+        let overwritten = counters.longSpansOverwritten.load(ordering: .relaxed)
+        if overwritten > 0 { dropped["watchdogStarved"] = overwritten }
         return (Int(tracker.currentSpan().sequence), counters.stallsDetected.load(ordering: .relaxed),
                 counters.reportsWritten.load(ordering: .relaxed), dropped)
     }
 
     /// Stops watching: removes the observers, ends the watchdog thread, writes the reports still
-    /// queued (waiting at most 5 s for the disk) and restores the previous signal disposition when
-    /// no other monitor runs. Calling it again does nothing.
+    /// queued (waiting at most 5 s for the disk) and, when no other monitor runs, restores the
+    /// previous signal disposition and closes the symbolication session (its files and memory).
+    /// Calling it again does nothing.
     public func stop() {
         guard !stopped.exchange(true, ordering: .sequentiallyConsistent) else { return }
         probe.remove()
@@ -181,6 +189,7 @@ public final class StallMonitor: Sendable {
         writer.perform { session.heartbeat(stopping: true) }
         writer.flush(timeout: .seconds(5))
         StackSampler.uninstall()
+        Symbolicator.shared.release()
     }
 
     /// Stops reporting until ``resume()`` (calls nest). A span open while paused is never
@@ -236,6 +245,7 @@ public final class StallMonitor: Sendable {
             expectedLongWork: counters.expectedLongWork.load(ordering: .relaxed),
             reportsRateLimited: counters.reportsRateLimited.load(ordering: .relaxed),
             reportsDeletedForQuota: counters.reportsDeletedForQuota.load(ordering: .relaxed),
+            longSpansOverwritten: counters.longSpansOverwritten.load(ordering: .relaxed),
             errors: errors.counts,
             lastError: errors.last)
     }

@@ -21,6 +21,8 @@ final class Symbolicator: Sendable {
         var note: String?
         /// The loaded images the session and the cache describe.
         var images: [String] = []
+        /// Running monitors that use this symbolicator.
+        var users = 0
     }
 
     /// One per process: libdw sessions are expensive and the cache is shared by every monitor.
@@ -39,17 +41,27 @@ final class Symbolicator: Sendable {
         }
     }
 
+    /// Counts a monitor that starts using the symbolicator.
+    func retain() {
+        state.withLock { $0.users += 1 }
+    }
+
+    /// Counts a monitor that stopped. When it was the last, the libdw session (its open ELF and
+    /// debug files and their mappings) and the cache are released, so a host that stops
+    /// monitoring gets its descriptors and memory back; the next lookup opens a new session.
+    func release() {
+        state.withLock { state in
+            state.users = max(0, state.users - 1)
+            if state.users == 0 { reset(&state) }
+        }
+    }
+
     /// Looks up every address at once (one lock round trip per report). `images` identifies the
     /// loaded images: when it changed (a library was loaded or unloaded), the session is reopened
     /// and the cache cleared, since an address may now belong to another library.
     func symbolicate(_ addresses: [UInt], images: [String]) -> [UInt: Symbol] {
         state.withLock { state in
-            if state.opened && state.images != images {
-                if let session = state.session { CStallMonitor_symbolizer_close(session) }
-                state.session = nil
-                state.opened = false
-                state.cache.removeAll()
-            }
+            if state.opened && state.images != images { reset(&state) }
             state.images = images
             open(&state)
             if state.cache.count > Self.cacheLimit { state.cache.removeAll(keepingCapacity: true) }
@@ -65,6 +77,16 @@ final class Symbolicator: Sendable {
             }
             return result
         }
+    }
+
+    /// Closes the session and forgets every name; the next lookup opens a new session.
+    private func reset(_ state: inout State) {
+        if let session = state.session { CStallMonitor_symbolizer_close(session) }
+        state.session = nil
+        state.opened = false
+        state.note = nil
+        state.cache.removeAll()
+        state.images = []
     }
 
     private func open(_ state: inout State) {

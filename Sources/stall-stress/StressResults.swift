@@ -18,7 +18,7 @@ struct StressResults: Codable, Sendable {
     var second: StressRound.Result
     var secondReports: ReportCheck.Result
     /// Descriptors open after the main round that were not open after the baseline.
-    var fileDescriptorsOpenedByFirstMonitor: [String]
+    var fileDescriptorsLeftAfterStop: [String]
     var peakRSSKiB: Int
     var rssKiB: Int
     var failures: [String]
