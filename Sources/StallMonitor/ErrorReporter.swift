@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Synchronization
 
 /// Counts problems by kind and says each kind once: through the host's logger (info level, as
 /// libraries should), or on stderr when no logger was given. Never throws, never blocks the loop.
@@ -11,7 +10,7 @@ final class ErrorReporter: Sendable {
     }
 
     private let logger: Logger?
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(logger: Logger?) {
         self.logger = logger

@@ -1,10 +1,9 @@
-import Synchronization
 
 /// Admits at most `limit` full reports per fingerprint per sliding `window` (monotonic time).
 final class FingerprintRateLimiter: Sendable {
     private let limit: Int
     private let window: UInt64
-    private let admitted = Mutex<[String: [UInt64]]>([:])
+    private let admitted = Locked<[String: [UInt64]]>([:])
 
     init(limit: Int, window: UInt64) {
         self.limit = limit

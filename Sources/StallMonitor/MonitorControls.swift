@@ -4,7 +4,7 @@ import Synchronization
 final class MonitorControls: Sendable {
     /// Pause depth (pause/resume may nest).
     let pauseDepth = Atomic<Int>(0)
-    private let currentScene = Mutex<String?>(nil)
+    private let currentScene = Locked<String?>(nil)
 
     var isPaused: Bool { pauseDepth.load(ordering: .acquiring) > 0 }
 

@@ -1,6 +1,5 @@
 import Foundation
 import StallReportKit
-import Synchronization
 
 /// What the watchdog tells the writer about a stall.
 enum StallEvent {
@@ -34,7 +33,7 @@ final class ReportWriter: Sendable {
     private let quota: ReportQuota
     private let session: SessionRecorder
     private let onReport: (@Sendable (StallReport, URL) -> Void)?
-    private let files = Mutex<[UUID: StallFile]>([:])
+    private let files = Locked<[UUID: StallFile]>([:])
 
     init(builder: ReportBuilder, store: ReportFileStore, errors: ErrorReporter, counters: MonitorCounters,
          limiter: FingerprintRateLimiter, quota: ReportQuota, session: SessionRecorder,

@@ -1,5 +1,4 @@
 import CStallMonitor
-import Synchronization
 
 /// The process-wide sampling signal handler seen from Swift: install and uninstall (reference
 /// counted across monitors), and one sampling request at a time across every watchdog.
@@ -14,7 +13,7 @@ enum StackSampler {
     }
 
     /// Serializes requests of several watchdogs; held at most for one request's deadline.
-    private static let requestLock = Mutex<Void>(())
+    private static let requestLock = Locked<Void>(())
 
     /// Installs the handler; returns the signal in use.
     static func install(signal: Int32?) throws(StallMonitorError) -> Int32 {

@@ -1,6 +1,5 @@
 import CStallMonitor
 import Glibc
-import Synchronization
 
 /// Names addresses of this process, on the writer side, cached per address: libdw (symbol
 /// tables including local symbols, DWARF line tables) when it can be loaded, else `dladdr`
@@ -31,7 +30,7 @@ final class Symbolicator: Sendable {
     /// Entries kept before the cache is cleared (bounds memory in long-running hosts).
     private static let cacheLimit = 50_000
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Which symbolicator is in use and why the better one is not.
     func describe() -> (name: String, note: String?) {

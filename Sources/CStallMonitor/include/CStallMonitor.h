@@ -167,6 +167,12 @@ char *CStallMonitor_demangle(const char *name);
 int CStallMonitor_dladdr(uintptr_t address, const char **symbol, uintptr_t *symbol_address,
                          const char **image);
 
+/// ThreadSanitizer annotations: a happens-before edge from a release to a later acquire of the
+/// same address. For locks TSan cannot see (Swift's Mutex locks with futex calls from the
+/// uninstrumented standard library). No-ops unless this target is built with TSan.
+void CStallMonitor_tsan_acquire(const void *address);
+void CStallMonitor_tsan_release(const void *address);
+
 #ifdef __cplusplus
 }
 #endif
