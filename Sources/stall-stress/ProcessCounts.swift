@@ -17,6 +17,30 @@ enum ProcessCounts {
         return targets
     }
 
+    /// What the descriptors of this process's child processes point to, each with the child's
+    /// name and pid. A sanitizer runtime starts its symbolizer (`llvm-symbolizer`) as a child and
+    /// talks to it through two pipes it keeps open; the monitor itself never starts a process.
+    static func childDescriptorTargets() -> [String: String] {
+        let parent = getpid()
+        var targets: [String: String] = [:]
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = Int32(entry), pid != parent,
+                  let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")"),
+                  let open = stat.firstIndex(of: "(") else { continue }
+            // After the name: state, then the parent's pid.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 1, Int32(fields[1]) == parent else { continue }
+            let child = "\(stat[stat.index(after: open)..<close]) \(pid)"
+            for fd in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? [] {
+                if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)") {
+                    targets[target] = child
+                }
+            }
+        }
+        return targets
+    }
+
     /// Threads of the process.
     static func threads() -> Int {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task"))?.count ?? 0

@@ -75,6 +75,7 @@ struct StallStressCommand: ParsableCommand {
         var mainResult = main
         mainResult.extraThreadNames = Self.difference(ProcessCounts.threadNames(), namesAfterBaseline)
         let fdTargetsAfterMain = ProcessCounts.fileDescriptorTargets()
+        var childTargets = ProcessCounts.childDescriptorTargets()
         let mainCheck = ReportCheck(directory: root.appendingPathComponent("main"), thresholdMs: Double(thresholdMs)).run()
         say("  main: \(main.totalProduced) stalls (\(main.totalExpectedSpans) separate spans: the loop slept before them) in \(format(main.seconds)) s (\(main.ambiguousWaits) waits of 0.1-1 ms, near the 0.2 ms re-entry grace); detected \(main.stallsDetected), reports \(mainCheck.reportFiles) (\(mainCheck.bytes / 1024) KiB), samples \(main.samplesTaken) taken / \(main.samplesTimedOut) timed out; threads -> \(main.threadsAfter) after \(format(main.threadsSettleSeconds)) s, fds -> \(main.fileDescriptorsAfter)")
 
@@ -84,12 +85,14 @@ struct StallStressCommand: ParsableCommand {
         say("  second: \(second.totalProduced) stalls; detected \(second.stallsDetected), reports \(secondCheck.reportFiles); threads -> \(second.threadsAfter), fds -> \(second.fileDescriptorsAfter)")
 
         let extraFDs = Self.newTargets(fdTargetsAfterMain, since: fdTargetsAfterBaseline)
+        childTargets.merge(ProcessCounts.childDescriptorTargets()) { first, _ in first }
         var failures: [String] = []
         for (round, check) in [(main, mainCheck), (second, secondCheck)] {
             failures += Self.checks(round: round, check: check, monitors: threads)
         }
         if baseline.totalProduced != baseline.planned { failures.append("baseline: \(baseline.totalProduced) of \(baseline.planned) stalls") }
-        let leftOpen = Self.descriptorsLeftOpen(extraFDs)
+        let sharedWithChildren = extraFDs.filter { childTargets[$0] != nil }
+        let leftOpen = Self.descriptorsLeftOpen(extraFDs.filter { childTargets[$0] == nil })
         if !leftOpen.isEmpty {
             failures.append("descriptors opened by the monitors and still open after stop(): \(leftOpen.joined(separator: ", "))")
         }
@@ -104,7 +107,7 @@ struct StallStressCommand: ParsableCommand {
             threads: threads, stalls: stalls, thresholdMs: thresholdMs, intervalMs: intervalMs, stallMs: stallMs, gapMs: gapMs,
             start: .init(fileDescriptors: start.fds, threads: start.threads), baseline: baseline, main: mainResult,
             mainReports: mainCheck, second: second, secondReports: secondCheck,
-            fileDescriptorsLeftAfterStop: extraFDs, peakRSSKiB: memory.peak, rssKiB: memory.current, failures: failures)
+            fileDescriptorsLeftAfterStop: extraFDs, fileDescriptorsSharedWithChildren: sharedWithChildren, peakRSSKiB: memory.peak, rssKiB: memory.current, failures: failures)
         if let summary {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -112,6 +115,10 @@ struct StallStressCommand: ParsableCommand {
             try encoder.encode(results).write(to: URL(fileURLWithPath: summary))
         }
         say("  descriptors opened since the baseline and still open after stop(): \(extraFDs.isEmpty ? "none" : extraFDs.joined(separator: ", "))")
+        if !sharedWithChildren.isEmpty {
+            let children = Set(sharedWithChildren.compactMap { childTargets[$0] }).sorted()
+            say("    of which shared with child processes (\(children.joined(separator: ", ")), which the monitor never starts: a sanitizer's symbolizer): \(sharedWithChildren.joined(separator: ", "))")
+        }
         say("  peak RSS \(memory.peak) KiB, RSS now \(memory.current) KiB")
         if failures.isEmpty {
             say("stall-stress: all checks passed")
@@ -149,12 +156,14 @@ struct StallStressCommand: ParsableCommand {
         return failures
     }
 
-    /// What of `targets` (descriptors opened since the baseline) should not be open after every
-    /// monitor stopped. libunwind opens one pipe (both ends) the first time it unwinds, to check
-    /// addresses with write(2), and keeps it for the life of the process; nothing else may stay.
+    /// What of `targets` (descriptors opened since the baseline, none shared with a child
+    /// process) should not be open after every monitor stopped. libunwind opens one pipe (both
+    /// ends) the first time it unwinds, to check addresses with write(2), and keeps it for the
+    /// life of the process; nothing else may stay.
     static func descriptorsLeftOpen(_ targets: [String]) -> [String] {
-        guard let pipe = targets.first(where: { $0.hasPrefix("pipe:") }),
-              targets.filter({ $0 == pipe }).count == 2 else { return targets }
+        guard let pipe = targets.first(where: { target in
+            target.hasPrefix("pipe:") && targets.filter { $0 == target }.count == 2
+        }) else { return targets }
         return targets.filter { $0 != pipe }
     }
 

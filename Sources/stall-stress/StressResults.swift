@@ -19,6 +19,8 @@ struct StressResults: Codable, Sendable {
     var secondReports: ReportCheck.Result
     /// Descriptors open after the main round that were not open after the baseline.
     var fileDescriptorsLeftAfterStop: [String]
+    /// Of those, the ones a child process holds too (a sanitizer's symbolizer): not checked.
+    var fileDescriptorsSharedWithChildren: [String]
     var peakRSSKiB: Int
     var rssKiB: Int
     var failures: [String]
