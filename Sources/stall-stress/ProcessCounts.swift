@@ -17,9 +17,10 @@ enum ProcessCounts {
         return targets
     }
 
-    /// What the descriptors of this process's child processes point to, each with the child's
-    /// name and pid. A sanitizer runtime starts its symbolizer (`llvm-symbolizer`) as a child and
-    /// talks to it through two pipes it keeps open; the monitor itself never starts a process.
+    /// The pipes and sockets this process's child processes hold, each with the child's name and
+    /// pid (a pipe or socket has one identity for all its ends; a file path does not). A sanitizer
+    /// runtime starts its symbolizer (`llvm-symbolizer`) as a child and talks to it through two
+    /// pipes it keeps open; the monitor itself never starts a process.
     static func childDescriptorTargets() -> [String: String] {
         let parent = getpid()
         var targets: [String: String] = [:]
@@ -33,7 +34,8 @@ enum ProcessCounts {
             guard fields.count > 1, Int32(fields[1]) == parent else { continue }
             let child = "\(stat[stat.index(after: open)..<close]) \(pid)"
             for fd in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? [] {
-                if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)") {
+                if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)"),
+                   target.hasPrefix("pipe:") || target.hasPrefix("socket:") {
                     targets[target] = child
                 }
             }
