@@ -46,6 +46,10 @@ final class ThreadWatch {
     /// The monitored thread's voluntary context switches (replaced in tests; by default read
     /// from `/proc`).
     var threadVoluntarySwitches: (() -> UInt64?)?
+    /// CPU time of a thread in nanoseconds, -1 when it cannot be read (replaced in tests).
+    var threadCPUNanos: (pid_t) -> Int64 = CStallMonitor_thread_cpu_ns
+    /// When the watchdog last went to sleep with a span open, and the thread's CPU time then.
+    private var cpuBeforeSleep: (at: UInt64, cpu: Int64)?
 
     init(thread: MonitoredThread, settings: Settings, counters: MonitorCounters, controls: MonitorControls, emit: @escaping (StallEvent) -> Void) {
         self.thread = thread
@@ -155,17 +159,40 @@ final class ThreadWatch {
         }
     }
 
-    /// The watchdog woke `lateness` after its deadline: the whole process was stopped (SIGSTOP,
-    /// a debugger). That time is not the loop stalling.
-    func noteProcessStopped(lateness: UInt64) {
+    /// The watchdog is about to sleep: while a span is open, notes the monitored thread's CPU
+    /// time, so that a late wake can tell a stopped process from a watchdog kept off the CPU.
+    func noteWatchdogSleeps(now: UInt64) {
+        guard let tid = identity?.tid, hasOpenSpan else {
+            cpuBeforeSleep = nil
+            return
+        }
+        cpuBeforeSleep = (now, threadCPUNanos(tid))
+    }
+
+    /// The watchdog woke at `now`, `lateness` after its deadline: the whole process was stopped
+    /// (SIGSTOP, a debugger), and that time is not the loop stalling. Except for the time the
+    /// monitored thread is seen to have run on a CPU meanwhile: then the process was not stopped,
+    /// the watchdog only waited for a CPU (an overloaded machine).
+    func noteProcessStopped(lateness: UInt64, now: UInt64) {
+        var stopped = lateness
+        if let before = cpuBeforeSleep, let tid = identity?.tid, before.cpu >= 0 {
+            let cpu = threadCPUNanos(tid)
+            if cpu >= before.cpu {
+                let slept = now &- before.at
+                let ran = UInt64(cpu - before.cpu)
+                stopped = min(lateness, slept > ran ? slept - ran : 0)
+            }
+        }
+        cpuBeforeSleep = nil
+        guard stopped > 0 else { return }
         if recording != nil {
-            recording?.stoppedNanos += lateness
+            recording?.stoppedNanos += stopped
             return
         }
         let span = thread.tracker.currentSpan()
         guard span.phase != .closed else { return }
         if stoppedBeforeTracking.sequence != span.sequence { stoppedBeforeTracking = (span.sequence, 0) }
-        stoppedBeforeTracking.nanos += lateness
+        stoppedBeforeTracking.nanos += stopped
     }
 
     /// Samples unless the span is expected long work or the monitor is paused; hands an

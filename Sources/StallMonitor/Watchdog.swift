@@ -11,7 +11,8 @@ final class Watchdog: @unchecked Sendable {
     private let counters: MonitorCounters
     private let running = Atomic<Bool>(true)
     private let exited = DispatchSemaphore(value: 0)
-    /// Waking this much later than asked means the whole process was stopped.
+    /// Waking this much later than asked means the whole process was stopped (unless a monitored
+    /// thread ran meanwhile, see ``ThreadWatch/noteProcessStopped(lateness:now:)``).
     private let stoppedAfter: UInt64
 
     init(watches: [ThreadWatch], wakeup: WakeupSignal, counters: MonitorCounters, stoppedAfter: UInt64) {
@@ -50,10 +51,12 @@ final class Watchdog: @unchecked Sendable {
             }
             guard running.load(ordering: .sequentiallyConsistent) else { break }
             if let deadline {
+                let sleeping = CStallMonitor_monotonic_ns()
+                for watch in watches { watch.noteWatchdogSleeps(now: sleeping) }
                 let signalled = wakeup.wait(until: deadline)
                 let woke = CStallMonitor_monotonic_ns()
                 if !signalled && woke > deadline &+ stoppedAfter {
-                    for watch in watches { watch.noteProcessStopped(lateness: woke - deadline) }
+                    for watch in watches { watch.noteProcessStopped(lateness: woke - deadline, now: woke) }
                 }
             } else {
                 for watch in watches { watch.thread.tracker.watchdogParked.store(true, ordering: .sequentiallyConsistent) }
