@@ -142,12 +142,8 @@ final class ThreadWatch {
                 counters.discardedWhileDebugged.add(1, ordering: .relaxed)
                 continue
             }
-            var missed = StallRecording(
-                thread: identity, sequence: ended.sequence, spanStart: ended.start,
-                wallClockStart: Date(timeIntervalSinceNow: -Double(now &- ended.start) / 1e9),
-                threshold: settings.threshold, mode: nil, interval: settings.interval,
-                requestedInterval: settings.interval, maxSamples: settings.maxSamples,
-                cpuAtTrackingStart: -1, trackingStart: now, unwinder: StackSampler.unwinderStatus(), scene: controls.scene)
+            var missed = newRecording(identity: identity, sequence: ended.sequence, start: ended.start, now: now,
+                                      mode: nil, cpuAtTrackingStart: -1)
             missed.end = ended.end
             missed.passes = ended.passes
             missed.longestPass = ended.longestPass
@@ -219,7 +215,7 @@ final class ThreadWatch {
         var snapshot = recording
         snapshot.end = now
         (snapshot.passes, snapshot.longestPass) = thread.tracker.passesSoFar(now: now)
-        snapshot.cpuAtTrackingEnd = CStallMonitor_thread_cpu_ns(recording.thread.tid)
+        snapshot.cpuAtTrackingEnd = threadCPUNanos(recording.thread.tid)
         snapshot.trackingEnd = now
         snapshot.noteMachineSuspended(now: machineSuspendedNanos())
         self.recording?.lastSnapshotAt = now
@@ -245,17 +241,24 @@ final class ThreadWatch {
 
     private func beginTracking(sequence: UInt64, start: UInt64, now: UInt64) {
         guard let identity else { return }
-        let wallClockStart = Date(timeIntervalSinceNow: -Double(now &- start) / 1e9)
-        recording = StallRecording(
-            thread: identity, sequence: sequence, spanStart: start, wallClockStart: wallClockStart,
-            threshold: settings.threshold, mode: thread.currentMode(), interval: settings.interval,
-            requestedInterval: settings.interval, maxSamples: settings.maxSamples,
-            cpuAtTrackingStart: CStallMonitor_thread_cpu_ns(identity.tid), trackingStart: now,
-            unwinder: StackSampler.unwinderStatus(), scene: controls.scene)
+        recording = newRecording(identity: identity, sequence: sequence, start: start, now: now,
+                                 mode: thread.currentMode(), cpuAtTrackingStart: threadCPUNanos(identity.tid))
         if stoppedBeforeTracking.sequence == sequence { recording?.stoppedNanos = stoppedBeforeTracking.nanos }
         recording?.suspendedAtTrackingStart = machineSuspendedNanos()
         trackedSpanIndex = thread.tracker.endedSpans.publishedCount
         counters.spansTracked.add(1, ordering: .relaxed)
+    }
+
+    /// A recording of span `sequence` (begun at `start`) that the watchdog takes up at `now`.
+    private func newRecording(identity: MonitoredThread.Identity, sequence: UInt64, start: UInt64, now: UInt64,
+                              mode: String?, cpuAtTrackingStart: Int64) -> StallRecording {
+        StallRecording(
+            thread: identity, sequence: sequence, spanStart: start,
+            wallClockStart: Date(timeIntervalSinceNow: -Double(now &- start) / 1e9),
+            threshold: settings.threshold, mode: mode, interval: settings.interval,
+            requestedInterval: settings.interval, maxSamples: settings.maxSamples,
+            cpuAtTrackingStart: cpuAtTrackingStart, trackingStart: now,
+            unwinder: StackSampler.unwinderStatus(), scene: controls.scene)
     }
 
     /// Ends the recording when its span has ended: a stall is emitted, a short span discarded.
@@ -306,7 +309,7 @@ final class ThreadWatch {
         recording.end = end
         recording.passes = passes
         recording.longestPass = longest
-        recording.cpuAtTrackingEnd = CStallMonitor_thread_cpu_ns(recording.thread.tid)
+        recording.cpuAtTrackingEnd = threadCPUNanos(recording.thread.tid)
         recording.trackingEnd = CStallMonitor_monotonic_ns()
         recording.noteMachineSuspended(now: machineSuspendedNanos())
         counters.stallsDetected.add(1, ordering: .relaxed)

@@ -18,15 +18,17 @@ struct LateWakeTests {
     }
 
     /// A 600 ms span; the watchdog sleeps at 1,140 ms and wakes 400 ms late at 1,550 ms, while the
-    /// thread used `cpuDuringSleep` of CPU. Returns the harness after the span ended at 1,600 ms.
-    private static func lateWake(cpuDuringSleep: Int64) -> ThreadWatchHarness {
+    /// thread used `cpuDuringSleep` of CPU (nil: its CPU clock cannot be read). Returns the
+    /// harness after the span ended at 1,600 ms.
+    private static func lateWake(cpuDuringSleep: Int64?) -> ThreadWatchHarness {
         let harness = ThreadWatchHarness()
         let cpu = SimulatedCPU()
+        if cpuDuringSleep == nil { cpu.nanos = -1 }
         harness.watch.threadCPUNanos = { _ in cpu.nanos }
         harness.tracker.record(64, at: 1_000 * ms)                 // afterWaiting: the span opens
         _ = harness.watch.step(now: 1_130 * ms)                    // past the lead: tracking begins
         harness.watch.noteWatchdogSleeps(now: 1_140 * ms)           // asks to wake at 1,150 ms
-        cpu.nanos += cpuDuringSleep
+        if let cpuDuringSleep { cpu.nanos += cpuDuringSleep }
         harness.watch.noteProcessStopped(lateness: 400 * ms, now: 1_550 * ms)
         _ = harness.watch.step(now: 1_550 * ms)
         harness.tracker.record(32, at: 1_600 * ms)                 // beforeWaiting
@@ -59,14 +61,7 @@ struct LateWakeTests {
 
     @Test("without a readable CPU clock the whole lateness counts as stopped, as before")
     func unreadableClock() {
-        let harness = ThreadWatchHarness()
-        harness.watch.threadCPUNanos = { _ in -1 }
-        harness.tracker.record(64, at: 1_000 * Self.ms)
-        _ = harness.watch.step(now: 1_130 * Self.ms)
-        harness.watch.noteWatchdogSleeps(now: 1_140 * Self.ms)
-        harness.watch.noteProcessStopped(lateness: 400 * Self.ms, now: 1_550 * Self.ms)
-        harness.tracker.record(32, at: 1_600 * Self.ms)
-        _ = harness.watch.step(now: 1_601 * Self.ms)
+        let harness = Self.lateWake(cpuDuringSleep: nil)
         #expect(harness.endedStalls.isEmpty)
         #expect(harness.counters.discardedProcessStopped.load(ordering: .relaxed) == 1)
     }

@@ -19,6 +19,14 @@ struct MachineSuspendTests {
         var nanos: UInt64 = 5 * MachineSuspendTests.ms
     }
 
+    /// A watch whose suspend clock is a ``SimulatedSuspend``.
+    private static func harnessWithSimulatedSuspend() -> (ThreadWatchHarness, SimulatedSuspend) {
+        let harness = ThreadWatchHarness()
+        let suspend = SimulatedSuspend()
+        harness.watch.machineSuspendedNanos = { suspend.nanos }
+        return (harness, suspend)
+    }
+
     @Test("the real clocks: BOOTTIME − MONOTONIC is what SuspendClock reads, and it never goes back")
     func realClock() {
         var boot = timespec(), monotonic = timespec()
@@ -33,9 +41,7 @@ struct MachineSuspendTests {
 
     @Test("a 100 ms span with a 1 h suspend in the middle is no stall")
     func suspendInShortSpan() {
-        let harness = ThreadWatchHarness()
-        let suspend = SimulatedSuspend()
-        harness.watch.machineSuspendedNanos = { suspend.nanos }
+        let (harness, suspend) = Self.harnessWithSimulatedSuspend()
         harness.tracker.record(64, at: 1_000 * Self.ms)          // afterWaiting: the span opens
         _ = harness.watch.step(now: 1_050 * Self.ms)
         suspend.nanos += Self.hour                                // the machine sleeps for an hour
@@ -47,9 +53,7 @@ struct MachineSuspendTests {
 
     @Test("a 400 ms stall that spans a 1 h suspend lasts 400 ms, and its report says the machine slept 1 h")
     func suspendInStall() throws {
-        let harness = ThreadWatchHarness()
-        let suspend = SimulatedSuspend()
-        harness.watch.machineSuspendedNanos = { suspend.nanos }
+        let (harness, suspend) = Self.harnessWithSimulatedSuspend()
         harness.tracker.record(64, at: 1_000 * Self.ms)
         _ = harness.watch.step(now: 1_130 * Self.ms)              // past the lead: tracking begins
         suspend.nanos += Self.hour
@@ -74,9 +78,7 @@ struct MachineSuspendTests {
 
     @Test("a stall without a suspend has no machineSuspendedMs")
     func noSuspend() throws {
-        let harness = ThreadWatchHarness()
-        let suspend = SimulatedSuspend()
-        harness.watch.machineSuspendedNanos = { suspend.nanos }
+        let (harness, _) = Self.harnessWithSimulatedSuspend()
         harness.tracker.record(64, at: 1_000 * Self.ms)
         _ = harness.watch.step(now: 1_130 * Self.ms)
         harness.tracker.record(32, at: 1_400 * Self.ms)
