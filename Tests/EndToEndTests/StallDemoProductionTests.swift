@@ -29,6 +29,16 @@ struct StallDemoProductionTests {
             .map { try StallReport.read(from: directory.appendingPathComponent($0)) }
     }
 
+    /// The first stall report to appear in `directory` within `seconds`, or nil.
+    static func firstReport(in directory: URL, seconds: Double) -> StallReport? {
+        let deadline = Date().addingTimeInterval(seconds)
+        repeat {
+            if let report = (try? reports(in: directory))?.first { return report }
+            usleep(10_000)
+        } while Date() < deadline
+        return nil
+    }
+
     static func waitForExit(_ process: Process, seconds: Double) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while process.isRunning && Date() < deadline { usleep(10_000) }
@@ -42,9 +52,16 @@ struct StallDemoProductionTests {
         let directory = try ReportDirectory()
         let reports = directory.url.appendingPathComponent("reports")
         let process = try Self.launch(["--output", reports.path, "--only", "cpu-spin-3000"], directory: directory.url)
-        // The demo waits 0.4 s before the stall; kill it 1.5 s into the stall.
-        usleep(1_900_000)
+        // Kill it 1.5 s into the stall. When the stall begins depends on how fast the child starts
+        // (slow under a sanitizer on a cold machine), so the stall's own inProgress report says
+        // when it began.
+        let announced = Self.firstReport(in: reports, seconds: 30)
+        if let announced {
+            let killAt = announced.startedAt.addingTimeInterval(1.5).timeIntervalSinceNow
+            if killAt > 0 { usleep(UInt32(killAt * 1_000_000)) }
+        }
         kill(process.processIdentifier, SIGKILL)
+        try #require(announced != nil, "no inProgress report within 30 s of the launch")
         process.waitUntilExit()
         #expect(process.terminationReason == .uncaughtSignal)
 

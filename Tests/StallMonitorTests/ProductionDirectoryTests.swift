@@ -107,11 +107,11 @@ struct ProductionDirectoryTests {
         for count in 1...2 {
             let stalled = try loop.run { measureMilliseconds { StallingWork.spinOnCPUForStallTest(milliseconds: 300) } }
             // The samples' signal handlers run inside this spin; had they waited for the disk,
-            // the spin would take far longer. 100 ms of slack: a preempted thread on a loaded
+            // the spin would take far longer. 200 ms of slack: a preempted thread on a loaded
             // machine under a sanitizer overshot 30 ms once.
-            #expect(stalled < 300 + 100, "the stall took \(stalled) ms")
+            #expect(stalled < 300 + 200, "the stall took \(stalled) ms")
             let roundTrip = measureMilliseconds { _ = try? loop.run(timeout: .seconds(2)) { true } }
-            #expect(roundTrip < 100, "a no-op closure took \(roundTrip) ms")
+            #expect(roundTrip < 250, "a no-op closure took \(roundTrip) ms")
             #expect(monitor.waitForStalls(count), "\(monitor.statistics)")
         }
         let statistics = monitor.statistics

@@ -30,21 +30,32 @@ struct ProductionInProgressTests {
 
         let start = monotonicNow()
         let stall = loop.perform { measureMilliseconds { StallingWork.spinOnCPUForStallTest(milliseconds: 1_600) } }
-        // Poll the directory from this thread while the loop thread stalls (deadline 10 s).
-        var seen: [Seen] = []
+        // Poll the directory from this thread while the loop thread stalls (deadline 10 s). Each
+        // version is a new file renamed into place (a new inode and change time): its bytes are
+        // kept at once and decoded after the stall, so a slow decoder (sanitizers) cannot make the
+        // poll miss a version.
+        var versions: [(name: String, identity: String, atMs: Double, data: Data)] = []
         var measured: Double?
         let deadline = ContinuousClock.now + .seconds(10)
         while measured == nil && ContinuousClock.now < deadline {
             for file in directory.reportFiles() {
-                guard let report = try? StallReport.read(from: file) else { continue }  // never half-written
-                if seen.last?.durationMs != report.durationMs || seen.last?.status != report.status {
-                    seen.append(Seen(name: file.lastPathComponent, atMs: Double(monotonicNow() - start) / 1e6,
-                                     status: report.status, durationMs: report.durationMs))
-                }
+                guard let handle = try? FileHandle(forReadingFrom: file) else { continue }
+                defer { try? handle.close() }
+                var info = stat()
+                guard fstat(handle.fileDescriptor, &info) == 0 else { continue }
+                // Inode numbers are reused: the change time tells two files with one number apart.
+                let identity = "\(info.st_ino)@\(info.st_ctim.tv_sec).\(info.st_ctim.tv_nsec)"
+                guard !versions.contains(where: { $0.name == file.lastPathComponent && $0.identity == identity }),
+                      let data = try? handle.readToEnd() else { continue }
+                versions.append((file.lastPathComponent, identity, Double(monotonicNow() - start) / 1e6, data))
             }
             measured = try? stall.wait(timeout: .milliseconds(3))
         }
         let elapsed = try #require(measured, "the stalling closure did not finish in 10 s")
+        let seen = try versions.map { version in
+            let report = try StallReport.decode(from: version.data)  // never half-written
+            return Seen(name: version.name, atMs: version.atMs, status: report.status, durationMs: report.durationMs)
+        }
         #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
 
         let inProgress = seen.filter { $0.status == .inProgress }

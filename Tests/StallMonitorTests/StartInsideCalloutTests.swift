@@ -24,8 +24,10 @@ struct StartInsideCalloutTests {
         #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
 
         let report = try #require(try directory.reports().first)
+        // The span began when the starting callout began: at least the spin, and not much more
+        // (the loop thread was created just before; the slack is for a loaded machine).
         #expect(report.durationMs >= 350)
-        #expect(report.durationMs < 400)
+        #expect(report.durationMs < 350 + 250)
         #expect(report.representativeSymbols.contains { $0.contains("spinOnCPUForStallTest") })
     }
 
