@@ -35,7 +35,7 @@ struct ProductionHostileStallTests {
         #expect(report.sampling.attempted == report.sampling.accountedFor, "\(report.sampling)")
         // Freeing and unmapping after the measured part still belong to the span, and are slow
         // under the sanitizers.
-        #expect(durationCovers(report.durationMs, measured: measured, slackMs: 60), "report \(report.durationMs) ms, measured \(measured) ms")
+        #expect(durationCovers(report.durationMs, measured: measured, slackMs: 150), "report \(report.durationMs) ms, measured \(measured) ms")
         return (report, measured)
     }
 
