@@ -5,7 +5,7 @@ import Testing
 
 @Suite("A stall waiting for a mutex", .serialized)
 struct BlockedStallTests {
-    @Test("a 500 ms wait for a mutex held by another thread is classified blocked, with the lock and its caller in the stack")
+    @Test("a wait of about 800 ms for a mutex held by another thread is classified blocked, with the lock and its caller in the stack")
     func mutexWaitIsBlocked() throws {
         let directory = ReportDirectory()
         defer { directory.remove() }
@@ -15,7 +15,7 @@ struct BlockedStallTests {
         defer { monitor.stop() }
 
         let mutex = TestMutex()
-        let released = try mutex.holdOnAnotherThread(milliseconds: 550)
+        let released = try mutex.holdOnAnotherThread(milliseconds: 800)  // 400 ms of room for a slow hand-over
         let measured = try loop.run {
             measureMilliseconds { StallingWork.waitForMutexHeldElsewhere(mutex) }
         }

@@ -37,7 +37,8 @@ struct NestedRunTests {
         try #require(reports.count == 1)
         let report = reports[0]
         #expect(report.durationMs >= stall - 1)
-        #expect(report.durationMs < stall + 50, "the span covers the stall after the nested run, not the nested run")
+        // A span from before the nested run would be 400 ms longer; 150 ms of slack for a loaded machine.
+        #expect(report.durationMs < stall + 150, "the span covers the stall after the nested run, not the nested run")
         let symbols = report.representativeSymbols
         #expect(symbols.contains { $0.contains("spinAfterNestedRunForStallTest") }, "\(symbols)")
         #expect(report.samples.allSatisfy { sample in
