@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Reads whole reports under a set of paths in parallel and keeps each one's ``StallProfile``.
 ///
@@ -55,15 +54,10 @@ public struct ProfileReader: Sendable {
     public func read(_ paths: [String]) -> Result {
         let scan = ReportScanner(reportEmptyDirectories: reportEmptyDirectories).scan(paths)
         let files = scan.files
-        let next = Atomic<Int>(0)
-        let merged = Mutex(Result(profiles: [], problems: scan.problems, filesFound: files.count, reportsRead: 0, reportsFilteredOut: 0))
-        let threadCount = min(workers, max(1, files.count))
-        DispatchQueue.concurrentPerform(iterations: threadCount) { _ in
+        let queue = WorkQueue(files)
+        let locals = WorkerPool.run(workers: min(workers, max(1, files.count))) { _ in
             var local = Result(profiles: [], problems: [], filesFound: 0, reportsRead: 0, reportsFilteredOut: 0)
-            while true {
-                let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
-                guard index < files.count else { break }
-                let path = files[index]
+            while let path = queue.next() {
                 switch loader.load(path: path) {
                 case .success(let report):
                     local.reportsRead += 1
@@ -76,14 +70,15 @@ public struct ProfileReader: Sendable {
                     local.problems.append(ReportProblem(path: path, message: error.description))
                 }
             }
-            merged.withLock { result in
-                result.profiles += local.profiles
-                result.problems += local.problems
-                result.reportsRead += local.reportsRead
-                result.reportsFilteredOut += local.reportsFilteredOut
-            }
+            return local
         }
-        var result = merged.withLock { $0 }
+        var result = Result(profiles: [], problems: scan.problems, filesFound: files.count, reportsRead: 0, reportsFilteredOut: 0)
+        for local in locals {
+            result.profiles += local.profiles
+            result.problems += local.problems
+            result.reportsRead += local.reportsRead
+            result.reportsFilteredOut += local.reportsFilteredOut
+        }
         result.profiles.sort { ($0.startedAt, $0.path) < ($1.startedAt, $1.path) }
         result.problems.sort { ($0.path, $0.message) < ($1.path, $1.message) }
         return result

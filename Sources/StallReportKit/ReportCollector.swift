@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Reads every report and session record under a set of paths in parallel and folds them into a
 /// ``ReportCollection``.
@@ -10,7 +9,7 @@ import Synchronization
 /// counter, decodes each with ``ReportLoader`` and folds it into the worker's own per-group
 /// accumulators at once; the decoded report is dropped right away. Memory therefore grows with
 /// the number of groups and durations, not with the size or number of reports. The workers'
-/// results are merged at the end.
+/// results are merged at the end (``WorkerPool``: no lock).
 public struct ReportCollector: Sendable {
     /// How each file is read.
     public var loader: ReportLoader
@@ -59,14 +58,13 @@ public struct ReportCollector: Sendable {
         }
         let index = SessionIndex(records)
 
-        let shared = Shared(files: files, grouping: grouping)
+        let queue = WorkQueue(files)
         let loader = self.loader
         let filter = self.filter
         let grouping = self.grouping
-        let threadCount = min(workers, max(1, files.count))
-        DispatchQueue.concurrentPerform(iterations: threadCount) { _ in
+        let locals = WorkerPool.run(workers: min(workers, max(1, files.count))) { _ in
             var local = ReportCollection(grouping: grouping)
-            while let path = shared.next() {
+            while let path = queue.next() {
                 switch loader.load(path: path) {
                 case .success(let report):
                     local.add(StallRecord(report: report, path: path), filter: filter, sessionIndex: index)
@@ -74,9 +72,10 @@ public struct ReportCollector: Sendable {
                     local.problems.append(ReportProblem(path: path, message: error.description))
                 }
             }
-            shared.finish(local)
+            return local
         }
-        var result = shared.result()
+        var result = ReportCollection(grouping: grouping)
+        for local in locals { result.merge(local) }
         result.filesFound = files.count
         result.sessionFilesFound = sessionFiles.count
         result.sessions = sessions
@@ -88,41 +87,12 @@ public struct ReportCollector: Sendable {
     /// `transform` applied to every element on the worker pool, results in input order.
     private func parallelMap<T: Sendable>(_ items: [String], _ transform: @escaping @Sendable (String) -> T) -> [T] {
         guard !items.isEmpty else { return [] }
-        let results = Mutex([T?](repeating: nil, count: items.count))
-        let next = Atomic<Int>(0)
-        DispatchQueue.concurrentPerform(iterations: min(workers, items.count)) { _ in
-            while true {
-                let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
-                guard index < items.count else { return }
-                let value = transform(items[index])
-                results.withLock { $0[index] = value }
-            }
+        let queue = WorkQueue(items)
+        let parts = WorkerPool.run(workers: min(workers, items.count)) { _ in
+            var part: [(index: Int, value: T)] = []
+            while let index = queue.nextIndex() { part.append((index, transform(items[index]))) }
+            return part
         }
-        return results.withLock { $0.map { $0! } }
-    }
-
-    /// The work queue and the merged result, shared by the workers.
-    private final class Shared: Sendable {
-        let files: [String]
-        let nextIndex = Atomic<Int>(0)
-        let merged: Mutex<ReportCollection>
-
-        init(files: [String], grouping: SummaryGrouping) {
-            self.files = files
-            self.merged = Mutex(ReportCollection(grouping: grouping))
-        }
-
-        func next() -> String? {
-            let index = nextIndex.wrappingAdd(1, ordering: .relaxed).oldValue
-            return index < files.count ? files[index] : nil
-        }
-
-        func finish(_ local: ReportCollection) {
-            merged.withLock { $0.merge(local) }
-        }
-
-        func result() -> ReportCollection {
-            merged.withLock { $0 }
-        }
+        return parts.joined().sorted { $0.index < $1.index }.map(\.value)
     }
 }
