@@ -2,11 +2,17 @@
 //
 // One request slot serves the whole process. Its state word packs the target thread id and a
 // state: IDLE (0) -> REQUESTED (watchdog) -> CLAIMED (handler, by compare-and-swap, only on the
-// target thread) -> DONE (handler) -> IDLE (watchdog, after copying the frames). A watchdog that
-// times out withdraws its request with a compare-and-swap; a handler that arrives afterwards finds
-// no request for its thread and returns at once. The handler touches only static memory,
-// libunwind (loaded with dlopen, per-thread caching, warmed up on each monitored thread) and
-// sem_post: no allocation, no locks, no Swift.
+// target thread) -> DONE (handler) -> IDLE (watchdog, after copying the answer out). A watchdog
+// that times out withdraws its request with a compare-and-swap; a handler that arrives afterwards
+// finds no request for its thread and returns at once.
+//
+// A request asks for one of two answers. A snapshot (the default): the handler copies the
+// interrupted registers from its ucontext and the stack bytes from SP up to a bound (never past
+// the stack's end, which the request carries) into the slot and returns; the watchdog unwinds the
+// copy later (unwinder.c), so the thread pauses only for a copy. Or frames: the handler unwinds
+// itself with libunwind (loaded with dlopen, per-thread caching, warmed up on each monitored
+// thread), the fallback when libdw is missing. The handler touches only static memory, libunwind
+// in frames mode, and sem_post: no allocation, no locks, no Swift.
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
@@ -21,6 +27,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <ucontext.h>
 
 #define CSM_STR2(x) #x
 #define CSM_STR(x) CSM_STR2(x)
@@ -44,13 +51,31 @@ static struct {
     char note[256];
 } unwinder;
 
+enum { REQUEST_FRAMES = 0, REQUEST_SNAPSHOT = 1 };
+
 static struct {
     _Atomic uint64_t word;
+    // The request (written by the watchdog before it is published).
+    int request;
+    uintptr_t stack_low;
+    uintptr_t stack_high;
+    size_t copy_limit;
+    // A frames answer.
     int count;
     int truncated;
     uintptr_t frames[CSTALLMONITOR_MAX_FRAMES];
+    // A snapshot answer.
+    uint64_t regs[CSTALLMONITOR_SNAPSHOT_REGS];
+    uint64_t valid;
+    uintptr_t pc;
+    uintptr_t sp;
+    size_t stack_size;
+    uint64_t stack[CSTALLMONITOR_MAX_STACK_COPY / sizeof(uint64_t)];
     sem_t done;
 } slot;
+
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "the handler needs lock-free 64-bit atomics");
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the handler needs lock-free int atomics");
 
 // Handlers between entry and return. The kernel keeps the signal blocked in the thread's mask
 // until its handler returns, so a handler preempted after sem_post looks like a thread that
@@ -63,6 +88,67 @@ static _Atomic int installed_signal;
 static struct sigaction previous_action;
 static int semaphore_ready;
 
+// Copies the interrupted thread's stack word by word: an instrumented memcpy (AddressSanitizer)
+// would report the poisoned red zones of the thread's own frames as overflows.
+__attribute__((no_sanitize("address", "thread", "memory", "hwaddress")))
+static size_t copy_stack(uintptr_t sp) {
+    if (sp < slot.stack_low || sp >= slot.stack_high || (sp & 7) != 0) return 0;
+    size_t available = slot.stack_high - sp;
+    size_t size = available < slot.copy_limit ? available : slot.copy_limit;
+    size_t words = size / sizeof(uint64_t);
+    const volatile uint64_t *from = (const volatile uint64_t *)sp;
+    for (size_t i = 0; i < words; i++) slot.stack[i] = from[i];
+    return words * sizeof(uint64_t);
+}
+
+static void take_snapshot(const ucontext_t *context) {
+    slot.valid = 0;
+#if defined(__x86_64__)
+    const greg_t *gregs = context->uc_mcontext.gregs;
+    // DWARF register numbers: rax rdx rcx rbx rsi rdi rbp rsp r8…r15 rip.
+    static const int order[17] = {REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI, REG_RBP, REG_RSP,
+                                  REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15,
+                                  REG_RIP};
+    for (int reg = 0; reg < 17; reg++) slot.regs[reg] = (uint64_t)gregs[order[reg]];
+    slot.valid = (1ull << 17) - 1;
+    slot.pc = (uintptr_t)gregs[REG_RIP];
+    slot.sp = (uintptr_t)gregs[REG_RSP];
+#elif defined(__aarch64__)
+    // DWARF register numbers: x0…x30, sp.
+    for (int reg = 0; reg < 31; reg++) slot.regs[reg] = (uint64_t)context->uc_mcontext.regs[reg];
+    slot.regs[31] = (uint64_t)context->uc_mcontext.sp;
+    slot.valid = (1ull << 32) - 1;
+    slot.pc = (uintptr_t)context->uc_mcontext.pc;
+    slot.sp = (uintptr_t)context->uc_mcontext.sp;
+#else
+    slot.pc = 0;
+    slot.sp = 0;
+#endif
+    slot.stack_size = slot.sp != 0 ? copy_stack(slot.sp) : 0;
+}
+
+static void unwind_in_handler(void *context) {
+    int count = 0;
+    int truncated = 0;
+    unw_cursor_t cursor;
+    if (unwinder.init_local2 != NULL &&
+        unwinder.init_local2(&cursor, (unw_context_t *)context, UNW_INIT_SIGNAL_FRAME) == 0) {
+        for (;;) {
+            unw_word_t ip = 0;
+            if (unwinder.get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
+            slot.frames[count++] = (uintptr_t)ip;
+            int stepped = unwinder.step(&cursor);
+            if (stepped <= 0) break;
+            if (count == CSTALLMONITOR_MAX_FRAMES) {
+                truncated = 1;
+                break;
+            }
+        }
+    }
+    slot.count = count;
+    slot.truncated = truncated;
+}
+
 static void CStallMonitor_handler(int signal_number, siginfo_t *info, void *context) {
     (void)signal_number;
     (void)info;
@@ -71,25 +157,11 @@ static void CStallMonitor_handler(int signal_number, siginfo_t *info, void *cont
     pid_t self = (pid_t)syscall(SYS_gettid);
     uint64_t expected = slot_word(self, SLOT_REQUESTED);
     if (atomic_compare_exchange_strong(&slot.word, &expected, slot_word(self, SLOT_CLAIMED))) {
-        int count = 0;
-        int truncated = 0;
-        unw_cursor_t cursor;
-        if (unwinder.init_local2 != NULL &&
-            unwinder.init_local2(&cursor, (unw_context_t *)context, UNW_INIT_SIGNAL_FRAME) == 0) {
-            for (;;) {
-                unw_word_t ip = 0;
-                if (unwinder.get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
-                slot.frames[count++] = (uintptr_t)ip;
-                int stepped = unwinder.step(&cursor);
-                if (stepped <= 0) break;
-                if (count == CSTALLMONITOR_MAX_FRAMES) {
-                    truncated = 1;
-                    break;
-                }
-            }
+        if (slot.request == REQUEST_SNAPSHOT) {
+            take_snapshot((const ucontext_t *)context);
+        } else {
+            unwind_in_handler(context);
         }
-        slot.count = count;
-        slot.truncated = truncated;
         atomic_store(&slot.word, slot_word(self, SLOT_DONE));
         sem_post(&slot.done);
     }
@@ -220,6 +292,14 @@ void CStallMonitor_sampler_uninstall(void) {
     pthread_mutex_lock(&install_lock);
     if (install_count > 0 && --install_count == 0) {
         int signal_number = atomic_exchange(&installed_signal, 0);
+        // A sample may still be pending (the thread blocks the signal, or sleeps uninterruptibly):
+        // ignoring the signal discards pending instances, so restoring a default action (which
+        // for a real-time signal terminates the process) cannot kill the host afterwards.
+        struct sigaction ignore;
+        memset(&ignore, 0, sizeof(ignore));
+        ignore.sa_handler = SIG_IGN;
+        sigemptyset(&ignore.sa_mask);
+        sigaction(signal_number, &ignore, NULL);
         sigaction(signal_number, &previous_action, NULL);
     }
     pthread_mutex_unlock(&install_lock);
@@ -246,14 +326,20 @@ static void copy_out(uintptr_t *frames, int capacity, int *count, int *truncated
     *truncated = slot.truncated || n < slot.count;
 }
 
-CStallMonitorSampleResult CStallMonitor_sampler_sample(pid_t tid, uint64_t timeout_ns,
-                                                       uintptr_t *frames, int capacity,
-                                                       int *count, int *truncated) {
-    *count = 0;
-    *truncated = 0;
-    int signal_number = atomic_load(&installed_signal);
-    if (signal_number == 0 || unwinder.library == NULL) return CStallMonitorSampleUnavailable;
+static void copy_out_snapshot(CStallMonitorSnapshot *snapshot) {
+    memcpy(snapshot->regs, slot.regs, sizeof(slot.regs));
+    snapshot->valid = slot.valid;
+    snapshot->pc = slot.pc;
+    snapshot->sp = slot.sp;
+    size_t size = slot.stack_size < snapshot->stack_capacity ? slot.stack_size : snapshot->stack_capacity;
+    memcpy(snapshot->stack, slot.stack, size);
+    snapshot->stack_size = size;
+}
 
+/// Publishes a request to thread `tid`, signals it and waits for the answer. On OK the slot is
+/// DONE and the caller copies the answer out, then sets the slot IDLE.
+static CStallMonitorSampleResult send_request(pid_t tid, uint64_t timeout_ns, int signal_number, int request,
+                                              const CStallMonitorSnapshot *bounds) {
     // A late answer to an earlier, withdrawn request: finish it, or wait for it to finish.
     uint64_t word = atomic_load(&slot.word);
     if ((word & 0xff) == SLOT_DONE) {
@@ -262,6 +348,14 @@ CStallMonitorSampleResult CStallMonitor_sampler_sample(pid_t tid, uint64_t timeo
         return CStallMonitorSampleBusy;
     }
     while (sem_trywait(&slot.done) == 0) {
+    }
+    // The slot is idle: no handler reads the request fields now (requests are serialized by the
+    // caller). The compare-and-swap below publishes them.
+    slot.request = request;
+    if (bounds != NULL) {
+        slot.stack_low = bounds->stack_low;
+        slot.stack_high = bounds->stack_high;
+        slot.copy_limit = bounds->stack_capacity < sizeof(slot.stack) ? bounds->stack_capacity : sizeof(slot.stack);
     }
     uint64_t idle = 0;
     if (!atomic_compare_exchange_strong(&slot.word, &idle, slot_word(tid, SLOT_REQUESTED))) {
@@ -275,21 +369,46 @@ CStallMonitorSampleResult CStallMonitor_sampler_sample(pid_t tid, uint64_t timeo
     uint64_t deadline = CStallMonitor_monotonic_ns() + timeout_ns;
     if (CStallMonitor_sem_wait_until(&slot.done, deadline) == 0 &&
         atomic_load(&slot.word) == slot_word(tid, SLOT_DONE)) {
-        copy_out(frames, capacity, count, truncated);
-        atomic_store(&slot.word, 0);
         return CStallMonitorSampleOK;
     }
     uint64_t requested = slot_word(tid, SLOT_REQUESTED);
     if (atomic_compare_exchange_strong(&slot.word, &requested, 0)) {
         return CStallMonitorSampleTimedOut;  // withdrawn before the handler claimed it
     }
-    // The handler claimed the request just now: it is unwinding; give it one more deadline.
+    // The handler claimed the request just now: it is answering; give it one more deadline.
     uint64_t grace = CStallMonitor_monotonic_ns() + timeout_ns;
     if (CStallMonitor_sem_wait_until(&slot.done, grace) == 0 &&
         atomic_load(&slot.word) == slot_word(tid, SLOT_DONE)) {
-        copy_out(frames, capacity, count, truncated);
-        atomic_store(&slot.word, 0);
         return CStallMonitorSampleOK;
     }
     return CStallMonitorSampleTimedOut;  // still claimed: later calls answer Busy until it is done
+}
+
+CStallMonitorSampleResult CStallMonitor_sampler_sample(pid_t tid, uint64_t timeout_ns,
+                                                       uintptr_t *frames, int capacity,
+                                                       int *count, int *truncated) {
+    *count = 0;
+    *truncated = 0;
+    int signal_number = atomic_load(&installed_signal);
+    if (signal_number == 0 || unwinder.library == NULL) return CStallMonitorSampleUnavailable;
+    CStallMonitorSampleResult result = send_request(tid, timeout_ns, signal_number, REQUEST_FRAMES, NULL);
+    if (result == CStallMonitorSampleOK) {
+        copy_out(frames, capacity, count, truncated);
+        atomic_store(&slot.word, 0);
+    }
+    return result;
+}
+
+CStallMonitorSampleResult CStallMonitor_sampler_snapshot(pid_t tid, uint64_t timeout_ns,
+                                                         CStallMonitorSnapshot *snapshot) {
+    snapshot->valid = 0;
+    snapshot->stack_size = 0;
+    int signal_number = atomic_load(&installed_signal);
+    if (signal_number == 0) return CStallMonitorSampleUnavailable;
+    CStallMonitorSampleResult result = send_request(tid, timeout_ns, signal_number, REQUEST_SNAPSHOT, snapshot);
+    if (result == CStallMonitorSampleOK) {
+        copy_out_snapshot(snapshot);
+        atomic_store(&slot.word, 0);
+    }
+    return result;
 }

@@ -18,6 +18,17 @@ final class MonitoredThread: @unchecked Sendable {
     let armedTID = Atomic<Int32>(0)
     /// The run loop (CF objects are thread-safe for reading the current mode).
     let runLoop: CFRunLoop
+    /// The thread's stack, `[low, high)`, read on the thread when it arms (published before
+    /// ``armedTID``); 0 when unknown. Snapshots never copy past `high`.
+    private let stackLow = Atomic<UInt>(0)
+    private let stackHigh = Atomic<UInt>(0)
+
+    /// The thread's stack bounds, once armed and when known.
+    var stackBounds: SnapshotUnwinder.StackBounds? {
+        let high = stackHigh.load(ordering: .acquiring)
+        guard high != 0 else { return nil }
+        return .init(low: stackLow.load(ordering: .acquiring), high: high)
+    }
 
     init(tracker: SpanTracker, runLoop: CFRunLoop) {
         self.tracker = tracker
@@ -26,12 +37,18 @@ final class MonitoredThread: @unchecked Sendable {
 
     /// Runs on the monitored thread: records its id, unblocks the sampling signal (threads
     /// inherit signal masks: a process spawned from a libdispatch worker starts with every signal
-    /// blocked), makes sure it has a large enough alternate signal stack, and takes one sample of
+    /// blocked), notes its stack bounds, makes sure it has a large enough alternate signal stack, and takes one sample of
     /// itself so that libunwind's first-use allocations (per-thread caches) happen here and not
     /// inside a later signal handler. A thread that blocks the signal later is still detected:
     /// its samples say so.
     func arm(signal: Int32, sampleTimeout: UInt64, maxFrames: Int) {
         let tid = CStallMonitor_gettid()
+        var low: UInt = 0
+        var high: UInt = 0
+        if CStallMonitor_current_stack_bounds(&low, &high) == 0 {
+            stackLow.store(low, ordering: .releasing)
+            stackHigh.store(high, ordering: .releasing)
+        }
         _ = CStallMonitor_unblock_signal(signal)
         _ = CStallMonitor_ensure_altstack(64 * 1024)
         var buffer = [UInt](repeating: 0, count: maxFrames)
@@ -46,6 +63,6 @@ final class MonitoredThread: @unchecked Sendable {
         let capacity = CFStringGetMaximumSizeForEncoding(length, CFStringBuiltInEncodings.UTF8.rawValue) + 1
         var buffer = [CChar](repeating: 0, count: Int(capacity))
         guard CFStringGetCString(mode, &buffer, capacity, CFStringBuiltInEncodings.UTF8.rawValue) else { return nil }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return CString.decode(buffer)
     }
 }

@@ -45,7 +45,7 @@ struct ReportBuilder {
                 offsetMs: milliseconds(sample.offset), kind: sample.kind, threadState: sample.threadState,
                 syscall: sample.syscall, note: sample.note,
                 frames: sample.addresses.indices.map { frameIndex[lookupAddress(sample, $0)]! },
-                truncated: sample.truncated ? true : nil)
+                truncated: sample.truncated ? true : nil, unwinder: sample.unwinder, interrupted: sample.interrupted)
         }
         let duration = recording.end &- recording.spanStart
         let observed = recording.trackingEnd &- recording.trackingStart
@@ -76,7 +76,7 @@ struct ReportBuilder {
                 mode: recording.mode, passes: recording.passes, longestPassMs: milliseconds(recording.longestPass)),
             process: process,
             sampling: StallReport.Sampling(
-                unwinder: recording.unwinder.available ? "libunwind" : "unavailable",
+                unwinder: recording.unwinder.name,
                 unwinderNote: recording.unwinder.note, intervalMs: milliseconds(recording.requestedInterval),
                 effectiveIntervalMs: milliseconds(recording.interval), maxSamples: recording.maxSamples,
                 attempted: recording.attempted, taken: recording.taken, timedOut: recording.timedOut,

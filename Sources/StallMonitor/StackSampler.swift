@@ -20,7 +20,7 @@ enum StackSampler {
         var message = [CChar](repeating: 0, count: 256)
         let result = CStallMonitor_sampler_install(signal ?? 0, &message, message.count)
         guard result > 0 else {
-            throw .signalUnavailable(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            throw .signalUnavailable(CString.decode(message))
         }
         return result
     }
@@ -34,25 +34,37 @@ enum StackSampler {
     static func unwinderStatus() -> (available: Bool, note: String?) {
         var note = [CChar](repeating: 0, count: 256)
         let available = CStallMonitor_sampler_unwinder_available(&note, note.count) != 0
-        return (available, available ? nil : String(decoding: note.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        return (available, available ? nil : CString.decode(note))
     }
 
-    /// Asks thread `tid` for its stack, waiting at most `timeout` nanoseconds.
+    /// Runs `body` as the only sampling request of the process (every watchdog's requests go
+    /// through the one signal slot).
+    static func withRequestLock<T>(_ body: () -> T) -> T {
+        requestLock.withLock { _ in body() }
+    }
+
+    /// The outcome of a request that did not answer with a stack.
+    static func outcome(_ result: CStallMonitorSampleResult) -> Outcome {
+        switch result {
+        case CStallMonitorSampleTimedOut: return .timedOut
+        case CStallMonitorSampleBusy: return .busy
+        case CStallMonitorSampleSendFailed: return .sendFailed
+        default: return .unavailable
+        }
+    }
+
+    /// Asks thread `tid` to unwind itself with libunwind in its signal handler, waiting at most
+    /// `timeout` nanoseconds.
     static func sample(tid: Int32, timeout: UInt64, maxFrames: Int, into buffer: inout [UInt]) -> Outcome {
-        requestLock.withLock { _ in
+        withRequestLock {
             var count: Int32 = 0
             var truncated: Int32 = 0
             let capacity = min(maxFrames, buffer.count)
             let result = buffer.withUnsafeMutableBufferPointer { frames in
                 CStallMonitor_sampler_sample(tid, timeout, frames.baseAddress, Int32(capacity), &count, &truncated)
             }
-            switch result {
-            case CStallMonitorSampleOK: return .stack(Array(buffer[0..<Int(count)]), truncated: truncated != 0)
-            case CStallMonitorSampleTimedOut: return .timedOut
-            case CStallMonitorSampleBusy: return .busy
-            case CStallMonitorSampleSendFailed: return .sendFailed
-            default: return .unavailable
-            }
+            guard result == CStallMonitorSampleOK else { return outcome(result) }
+            return .stack(Array(buffer[0..<Int(count)]), truncated: truncated != 0)
         }
     }
 }

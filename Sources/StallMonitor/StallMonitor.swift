@@ -118,7 +118,7 @@ public final class StallMonitor: Sendable {
                 threshold: threshold, lead: lead, interval: configuration.samplingInterval.nanoseconds,
                 sampleTimeout: configuration.sampleTimeout.nanoseconds, maxSamples: configuration.maxSamplesPerStall,
                 maxFrames: configuration.maxFramesPerSample, reentryGrace: configuration.reentryGrace.nanoseconds,
-                interruptSleepingSyscalls: configuration.interruptSleepingSyscalls, signal: signal,
+                unwinding: configuration.unwinding, stackCopyBytes: configuration.stackCopyBytes, signal: signal,
                 inProgressRefresh: configuration.inProgressRefresh.nanoseconds,
                 reportWhileDebugged: configuration.reportWhileDebugged),
             counters: counters, controls: controls,
@@ -151,6 +151,7 @@ public final class StallMonitor: Sendable {
             CFRunLoopWakeUp(runLoop)
         }
         Symbolicator.shared.retain()
+        SnapshotUnwinder.shared.retain()
         watchdog.start()
         let sweeper = StaleReportSweeper(store: store, hostName: process.hostName, errors: errors)
         writer.perform {
@@ -190,6 +191,7 @@ public final class StallMonitor: Sendable {
         writer.flush(timeout: .seconds(5))
         StackSampler.uninstall()
         Symbolicator.shared.release()
+        SnapshotUnwinder.shared.release()
     }
 
     /// Stops reporting until ``resume()`` (calls nest). A span open while paused is never

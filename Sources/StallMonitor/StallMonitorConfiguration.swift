@@ -1,3 +1,4 @@
+import CStallMonitor
 import Foundation
 import Logging
 import StallReportKit
@@ -23,9 +24,19 @@ extension StallMonitor {
         public var sampleTimeout: Duration
         /// The real-time signal used for sampling; nil picks a free one at start.
         public var signal: Int32?
-        /// Interrupt a thread sleeping in `nanosleep`/`poll`/`epoll_wait`/… to get its full stack.
-        /// Off by default: the signal would make such a call return early (EINTR) in the host.
-        public var interruptSleepingSyscalls: Bool
+        /// How stacks are unwound. Default ``StallMonitor/Unwinding/snapshot``.
+        public var unwinding: Unwinding
+        /// Bytes of the stuck thread's stack copied per snapshot, from its stack pointer up (never
+        /// past the stack's end): deeper stacks are marked truncated. 4 KiB…256 KiB, default 64 KiB
+        /// (about 300 frames of typical Swift code).
+        public var stackCopyBytes: Int
+        /// No longer has any effect: a thread asleep in a syscall is never signalled; its stack is
+        /// copied and unwound without touching it, so its syscall is never cut short.
+        @available(*, deprecated, message: "threads asleep in a syscall are unwound without a signal; nothing is interrupted")
+        public var interruptSleepingSyscalls: Bool {
+            get { false }
+            set {}
+        }
         /// How long the loop may be suspended (about to wait, or outside its outermost run) and
         /// still continue the same awake span: a wait that returns at once because work is pending,
         /// or `RunLoop.run()` re-entering the CF loop after each source, is not the loop going idle.
@@ -70,7 +81,8 @@ extension StallMonitor {
             maxFramesPerSample: Int = 256,
             sampleTimeout: Duration = .milliseconds(10),
             signal: Int32? = nil,
-            interruptSleepingSyscalls: Bool = false,
+            unwinding: Unwinding = .snapshot,
+            stackCopyBytes: Int = 64 * 1024,
             reentryGrace: Duration = .microseconds(200),
             appVersion: String? = nil,
             tags: [String: String] = [:],
@@ -92,7 +104,8 @@ extension StallMonitor {
             self.maxFramesPerSample = maxFramesPerSample
             self.sampleTimeout = sampleTimeout
             self.signal = signal
-            self.interruptSleepingSyscalls = interruptSleepingSyscalls
+            self.unwinding = unwinding
+            self.stackCopyBytes = stackCopyBytes
             self.reentryGrace = reentryGrace
             self.appVersion = appVersion
             self.tags = tags
@@ -113,6 +126,9 @@ extension StallMonitor {
             if !(0.05...1).contains(samplingLead) { throw .invalidConfiguration("samplingLead must be within 0.05…1") }
             if maxSamplesPerStall < 2 { throw .invalidConfiguration("maxSamplesPerStall must be at least 2") }
             if !(1...512).contains(maxFramesPerSample) { throw .invalidConfiguration("maxFramesPerSample must be within 1…512") }
+            if !(4096...Int(CSTALLMONITOR_MAX_STACK_COPY)).contains(stackCopyBytes) {
+                throw .invalidConfiguration("stackCopyBytes must be within 4096…\(CSTALLMONITOR_MAX_STACK_COPY)")
+            }
             if sampleTimeout <= .zero { throw .invalidConfiguration("sampleTimeout must be positive") }
             if reentryGrace < .zero { throw .invalidConfiguration("reentryGrace must not be negative") }
             if inProgressRefresh <= .zero { throw .invalidConfiguration("inProgressRefresh must be positive") }
@@ -121,6 +137,21 @@ extension StallMonitor {
             if maxReportFiles < 1 || maxReportBytes < 4096 { throw .invalidConfiguration("maxReportFiles must be at least 1 and maxReportBytes at least 4096") }
             if !reportDirectory.isFileURL { throw .invalidConfiguration("reportDirectory must be a file URL") }
         }
+    }
+}
+
+extension StallMonitor {
+    /// How the stuck thread's stacks are unwound.
+    public enum Unwinding: Sendable, Equatable {
+        /// The signal handler only copies the thread's registers and a bounded slice of its stack
+        /// (a pause of microseconds, whatever the depth); libdw unwinds the copy on the watchdog.
+        /// A thread asleep in a syscall is not signalled at all: its frozen stack is copied and
+        /// unwound the same way. Falls back to ``libunwindInHandler`` when libdw cannot be loaded.
+        case snapshot
+        /// libunwind unwinds a running thread inside its signal handler (the thread pauses for the
+        /// whole walk, 100–250 µs); threads asleep in a syscall are still unwound from a copy with
+        /// libdw when it loads.
+        case libunwindInHandler
     }
 }
 

@@ -9,10 +9,16 @@ struct RawSample {
     var threadState: String
     var syscall: String?
     var note: String?
-    /// Instruction pointers, leaf first. For `stack` samples the first is the interrupted PC and
-    /// the rest are return addresses; for `syscall` samples the one PC from `/proc`.
+    /// Instruction pointers, leaf first. For `stack` samples the first is the interrupted PC (or
+    /// the syscall's return PC) and the rest are return addresses; for `syscall` samples the one
+    /// PC from `/proc`.
     var addresses: [UInt]
     var truncated: Bool
+    /// For `stack` samples: which unwinder made the stack (`libdw`, `libunwind`), and whether the
+    /// thread was interrupted by the sampling signal (false: asleep in the kernel, unwound from
+    /// a copy of its frozen stack).
+    var unwinder: String? = nil
+    var interrupted: Bool? = nil
 }
 
 /// Everything the watchdog learned about one stall, handed to the writer.
@@ -43,7 +49,7 @@ struct StallRecording {
     var trackingStart: UInt64
     var cpuAtTrackingEnd: Int64 = -1
     var trackingEnd: UInt64 = 0
-    var unwinder: (available: Bool, note: String?)
+    var unwinder: SamplingUnwinder
     var scene: String?
     /// Time the whole process was stopped during the span (the watchdog woke far too late).
     var stoppedNanos: UInt64 = 0

@@ -94,7 +94,7 @@ final class Symbolicator: Sendable {
         var error = [CChar](repeating: 0, count: 256)
         state.session = CStallMonitor_symbolizer_open(&error, error.count)
         if state.session == nil {
-            state.note = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            state.note = CString.decode(error)
                 + "; names come from dladdr (exported symbols only, no file:line)"
         }
     }

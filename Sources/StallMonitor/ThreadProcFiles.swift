@@ -9,10 +9,10 @@ final class ThreadProcFiles {
     enum SyscallState: Equatable {
         /// On a CPU in user space.
         case running
-        /// Blocked outside any syscall (e.g. in a page fault): user stack and program counter.
-        case blockedOutsideSyscall(pc: UInt)
-        /// Inside syscall `number`, entered from user program counter `pc`.
-        case inSyscall(number: Int, pc: UInt)
+        /// Blocked outside any syscall (e.g. in a page fault): user stack pointer and program counter.
+        case blockedOutsideSyscall(sp: UInt, pc: UInt)
+        /// Inside syscall `number`, entered with user stack pointer `sp` from program counter `pc`.
+        case inSyscall(number: Int, sp: UInt, pc: UInt)
         /// The file could not be read.
         case unknown
     }
@@ -64,9 +64,12 @@ final class ThreadProcFiles {
         let fields = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
         guard let first = fields.first else { return .unknown }
         if first == "running" { return .running }
-        guard let number = Int(first), let last = fields.last else { return .unknown }
-        let pc = UInt(last.dropFirst(2), radix: 16) ?? 0
-        return number < 0 ? .blockedOutsideSyscall(pc: pc) : .inSyscall(number: number, pc: pc)
+        // "nr arg1 … arg6 sp pc" in a syscall, "-1 sp pc" blocked outside one.
+        guard let number = Int(first), fields.count >= 3 else { return .unknown }
+        func hex(_ field: Substring) -> UInt { UInt(field.dropFirst(2), radix: 16) ?? 0 }
+        let sp = hex(fields[fields.count - 2])
+        let pc = hex(fields[fields.count - 1])
+        return number < 0 ? .blockedOutsideSyscall(sp: sp, pc: pc) : .inSyscall(number: number, sp: sp, pc: pc)
     }
 
     /// The thread's blocked and pending signal masks.

@@ -15,7 +15,8 @@ final class ThreadWatch {
         var maxSamples: Int
         var maxFrames: Int
         var reentryGrace: UInt64
-        var interruptSleepingSyscalls: Bool
+        var unwinding: StallMonitor.Unwinding
+        var stackCopyBytes: Int
         var signal: Int32
         var inProgressRefresh: UInt64
         var reportWhileDebugged: Bool
@@ -241,6 +242,7 @@ final class ThreadWatch {
 
     private func beginTracking(sequence: UInt64, start: UInt64, now: UInt64) {
         guard let identity else { return }
+        lastRunningReading = nil
         recording = newRecording(identity: identity, sequence: sequence, start: start, now: now,
                                  mode: thread.currentMode(), cpuAtTrackingStart: threadCPUNanos(identity.tid))
         if stoppedBeforeTracking.sequence == sequence { recording?.stoppedNanos = stoppedBeforeTracking.nanos }
@@ -258,7 +260,7 @@ final class ThreadWatch {
             threshold: settings.threshold, mode: mode, interval: settings.interval,
             requestedInterval: settings.interval, maxSamples: settings.maxSamples,
             cpuAtTrackingStart: cpuAtTrackingStart, trackingStart: now,
-            unwinder: StackSampler.unwinderStatus(), scene: controls.scene)
+            unwinder: SamplingUnwinder.choose(settings.unwinding), scene: controls.scene)
     }
 
     /// Ends the recording when its span has ended: a stall is emitted, a short span discarded.
@@ -317,36 +319,90 @@ final class ThreadWatch {
         return true
     }
 
+    /// How one attempt went, for the cadence: sampled (or skipped), or asked to look again
+    /// shortly because the thread was not yet clearly running in user space.
+    private enum Attempt {
+        case done
+        case lookAgain
+    }
+
+    /// A reading of the thread while it ran on a CPU: when, its CPU time and voluntary switches.
+    private struct RunningReading {
+        var at: UInt64
+        var cpu: Int64
+        var switches: UInt64?
+    }
+
+    /// The last reading that found the thread running, when the reading before it did too.
+    private var lastRunningReading: RunningReading?
+
+    /// A thread found running is signalled only when it has run this much CPU time since the
+    /// previous reading, without sleeping in between: a thread that just woke from a syscall reads
+    /// as running while the kernel finishes the syscall (or while it waits for a CPU), and a signal
+    /// then would cut the syscall short.
+    static let minimumRunBeforeSignal: UInt64 = 100_000
+    /// How soon a thread first found running is read again.
+    static let lookAgainAfter: UInt64 = 1_000_000
+
     private func sample(now: UInt64) {
         guard var recording = self.recording, let procFiles else { return }
-        defer {
-            self.recording = recording
+        let span = thread.tracker.currentSpan()
+        if span.sequence == recording.sequence && span.phase == .suspended {
+            // The loop is about to wait or waiting: no stall sample now.
+            nextSampleAt = now &+ Self.lookAgainAfter
+            return
+        }
+        if recording.samples.isEmpty && recording.attempted == 0 { nextSampleAt = now }
+        let attempt = sample(now: now, recording: &recording, procFiles: procFiles)
+        self.recording = recording
+        switch attempt {
+        case .lookAgain:
+            nextSampleAt = now &+ min(Self.lookAgainAfter, recording.interval)
+        case .done:
             nextSampleAt = max(now &+ recording.interval / 2, nextSampleAt &+ recording.interval)
             if nextSampleAt < now { nextSampleAt = now &+ recording.interval }
         }
-        if recording.samples.isEmpty { nextSampleAt = now }
-        recording.attempted += 1
+    }
+
+    /// Whether span `sequence` ended (or the loop went to wait) at or before `time`.
+    private func spanEnded(_ sequence: UInt64, atOrBefore time: UInt64) -> Bool {
+        let span = thread.tracker.currentSpan()
+        if span.sequence == sequence {
+            switch span.phase {
+            case .open: return false
+            case .suspended: return span.suspendedAt <= time
+            case .closed: break
+            }
+        }
+        if let ended = thread.tracker.endedSpan(sequence) { return ended.end <= time }
+        return true
+    }
+
+    private func sample(now: UInt64, recording: inout StallRecording, procFiles: ThreadProcFiles) -> Attempt {
         let offset = now &- recording.spanStart
         let state = procFiles.schedulerState()
         let syscallState = procFiles.syscallState()
         var syscallName: String?
         var knownPC: UInt?
         switch syscallState {
-        case .inSyscall(let number, let pc):
+        case .inSyscall(let number, _, let pc):
             syscallName = SyscallTable.name(number)
             knownPC = pc
-            if SyscallTable.isInterruptedBySignal(number) && !settings.interruptSleepingSyscalls {
-                recording.skip("sleepingSyscall")
-                recording.append(RawSample(
-                    offset: offset, kind: .syscall, threadState: state, syscall: syscallName,
-                    note: "not interrupted: a signal would cut \(syscallName ?? "the syscall") short",
-                    addresses: pc == 0 ? [] : [pc], truncated: false))
-                return
-            }
-        case .blockedOutsideSyscall(let pc):
+        case .blockedOutsideSyscall(_, let pc):
             knownPC = pc
         case .running, .unknown:
             break
+        }
+        let tid = recording.thread.tid
+        // Checks that the sample still belongs to the stall: one whose span ended (or whose loop
+        // went to wait) before the sample was complete is discarded and counted.
+        func keep(_ sample: RawSample, takenBy: UInt64) -> Bool {
+            if spanEnded(recording.sequence, atOrBefore: takenBy) {
+                recording.skip("afterSpanEnd")
+                return false
+            }
+            recording.append(sample)
+            return true
         }
         func noStack(_ reason: String, note: String) {
             recording.skip(reason)
@@ -355,47 +411,130 @@ final class ThreadWatch {
                 offset: offset, kind: kind, threadState: state, syscall: syscallName, note: note,
                 addresses: kind == .syscall ? [knownPC!] : [], truncated: false))
         }
-        if !recording.unwinder.available {
-            noStack("noUnwinder", note: recording.unwinder.note ?? "libunwind unavailable")
-            return
-        }
-        if let masks = procFiles.signalMasks() {
-            if ThreadProcFiles.SignalMasks.contains(masks.blocked, settings.signal) {
-                // The kernel blocks the signal while its handler runs: a handler preempted after
-                // answering the previous sample is not the thread blocking the signal.
-                if CStallMonitor_sampler_handlers_running() > 0 {
-                    noStack("busy", note: "the previous sample's signal handler had not returned yet")
-                } else {
-                    noStack("signalBlocked", note: "the thread blocks the sampling signal \(settings.signal)")
+
+        switch syscallState {
+        case .inSyscall(_, let sp, let pc), .blockedOutsideSyscall(let sp, let pc):
+            // Asleep in the kernel (or blocked in a fault): never signalled. Its user stack is
+            // frozen; copy it and unwind the copy here, if the thread did not run meanwhile.
+            lastRunningReading = nil
+            recording.attempted += 1
+            guard recording.unwinder.libdw, let bounds = thread.stackBounds else {
+                noStack(recording.unwinder.name == "unavailable" ? "noUnwinder" : "blockedWithoutLibdw",
+                        note: "not interrupted: without libdw snapshots only the syscall's PC is known")
+                return .done
+            }
+            let switches = procFiles.voluntarySwitches()
+            let outcome = SnapshotUnwinder.shared.unwindBlocked(
+                tid: tid, sp: sp, pc: pc, bounds: bounds, copyBytes: settings.stackCopyBytes,
+                maxFrames: settings.maxFrames,
+                stillAsleep: { procFiles.syscallState() == syscallState && procFiles.voluntarySwitches() == switches })
+            switch outcome {
+            case .stack(let frames, let complete):
+                let sample = RawSample(
+                    offset: offset, kind: .stack, threadState: state, syscall: syscallName, note: nil,
+                    addresses: frames, truncated: !complete, unwinder: "libdw", interrupted: false)
+                if keep(sample, takenBy: CStallMonitor_monotonic_ns()) {
+                    recording.taken += 1
+                    counters.samplesTaken.add(1, ordering: .relaxed)
                 }
-                return
+            case .threadMoved:
+                recording.skip("threadMoved")
+            case .failed(let why):
+                noStack("unwindFailed", note: "not interrupted; no stack: \(why)")
+            case .signal:
+                noStack("unwindFailed", note: "not interrupted; no stack")
             }
-            if ThreadProcFiles.SignalMasks.contains(masks.pendingForThread, settings.signal) {
-                noStack("signalPending", note: "an earlier sampling signal is still pending")
-                return
+            return .done
+
+        case .running:
+            // On a CPU, in user space or in the kernel. Signal it only once it has clearly run
+            // since the last reading without sleeping: then it is not returning from a syscall.
+            let cpu = threadCPUNanos(tid)
+            let switches = procFiles.voluntarySwitches()
+            let reading = RunningReading(at: now, cpu: cpu, switches: switches)
+            let previous = lastRunningReading
+            lastRunningReading = reading
+            guard let previous, now &- previous.at <= 4 &* recording.interval &+ Self.lookAgainAfter else {
+                return .lookAgain
             }
-        }
-        let sentAt = CStallMonitor_monotonic_ns()
-        switch StackSampler.sample(tid: recording.thread.tid, timeout: settings.sampleTimeout, maxFrames: settings.maxFrames, into: &frameBuffer) {
-        case .stack(let frames, let truncated):
-            recording.taken += 1
-            counters.samplesTaken.add(1, ordering: .relaxed)
-            recording.append(RawSample(
-                offset: sentAt &- recording.spanStart, kind: .stack, threadState: state, syscall: syscallName,
-                note: nil, addresses: frames, truncated: truncated))
-        case .timedOut:
-            recording.timedOut += 1
-            counters.samplesTimedOut.add(1, ordering: .relaxed)
-            recording.append(RawSample(
-                offset: offset, kind: knownPC != nil && syscallName != nil ? .syscall : .none, threadState: state,
-                syscall: syscallName, note: "the thread did not answer within \(settings.sampleTimeout / 1_000_000) ms",
-                addresses: knownPC != nil && syscallName != nil ? [knownPC!] : [], truncated: false))
-        case .busy:
-            noStack("busy", note: "an earlier sampling request was still being answered")
-        case .unavailable:
-            noStack("noUnwinder", note: "the sampler is not installed")
-        case .sendFailed:
-            noStack("sendFailed", note: "the sampling signal could not be sent")
+            recording.attempted += 1
+            guard cpu >= 0, previous.cpu >= 0, cpu - previous.cpu >= Int64(Self.minimumRunBeforeSignal),
+                  let switches, switches == previous.switches else {
+                noStack("notClearlyRunning", note: "not interrupted: the thread may be finishing a syscall or waiting for a CPU")
+                lastRunningReading = nil
+                return .done
+            }
+            if recording.unwinder.name == "unavailable" {
+                noStack("noUnwinder", note: recording.unwinder.note ?? "no unwinder available")
+                return .done
+            }
+            if let masks = procFiles.signalMasks() {
+                if ThreadProcFiles.SignalMasks.contains(masks.blocked, settings.signal) {
+                    // The kernel blocks the signal while its handler runs: a handler preempted after
+                    // answering the previous sample is not the thread blocking the signal.
+                    if CStallMonitor_sampler_handlers_running() > 0 {
+                        noStack("busy", note: "the previous sample's signal handler had not returned yet")
+                    } else {
+                        noStack("signalBlocked", note: "the thread blocks the sampling signal \(settings.signal)")
+                    }
+                    return .done
+                }
+                if ThreadProcFiles.SignalMasks.contains(masks.pendingForThread, settings.signal) {
+                    noStack("signalPending", note: "an earlier sampling signal is still pending")
+                    return .done
+                }
+            }
+            let sentAt = CStallMonitor_monotonic_ns()
+            let signalOutcome: StackSampler.Outcome
+            var unwinderName = "libunwind"
+            if recording.unwinder.name == "libdw", settings.unwinding == .snapshot, let bounds = thread.stackBounds {
+                switch SnapshotUnwinder.shared.unwindRunning(
+                    tid: tid, bounds: bounds, copyBytes: settings.stackCopyBytes, timeout: settings.sampleTimeout,
+                    maxFrames: settings.maxFrames) {
+                case .stack(let frames, let complete):
+                    signalOutcome = .stack(frames, truncated: !complete)
+                    unwinderName = "libdw"
+                case .signal(let outcome):
+                    signalOutcome = outcome
+                case .failed(let why):
+                    noStack("unwindFailed", note: "interrupted; no stack: \(why)")
+                    return .done
+                case .threadMoved:
+                    signalOutcome = .busy
+                }
+            } else {
+                signalOutcome = StackSampler.sample(tid: tid, timeout: settings.sampleTimeout, maxFrames: settings.maxFrames, into: &frameBuffer)
+            }
+            switch signalOutcome {
+            case .stack(let frames, let truncated):
+                let sample = RawSample(
+                    offset: sentAt &- recording.spanStart, kind: .stack, threadState: state, syscall: nil,
+                    note: nil, addresses: frames, truncated: truncated, unwinder: unwinderName, interrupted: true)
+                if keep(sample, takenBy: CStallMonitor_monotonic_ns()) {
+                    recording.taken += 1
+                    counters.samplesTaken.add(1, ordering: .relaxed)
+                }
+            case .timedOut:
+                recording.timedOut += 1
+                counters.samplesTimedOut.add(1, ordering: .relaxed)
+                recording.append(RawSample(
+                    offset: offset, kind: .none, threadState: state, syscall: nil,
+                    note: "the thread did not answer within \(settings.sampleTimeout / 1_000_000) ms",
+                    addresses: [], truncated: false))
+            case .busy:
+                noStack("busy", note: "an earlier sampling request was still being answered")
+            case .unavailable:
+                noStack("noUnwinder", note: "the sampler is not installed")
+            case .sendFailed:
+                noStack("sendFailed", note: "the sampling signal could not be sent")
+            }
+            return .done
+
+        case .unknown:
+            lastRunningReading = nil
+            recording.attempted += 1
+            noStack("threadUnreadable", note: "the thread's /proc files could not be read")
+            return .done
         }
     }
 }

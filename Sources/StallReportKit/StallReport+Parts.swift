@@ -107,9 +107,11 @@ extension StallReport {
     public struct Sample: Codable, Sendable, Equatable {
         /// How the sample was taken.
         public enum Kind: String, Codable, Sendable {
-            /// A full stack unwound in the thread's signal handler.
+            /// A full stack: unwound from a snapshot taken in the thread's signal handler, in the
+            /// handler itself, or (thread asleep in the kernel, not interrupted) from a copy of its
+            /// frozen stack. ``StallReport/Sample/unwinder`` and ``StallReport/Sample/interrupted`` say which.
             case stack
-            /// The thread sat in a blocking syscall and was not interrupted: only the syscall's PC.
+            /// The thread sat in a blocking syscall and no stack could be unwound: only the syscall's PC.
             case syscall
             /// No stack: the signal was blocked, timed out, or stacks are unavailable.
             case none
@@ -127,11 +129,18 @@ extension StallReport {
         public var note: String?
         /// Indices into the report's frame table, leaf first.
         public var frames: [Int]
-        /// True when the stack was deeper than the frame limit.
+        /// True when the stack does not reach the thread's outermost frame (deeper than the frame
+        /// limit or the stack copy, or the unwinder stopped early).
         public var truncated: Bool?
+        /// For `stack` samples: the unwinder that made the stack (`libdw`, `libunwind`).
+        public var unwinder: String?
+        /// For `stack` samples: whether the sampling signal interrupted the thread (false: it was
+        /// asleep in the kernel and was unwound without being touched).
+        public var interrupted: Bool?
 
         /// Creates a sample.
-        public init(offsetMs: Double, kind: Kind, threadState: String, syscall: String? = nil, note: String? = nil, frames: [Int], truncated: Bool? = nil) {
+        public init(offsetMs: Double, kind: Kind, threadState: String, syscall: String? = nil, note: String? = nil, frames: [Int], truncated: Bool? = nil,
+                    unwinder: String? = nil, interrupted: Bool? = nil) {
             self.offsetMs = offsetMs
             self.kind = kind
             self.threadState = threadState
@@ -139,6 +148,8 @@ extension StallReport {
             self.note = note
             self.frames = frames
             self.truncated = truncated
+            self.unwinder = unwinder
+            self.interrupted = interrupted
         }
     }
 

@@ -97,6 +97,81 @@ CStallMonitorSampleResult CStallMonitor_sampler_sample(pid_t tid, uint64_t timeo
                                                        uintptr_t *frames, int capacity,
                                                        int *count, int *truncated);
 
+// MARK: - Snapshots and unwinding away from the sampled thread (sampler.c, unwinder.c)
+
+/// Registers a snapshot can hold, by DWARF register number (x86_64: 0–16, rip as 16; aarch64:
+/// x0–x30 and sp as 31).
+#define CSTALLMONITOR_SNAPSHOT_REGS 33
+
+/// The most stack bytes one snapshot copies (the handler's preallocated buffer).
+#define CSTALLMONITOR_MAX_STACK_COPY (256 * 1024)
+
+/// A thread's registers and a copy of its stack from SP upwards, to unwind later elsewhere.
+typedef struct {
+    /// Register values by DWARF number; only those with their bit set in `valid` are known.
+    uint64_t regs[CSTALLMONITOR_SNAPSHOT_REGS];
+    uint64_t valid;
+    /// Program counter and stack pointer.
+    uintptr_t pc;
+    uintptr_t sp;
+    /// Caller-owned buffer for the stack bytes and its size; `stack_size` bytes from `sp` on
+    /// were copied (0 when SP lay outside the thread's stack).
+    uint8_t *stack;
+    size_t stack_capacity;
+    size_t stack_size;
+    /// The thread's stack, `[stack_low, stack_high)`, known from when it was armed.
+    uintptr_t stack_low;
+    uintptr_t stack_high;
+} CStallMonitorSnapshot;
+
+/// Asks thread `tid` (running on a CPU) for a snapshot and waits up to `timeout_ns`. The handler
+/// copies its interrupted registers and at most `snapshot->stack_capacity` bytes (bounded by
+/// CSTALLMONITOR_MAX_STACK_COPY and by `stack_high`) into preallocated memory; this copies them
+/// into `snapshot`. Needs only the installed handler, not libunwind.
+CStallMonitorSampleResult CStallMonitor_sampler_snapshot(pid_t tid, uint64_t timeout_ns,
+                                                         CStallMonitorSnapshot *snapshot);
+
+/// The calling thread's stack bounds (pthread_getattr_np). Returns 0, or -1 when unknown.
+int CStallMonitor_current_stack_bounds(uintptr_t *low, uintptr_t *high);
+
+/// Opaque libdw unwinding session over this process (its modules and executable mappings when
+/// it opened). Use from one thread at a time.
+typedef struct CStallMonitorUnwinder CStallMonitorUnwinder;
+
+/// Outcomes of CStallMonitor_unwinder_unwind.
+enum {
+    /// Unwound; `complete` says whether the walk reached the thread's outermost frame.
+    CStallMonitorUnwindDone = 0,
+    /// A frame's address lies outside every executable mapping the session knows: a library
+    /// loaded since it opened (re-open and retry) or a corrupt stack. Frames before it are kept.
+    CStallMonitorUnwindUnknownCode = 1,
+};
+
+/// Opens a session (loads libdw with dlopen on first use). Returns NULL with a reason in `error`.
+CStallMonitorUnwinder *CStallMonitor_unwinder_open(char *error, size_t error_size);
+
+/// Closes a session, releasing its files and caches.
+void CStallMonitor_unwinder_close(CStallMonitorUnwinder *session);
+
+/// Whether `address` lies in an executable mapping of the session.
+int CStallMonitor_unwinder_is_code(const CStallMonitorUnwinder *session, uintptr_t address);
+
+/// Unwinds `snapshot` of thread `tid` with libdw's CFI: at most `capacity` PCs, leaf first (the
+/// first is the snapshot's PC, the others return addresses), each inside executable code.
+/// `complete` is 1 when the walk reached the outermost frame. Returns a CStallMonitorUnwind…
+/// outcome, or -1 on bad arguments.
+int CStallMonitor_unwinder_unwind(CStallMonitorUnwinder *session, pid_t tid,
+                                  const CStallMonitorSnapshot *snapshot, uintptr_t *frames,
+                                  int capacity, int *count, int *complete);
+
+/// Snapshot of a thread asleep in the kernel, from the user SP and PC its `/proc` syscall file
+/// gives: copies its frozen stack (process_vm_readv on this process, so a bad address is an
+/// error, not a fault) and, since its other registers are unknown, guesses the frame pointer of
+/// its innermost frame that keeps one. `snapshot`'s buffer and stack bounds must be set.
+/// Returns 0 or -errno (-ERANGE when SP lies outside the stack bounds).
+int CStallMonitor_snapshot_blocked(const CStallMonitorUnwinder *session, uintptr_t sp, uintptr_t pc,
+                                   CStallMonitorSnapshot *snapshot);
+
 // MARK: - Images (images.c)
 
 /// One loaded ELF image.

@@ -1,0 +1,170 @@
+import CStallMonitor
+import Glibc
+
+/// Unwinds stacks away from the sampled thread, on the watchdog: snapshots (registers and a copy
+/// of the stack bytes) taken by the signal handler of a thread running on a CPU, and snapshots of
+/// a thread asleep in the kernel taken here from its `/proc` syscall file and its frozen stack,
+/// without signalling it. libdw's CFI unwinder walks the copy; libdw is loaded at the first
+/// unwind. One session per process, serialized; its files and caches are released when the last
+/// monitor stops.
+final class SnapshotUnwinder: Sendable {
+    /// Where a snapshot's stack lies and how much of it to copy.
+    struct StackBounds: Sendable, Equatable {
+        var low: UInt
+        var high: UInt
+    }
+
+    /// The result of one unwind.
+    enum Outcome {
+        /// PCs, leaf first; `complete` when the walk reached the thread's outermost frame.
+        case stack([UInt], complete: Bool)
+        /// The thread ran while its stack was being copied: the copy may mix two moments.
+        case threadMoved
+        /// The handler did not answer, or was busy, or could not be signalled.
+        case signal(StackSampler.Outcome)
+        /// No usable snapshot or unwinder; the reason.
+        case failed(String)
+    }
+
+    private struct State: @unchecked Sendable {
+        var session: OpaquePointer?
+        var opened = false
+        var openedAt: UInt64 = 0
+        var note: String?
+        var users = 0
+        /// The stack copy and frame buffers (allocated once, reused).
+        var stack: UnsafeMutableRawPointer?
+        var frames = [UInt](repeating: 0, count: Int(CSTALLMONITOR_MAX_FRAMES))
+    }
+
+    /// One per process.
+    static let shared = SnapshotUnwinder()
+
+    /// A session that met code outside the mappings it knew (a library loaded since) is reopened,
+    /// at most this often.
+    private static let reopenInterval: UInt64 = 1_000_000_000
+
+    private let state = Locked(State())
+
+    /// Whether libdw can be used, and why not. Opens the session (loads libdw) when not yet open.
+    func availability() -> (available: Bool, note: String?) {
+        state.withLock { state in
+            open(&state)
+            return (state.session != nil, state.note)
+        }
+    }
+
+    /// Counts a monitor that starts using the unwinder.
+    func retain() {
+        state.withLock { $0.users += 1 }
+    }
+
+    /// Counts a monitor that stopped; the last one closes the session (files, caches, buffer).
+    func release() {
+        state.withLock { state in
+            state.users = max(0, state.users - 1)
+            guard state.users == 0 else { return }
+            close(&state)
+            state.stack?.deallocate()
+            state.stack = nil
+        }
+    }
+
+    /// Signals running thread `tid` for a snapshot and unwinds it.
+    func unwindRunning(tid: Int32, bounds: StackBounds, copyBytes: Int, timeout: UInt64, maxFrames: Int) -> Outcome {
+        state.withLock { state in
+            guard let session = ensureSession(&state) else { return .failed(state.note ?? "libdw unavailable") }
+            var snapshot = makeSnapshot(&state, bounds: bounds, copyBytes: copyBytes)
+            let result = StackSampler.withRequestLock {
+                CStallMonitor_sampler_snapshot(tid, timeout, &snapshot)
+            }
+            guard result == CStallMonitorSampleOK else { return .signal(StackSampler.outcome(result)) }
+            return unwind(&state, session: session, tid: tid, snapshot: &snapshot, maxFrames: maxFrames)
+        }
+    }
+
+    /// Takes the stack of thread `tid`, asleep in the kernel with user stack pointer `sp` and
+    /// program counter `pc`, without touching it; `stillAsleep` is asked after the copy and must
+    /// confirm that the thread has not run since `sp` and `pc` were read.
+    func unwindBlocked(tid: Int32, sp: UInt, pc: UInt, bounds: StackBounds, copyBytes: Int, maxFrames: Int,
+                       stillAsleep: () -> Bool) -> Outcome {
+        state.withLock { state in
+            guard let session = ensureSession(&state) else { return .failed(state.note ?? "libdw unavailable") }
+            var snapshot = makeSnapshot(&state, bounds: bounds, copyBytes: copyBytes)
+            let copied = CStallMonitor_snapshot_blocked(session, sp, pc, &snapshot)
+            guard copied == 0 else {
+                return .failed(copied == -ERANGE
+                    ? "the stack pointer lies outside the thread's stack"
+                    : "its stack could not be read (errno \(-copied))")
+            }
+            guard stillAsleep() else { return .threadMoved }
+            return unwind(&state, session: session, tid: tid, snapshot: &snapshot, maxFrames: maxFrames)
+        }
+    }
+
+    private func makeSnapshot(_ state: inout State, bounds: StackBounds, copyBytes: Int) -> CStallMonitorSnapshot {
+        let capacity = Int(CSTALLMONITOR_MAX_STACK_COPY)
+        if state.stack == nil {
+            state.stack = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+        }
+        var snapshot = CStallMonitorSnapshot()
+        snapshot.stack = state.stack!.assumingMemoryBound(to: UInt8.self)
+        snapshot.stack_capacity = min(max(copyBytes, 4096), capacity)
+        snapshot.stack_low = bounds.low
+        snapshot.stack_high = bounds.high
+        return snapshot
+    }
+
+    private func unwind(_ state: inout State, session: OpaquePointer, tid: Int32, snapshot: inout CStallMonitorSnapshot,
+                        maxFrames: Int) -> Outcome {
+        var session = session
+        let capacity = min(maxFrames, state.frames.count)
+        for attempt in 0..<2 {
+            var count: Int32 = 0
+            var complete: Int32 = 0
+            let outcome = state.frames.withUnsafeMutableBufferPointer { frames in
+                CStallMonitor_unwinder_unwind(session, tid, &snapshot, frames.baseAddress, Int32(capacity), &count, &complete)
+            }
+            if outcome == Int32(CStallMonitorUnwindUnknownCode), attempt == 0,
+               CStallMonitor_monotonic_ns() &- state.openedAt >= Self.reopenInterval {
+                // A library loaded after the session opened: read the mappings again.
+                close(&state)
+                guard let reopened = ensureSession(&state) else { break }
+                session = reopened
+                continue
+            }
+            guard count > 0 else { return .failed("libdw found no frame at the program counter") }
+            return .stack(Array(state.frames[0..<Int(count)]), complete: complete != 0)
+        }
+        return .failed(state.note ?? "libdw unavailable")
+    }
+
+    private func ensureSession(_ state: inout State) -> OpaquePointer? {
+        open(&state)
+        return state.session
+    }
+
+    private func open(_ state: inout State) {
+        guard !state.opened else { return }
+        state.opened = true
+        state.openedAt = CStallMonitor_monotonic_ns()
+        var error = [CChar](repeating: 0, count: 256)
+        state.session = CStallMonitor_unwinder_open(&error, error.count)
+        state.note = state.session == nil ? CString.decode(error) : nil
+    }
+
+    private func close(_ state: inout State) {
+        if let session = state.session { CStallMonitor_unwinder_close(session) }
+        state.session = nil
+        state.opened = false
+        state.note = nil
+    }
+}
+
+/// Decoding of NUL-terminated C buffers.
+enum CString {
+    /// The UTF-8 text before the first NUL of `buffer`.
+    static func decode(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
