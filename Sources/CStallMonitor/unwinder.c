@@ -34,6 +34,9 @@ static struct {
     bool (*frame_pc)(Dwfl_Frame *, Dwarf_Addr *, bool *);
     bool (*state_registers)(Dwfl_Thread *, int, unsigned, const Dwarf_Word *);
     void (*state_register_pc)(Dwfl_Thread *, Dwarf_Word);
+    int (*frame_reg)(Dwfl_Frame *, unsigned, Dwarf_Word *);  // libdw 0.188+, optional
+    Dwfl_Module *(*addrmodule)(Dwfl *, Dwarf_Addr);
+    const char *(*module_addrname)(Dwfl_Module *, GElf_Addr);
     int (*dwfl_errno)(void);
     const char *(*dwfl_errmsg)(int);
     Dwfl_Callbacks callbacks;
@@ -58,7 +61,17 @@ struct CStallMonitorUnwinder {
     int capacity;
     int count;
     int stopped_outside_code;
+    /// Stack pointer of the last frame reached (0 when unknown).
+    uintptr_t last_sp;
 };
+
+#if defined(__x86_64__)
+enum { FRAME_POINTER_REG = 6, STACK_POINTER_REG = 7 };
+#elif defined(__aarch64__)
+enum { FRAME_POINTER_REG = 29, STACK_POINTER_REG = 31 };
+#else
+enum { FRAME_POINTER_REG = -1, STACK_POINTER_REG = -1 };
+#endif
 
 static void load_library(void) {
     void *library = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -84,11 +97,14 @@ static void load_library(void) {
     CSM_LOAD(frame_pc, "dwfl_frame_pc")
     CSM_LOAD(state_registers, "dwfl_thread_state_registers")
     CSM_LOAD(state_register_pc, "dwfl_thread_state_register_pc")
+    CSM_LOAD(addrmodule, "dwfl_addrmodule")
+    CSM_LOAD(module_addrname, "dwfl_module_addrname")
     CSM_LOAD(dwfl_errno, "dwfl_errno")
     CSM_LOAD(dwfl_errmsg, "dwfl_errmsg")
     CSM_LOAD(callbacks.find_elf, "dwfl_linux_proc_find_elf")
     CSM_LOAD(callbacks.find_debuginfo, "dwfl_standard_find_debuginfo")
 #undef CSM_LOAD
+    *(void **)(&lib.frame_reg) = dlsym(library, "dwfl_frame_reg");
     lib.callbacks.debuginfo_path = &lib.debuginfo_path;
     lib.library = library;
 }
@@ -269,8 +285,45 @@ static int frame_callback(Dwfl_Frame *state, void *arg) {
     }
     if (session->count == session->capacity) return DWARF_CB_ABORT;
     session->frames[session->count++] = (uintptr_t)pc;
+    Dwarf_Word sp = 0;
+    session->last_sp = STACK_POINTER_REG >= 0 && lib.frame_reg != NULL &&
+                               lib.frame_reg(state, (unsigned)STACK_POINTER_REG, &sp) == 0
+                           ? (uintptr_t)sp
+                           : 0;
     return DWARF_CB_OK;
 }
+
+/// Whether `pc` lies in a function where threads begin: the process's `_start`, or the C
+/// library's clone/start_thread that every pthread starts in.
+static int is_thread_entry(CStallMonitorUnwinder *session, uintptr_t pc) {
+    static const char *const entries[] = {"_start", "__clone3", "__clone", "clone3", "clone", "start_thread", "thread_start"};
+    Dwfl_Module *module = lib.addrmodule(session->dwfl, pc - 1);
+    if (module == NULL) return 0;
+    const char *name = lib.module_addrname(module, pc - 1);
+    if (name == NULL) return 0;
+    for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
+        if (strcmp(name, entries[i]) == 0) return 1;
+    }
+    return 0;
+}
+
+/// One walk over the snapshot; the result in the session's frames, count and last_sp.
+static int walk(CStallMonitorUnwinder *session, pid_t tid, const CStallMonitorSnapshot *snapshot) {
+    session->snapshot = snapshot;
+    session->count = 0;
+    session->stopped_outside_code = 0;
+    session->last_sp = 0;
+    int result = lib.getthread_frames(session->dwfl, tid, frame_callback, session);
+    session->snapshot = NULL;
+    // libdw answers 0 both when it reached the outermost frame (whose CFI marks the return
+    // address undefined) and when it could not compute a caller at all: only a walk that ends in
+    // a thread's entry function is whole.
+    return result == 0 && !session->stopped_outside_code && session->count > 0 &&
+           session->count < session->capacity && is_thread_entry(session, session->frames[session->count - 1]);
+}
+
+static int find_frame_record(const CStallMonitorUnwinder *session, const CStallMonitorSnapshot *snapshot,
+                             uintptr_t from, uintptr_t *frame_pointer);
 
 int CStallMonitor_unwinder_unwind(CStallMonitorUnwinder *session, pid_t tid,
                                   const CStallMonitorSnapshot *snapshot, uintptr_t *frames,
@@ -283,18 +336,45 @@ int CStallMonitor_unwinder_unwind(CStallMonitorUnwinder *session, pid_t tid,
         // it opened (the caller re-opens) or not code at all.
         return CStallMonitorUnwindUnknownCode;
     }
-    session->snapshot = snapshot;
     session->frames = frames;
     session->capacity = capacity;
-    session->count = 0;
-    session->stopped_outside_code = 0;
-    int result = lib.getthread_frames(session->dwfl, tid, frame_callback, session);
-    session->snapshot = NULL;
+    int done = walk(session, tid, snapshot);
+    if (!done && FRAME_POINTER_REG >= 0 && !(snapshot->valid & (1ull << FRAME_POINTER_REG))) {
+        // Only SP and PC are known (a thread asleep in the kernel). CFI relative to SP (release
+        // code, the C library) got as far as the first frame whose CFA is relative to its frame
+        // pointer (debug code). Its frame record (saved frame pointer, return address) lies at
+        // or above that frame's SP: try the records found there, first to last, and keep the
+        // first walk that reaches the outermost frame, else the longest.
+        uintptr_t from = session->last_sp != 0 ? session->last_sp : snapshot->sp;
+        CStallMonitorSnapshot guessed = *snapshot;
+        guessed.valid |= 1ull << FRAME_POINTER_REG;
+        int best_count = session->count;
+        int best_done = 0;
+        uintptr_t best_pointer = 0;
+        for (int attempt = 0; attempt < 8; attempt++) {
+            uintptr_t frame_pointer = 0;
+            if (!find_frame_record(session, snapshot, from, &frame_pointer)) break;
+            guessed.regs[FRAME_POINTER_REG] = frame_pointer;
+            int guessed_done = walk(session, tid, &guessed);
+            if (guessed_done || session->count > best_count) {
+                best_count = session->count;
+                best_done = guessed_done;
+                best_pointer = frame_pointer;
+            }
+            if (guessed_done) break;
+            from = frame_pointer + 8;
+        }
+        if (best_pointer != 0) {
+            guessed.regs[FRAME_POINTER_REG] = best_pointer;
+            done = walk(session, tid, &guessed);
+            (void)best_done;
+        } else {
+            done = walk(session, tid, snapshot);
+        }
+    }
     *count = session->count;
-    // 0: libdw reached the outermost frame (its CFI marks the return address undefined:
-    // _start, clone3/start_thread). Anything else stopped early and the stack is truncated.
-    *complete = result == 0 && !session->stopped_outside_code && session->count < capacity;
-    if (session->stopped_outside_code) return CStallMonitorUnwindUnknownCode;
+    *complete = done;
+    if (session->stopped_outside_code && session->count == 0) return CStallMonitorUnwindUnknownCode;
     return CStallMonitorUnwindDone;
 }
 
@@ -313,16 +393,16 @@ int CStallMonitor_current_stack_bounds(uintptr_t *low, uintptr_t *high) {
     return 0;
 }
 
-/// Finds the frame pointer of the innermost frame that keeps one, for a thread whose registers
-/// other than SP and PC are unknown: the first stack slot `a` above SP holding a pointer to a
-/// higher slot of the stack (the caller's saved frame pointer) next to a return address into
-/// code, checked once more one frame further out. Code built without frame pointers (release
-/// builds) does not need it: its CFI is relative to SP; code built with them (debug builds)
-/// needs it to find its canonical frame address.
-static int guess_frame_pointer(const CStallMonitorUnwinder *session, const CStallMonitorSnapshot *snapshot,
-                               uintptr_t *frame_pointer) {
+/// Finds a frame record at or above `from`, for a thread whose registers other than SP and PC
+/// are unknown: the first stack slot `a` holding a pointer to a higher slot of the stack (the
+/// caller's saved frame pointer) next to a return address into code, checked once more one frame
+/// further out. Code built without frame pointers (release builds) does not need it: its CFI is
+/// relative to SP; code built with them (debug builds) needs it to find its frame.
+static int find_frame_record(const CStallMonitorUnwinder *session, const CStallMonitorSnapshot *snapshot,
+                             uintptr_t from, uintptr_t *frame_pointer) {
     uintptr_t copy_end = snapshot->sp + snapshot->stack_size;
-    for (uintptr_t slot = (snapshot->sp + 7) & ~(uintptr_t)7; slot + 16 <= copy_end; slot += 8) {
+    if (from < snapshot->sp) from = snapshot->sp;
+    for (uintptr_t slot = (from + 7) & ~(uintptr_t)7; slot + 16 <= copy_end; slot += 8) {
         uint64_t saved = 0, return_address = 0;
         memcpy(&saved, snapshot->stack + (slot - snapshot->sp), 8);
         if (saved <= slot || saved + 16 > copy_end || (saved & 7) != 0) continue;
@@ -340,8 +420,7 @@ static int guess_frame_pointer(const CStallMonitorUnwinder *session, const CStal
     return 0;
 }
 
-int CStallMonitor_snapshot_blocked(const CStallMonitorUnwinder *session, uintptr_t sp, uintptr_t pc,
-                                   CStallMonitorSnapshot *snapshot) {
+int CStallMonitor_snapshot_blocked(uintptr_t sp, uintptr_t pc, CStallMonitorSnapshot *snapshot) {
     snapshot->valid = 0;
     snapshot->sp = sp;
     snapshot->pc = pc;
@@ -354,25 +433,8 @@ int CStallMonitor_snapshot_blocked(const CStallMonitorUnwinder *session, uintptr
     ssize_t copied = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
     if (copied <= 0) return -errno;
     snapshot->stack_size = (size_t)copied & ~(size_t)7;
-#if defined(__x86_64__)
-    snapshot->regs[7] = sp;
-    snapshot->valid |= 1ull << 7;
-    uintptr_t frame_pointer = 0;
-    if (session != NULL && guess_frame_pointer(session, snapshot, &frame_pointer)) {
-        snapshot->regs[6] = frame_pointer;
-        snapshot->valid |= 1ull << 6;
-    }
-#elif defined(__aarch64__)
-    snapshot->regs[31] = sp;
-    snapshot->valid |= 1ull << 31;
-    uintptr_t frame_pointer = 0;
-    if (session != NULL && guess_frame_pointer(session, snapshot, &frame_pointer)) {
-        snapshot->regs[29] = frame_pointer;
-        snapshot->valid |= 1ull << 29;
-    }
-#else
-    (void)session;
-    return -ENOTSUP;
-#endif
+    if (STACK_POINTER_REG < 0) return -ENOTSUP;
+    snapshot->regs[STACK_POINTER_REG] = sp;
+    snapshot->valid |= 1ull << STACK_POINTER_REG;
     return 0;
 }

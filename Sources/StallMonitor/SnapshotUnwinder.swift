@@ -91,7 +91,7 @@ final class SnapshotUnwinder: Sendable {
         state.withLock { state in
             guard let session = ensureSession(&state) else { return .failed(state.note ?? "libdw unavailable") }
             var snapshot = makeSnapshot(&state, bounds: bounds, copyBytes: copyBytes)
-            let copied = CStallMonitor_snapshot_blocked(session, sp, pc, &snapshot)
+            let copied = CStallMonitor_snapshot_blocked(sp, pc, &snapshot)
             guard copied == 0 else {
                 return .failed(copied == -ERANGE
                     ? "the stack pointer lies outside the thread's stack"

@@ -1,100 +1,90 @@
-/// Names of the syscalls a stuck thread is commonly found in, and which of them a signal would
-/// cut short even with `SA_RESTART` (sleeps, waits with timeouts, timed socket calls): the
-/// sampler does not interrupt a thread sitting in one of those unless told to.
+/// Names of the syscalls a stuck thread is commonly found in. (No thread found in any syscall is
+/// signalled: its stack is copied and unwound without touching it.)
 enum SyscallTable {
-    struct Entry {
-        let name: String
-        let interruptedBySignal: Bool
-    }
 
     #if arch(x86_64)
-    private static let entries: [Int: Entry] = [
-        0: .init(name: "read", interruptedBySignal: false),
-        1: .init(name: "write", interruptedBySignal: false),
-        2: .init(name: "open", interruptedBySignal: false),
-        7: .init(name: "poll", interruptedBySignal: true),
-        17: .init(name: "pread64", interruptedBySignal: false),
-        23: .init(name: "select", interruptedBySignal: true),
-        34: .init(name: "pause", interruptedBySignal: true),
-        35: .init(name: "nanosleep", interruptedBySignal: true),
-        42: .init(name: "connect", interruptedBySignal: true),
-        43: .init(name: "accept", interruptedBySignal: true),
-        44: .init(name: "sendto", interruptedBySignal: true),
-        45: .init(name: "recvfrom", interruptedBySignal: true),
-        46: .init(name: "sendmsg", interruptedBySignal: true),
-        47: .init(name: "recvmsg", interruptedBySignal: true),
-        56: .init(name: "clone", interruptedBySignal: false),
-        57: .init(name: "fork", interruptedBySignal: false),
-        58: .init(name: "vfork", interruptedBySignal: false),
-        61: .init(name: "wait4", interruptedBySignal: false),
-        70: .init(name: "msgrcv", interruptedBySignal: true),
-        74: .init(name: "fsync", interruptedBySignal: false),
-        128: .init(name: "rt_sigtimedwait", interruptedBySignal: true),
-        130: .init(name: "rt_sigsuspend", interruptedBySignal: true),
-        202: .init(name: "futex", interruptedBySignal: false),
-        208: .init(name: "io_getevents", interruptedBySignal: true),
-        220: .init(name: "semtimedop", interruptedBySignal: true),
-        230: .init(name: "clock_nanosleep", interruptedBySignal: true),
-        232: .init(name: "epoll_wait", interruptedBySignal: true),
-        247: .init(name: "waitid", interruptedBySignal: false),
-        257: .init(name: "openat", interruptedBySignal: false),
-        270: .init(name: "pselect6", interruptedBySignal: true),
-        271: .init(name: "ppoll", interruptedBySignal: true),
-        281: .init(name: "epoll_pwait", interruptedBySignal: true),
-        288: .init(name: "accept4", interruptedBySignal: true),
-        299: .init(name: "recvmmsg", interruptedBySignal: true),
-        307: .init(name: "sendmmsg", interruptedBySignal: true),
-        333: .init(name: "io_pgetevents", interruptedBySignal: true),
-        426: .init(name: "io_uring_enter", interruptedBySignal: true),
-        435: .init(name: "clone3", interruptedBySignal: false),
-        441: .init(name: "epoll_pwait2", interruptedBySignal: true),
+    private static let entries: [Int: String] = [
+        0: "read",
+        1: "write",
+        2: "open",
+        7: "poll",
+        17: "pread64",
+        23: "select",
+        34: "pause",
+        35: "nanosleep",
+        42: "connect",
+        43: "accept",
+        44: "sendto",
+        45: "recvfrom",
+        46: "sendmsg",
+        47: "recvmsg",
+        56: "clone",
+        57: "fork",
+        58: "vfork",
+        61: "wait4",
+        70: "msgrcv",
+        74: "fsync",
+        128: "rt_sigtimedwait",
+        130: "rt_sigsuspend",
+        202: "futex",
+        208: "io_getevents",
+        220: "semtimedop",
+        230: "clock_nanosleep",
+        232: "epoll_wait",
+        247: "waitid",
+        257: "openat",
+        270: "pselect6",
+        271: "ppoll",
+        281: "epoll_pwait",
+        288: "accept4",
+        299: "recvmmsg",
+        307: "sendmmsg",
+        333: "io_pgetevents",
+        426: "io_uring_enter",
+        435: "clone3",
+        441: "epoll_pwait2",
     ]
     #elseif arch(arm64)
-    private static let entries: [Int: Entry] = [
-        4: .init(name: "io_getevents", interruptedBySignal: true),
-        22: .init(name: "epoll_pwait", interruptedBySignal: true),
-        56: .init(name: "openat", interruptedBySignal: false),
-        63: .init(name: "read", interruptedBySignal: false),
-        64: .init(name: "write", interruptedBySignal: false),
-        67: .init(name: "pread64", interruptedBySignal: false),
-        72: .init(name: "pselect6", interruptedBySignal: true),
-        73: .init(name: "ppoll", interruptedBySignal: true),
-        82: .init(name: "fsync", interruptedBySignal: false),
-        95: .init(name: "waitid", interruptedBySignal: false),
-        98: .init(name: "futex", interruptedBySignal: false),
-        101: .init(name: "nanosleep", interruptedBySignal: true),
-        115: .init(name: "clock_nanosleep", interruptedBySignal: true),
-        133: .init(name: "rt_sigsuspend", interruptedBySignal: true),
-        137: .init(name: "rt_sigtimedwait", interruptedBySignal: true),
-        188: .init(name: "msgrcv", interruptedBySignal: true),
-        192: .init(name: "semtimedop", interruptedBySignal: true),
-        202: .init(name: "accept", interruptedBySignal: true),
-        203: .init(name: "connect", interruptedBySignal: true),
-        206: .init(name: "sendto", interruptedBySignal: true),
-        207: .init(name: "recvfrom", interruptedBySignal: true),
-        211: .init(name: "sendmsg", interruptedBySignal: true),
-        212: .init(name: "recvmsg", interruptedBySignal: true),
-        220: .init(name: "clone", interruptedBySignal: false),
-        242: .init(name: "accept4", interruptedBySignal: true),
-        243: .init(name: "recvmmsg", interruptedBySignal: true),
-        260: .init(name: "wait4", interruptedBySignal: false),
-        269: .init(name: "sendmmsg", interruptedBySignal: true),
-        292: .init(name: "io_pgetevents", interruptedBySignal: true),
-        426: .init(name: "io_uring_enter", interruptedBySignal: true),
-        435: .init(name: "clone3", interruptedBySignal: false),
-        441: .init(name: "epoll_pwait2", interruptedBySignal: true),
+    private static let entries: [Int: String] = [
+        4: "io_getevents",
+        22: "epoll_pwait",
+        56: "openat",
+        63: "read",
+        64: "write",
+        67: "pread64",
+        72: "pselect6",
+        73: "ppoll",
+        82: "fsync",
+        95: "waitid",
+        98: "futex",
+        101: "nanosleep",
+        115: "clock_nanosleep",
+        133: "rt_sigsuspend",
+        137: "rt_sigtimedwait",
+        188: "msgrcv",
+        192: "semtimedop",
+        202: "accept",
+        203: "connect",
+        206: "sendto",
+        207: "recvfrom",
+        211: "sendmsg",
+        212: "recvmsg",
+        220: "clone",
+        242: "accept4",
+        243: "recvmmsg",
+        260: "wait4",
+        269: "sendmmsg",
+        292: "io_pgetevents",
+        426: "io_uring_enter",
+        435: "clone3",
+        441: "epoll_pwait2",
     ]
     #else
-    private static let entries: [Int: Entry] = [:]
+    private static let entries: [Int: String] = [:]
     #endif
 
     /// The syscall's name (`syscall_<n>` when not in the table).
     static func name(_ number: Int) -> String {
-        entries[number]?.name ?? "syscall_\(number)"
-    }
-
-    /// Whether a signal would make this syscall return early to the thread.
-    static func isInterruptedBySignal(_ number: Int) -> Bool {
-        entries[number]?.interruptedBySignal ?? false
+        entries[number] ?? "syscall_\(number)"
     }
 }

@@ -80,7 +80,8 @@ extension StallReport {
         public var taken: Int
         /// Signals the thread did not answer before the deadline.
         public var timedOut: Int
-        /// Samples not taken by signal, by reason (e.g. `sleepingSyscall`, `signalBlocked`).
+        /// Attempts without a kept stack, by reason (e.g. `notClearlyRunning`, `afterSpanEnd`,
+        /// `signalBlocked`; the schema lists them).
         public var skipped: [String: Int]
         /// True when the bound was hit and an evenly spread subset of samples was kept.
         public var thinned: Bool

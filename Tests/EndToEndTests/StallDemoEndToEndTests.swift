@@ -77,8 +77,12 @@ struct StallDemoEndToEndTests {
         #expect(startTimes == startTimes.sorted(), "file names sort by time")
 
         let usleep = try StallReport.read(from: directory.url.appendingPathComponent(files[2]))
-        #expect(usleep.samples.contains { $0.kind == .syscall && $0.syscall == "clock_nanosleep" })
-        #expect((usleep.sampling.skipped["sleepingSyscall"] ?? 0) > 0)
+        // Asleep in the kernel: unwound from a copy of its stack, never interrupted, down to the
+        // demo's function that slept.
+        let asleep = usleep.samples.filter { $0.kind == .stack && $0.syscall == "clock_nanosleep" }
+        #expect(!asleep.isEmpty)
+        #expect(asleep.allSatisfy { $0.interrupted == false && $0.unwinder == "libdw" })
+        #expect(usleep.representativeStack.contains { usleep.frames[$0].symbol?.contains("sleepWithUsleep") == true })
         let recursion = try StallReport.read(from: directory.url.appendingPathComponent(files[3]))
         #expect(recursion.samples.contains { $0.frames.count >= 200 }, "the 200-frame recursion is captured whole")
         let mutex = try StallReport.read(from: directory.url.appendingPathComponent(files[1]))

@@ -166,11 +166,10 @@ int CStallMonitor_unwinder_unwind(CStallMonitorUnwinder *session, pid_t tid,
 
 /// Snapshot of a thread asleep in the kernel, from the user SP and PC its `/proc` syscall file
 /// gives: copies its frozen stack (process_vm_readv on this process, so a bad address is an
-/// error, not a fault) and, since its other registers are unknown, guesses the frame pointer of
-/// its innermost frame that keeps one. `snapshot`'s buffer and stack bounds must be set.
-/// Returns 0 or -errno (-ERANGE when SP lies outside the stack bounds).
-int CStallMonitor_snapshot_blocked(const CStallMonitorUnwinder *session, uintptr_t sp, uintptr_t pc,
-                                   CStallMonitorSnapshot *snapshot);
+/// error, not a fault). Its other registers are unknown: the unwinder finds the frame pointer of
+/// the first frame that needs one from the frame records on the stack. `snapshot`'s buffer and
+/// stack bounds must be set. Returns 0 or -errno (-ERANGE when SP lies outside the stack bounds).
+int CStallMonitor_snapshot_blocked(uintptr_t sp, uintptr_t pc, CStallMonitorSnapshot *snapshot);
 
 // MARK: - Images (images.c)
 
