@@ -7,9 +7,15 @@ public enum RepresentativeStack {
     /// path of the samples' call tree. From the root down, it follows the function most samples
     /// pass through, as long as at least half of all samples do. A loop that calls small helpers is
     /// thus represented by the loop, not by whichever helper was sampled most (which would make
-    /// the fingerprint flip between runs). Full stacks win; without any, syscall-only samples.
+    /// the fingerprint flip between runs). The kind most samples have decides (full stacks, or
+    /// syscall-only samples where stacks could not be unwound), never a single sample of the
+    /// other kind. Of the samples that agree on a frame's function, the first whose frame has a
+    /// source line provides it, so the leaf keeps its file:line when any sample has one.
     public static func find(samples: [StallReport.Sample], frames: [StallReport.Frame]) -> (stack: [Int], syscall: String?)? {
-        for kind in [StallReport.Sample.Kind.stack, .syscall] {
+        let stacks = samples.count { $0.kind == .stack && !$0.frames.isEmpty }
+        let syscallOnly = samples.count { $0.kind == .syscall && !$0.frames.isEmpty }
+        let kinds: [StallReport.Sample.Kind] = stacks >= syscallOnly ? [.stack, .syscall] : [.syscall, .stack]
+        for kind in kinds {
             let paths = samples.filter { $0.kind == kind && !$0.frames.isEmpty }.map { Array($0.frames.reversed()) }
             guard !paths.isEmpty else { continue }
             let syscalls = samples.filter { $0.kind == kind && !$0.frames.isEmpty }.map(\.syscall)
@@ -29,8 +35,10 @@ public enum RepresentativeStack {
                 }
                 guard let best = counts.max(by: { ($0.value.count, -$0.value.first) < ($1.value.count, -$1.value.first) }),
                       best.value.count >= needed else { break }
-                path.append(paths[best.value.first][depth])
-                members = members.filter { paths[$0].count > depth && key(paths[$0][depth]) == best.key }
+                let agreeing = members.filter { paths[$0].count > depth && key(paths[$0][depth]) == best.key }
+                let withLine = agreeing.first { frames[paths[$0][depth]].line != nil }
+                path.append(paths[withLine ?? best.value.first][depth])
+                members = agreeing
                 depth += 1
             }
             if path.isEmpty { continue }

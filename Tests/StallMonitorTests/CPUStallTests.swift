@@ -34,7 +34,8 @@ struct CPUStallTests {
         #expect(report.loop.isMainThread == false)
         #expect(report.loop.mode == "kCFRunLoopDefaultMode")
         #expect(report.process.pid == Int(getpid()))
-        #expect(report.sampling.unwinder == "libunwind")
+        #expect(report.sampling.unwinder == "libdw")
+        #expect(report.samples.filter { $0.kind == .stack }.allSatisfy { $0.unwinder == "libdw" && $0.interrupted == true })
         #expect(report.sampling.taken > 0)
         #expect(report.samples.allSatisfy { $0.offsetMs <= report.durationMs + 1 })
 

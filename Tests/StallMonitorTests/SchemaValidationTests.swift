@@ -10,7 +10,7 @@ struct SchemaValidationTests {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let schema = repositoryRoot.appendingPathComponent("Reports/stall-report.schema.json")
 
-    @Test("real reports (full stack, syscall-only, no stack) validate against Reports/stall-report.schema.json")
+    @Test("real reports (interrupted and sleeping full stacks, no stack) validate against Reports/stall-report.schema.json")
     func reportsValidate() throws {
         let directory = ReportDirectory()
         defer { directory.remove() }
@@ -40,7 +40,9 @@ struct SchemaValidationTests {
         let files = directory.reportFiles()
         try #require(files.count == 3)
         let kinds = Set(try directory.reports().flatMap { $0.samples.map(\.kind) })
-        #expect(kinds == [.stack, .syscall, .none])
+        // Full stacks (interrupted and not: the usleep stall is unwound without a signal) and
+        // samples without a stack (the masked signal).
+        #expect(kinds.isSuperset(of: [.stack, .none]), "\(kinds)")
 
         try #require(FileManager.default.fileExists(atPath: Self.schema.path), "missing \(Self.schema.path)")
         let result = try runPython(

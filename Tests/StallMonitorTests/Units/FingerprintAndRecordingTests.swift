@@ -64,7 +64,7 @@ struct FingerprintAndRecordingTests {
         #expect(recording.requestedInterval == 10_000_000)
     }
 
-    @Test("the representative stack is the heaviest common path of full stacks; syscall-only samples come second")
+    @Test("the representative stack is the heaviest common path of the kind most samples have; one sample never decides")
     func representative() {
         let frames = [frame("App.x()", app: true), frame("App.y()", app: true), frame("nanosleep", app: false)]
         func sample(_ kind: StallReport.Sample.Kind, _ indices: [Int]) -> StallReport.Sample {
@@ -75,6 +75,23 @@ struct FingerprintAndRecordingTests {
         #expect(RepresentativeStack.find(samples: Array(samples.prefix(2)), frames: frames)?.stack == [2])
         #expect(RepresentativeStack.find(samples: Array(samples.prefix(2)), frames: frames)?.syscall == "nanosleep")
         #expect(RepresentativeStack.find(samples: [sample(.none, [])], frames: frames) == nil)
+        // One full stack among many syscall-only samples (a thread that woke and ran): the sleep wins.
+        let mostlyAsleep = [sample(.stack, [0])] + Array(repeating: sample(.syscall, [2]), count: 5)
+        #expect(RepresentativeStack.find(samples: mostlyAsleep, frames: frames)?.stack == [2])
+    }
+
+    @Test("the leaf keeps a source line when any agreeing sample has one")
+    func representativeLeafLine() {
+        var withLine = frame("App.spin()", app: true)
+        withLine.file = "App.swift"
+        withLine.line = 12
+        // Two PCs in the same function: the first sample's has no line, the second's has.
+        let frames = [frame("App.spin()", app: true), withLine, frame("App.main()", app: true)]
+        func stack(_ indices: [Int]) -> StallReport.Sample {
+            StallReport.Sample(offsetMs: 0, kind: .stack, threadState: "R", syscall: nil, note: nil, frames: indices, truncated: nil)
+        }
+        let found = RepresentativeStack.find(samples: [stack([0, 2]), stack([1, 2]), stack([0, 2])], frames: frames)
+        #expect(found?.stack == [1, 2])
     }
 
     @Test("a loop that calls a helper is represented by the loop, however the samples split between them")
