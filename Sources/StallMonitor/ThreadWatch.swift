@@ -333,7 +333,8 @@ final class ThreadWatch {
         var switches: UInt64?
     }
 
-    /// The last reading that found the thread running, when the reading before it did too.
+    /// The latest reading that found the thread running; nil after any reading that did not
+    /// (asleep, unreadable), after a refused attempt and when tracking begins.
     private var lastRunningReading: RunningReading?
 
     /// A thread found running is signalled only when it has run this much CPU time since the
