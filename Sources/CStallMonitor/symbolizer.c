@@ -2,91 +2,32 @@
 // host does not need it to run): symbol tables including local symbols, and DWARF line tables.
 // Demangling goes through the Swift runtime's own swift_demangle and the C++ ABI's __cxa_demangle.
 #include "CStallMonitor.h"
+#include "libdw.h"
 
 #include <dlfcn.h>
-#include <elfutils/libdwfl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static struct {
-    pthread_once_t once;
-    void *library;
-    char note[256];
-    Dwfl *(*begin)(const Dwfl_Callbacks *);
-    void (*end)(Dwfl *);
-    void (*report_begin)(Dwfl *);
-    int (*report_end)(Dwfl *, int (*)(Dwfl_Module *, void *, const char *, Dwarf_Addr, void *), void *);
-    int (*linux_proc_report)(Dwfl *, pid_t);
-    Dwfl_Module *(*addrmodule)(Dwfl *, Dwarf_Addr);
-    const char *(*module_addrinfo)(Dwfl_Module *, GElf_Addr, GElf_Off *, GElf_Sym *, GElf_Word *, Elf **, Dwarf_Addr *);
-    Dwfl_Line *(*module_getsrc)(Dwfl_Module *, Dwarf_Addr);
-    const char *(*lineinfo)(Dwfl_Line *, Dwarf_Addr *, int *, int *, Dwarf_Word *, Dwarf_Word *);
-    Dwarf *(*module_getdwarf)(Dwfl_Module *, Dwarf_Addr *);
-    int (*nextcu)(Dwarf *, Dwarf_Off, Dwarf_Off *, size_t *, Dwarf_Off *, uint8_t *, uint8_t *);
-    Dwarf_Die *(*offdie)(Dwarf *, Dwarf_Off, Dwarf_Die *);
-    ptrdiff_t (*ranges)(Dwarf_Die *, ptrdiff_t, Dwarf_Addr *, Dwarf_Addr *, Dwarf_Addr *);
-    Dwarf_Line *(*getsrc_die)(Dwarf_Die *, Dwarf_Addr);
-    int (*lineno)(Dwarf_Line *, int *);
-    const char *(*linesrc)(Dwarf_Line *, Dwarf_Word *, Dwarf_Word *);
-    Dwfl_Callbacks callbacks;
-    char *debuginfo_path;
-} dw = {.once = PTHREAD_ONCE_INIT};
-
 struct CStallMonitorSymbolizer {
     Dwfl *dwfl;
 };
 
-static void load_libdw(void) {
-    void *library = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (library == NULL) {
-        const char *why = dlerror();
-        snprintf(dw.note, sizeof(dw.note), "libdw could not be loaded: %s", why ? why : "unknown error");
-        return;
-    }
-#define CSM_LOAD(field, name)                                                         \
-    *(void **)(&dw.field) = dlsym(library, name);                                     \
-    if (dw.field == NULL) {                                                           \
-        snprintf(dw.note, sizeof(dw.note), "libdw lacks %s", name);                   \
-        dlclose(library);                                                             \
-        return;                                                                       \
-    }
-    CSM_LOAD(begin, "dwfl_begin")
-    CSM_LOAD(end, "dwfl_end")
-    CSM_LOAD(report_begin, "dwfl_report_begin")
-    CSM_LOAD(report_end, "dwfl_report_end")
-    CSM_LOAD(linux_proc_report, "dwfl_linux_proc_report")
-    CSM_LOAD(addrmodule, "dwfl_addrmodule")
-    CSM_LOAD(module_addrinfo, "dwfl_module_addrinfo")
-    CSM_LOAD(module_getsrc, "dwfl_module_getsrc")
-    CSM_LOAD(lineinfo, "dwfl_lineinfo")
-    CSM_LOAD(module_getdwarf, "dwfl_module_getdwarf")
-    CSM_LOAD(nextcu, "dwarf_nextcu")
-    CSM_LOAD(offdie, "dwarf_offdie")
-    CSM_LOAD(ranges, "dwarf_ranges")
-    CSM_LOAD(getsrc_die, "dwarf_getsrc_die")
-    CSM_LOAD(lineno, "dwarf_lineno")
-    CSM_LOAD(linesrc, "dwarf_linesrc")
-    CSM_LOAD(callbacks.find_elf, "dwfl_linux_proc_find_elf")
-    CSM_LOAD(callbacks.find_debuginfo, "dwfl_standard_find_debuginfo")
-#undef CSM_LOAD
-    dw.callbacks.debuginfo_path = &dw.debuginfo_path;
-    dw.library = library;
-}
-
 static int report_modules(CStallMonitorSymbolizer *session) {
-    dw.report_begin(session->dwfl);
-    int result = dw.linux_proc_report(session->dwfl, getpid());
-    dw.report_end(session->dwfl, NULL, NULL);
+    const CStallMonitorLibdw *dw = CStallMonitor_libdw(NULL);
+    dw->report_begin(session->dwfl);
+    int result = dw->linux_proc_report(session->dwfl, getpid());
+    dw->report_end(session->dwfl, NULL, NULL);
     return result;
 }
 
 CStallMonitorSymbolizer *CStallMonitor_symbolizer_open(char *error, size_t error_size) {
-    pthread_once(&dw.once, load_libdw);
-    if (dw.library == NULL) {
-        snprintf(error, error_size, "%s", dw.note);
+    const char *note = NULL;
+    const CStallMonitorLibdw *dw = CStallMonitor_libdw(&note);
+    if (dw == NULL) {
+        snprintf(error, error_size, "%s", note);
         return NULL;
     }
     CStallMonitorSymbolizer *session = calloc(1, sizeof(*session));
@@ -94,10 +35,10 @@ CStallMonitorSymbolizer *CStallMonitor_symbolizer_open(char *error, size_t error
         snprintf(error, error_size, "out of memory");
         return NULL;
     }
-    session->dwfl = dw.begin(&dw.callbacks);
+    session->dwfl = dw->begin(&dw->callbacks);
     if (session->dwfl == NULL || report_modules(session) != 0) {
         snprintf(error, error_size, "libdw could not read this process's modules");
-        if (session->dwfl) dw.end(session->dwfl);
+        if (session->dwfl) dw->end(session->dwfl);
         free(session);
         return NULL;
     }
@@ -108,23 +49,24 @@ CStallMonitorSymbolizer *CStallMonitor_symbolizer_open(char *error, size_t error
 // through .debug_aranges, which the Swift compiler (like clang) does not emit, so
 // dwfl_module_getsrc finds no line for Swift code there.
 static Dwfl_Line *find_line_by_cu_ranges(Dwfl_Module *module, uintptr_t address, const char **file, int *line_number) {
+    const CStallMonitorLibdw *dw = CStallMonitor_libdw(NULL);
     Dwarf_Addr bias = 0;
-    Dwarf *dwarf = dw.module_getdwarf(module, &bias);
+    Dwarf *dwarf = dw->module_getdwarf(module, &bias);
     if (dwarf == NULL) return NULL;
     Dwarf_Addr target = address - bias;
     Dwarf_Off offset = 0, next = 0;
     size_t header_size = 0;
-    while (dw.nextcu(dwarf, offset, &next, &header_size, NULL, NULL, NULL) == 0) {
+    while (dw->nextcu(dwarf, offset, &next, &header_size, NULL, NULL, NULL) == 0) {
         Dwarf_Die cu;
-        if (dw.offdie(dwarf, offset + header_size, &cu) != NULL) {
+        if (dw->offdie(dwarf, offset + header_size, &cu) != NULL) {
             Dwarf_Addr base = 0, start = 0, end = 0;
             ptrdiff_t cursor = 0;
-            while ((cursor = dw.ranges(&cu, cursor, &base, &start, &end)) > 0) {
+            while ((cursor = dw->ranges(&cu, cursor, &base, &start, &end)) > 0) {
                 if (target >= start && target < end) {
-                    Dwarf_Line *line = dw.getsrc_die(&cu, target);
+                    Dwarf_Line *line = dw->getsrc_die(&cu, target);
                     if (line == NULL) return NULL;
-                    *file = dw.linesrc(line, NULL, NULL);
-                    dw.lineno(line, line_number);
+                    *file = dw->linesrc(line, NULL, NULL);
+                    dw->lineno(line, line_number);
                     return (Dwfl_Line *)line;
                 }
             }
@@ -136,20 +78,21 @@ static Dwfl_Line *find_line_by_cu_ranges(Dwfl_Module *module, uintptr_t address,
 
 int CStallMonitor_symbolizer_lookup(CStallMonitorSymbolizer *session, uintptr_t address,
                                     CStallMonitorSymbol *symbol) {
+    const CStallMonitorLibdw *dw = CStallMonitor_libdw(NULL);
     memset(symbol, 0, sizeof(*symbol));
-    Dwfl_Module *module = dw.addrmodule(session->dwfl, address);
+    Dwfl_Module *module = dw->addrmodule(session->dwfl, address);
     if (module == NULL) return 0;
     GElf_Off offset = 0;
     GElf_Sym elf_symbol;
-    const char *name = dw.module_addrinfo(module, address, &offset, &elf_symbol, NULL, NULL, NULL);
+    const char *name = dw->module_addrinfo(module, address, &offset, &elf_symbol, NULL, NULL, NULL);
     if (name != NULL) {
         symbol->symbol = name;
         symbol->offset = offset;
     }
-    Dwfl_Line *line = dw.module_getsrc(module, address);
+    Dwfl_Line *line = dw->module_getsrc(module, address);
     if (line != NULL) {
         int line_number = 0;
-        const char *file = dw.lineinfo(line, NULL, &line_number, NULL, NULL, NULL);
+        const char *file = dw->lineinfo(line, NULL, &line_number, NULL, NULL, NULL);
         if (file != NULL && line_number > 0) {
             symbol->file = file;
             symbol->line = line_number;
@@ -166,8 +109,9 @@ int CStallMonitor_symbolizer_lookup(CStallMonitorSymbolizer *session, uintptr_t 
 }
 
 void CStallMonitor_symbolizer_close(CStallMonitorSymbolizer *session) {
+    const CStallMonitorLibdw *dw = CStallMonitor_libdw(NULL);
     if (session == NULL) return;
-    dw.end(session->dwfl);
+    dw->end(session->dwfl);
     free(session);
 }
 

@@ -1,0 +1,64 @@
+// Loads elfutils' libdw once with dlopen, for the unwinder and the symbolizer.
+#include "libdw.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static CStallMonitorLibdw functions;
+static const CStallMonitorLibdw *loaded;
+static char why_not[256];
+static char *debuginfo_path;
+
+static void load(void) {
+    void *library = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) {
+        const char *error = dlerror();
+        snprintf(why_not, sizeof(why_not), "libdw could not be loaded: %s", error ? error : "unknown error");
+        return;
+    }
+#define CSM_LOAD(field, name)                                                 \
+    *(void **)(&functions.field) = dlsym(library, name);                      \
+    if (functions.field == NULL) {                                            \
+        snprintf(why_not, sizeof(why_not), "libdw lacks %s", name);           \
+        dlclose(library);                                                     \
+        return;                                                               \
+    }
+    CSM_LOAD(begin, "dwfl_begin")
+    CSM_LOAD(end, "dwfl_end")
+    CSM_LOAD(report_begin, "dwfl_report_begin")
+    CSM_LOAD(report_end, "dwfl_report_end")
+    CSM_LOAD(linux_proc_report, "dwfl_linux_proc_report")
+    CSM_LOAD(addrmodule, "dwfl_addrmodule")
+    CSM_LOAD(module_addrname, "dwfl_module_addrname")
+    CSM_LOAD(module_addrinfo, "dwfl_module_addrinfo")
+    CSM_LOAD(module_getsrc, "dwfl_module_getsrc")
+    CSM_LOAD(lineinfo, "dwfl_lineinfo")
+    CSM_LOAD(module_getdwarf, "dwfl_module_getdwarf")
+    CSM_LOAD(nextcu, "dwarf_nextcu")
+    CSM_LOAD(offdie, "dwarf_offdie")
+    CSM_LOAD(ranges, "dwarf_ranges")
+    CSM_LOAD(getsrc_die, "dwarf_getsrc_die")
+    CSM_LOAD(lineno, "dwarf_lineno")
+    CSM_LOAD(linesrc, "dwarf_linesrc")
+    CSM_LOAD(attach_state, "dwfl_attach_state")
+    CSM_LOAD(getthread_frames, "dwfl_getthread_frames")
+    CSM_LOAD(frame_pc, "dwfl_frame_pc")
+    CSM_LOAD(state_registers, "dwfl_thread_state_registers")
+    CSM_LOAD(state_register_pc, "dwfl_thread_state_register_pc")
+    CSM_LOAD(dwfl_errno, "dwfl_errno")
+    CSM_LOAD(dwfl_errmsg, "dwfl_errmsg")
+    CSM_LOAD(callbacks.find_elf, "dwfl_linux_proc_find_elf")
+    CSM_LOAD(callbacks.find_debuginfo, "dwfl_standard_find_debuginfo")
+#undef CSM_LOAD
+    *(void **)(&functions.frame_reg) = dlsym(library, "dwfl_frame_reg");
+    functions.callbacks.debuginfo_path = &debuginfo_path;
+    loaded = &functions;
+}
+
+const CStallMonitorLibdw *CStallMonitor_libdw(const char **note) {
+    pthread_once(&once, load);
+    if (note != NULL) *note = loaded == NULL ? why_not : NULL;
+    return loaded;
+}
