@@ -5,9 +5,9 @@
 // and a copy of its frozen user stack made here with process_vm_readv: that thread is never
 // signalled. Runs on the watchdog; never inside a signal handler.
 #include "CStallMonitor.h"
+#include "libdw.h"
 
 #include <dlfcn.h>
-#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -19,29 +19,6 @@
 #include <unistd.h>
 
 #define CSM_MAX_EXEC_RANGES 4096
-
-static struct {
-    pthread_once_t once;
-    void *library;
-    char note[256];
-    Dwfl *(*begin)(const Dwfl_Callbacks *);
-    void (*end)(Dwfl *);
-    void (*report_begin)(Dwfl *);
-    int (*report_end)(Dwfl *, int (*)(Dwfl_Module *, void *, const char *, Dwarf_Addr, void *), void *);
-    int (*linux_proc_report)(Dwfl *, pid_t);
-    bool (*attach_state)(Dwfl *, Elf *, pid_t, const Dwfl_Thread_Callbacks *, void *);
-    int (*getthread_frames)(Dwfl *, pid_t, int (*)(Dwfl_Frame *, void *), void *);
-    bool (*frame_pc)(Dwfl_Frame *, Dwarf_Addr *, bool *);
-    bool (*state_registers)(Dwfl_Thread *, int, unsigned, const Dwarf_Word *);
-    void (*state_register_pc)(Dwfl_Thread *, Dwarf_Word);
-    int (*frame_reg)(Dwfl_Frame *, unsigned, Dwarf_Word *);  // libdw 0.188+, optional
-    Dwfl_Module *(*addrmodule)(Dwfl *, Dwarf_Addr);
-    const char *(*module_addrname)(Dwfl_Module *, GElf_Addr);
-    int (*dwfl_errno)(void);
-    const char *(*dwfl_errmsg)(int);
-    Dwfl_Callbacks callbacks;
-    char *debuginfo_path;
-} lib = {.once = PTHREAD_ONCE_INIT};
 
 typedef struct {
     uintptr_t start;
@@ -72,42 +49,6 @@ enum { FRAME_POINTER_REG = 29, STACK_POINTER_REG = 31 };
 #else
 enum { FRAME_POINTER_REG = -1, STACK_POINTER_REG = -1 };
 #endif
-
-static void load_library(void) {
-    void *library = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (library == NULL) {
-        const char *why = dlerror();
-        snprintf(lib.note, sizeof(lib.note), "libdw could not be loaded: %s", why ? why : "unknown error");
-        return;
-    }
-#define CSM_LOAD(field, name)                                               \
-    *(void **)(&lib.field) = dlsym(library, name);                          \
-    if (lib.field == NULL) {                                                \
-        snprintf(lib.note, sizeof(lib.note), "libdw lacks %s", name);       \
-        dlclose(library);                                                   \
-        return;                                                             \
-    }
-    CSM_LOAD(begin, "dwfl_begin")
-    CSM_LOAD(end, "dwfl_end")
-    CSM_LOAD(report_begin, "dwfl_report_begin")
-    CSM_LOAD(report_end, "dwfl_report_end")
-    CSM_LOAD(linux_proc_report, "dwfl_linux_proc_report")
-    CSM_LOAD(attach_state, "dwfl_attach_state")
-    CSM_LOAD(getthread_frames, "dwfl_getthread_frames")
-    CSM_LOAD(frame_pc, "dwfl_frame_pc")
-    CSM_LOAD(state_registers, "dwfl_thread_state_registers")
-    CSM_LOAD(state_register_pc, "dwfl_thread_state_register_pc")
-    CSM_LOAD(addrmodule, "dwfl_addrmodule")
-    CSM_LOAD(module_addrname, "dwfl_module_addrname")
-    CSM_LOAD(dwfl_errno, "dwfl_errno")
-    CSM_LOAD(dwfl_errmsg, "dwfl_errmsg")
-    CSM_LOAD(callbacks.find_elf, "dwfl_linux_proc_find_elf")
-    CSM_LOAD(callbacks.find_debuginfo, "dwfl_standard_find_debuginfo")
-#undef CSM_LOAD
-    *(void **)(&lib.frame_reg) = dlsym(library, "dwfl_frame_reg");
-    lib.callbacks.debuginfo_path = &lib.debuginfo_path;
-    lib.library = library;
-}
 
 // MARK: - Executable mappings (from /proc/self/maps: no loader lock, which a stalled thread
 // inside dlopen may hold)
@@ -163,17 +104,22 @@ static int read_own_memory(uintptr_t address, void *into, size_t size) {
     return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)size;
 }
 
+/// Whether `size` bytes at `address` lie in the snapshot's stack copy (without overflow for any
+/// address: the unwinder follows values read from the stack).
+static int in_copy(const CStallMonitorSnapshot *snapshot, uintptr_t address, size_t size) {
+    return address >= snapshot->sp && snapshot->stack_size >= size && address - snapshot->sp <= snapshot->stack_size - size;
+}
+
 /// A word of the snapshot: from the stack copy when it lies there; never from the live stack of
 /// the sampled thread (it has moved on); other memory (globals, rarely needed by CFI) is read
 /// live.
 static int snapshot_word(const CStallMonitorSnapshot *snapshot, uintptr_t address, uint64_t *value) {
-    uintptr_t copy_end = snapshot->sp + snapshot->stack_size;
-    if (address >= snapshot->sp && address + sizeof(uint64_t) <= copy_end) {
+    if (in_copy(snapshot, address, sizeof(uint64_t))) {
         memcpy(value, snapshot->stack + (address - snapshot->sp), sizeof(uint64_t));
         return 1;
     }
-    if (snapshot->stack_high != 0 && address + sizeof(uint64_t) > snapshot->stack_low &&
-        address < snapshot->stack_high) {
+    if (snapshot->stack_high != 0 && address < snapshot->stack_high &&
+        (address >= snapshot->stack_low || snapshot->stack_low - address < sizeof(uint64_t))) {
         return 0;  // on the thread's stack but outside the copy
     }
     return read_own_memory(address, value, sizeof(uint64_t));
@@ -206,15 +152,16 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr address, Dwarf_Word *result, void
 }
 
 static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg) {
+    const CStallMonitorLibdw *lib = CStallMonitor_libdw(NULL);
     CStallMonitorUnwinder *session = thread_arg;
     const CStallMonitorSnapshot *snapshot = session->snapshot;
     if (snapshot == NULL) return false;
     for (int reg = 0; reg < CSTALLMONITOR_SNAPSHOT_REGS; reg++) {
         if (!(snapshot->valid & (1ull << reg))) continue;
         Dwarf_Word value = snapshot->regs[reg];
-        if (!lib.state_registers(thread, reg, 1, &value)) return false;
+        if (!lib->state_registers(thread, reg, 1, &value)) return false;
     }
-    lib.state_register_pc(thread, snapshot->pc);
+    lib->state_register_pc(thread, snapshot->pc);
     return true;
 }
 
@@ -228,9 +175,10 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 // MARK: - Sessions
 
 CStallMonitorUnwinder *CStallMonitor_unwinder_open(char *error, size_t error_size) {
-    pthread_once(&lib.once, load_library);
-    if (lib.library == NULL) {
-        snprintf(error, error_size, "%s", lib.note);
+    const char *note = NULL;
+    const CStallMonitorLibdw *lib = CStallMonitor_libdw(&note);
+    if (lib == NULL) {
+        snprintf(error, error_size, "%s", note);
         return NULL;
     }
     CStallMonitorUnwinder *session = calloc(1, sizeof(*session));
@@ -240,25 +188,25 @@ CStallMonitorUnwinder *CStallMonitor_unwinder_open(char *error, size_t error_siz
     }
     session->pid = getpid();
     read_exec_ranges(session);
-    session->dwfl = lib.begin(&lib.callbacks);
+    session->dwfl = lib->begin(&lib->callbacks);
     if (session->dwfl == NULL) {
         snprintf(error, error_size, "dwfl_begin failed");
         free(session);
         return NULL;
     }
-    lib.report_begin(session->dwfl);
-    int reported = lib.linux_proc_report(session->dwfl, session->pid);
-    lib.report_end(session->dwfl, NULL, NULL);
+    lib->report_begin(session->dwfl);
+    int reported = lib->linux_proc_report(session->dwfl, session->pid);
+    lib->report_end(session->dwfl, NULL, NULL);
     if (reported != 0) {
         snprintf(error, error_size, "libdw could not read this process's modules");
-        lib.end(session->dwfl);
+        lib->end(session->dwfl);
         free(session);
         return NULL;
     }
-    if (!lib.attach_state(session->dwfl, NULL, session->pid, &thread_callbacks, session)) {
-        int code = lib.dwfl_errno();
-        snprintf(error, error_size, "dwfl_attach_state failed: %s", lib.dwfl_errmsg(code));
-        lib.end(session->dwfl);
+    if (!lib->attach_state(session->dwfl, NULL, session->pid, &thread_callbacks, session)) {
+        int code = lib->dwfl_errno();
+        snprintf(error, error_size, "dwfl_attach_state failed: %s", lib->dwfl_errmsg(code));
+        lib->end(session->dwfl);
         free(session);
         return NULL;
     }
@@ -266,16 +214,18 @@ CStallMonitorUnwinder *CStallMonitor_unwinder_open(char *error, size_t error_siz
 }
 
 void CStallMonitor_unwinder_close(CStallMonitorUnwinder *session) {
+    const CStallMonitorLibdw *lib = CStallMonitor_libdw(NULL);
     if (session == NULL) return;
-    lib.end(session->dwfl);
+    lib->end(session->dwfl);
     free(session);
 }
 
 static int frame_callback(Dwfl_Frame *state, void *arg) {
+    const CStallMonitorLibdw *lib = CStallMonitor_libdw(NULL);
     CStallMonitorUnwinder *session = arg;
     Dwarf_Addr pc = 0;
     bool activation = false;
-    if (!lib.frame_pc(state, &pc, &activation)) return DWARF_CB_ABORT;
+    if (!lib->frame_pc(state, &pc, &activation)) return DWARF_CB_ABORT;
     if (pc == 0) return DWARF_CB_ABORT;
     // A return address is the instruction after a call: the call itself lies in code.
     uintptr_t code_address = activation || session->count == 0 ? (uintptr_t)pc : (uintptr_t)pc - 1;
@@ -286,8 +236,8 @@ static int frame_callback(Dwfl_Frame *state, void *arg) {
     if (session->count == session->capacity) return DWARF_CB_ABORT;
     session->frames[session->count++] = (uintptr_t)pc;
     Dwarf_Word sp = 0;
-    session->last_sp = STACK_POINTER_REG >= 0 && lib.frame_reg != NULL &&
-                               lib.frame_reg(state, (unsigned)STACK_POINTER_REG, &sp) == 0
+    session->last_sp = STACK_POINTER_REG >= 0 && lib->frame_reg != NULL &&
+                               lib->frame_reg(state, (unsigned)STACK_POINTER_REG, &sp) == 0
                            ? (uintptr_t)sp
                            : 0;
     return DWARF_CB_OK;
@@ -296,10 +246,11 @@ static int frame_callback(Dwfl_Frame *state, void *arg) {
 /// Whether `pc` lies in a function where threads begin: the process's `_start`, or the C
 /// library's clone/start_thread that every pthread starts in.
 static int is_thread_entry(CStallMonitorUnwinder *session, uintptr_t pc) {
+    const CStallMonitorLibdw *lib = CStallMonitor_libdw(NULL);
     static const char *const entries[] = {"_start", "__clone3", "__clone", "clone3", "clone", "start_thread", "thread_start"};
-    Dwfl_Module *module = lib.addrmodule(session->dwfl, pc - 1);
+    Dwfl_Module *module = lib->addrmodule(session->dwfl, pc - 1);
     if (module == NULL) return 0;
-    const char *name = lib.module_addrname(module, pc - 1);
+    const char *name = lib->module_addrname(module, pc - 1);
     if (name == NULL) return 0;
     for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
         if (strcmp(name, entries[i]) == 0) return 1;
@@ -309,11 +260,12 @@ static int is_thread_entry(CStallMonitorUnwinder *session, uintptr_t pc) {
 
 /// One walk over the snapshot; the result in the session's frames, count and last_sp.
 static int walk(CStallMonitorUnwinder *session, pid_t tid, const CStallMonitorSnapshot *snapshot) {
+    const CStallMonitorLibdw *lib = CStallMonitor_libdw(NULL);
     session->snapshot = snapshot;
     session->count = 0;
     session->stopped_outside_code = 0;
     session->last_sp = 0;
-    int result = lib.getthread_frames(session->dwfl, tid, frame_callback, session);
+    int result = lib->getthread_frames(session->dwfl, tid, frame_callback, session);
     session->snapshot = NULL;
     // libdw answers 0 both when it reached the outermost frame (whose CFI marks the return
     // address undefined) and when it could not compute a caller at all: only a walk that ends in
@@ -322,8 +274,8 @@ static int walk(CStallMonitorUnwinder *session, pid_t tid, const CStallMonitorSn
            session->count < session->capacity && is_thread_entry(session, session->frames[session->count - 1]);
 }
 
-static int find_frame_record(const CStallMonitorUnwinder *session, const CStallMonitorSnapshot *snapshot,
-                             uintptr_t from, uintptr_t *frame_pointer);
+static int recover_frame_pointer(CStallMonitorUnwinder *session, pid_t tid, const CStallMonitorSnapshot *snapshot,
+                                 uintptr_t *frame_pointer);
 
 int CStallMonitor_unwinder_unwind(CStallMonitorUnwinder *session, pid_t tid,
                                   const CStallMonitorSnapshot *snapshot, uintptr_t *frames,
@@ -339,35 +291,17 @@ int CStallMonitor_unwinder_unwind(CStallMonitorUnwinder *session, pid_t tid,
     session->frames = frames;
     session->capacity = capacity;
     int done = walk(session, tid, snapshot);
-    if (!done && FRAME_POINTER_REG >= 0 && !(snapshot->valid & (1ull << FRAME_POINTER_REG))) {
+    if (!done && FRAME_POINTER_REG >= 0 && !(snapshot->valid & (1ull << FRAME_POINTER_REG)) && session->count > 0 &&
+        session->last_sp != 0) {
         // Only SP and PC are known (a thread asleep in the kernel). CFI relative to SP (release
         // code, the C library) got as far as the first frame whose CFA is relative to its frame
-        // pointer (debug code). Its frame record (saved frame pointer, return address) lies at
-        // or above that frame's SP: try the records found there, first to last, and keep the
-        // first walk that reaches the outermost frame, else the longest.
-        uintptr_t from = session->last_sp != 0 ? session->last_sp : snapshot->sp;
-        CStallMonitorSnapshot guessed = *snapshot;
-        guessed.valid |= 1ull << FRAME_POINTER_REG;
-        int best_count = session->count;
-        int best_done = 0;
-        uintptr_t best_pointer = 0;
-        for (int attempt = 0; attempt < 8; attempt++) {
-            uintptr_t frame_pointer = 0;
-            if (!find_frame_record(session, snapshot, from, &frame_pointer)) break;
+        // pointer (debug code): recover that frame's frame pointer and walk again.
+        uintptr_t frame_pointer = 0;
+        if (recover_frame_pointer(session, tid, snapshot, &frame_pointer)) {
+            CStallMonitorSnapshot guessed = *snapshot;
+            guessed.valid |= 1ull << FRAME_POINTER_REG;
             guessed.regs[FRAME_POINTER_REG] = frame_pointer;
-            int guessed_done = walk(session, tid, &guessed);
-            if (guessed_done || session->count > best_count) {
-                best_count = session->count;
-                best_done = guessed_done;
-                best_pointer = frame_pointer;
-            }
-            if (guessed_done) break;
-            from = frame_pointer + 8;
-        }
-        if (best_pointer != 0) {
-            guessed.regs[FRAME_POINTER_REG] = best_pointer;
             done = walk(session, tid, &guessed);
-            (void)best_done;
         } else {
             done = walk(session, tid, snapshot);
         }
@@ -393,29 +327,175 @@ int CStallMonitor_current_stack_bounds(uintptr_t *low, uintptr_t *high) {
     return 0;
 }
 
-/// Finds a frame record at or above `from`, for a thread whose registers other than SP and PC
-/// are unknown: the first stack slot `a` holding a pointer to a higher slot of the stack (the
-/// caller's saved frame pointer) next to a return address into code, checked once more one frame
-/// further out. Code built without frame pointers (release builds) does not need it: its CFI is
-/// relative to SP; code built with them (debug builds) needs it to find its frame.
-static int find_frame_record(const CStallMonitorUnwinder *session, const CStallMonitorSnapshot *snapshot,
-                             uintptr_t from, uintptr_t *frame_pointer) {
-    uintptr_t copy_end = snapshot->sp + snapshot->stack_size;
-    if (from < snapshot->sp) from = snapshot->sp;
-    for (uintptr_t slot = (from + 7) & ~(uintptr_t)7; slot + 16 <= copy_end; slot += 8) {
-        uint64_t saved = 0, return_address = 0;
-        memcpy(&saved, snapshot->stack + (slot - snapshot->sp), 8);
-        if (saved <= slot || saved + 16 > copy_end || (saved & 7) != 0) continue;
-        memcpy(&return_address, snapshot->stack + (slot + 8 - snapshot->sp), 8);
-        if (!in_exec_range(session, (uintptr_t)return_address - 1)) continue;
-        uint64_t outer_saved = 0, outer_return = 0;
-        memcpy(&outer_saved, snapshot->stack + (saved - snapshot->sp), 8);
-        memcpy(&outer_return, snapshot->stack + (saved + 8 - snapshot->sp), 8);
-        int outer_ok = (outer_saved == 0 || (outer_saved > saved && outer_saved < snapshot->stack_high)) &&
-                       (outer_return == 0 || in_exec_range(session, (uintptr_t)outer_return - 1));
-        if (!outer_ok) continue;
-        *frame_pointer = slot;
+// MARK: - The frame pointer of a thread asleep in the kernel
+//
+// The kernel's syscall file gives SP and PC only. The walk above stops at the first function whose
+// CFA is its frame pointer; call it f, with SP known. f's frame record (the caller's saved frame
+// pointer, then f's return address) lies above that SP, but so may stale records left by earlier
+// calls in f's uninitialised locals (sanitizer builds leave many). A record is taken only when the
+// code agrees: f's prologue says how far above SP its frame pointer lies, or the call instruction
+// before the record's return address calls f.
+
+enum { CALL_OTHER = -1, CALL_UNKNOWN = 0, CALL_REACHES = 1 };
+
+/// Start of the function containing `address` (from its ELF symbol); 0 when unknown.
+static uintptr_t function_start(CStallMonitorUnwinder *session, uintptr_t address) {
+    const CStallMonitorLibdw *lib = CStallMonitor_libdw(NULL);
+    Dwfl_Module *module = lib->addrmodule(session->dwfl, address);
+    if (module == NULL) return 0;
+    GElf_Off offset = 0;
+    GElf_Sym symbol;
+    if (lib->module_addrinfo(module, address, &offset, &symbol, NULL, NULL, NULL) == NULL) return 0;
+    return address - (uintptr_t)offset;
+}
+
+#if defined(__x86_64__)
+static int32_t read_i32(const uint8_t *bytes) {
+    int32_t value;
+    memcpy(&value, bytes, 4);
+    return value;
+}
+
+/// For a function with the usual frame-pointer prologue (endbr64; push %rbp; mov %rsp,%rbp; pushes
+/// of callee-saved registers; sub $N,%rsp), how far above its stack pointer at a call its frame
+/// pointer lies; -1 for any other prologue (no frame pointer, a realigned stack, no fixed frame).
+static long frame_pointer_distance(CStallMonitorUnwinder *session, uintptr_t start) {
+    uint8_t code[40];
+    if (start == 0 || !in_exec_range(session, start) || !read_own_memory(start, code, sizeof(code))) return -1;
+    size_t at = 0;
+    if (memcmp(code, "\xf3\x0f\x1e\xfa", 4) == 0) at = 4;
+    if (code[at] != 0x55) return -1;
+    at += 1;
+    if (memcmp(code + at, "\x48\x89\xe5", 3) != 0 && memcmp(code + at, "\x48\x8b\xec", 3) != 0) return -1;
+    at += 3;
+    long pushed = 0;
+    while (at + 2 <= sizeof(code) - 8) {
+        if (code[at] == 0x41 && code[at + 1] >= 0x50 && code[at + 1] <= 0x57) {
+            at += 2;
+        } else if (code[at] >= 0x50 && code[at] <= 0x57 && code[at] != 0x54 && code[at] != 0x55) {
+            at += 1;
+        } else {
+            break;
+        }
+        pushed += 8;
+    }
+    if (code[at] == 0x48 && code[at + 1] == 0x83 && code[at + 2] == 0xec) return pushed + code[at + 3];
+    if (code[at] == 0x48 && code[at + 1] == 0x81 && code[at + 2] == 0xec) {
+        int32_t size = read_i32(code + at + 3);
+        return size >= 0 && size < 4096 ? pushed + size : -1;  // larger frames are probed page by page
+    }
+    return -1;
+}
+
+/// Where a jump stub at `address` leads (a PLT entry, an interceptor trampoline); 0 if it is none.
+static uintptr_t stub_target(CStallMonitorUnwinder *session, uintptr_t address) {
+    uint8_t code[16];
+    if (!in_exec_range(session, address) || !read_own_memory(address, code, sizeof(code))) return 0;
+    size_t at = 0;
+    if (memcmp(code, "\xf3\x0f\x1e\xfa", 4) == 0) at = 4;
+    if (code[at] == 0xf2) at += 1;  // bnd prefix
+    if (code[at] == 0xff && code[at + 1] == 0x25) {
+        uintptr_t slot = address + at + 6 + (intptr_t)read_i32(code + at + 2);
+        uint64_t target = 0;
+        return read_own_memory(slot, &target, sizeof(target)) ? (uintptr_t)target : 0;
+    }
+    if (code[at] == 0xe9) return address + at + 5 + (intptr_t)read_i32(code + at + 1);
+    return 0;
+}
+
+/// Whether the call instruction that `return_address` follows called the function at `start`,
+/// directly or through a PLT entry or trampoline.
+static int call_reaches(CStallMonitorUnwinder *session, uintptr_t return_address, uintptr_t start) {
+    uint8_t code[6];
+    if (start == 0 || !read_own_memory(return_address - 6, code, sizeof(code))) return CALL_UNKNOWN;
+    uintptr_t callee = 0;
+    if (code[1] == 0xe8) {
+        callee = return_address + (intptr_t)read_i32(code + 2);
+    } else if (code[0] == 0xff && code[1] == 0x15) {
+        uint64_t target = 0;
+        uintptr_t slot = return_address + (intptr_t)read_i32(code + 2);
+        if (!read_own_memory(slot, &target, sizeof(target))) return CALL_UNKNOWN;
+        callee = (uintptr_t)target;
+    } else {
+        return CALL_UNKNOWN;  // an indirect call through a register or memory
+    }
+    for (int hop = 0; hop < 4 && callee != 0; hop++) {
+        if (callee == start) return CALL_REACHES;
+        callee = stub_target(session, callee);
+    }
+    return CALL_OTHER;
+}
+#else
+static long frame_pointer_distance(CStallMonitorUnwinder *session, uintptr_t start) {
+    (void)session;
+    (void)start;
+    return -1;
+}
+
+static int call_reaches(CStallMonitorUnwinder *session, uintptr_t return_address, uintptr_t start) {
+    (void)session;
+    (void)return_address;
+    (void)start;
+    return CALL_UNKNOWN;
+}
+#endif
+
+/// Whether `slot` holds a plausible frame record: a saved frame pointer higher on the copied stack
+/// next to a return address into code, and the record it points to plausible too.
+static int is_frame_record(const CStallMonitorUnwinder *session, const CStallMonitorSnapshot *snapshot,
+                           uintptr_t slot, uintptr_t *return_address) {
+    if (!in_copy(snapshot, slot, 16) || (slot & 7) != 0) return 0;
+    uint64_t saved = 0, returned = 0;
+    memcpy(&saved, snapshot->stack + (slot - snapshot->sp), 8);
+    memcpy(&returned, snapshot->stack + (slot + 8 - snapshot->sp), 8);
+    if (saved <= slot || !in_copy(snapshot, (uintptr_t)saved, 16) || (saved & 7) != 0) return 0;
+    if (!in_exec_range(session, (uintptr_t)returned - 1)) return 0;
+    uint64_t outer_saved = 0, outer_return = 0;
+    memcpy(&outer_saved, snapshot->stack + (saved - snapshot->sp), 8);
+    memcpy(&outer_return, snapshot->stack + (saved + 8 - snapshot->sp), 8);
+    int outer_ok = (outer_saved == 0 || (outer_saved > saved && outer_saved < snapshot->stack_high)) &&
+                   (outer_return == 0 || in_exec_range(session, (uintptr_t)outer_return - 1));
+    if (!outer_ok) return 0;
+    *return_address = (uintptr_t)returned;
+    return 1;
+}
+
+/// The frame pointer of the last frame the first walk reached (f): the record its prologue
+/// predicts, else the first record above f's SP whose call instruction calls f, else the first
+/// record not known to call something else whose walk reaches the thread's entry. 0 if none.
+static int recover_frame_pointer(CStallMonitorUnwinder *session, pid_t tid, const CStallMonitorSnapshot *snapshot,
+                                 uintptr_t *frame_pointer) {
+    uintptr_t sp = session->last_sp;
+    uintptr_t pc = session->frames[session->count - 1];
+    uintptr_t start = function_start(session, session->count > 1 ? pc - 1 : pc);
+    uintptr_t return_address = 0;
+
+    long distance = frame_pointer_distance(session, start);
+    if (distance >= 0 && is_frame_record(session, snapshot, sp + (uintptr_t)distance, &return_address) &&
+        call_reaches(session, return_address, start) != CALL_OTHER) {
+        *frame_pointer = sp + (uintptr_t)distance;
         return 1;
+    }
+    uintptr_t copy_end = snapshot->sp + snapshot->stack_size;
+    uintptr_t unverified[8];
+    int unverified_count = 0;
+    for (uintptr_t slot = (sp + 7) & ~(uintptr_t)7; slot + 16 <= copy_end; slot += 8) {
+        if (!is_frame_record(session, snapshot, slot, &return_address)) continue;
+        int reaches = call_reaches(session, return_address, start);
+        if (reaches == CALL_REACHES) {
+            *frame_pointer = slot;
+            return 1;
+        }
+        if (reaches == CALL_UNKNOWN && unverified_count < 8) unverified[unverified_count++] = slot;
+    }
+    CStallMonitorSnapshot guessed = *snapshot;
+    guessed.valid |= 1ull << FRAME_POINTER_REG;
+    for (int i = 0; i < unverified_count; i++) {
+        guessed.regs[FRAME_POINTER_REG] = unverified[i];
+        if (walk(session, tid, &guessed)) {
+            *frame_pointer = unverified[i];
+            return 1;
+        }
     }
     return 0;
 }
