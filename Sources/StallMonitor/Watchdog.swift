@@ -43,6 +43,12 @@ final class Watchdog: @unchecked Sendable {
 
     private func run() {
         _ = CStallMonitor_set_thread_name("stall-watchdog")  // Thread.name does not reach the kernel on Linux
+        let runQueue = RunQueueDelay()
+        /// How long the watchdog waited for a CPU since `before` (nil when unknown).
+        func waitedForCPU(since before: UInt64?) -> UInt64? {
+            guard let before, let after = runQueue.nanos(), after >= before else { return nil }
+            return after - before
+        }
         while running.load(ordering: .sequentiallyConsistent) {
             let now = CStallMonitor_monotonic_ns()
             var deadline: UInt64?
@@ -53,10 +59,12 @@ final class Watchdog: @unchecked Sendable {
             if let deadline {
                 let sleeping = CStallMonitor_monotonic_ns()
                 for watch in watches { watch.noteWatchdogSleeps(now: sleeping) }
+                let queuedBefore = runQueue.nanos()
                 let signalled = wakeup.wait(until: deadline)
                 let woke = CStallMonitor_monotonic_ns()
                 if !signalled && woke > deadline &+ stoppedAfter {
-                    for watch in watches { watch.noteProcessStopped(lateness: woke - deadline, now: woke) }
+                    let waited = waitedForCPU(since: queuedBefore)
+                    for watch in watches { watch.noteProcessStopped(lateness: woke - deadline, now: woke, waitedForCPU: waited) }
                 }
             } else {
                 for watch in watches { watch.thread.tracker.watchdogParked.store(true, ordering: .sequentiallyConsistent) }
@@ -64,8 +72,18 @@ final class Watchdog: @unchecked Sendable {
                     for watch in watches { watch.thread.tracker.watchdogParked.store(false, ordering: .sequentiallyConsistent) }
                     continue
                 }
+                let parked = CStallMonitor_monotonic_ns()
+                let queuedBefore = runQueue.nanos()
                 wakeup.wait(until: nil)
+                let woke = CStallMonitor_monotonic_ns()
                 for watch in watches { watch.thread.tracker.watchdogParked.store(false, ordering: .relaxed) }
+                // A span start wakes the watchdog at once; waking much later means it was kept
+                // off the CPU, or the process was stopped right after the span began.
+                if let waited = waitedForCPU(since: queuedBefore) {
+                    for watch in watches {
+                        watch.noteWokeFromPark(parkedAt: parked, now: woke, stoppedAfter: stoppedAfter, waitedForCPU: waited)
+                    }
+                }
             }
             counters.watchdogWakeups.add(1, ordering: .relaxed)
         }

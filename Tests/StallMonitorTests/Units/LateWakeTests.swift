@@ -3,11 +3,11 @@ import Testing
 
 @testable import StallMonitor
 
-/// The watchdog woke far later than it asked. If the monitored thread ran on a CPU meanwhile, the
-/// process was not stopped (the watchdog only waited for a CPU): the stall is real. If it did not
-/// run, the time is taken for a stopped process (SIGSTOP, a debugger) and is not a stall. The
-/// thread's CPU clock is replaced here to make each case exactly; `StallDemoProductionTests`
-/// stops a real process.
+/// The watchdog woke far later than it asked. If it waited for a CPU meanwhile (the scheduler's
+/// run-queue statistics) or the monitored thread ran on a CPU, the process was not stopped (the
+/// watchdog only waited for a CPU): the stall is real. Otherwise the time is taken for a stopped
+/// process (SIGSTOP, a debugger) and is not a stall. The thread's CPU clock and the run-queue wait
+/// are given by hand here to make each case exact; `StallDemoProductionTests` stops a real process.
 @Suite("Late watchdog wake-ups", .serialized)
 struct LateWakeTests {
     private static let ms = ThreadWatchHarness.ms
@@ -64,5 +64,71 @@ struct LateWakeTests {
         let harness = Self.lateWake(cpuDuringSleep: nil)
         #expect(harness.endedStalls.isEmpty)
         #expect(harness.counters.discardedProcessStopped.load(ordering: .relaxed) == 1)
+    }
+
+    @Test("the scheduler says the watchdog waited for a CPU the whole time: nothing counts as stopped")
+    func waitedForCPU() throws {
+        let harness = ThreadWatchHarness()
+        harness.watch.threadCPUNanos = { _ in -1 }                 // no CPU clock: only the scheduler tells
+        harness.tracker.record(64, at: 1_000 * Self.ms)
+        _ = harness.watch.step(now: 1_130 * Self.ms)
+        harness.watch.noteWatchdogSleeps(now: 1_140 * Self.ms)
+        harness.watch.noteProcessStopped(lateness: 400 * Self.ms, now: 1_550 * Self.ms, waitedForCPU: 390 * Self.ms)
+        _ = harness.watch.step(now: 1_550 * Self.ms)
+        harness.tracker.record(32, at: 1_600 * Self.ms)
+        _ = harness.watch.step(now: 1_601 * Self.ms)
+        let stall = try #require(harness.endedStalls.first, "\(harness.emitted)")
+        #expect(stall.stoppedNanos == 10 * Self.ms, "400 ms late, 390 ms of it waiting for a CPU")
+    }
+
+    /// The watchdog parks at 900 ms with nothing open; a span opens at 1,000 ms and would wake it
+    /// at once, but it wakes at 1,500 ms, having waited `waitedForCPU` for a CPU; the span goes on
+    /// until 1,700 ms (threshold 250 ms).
+    private static func lateWakeFromPark(waitedForCPU: UInt64, spanEndsBeforeWake: Bool = false) -> ThreadWatchHarness {
+        let harness = ThreadWatchHarness()
+        #expect(harness.watch.step(now: 900 * Self.ms) == nil)
+        harness.tracker.record(64, at: 1_000 * Self.ms)            // afterWaiting: the span opens
+        if spanEndsBeforeWake {
+            harness.tracker.record(32, at: 1_400 * Self.ms)        // it ends before the watchdog runs
+            harness.tracker.record(64, at: 1_450 * Self.ms)
+        }
+        harness.watch.noteWokeFromPark(parkedAt: 900 * Self.ms, now: 1_500 * Self.ms,
+                                       stoppedAfter: 250 * Self.ms, waitedForCPU: waitedForCPU)
+        _ = harness.watch.step(now: 1_500 * Self.ms)
+        if !spanEndsBeforeWake {
+            harness.tracker.record(32, at: 1_700 * Self.ms)
+            _ = harness.watch.step(now: 1_701 * Self.ms)
+        }
+        return harness
+    }
+
+    @Test("stopped right after a span began, while the watchdog was parked: the stopped time is no stall")
+    func stoppedWhileParked() {
+        let harness = Self.lateWakeFromPark(waitedForCPU: 5 * Self.ms)
+        #expect(harness.endedStalls.isEmpty, "700 ms span, 495 ms of it stopped: \(harness.emitted)")
+        #expect(harness.counters.discardedProcessStopped.load(ordering: .relaxed) == 1)
+    }
+
+    @Test("a parked watchdog that waited for a CPU as long as it was late: the stall is real")
+    func starvedWhileParked() throws {
+        let harness = Self.lateWakeFromPark(waitedForCPU: 495 * Self.ms)
+        let stall = try #require(harness.endedStalls.first, "\(harness.emitted)")
+        #expect(stall.end - stall.spanStart == 700 * Self.ms)
+        #expect(stall.stoppedNanos == 5 * Self.ms)
+    }
+
+    @Test("a span that began and ended while the process was stopped and the watchdog parked is no stall")
+    func stoppedSpanEndedBeforeWake() {
+        let harness = Self.lateWakeFromPark(waitedForCPU: 0, spanEndsBeforeWake: true)
+        #expect(harness.endedStalls.isEmpty, "400 ms span, 500 ms lateness: \(harness.emitted)")
+        #expect(harness.counters.discardedProcessStopped.load(ordering: .relaxed) == 1)
+    }
+
+    @Test("a span that ended before a starved watchdog woke is reported, minus nothing")
+    func starvedSpanEndedBeforeWake() throws {
+        let harness = Self.lateWakeFromPark(waitedForCPU: 500 * Self.ms, spanEndsBeforeWake: true)
+        let stall = try #require(harness.endedStalls.first, "\(harness.emitted)")
+        #expect(stall.end - stall.spanStart == 400 * Self.ms)
+        #expect(stall.stoppedNanos == 0)
     }
 }
