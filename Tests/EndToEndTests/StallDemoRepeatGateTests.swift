@@ -18,13 +18,21 @@ struct StallDemoRepeatGateTests {
         let baseline = second.appendingPathComponent("baseline.json.txt")
         let made = try StallReportCLI.run(["baseline", first.directory.path, "-o", baseline.path])
         try #require(made.status == 0, "\(made)")
-        let gate = try StallReportCLI.run(["gate", "--baseline", baseline.path, second.path])
+        // The claim is about fingerprints and counts, not durations: a 1.2 s spin measured 1.5 s on a
+        // loaded CI machine (+27 %, over the default 25 % tolerance). A wide tolerance keeps the
+        // duration check from deciding; counts are compared exactly below.
+        let gate = try StallReportCLI.run(["gate", "--baseline", baseline.path, "--tolerance", "4", second.path])
         #expect(gate.status == 0, "\(gate)")
 
         // Every stall of the second run has a fingerprint the first run had.
         let firstPrints = Set(first.reports.map(\.report.fingerprint))
         let files = try FileManager.default.contentsOfDirectory(atPath: second.path).filter { $0.hasSuffix(".json") }
-        let secondPrints = Set(try files.map { try StallReport.read(from: second.appendingPathComponent($0)).fingerprint })
+        let secondReports = try files.map { try StallReport.read(from: second.appendingPathComponent($0)) }
+        let secondPrints = Set(secondReports.map(\.fingerprint))
         #expect(secondPrints == firstPrints, "first \(firstPrints.sorted()), second \(secondPrints.sorted())")
+        // And each fingerprint occurs as often in both runs.
+        let firstCounts = Dictionary(first.reports.map { ($0.report.fingerprint, 1) }, uniquingKeysWith: +)
+        let secondCounts = Dictionary(secondReports.map { ($0.fingerprint, 1) }, uniquingKeysWith: +)
+        #expect(secondCounts == firstCounts)
     }
 }
