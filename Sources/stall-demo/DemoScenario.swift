@@ -40,6 +40,16 @@ struct DemoScenario: Sendable {
         .init(name: "short-work-loop", summary: "40 × (80 ms of work, 20 ms idle): no stall, even if the process is stopped meanwhile") { done in
             DemoScenario.repeatShortWork(remaining: 40, done: done)
         },
+        .init(name: "park-spin", summary: "announces the thread id, then spins --park-seconds in one function (for a debugger's reference stack)") { done in
+            let release = ParkRelease()
+            announcePark("spin")
+            DispatchQueue.global().asyncAfter(deadline: .now() + parkSeconds) { release.flag.store(true, ordering: .relaxed) }
+            Scenarios.parkSpinning(until: release); done()
+        },
+        .init(name: "park-sleep", summary: "announces the thread id, then sleeps --park-seconds in poll (for a debugger's reference stack)") { done in
+            announcePark("sleep")
+            Scenarios.parkSleeping(milliseconds: Int32(parkSeconds * 1_000)); done()
+        },
         .init(name: "expected-long-work", summary: "600 ms of work declared with expectLongWork: no report") { done in
             DemoScenario.monitor?.expectLongWork { Scenarios.spinOnCPU(milliseconds: 600) }; done()
         },
@@ -50,6 +60,16 @@ struct DemoScenario: Sendable {
         Scenarios.shortWorkBelowThreshold(milliseconds: 80)
         guard remaining > 1 else { return done() }
         afterDelay(0.02) { repeatShortWork(remaining: remaining - 1, done: done) }
+    }
+
+    /// How long the park scenarios park the main thread (`--park-seconds`).
+    nonisolated(unsafe) static var parkSeconds: Double = 2
+
+    /// Says on stdout, flushed, that the main thread (whose thread id is the process id) is about
+    /// to park.
+    static func announcePark(_ kind: String) {
+        print("stall-demo: parking (\(kind)) main thread \(getpid()) for \(parkSeconds) s")
+        fflush(nil)
     }
 
     /// The running monitor, for scenarios that use its API.

@@ -1,6 +1,7 @@
 import CoreFoundation
 import Foundation
 import Glibc
+import Synchronization
 
 /// Ways the demo stalls its main thread, each in a function whose name says what it does, so the
 /// reports' stacks are easy to recognise. `@inline(never)` keeps every function in the stack.
@@ -77,8 +78,28 @@ enum Scenarios {
         spinOnCPU(milliseconds: milliseconds)
     }
 
+    /// Parks the thread spinning in this very function until `release` is set: the loop calls
+    /// nothing, so a debugger's backtrace and a sample agree on the leaf.
+    @inline(never)
+    static func parkSpinning(until release: ParkRelease) {
+        var sink: UInt64 = 1
+        while !release.flag.load(ordering: .relaxed) { sink = sink &* 6_364_136_223_846_793_005 &+ 1 }
+        blackHole(sink)
+    }
+
+    /// Parks the thread asleep in `poll` (no descriptors) for `milliseconds`.
+    @inline(never)
+    static func parkSleeping(milliseconds: Int32) {
+        _ = poll(nil, 0, milliseconds)
+    }
+
     @inline(never)
     static func blackHole(_ value: UInt64) {
         if value == 42 { print("", terminator: "") }
     }
+}
+
+/// Ends a `Scenarios.parkSpinning` from another thread.
+final class ParkRelease: Sendable {
+    let flag = Atomic<Bool>(false)
 }

@@ -35,11 +35,18 @@ struct StallDemoCommand: ParsableCommand {
     @Flag(help: "Do not symbolicate in the process (keeps libdw out of memory); name frames later with `stallreport symbolicate`.")
     var deferSymbolication = false
 
+    @Option(name: .customLong("park-seconds"), help: "How long park-spin and park-sleep park the main thread.")
+    var parkSeconds: Double = 2
+
+    @Flag(help: "Run without StallMonitor (a reference run for a debugger's or eu-stack's backtrace).")
+    var noMonitor = false
+
     @Flag(help: "List the scenarios and exit.")
     var list = false
 
     func validate() throws {
         guard thresholdMs > 0 else { throw ValidationError("--threshold-ms must be positive") }
+        guard parkSeconds > 0, parkSeconds <= 600 else { throw ValidationError("--park-seconds must be in (0, 600]") }
     }
 
     func run() throws {
@@ -49,7 +56,8 @@ struct StallDemoCommand: ParsableCommand {
         }
         let selected = try DemoScenario.select(only)
         let directory = URL(fileURLWithPath: output, isDirectory: true)
-        let monitor = try StallMonitor.start(.init(
+        DemoScenario.parkSeconds = parkSeconds
+        let monitor = noMonitor ? nil : try StallMonitor.start(.init(
             threshold: .milliseconds(thresholdMs),
             reportDirectory: directory,
             appVersion: "stall-demo 1.0",
@@ -59,7 +67,11 @@ struct StallDemoCommand: ParsableCommand {
             reportWhileDebugged: reportWhileDebugged,
             symbolicateInProcess: !deferSymbolication))
         DemoScenario.monitor = monitor
-        print("stall-demo: pid \(getpid()), threshold \(thresholdMs) ms, signal \(monitor.signal), reports in \(directory.path)")
+        if let monitor {
+            print("stall-demo: pid \(getpid()), threshold \(thresholdMs) ms, signal \(monitor.signal), reports in \(directory.path)")
+        } else {
+            print("stall-demo: pid \(getpid()), no monitor")
+        }
         let finished = FinishFlag()
         DemoScenario.schedule(selected, gap: 0.4) {
             finished.set()
@@ -68,6 +80,7 @@ struct StallDemoCommand: ParsableCommand {
         while !finished.isSet {
             _ = RunLoop.main.run(mode: .default, before: .distantFuture)
         }
+        guard let monitor else { return }
         monitor.stop()
         let statistics = monitor.statistics
         print("stall-demo: \(statistics.stallsDetected) stalls detected, \(statistics.reportsWritten) reports written, \(statistics.samplesTaken) samples")

@@ -66,12 +66,24 @@ enum StallReportCLI {
         throw HarnessError.binaryNotFound(searched)
     }
 
-    /// Runs `stallreport arguments…` in `directory` with `environment` added to (or, for nil
+    /// Runs `body` (a spawn) with no signal blocked on the calling thread, so that the child starts
+    /// with an empty signal mask as from a shell: a test runs on a worker thread that blocks most
+    /// signals, and a child inheriting that mask misbehaves (gdb never sees its inferior stop).
+    static func withUnblockedSignals<T>(_ body: () throws -> T) rethrows -> T {
+        var none = sigset_t(), saved = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, &saved)
+        defer { pthread_sigmask(SIG_SETMASK, &saved, nil) }
+        return try body()
+    }
+
+    /// Runs `stallreport arguments…` (or the built product `executable`, or the program at an
+    /// absolute path) in `directory` with `environment` added to (or, for nil
     /// values, removed from) the test process's environment. Output goes through temporary files,
     /// so a large output cannot deadlock a pipe. Fails after `timeout` seconds.
     static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String?] = [:], timeout: TimeInterval = 120, executable: String = "stallreport") throws -> Run {
         let process = Process()
-        process.executableURL = try binary(named: executable)
+        process.executableURL = executable.hasPrefix("/") ? URL(fileURLWithPath: executable) : try binary(named: executable)
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = directory }
         var env = ProcessInfo.processInfo.environment
@@ -91,7 +103,7 @@ enum StallReportCLI {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try withUnblockedSignals { try process.run() }
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning {
             if Date() > deadline {
