@@ -18,4 +18,8 @@ final class MonitorCounters: Sendable {
     /// ``EndedSpanLog`` before it looked: possibly stalls, never reported.
     let longSpansOverwritten = Atomic<Int>(0)
     let inProgressWrites = Atomic<Int>(0)
+    /// Stacks the watchdog took (a blocked thread's copy, or a running thread's snapshot) and the
+    /// time that took it, unwinding included.
+    let stacksTaken = Atomic<Int>(0)
+    let stackNanoseconds = Atomic<Int>(0)
 }

@@ -55,6 +55,13 @@ public final class StallMonitor: Sendable {
         /// 16 in a row, so the oldest were forgotten before it could check them: possibly stalls,
         /// not reported (the session record counts them as `watchdogStarved`).
         public var longSpansOverwritten: Int
+        /// Stacks the watchdog took for samples (copying a blocked thread's stack, or signalling a
+        /// running one for a snapshot) and unwound.
+        public var watchdogStacks: Int
+        /// Time the watchdog spent on those stacks, in nanoseconds: copy or signal round trip, and
+        /// unwinding with libdw. Divided by ``watchdogStacks``, the cost of one sample off the
+        /// monitored thread.
+        public var watchdogStackNanoseconds: Int
         /// Errors by kind (e.g. `reportWrite`).
         public var errors: [String: Int]
         /// The most recent error.
@@ -248,6 +255,8 @@ public final class StallMonitor: Sendable {
             reportsRateLimited: counters.reportsRateLimited.load(ordering: .relaxed),
             reportsDeletedForQuota: counters.reportsDeletedForQuota.load(ordering: .relaxed),
             longSpansOverwritten: counters.longSpansOverwritten.load(ordering: .relaxed),
+            watchdogStacks: counters.stacksTaken.load(ordering: .relaxed),
+            watchdogStackNanoseconds: counters.stackNanoseconds.load(ordering: .relaxed),
             errors: errors.counts,
             lastError: errors.last)
     }

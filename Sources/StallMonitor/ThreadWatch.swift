@@ -276,6 +276,12 @@ final class ThreadWatch {
         return switches != thread.tracker.spanStartSwitches.load(ordering: .relaxed)
     }
 
+    /// Counts a stack the watchdog took and unwound, begun at `began`.
+    private func countStack(since began: UInt64) {
+        counters.stacksTaken.add(1, ordering: .relaxed)
+        counters.stackNanoseconds.add(Int(CStallMonitor_monotonic_ns() &- began), ordering: .relaxed)
+    }
+
     private func beginTracking(sequence: UInt64, start: UInt64, now: UInt64) {
         guard let identity else { return }
         lastRunningReading = nil
@@ -461,10 +467,12 @@ final class ThreadWatch {
                 return .done
             }
             let switches = procFiles.voluntarySwitches()
+            let began = CStallMonitor_monotonic_ns()
             let outcome = SnapshotUnwinder.shared.unwindBlocked(
                 tid: tid, sp: sp, pc: pc, bounds: bounds, copyBytes: settings.stackCopyBytes,
                 maxFrames: settings.maxFrames,
                 stillAsleep: { procFiles.syscallState() == syscallState && procFiles.voluntarySwitches() == switches })
+            if case .stack = outcome { countStack(since: began) }
             switch outcome {
             case .stack(let frames, let complete):
                 let sample = RawSample(
@@ -529,6 +537,7 @@ final class ThreadWatch {
                     tid: tid, bounds: bounds, copyBytes: settings.stackCopyBytes, timeout: settings.sampleTimeout,
                     maxFrames: settings.maxFrames) {
                 case .stack(let frames, let complete):
+                    countStack(since: sentAt)
                     signalOutcome = .stack(frames, truncated: !complete)
                     unwinderName = "libdw"
                 case .signal(let outcome):

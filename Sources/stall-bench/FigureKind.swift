@@ -11,6 +11,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
     case memory = "memory"
     case summarizeThroughput = "summarize-throughput"
     case reportSize = "report-size"
+    case blockingStacks = "blocking-stacks"
 
     var number: Int { Self.allCases.firstIndex(of: self)! + 1 }
 
@@ -25,6 +26,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
         case .memory: return "Memory (RSS) of the host"
         case .summarizeThroughput: return "stallreport summarize throughput vs jq"
         case .reportSize: return "Report size"
+        case .blockingStacks: return "Stacks of threads asleep in a syscall, and their cost to the watchdog"
         }
     }
 
@@ -39,6 +41,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
         case .memory: return try MemoryFigure.run(context)
         case .summarizeThroughput: return try SummarizeThroughputFigure.run(context)
         case .reportSize: return try ReportSizeFigure.run(context)
+        case .blockingStacks: return try BlockingStacksFigure.run(context)
         }
     }
 

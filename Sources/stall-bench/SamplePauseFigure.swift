@@ -27,7 +27,7 @@ enum SamplePauseFigure {
         let baseFrames = Int(Stats.median(base))
         var rows: [ResultRow] = []
         var notes: [String] = []
-        for (part, target, goal) in [("3a", 20, 20.0), ("3b", 100, nil), ("3c", 200, 100.0)] as [(String, Int, Double?)] {
+        for (part, target, goal) in [("3a", 20, 20.0), ("3b", 100, nil), ("3c", 200, 20.0)] as [(String, Int, Double?)] {
             let depth = max(0, target - baseFrames)
             var pauses: [Double] = []
             var frames: [Double] = []

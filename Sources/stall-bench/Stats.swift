@@ -33,6 +33,8 @@ enum Format {
 
     static func milli(_ value: Double, _ digits: Int = 2) -> String { fixed(value, digits) + " ms" }
 
+    static func percent(_ share: Double) -> String { fixed(share * 100, 1) + " %" }
+
     static func mib(_ bytes: Double) -> String { fixed(bytes / 1_048_576, 2) + " MiB" }
 
     static func count(_ value: Double) -> String {
