@@ -25,6 +25,22 @@ typedef struct {
     uintptr_t end;
 } exec_range;
 
+/// What the symbol table says about one code address.
+typedef struct {
+    uintptr_t address;
+    /// Start of its function; 0 when unknown.
+    uintptr_t function_start;
+    /// Whether its function is one where threads begin.
+    int is_thread_entry;
+} symbol_facts;
+
+/// A small cache of symbol facts by address, replaced round robin.
+typedef struct {
+    symbol_facts entries[64];
+    int count;
+    int next;
+} symbol_cache;
+
 struct CStallMonitorUnwinder {
     Dwfl *dwfl;
     pid_t pid;
@@ -40,6 +56,9 @@ struct CStallMonitorUnwinder {
     int stopped_outside_code;
     /// Stack pointer of the last frame reached (0 when unknown).
     uintptr_t last_sp;
+    /// Symbol lookups already made (libdw's is linear in the module's symbol table, a
+    /// millisecond in a large binary; the samples of a stall ask about the same few PCs).
+    symbol_cache symbols;
 };
 
 #if defined(__x86_64__)
@@ -243,19 +262,37 @@ static int frame_callback(Dwfl_Frame *state, void *arg) {
     return DWARF_CB_OK;
 }
 
+/// What the symbol table says about the code at `address`: where its function starts and
+/// whether threads begin there (the process's `_start`, or the C library's
+/// clone/start_thread that every pthread starts in). Cached.
+static const symbol_facts *lookup_symbol(CStallMonitorUnwinder *session, uintptr_t address) {
+    symbol_cache *cache = &session->symbols;
+    for (int i = 0; i < cache->count; i++) {
+        if (cache->entries[i].address == address) return &cache->entries[i];
+    }
+    const CStallMonitorLibdw *lib = CStallMonitor_libdw(NULL);
+    static const char *const entries[] = {"_start", "__clone3", "__clone", "clone3", "clone", "start_thread", "thread_start"};
+    Dwfl_Module *module = lib->addrmodule(session->dwfl, address);
+    GElf_Off offset = 0;
+    GElf_Sym symbol;
+    const char *name = module != NULL ? lib->module_addrinfo(module, address, &offset, &symbol, NULL, NULL, NULL) : NULL;
+    int slot = cache->next;
+    int capacity = (int)(sizeof(cache->entries) / sizeof(cache->entries[0]));
+    cache->next = (slot + 1) % capacity;
+    if (cache->count < capacity) cache->count++;
+    cache->entries[slot].address = address;
+    cache->entries[slot].function_start = name != NULL ? address - (uintptr_t)offset : 0;
+    cache->entries[slot].is_thread_entry = 0;
+    for (size_t i = 0; name != NULL && i < sizeof(entries) / sizeof(entries[0]); i++) {
+        if (strcmp(name, entries[i]) == 0) cache->entries[slot].is_thread_entry = 1;
+    }
+    return &cache->entries[slot];
+}
+
 /// Whether `pc` lies in a function where threads begin: the process's `_start`, or the C
 /// library's clone/start_thread that every pthread starts in.
 static int is_thread_entry(CStallMonitorUnwinder *session, uintptr_t pc) {
-    const CStallMonitorLibdw *lib = CStallMonitor_libdw(NULL);
-    static const char *const entries[] = {"_start", "__clone3", "__clone", "clone3", "clone", "start_thread", "thread_start"};
-    Dwfl_Module *module = lib->addrmodule(session->dwfl, pc - 1);
-    if (module == NULL) return 0;
-    const char *name = lib->module_addrname(module, pc - 1);
-    if (name == NULL) return 0;
-    for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
-        if (strcmp(name, entries[i]) == 0) return 1;
-    }
-    return 0;
+    return lookup_symbol(session, pc - 1)->is_thread_entry;
 }
 
 /// One walk over the snapshot; the result in the session's frames, count and last_sp.
@@ -340,13 +377,7 @@ enum { CALL_OTHER = -1, CALL_UNKNOWN = 0, CALL_REACHES = 1 };
 
 /// Start of the function containing `address` (from its ELF symbol); 0 when unknown.
 static uintptr_t function_start(CStallMonitorUnwinder *session, uintptr_t address) {
-    const CStallMonitorLibdw *lib = CStallMonitor_libdw(NULL);
-    Dwfl_Module *module = lib->addrmodule(session->dwfl, address);
-    if (module == NULL) return 0;
-    GElf_Off offset = 0;
-    GElf_Sym symbol;
-    if (lib->module_addrinfo(module, address, &offset, &symbol, NULL, NULL, NULL) == NULL) return 0;
-    return address - (uintptr_t)offset;
+    return lookup_symbol(session, address)->function_start;
 }
 
 #if defined(__x86_64__)

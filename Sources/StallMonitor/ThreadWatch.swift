@@ -466,12 +466,14 @@ final class ThreadWatch {
                         note: "not interrupted: without libdw snapshots only the syscall's PC is known")
                 return .done
             }
-            let switches = procFiles.voluntarySwitches()
+            // Any run of the thread adds to its CPU time: unchanged time and syscall file after
+            // the copy mean the copy is of the stack it slept on.
             let began = CStallMonitor_monotonic_ns()
+            let cpuBefore = threadCPUNanos(tid)
             let outcome = SnapshotUnwinder.shared.unwindBlocked(
                 tid: tid, sp: sp, pc: pc, bounds: bounds, copyBytes: settings.stackCopyBytes,
                 maxFrames: settings.maxFrames,
-                stillAsleep: { procFiles.syscallState() == syscallState && procFiles.voluntarySwitches() == switches })
+                stillAsleep: { cpuBefore >= 0 && procFiles.syscallState() == syscallState && threadCPUNanos(tid) == cpuBefore })
             if case .stack = outcome { countStack(since: began) }
             switch outcome {
             case .stack(let frames, let complete):

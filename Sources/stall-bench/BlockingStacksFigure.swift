@@ -13,6 +13,12 @@ enum BlockingStacksFigure {
         let rounds = context.pick(4, quick: 1)
         let milliseconds = 320
         let session = try MonitorSession(context)
+        // A first stall of each kind opens libdw's session and loads the CFI of the code on the
+        // way: not counted in the cost per stack (figure 5d is the cold report).
+        MainLoop.run(steps: BlockingCall.allCases.map { call in .init(gap: 0.1) { call.block(milliseconds: milliseconds) } })
+        session.settle()
+        let warm = session.monitor.statistics
+        let warmReports = session.arrivals.count
         var steps: [MainLoop.Step] = []
         for _ in 0..<rounds {
             for call in BlockingCall.allCases {
@@ -21,10 +27,11 @@ enum BlockingStacksFigure {
         }
         MainLoop.run(steps: steps)
         session.stop()
-        let blockedStatistics = session.monitor.statistics
-        let arrivals = session.arrivals
-        guard arrivals.count == steps.count else {
-            throw BenchError("\(steps.count) blocking stalls gave \(arrivals.count) reports")
+        let blocked = session.monitor.statistics
+        let blockedStacks = blocked.watchdogStacks - warm.watchdogStacks
+        let arrivals = Array(session.arrivals.dropFirst(warmReports))
+        guard warmReports == BlockingCall.allCases.count, arrivals.count == steps.count else {
+            throw BenchError("\(BlockingCall.allCases.count + steps.count) blocking stalls gave \(warmReports + arrivals.count) reports")
         }
 
         var sleeping = 0
@@ -46,16 +53,22 @@ enum BlockingStacksFigure {
         }
         let appShare = Double(reachApp) / Double(max(sleeping, 1))
         let loopShare = Double(reachLoop) / Double(max(sleeping, 1))
-        let blockedCost = Double(blockedStatistics.watchdogStackNanoseconds) / Double(max(blockedStatistics.watchdogStacks, 1))
+        let blockedCost = Double(blocked.watchdogStackNanoseconds - warm.watchdogStackNanoseconds) / Double(max(blockedStacks, 1))
 
         let spinning = try MonitorSession(context)
-        MainLoop.run(steps: [.init(gap: 0.1) {
-            _ = Workloads.recurse(80) { Workloads.spin(until: CStallClock.now() + UInt64(context.pick(1.5, quick: 0.4) * 1e9)) }
-        }])
+        let spin = context.pick(1.5, quick: 0.4)
+        let deepSpin: @Sendable (Double) -> Void = { seconds in
+            _ = Workloads.recurse(80) { Workloads.spin(until: CStallClock.now() + UInt64(seconds * 1e9)) }
+        }
+        MainLoop.run(steps: [.init(gap: 0.1) { deepSpin(0.4) }])
+        spinning.settle()
+        let warmSpin = spinning.monitor.statistics
+        MainLoop.run(steps: [.init(gap: 0.1) { deepSpin(spin) }])
         spinning.stop()
-        let runningStatistics = spinning.monitor.statistics
-        let runningCost = Double(runningStatistics.watchdogStackNanoseconds) / Double(max(runningStatistics.watchdogStacks, 1))
-        let frames = spinning.arrivals.first.map { report in
+        let running = spinning.monitor.statistics
+        let runningStacks = running.watchdogStacks - warmSpin.watchdogStacks
+        let runningCost = Double(running.watchdogStackNanoseconds - warmSpin.watchdogStackNanoseconds) / Double(max(runningStacks, 1))
+        let frames = spinning.arrivals.last.map { report in
             Stats.median(report.report.samples.filter { !$0.frames.isEmpty }.map { Double($0.frames.count) })
         } ?? 0
 
@@ -70,15 +83,15 @@ enum BlockingStacksFigure {
                       goal: "stated", verdict: .info, method: method + "; and a frame in CFRunLoopRun",
                       data: ["share": loopShare, "reachingLoop": Double(reachLoop)]),
             ResultRow("10c", "Watchdog time per stack of a thread asleep in a syscall",
-                      value: "mean \(Format.micro(blockedCost)) (\(blockedStatistics.watchdogStacks) stacks)",
+                      value: "mean \(Format.micro(blockedCost)) (\(blockedStacks) stacks)",
                       goal: "stated", verdict: .info,
-                      method: "statistics.watchdogStackNanoseconds / watchdogStacks of the blocking run: reading the syscall file, copying the frozen stack (process_vm_readv, up to 64 KiB), checking the thread did not move, unwinding the copy with libdw",
-                      data: ["meanNanoseconds": blockedCost, "stacks": Double(blockedStatistics.watchdogStacks)]),
+                      method: "statistics.watchdogStackNanoseconds / watchdogStacks over the blocking stalls after one warm-up stall of each kind: reading the syscall file, copying the frozen stack (process_vm_readv, up to 64 KiB), checking the thread did not move, unwinding the copy with libdw",
+                      data: ["meanNanoseconds": blockedCost, "stacks": Double(blockedStacks)]),
             ResultRow("10d", "Watchdog time per stack of a running thread (~\(Int(frames)) frames)",
-                      value: "mean \(Format.micro(runningCost)) (\(runningStatistics.watchdogStacks) stacks)",
+                      value: "mean \(Format.micro(runningCost)) (\(runningStacks) stacks)",
                       goal: "stated", verdict: .info,
-                      method: "as 10c for a \(context.pick(1.5, quick: 0.4)) s CPU spin 80 recursions deep: signal round trip (the thread's own pause is figure 3) and unwinding the snapshot with libdw",
-                      data: ["meanNanoseconds": runningCost, "stacks": Double(runningStatistics.watchdogStacks), "frames": frames]),
+                      method: "as 10c for a \(spin) s CPU spin 80 recursions deep after a warm-up spin: signal round trip (the thread's own pause is figure 3) and unwinding the snapshot with libdw",
+                      data: ["meanNanoseconds": runningCost, "stacks": Double(runningStacks), "frames": frames]),
         ])
     }
 }
@@ -111,9 +124,12 @@ enum BlockingCall: String, CaseIterable {
 
 /// One function per blocking call, kept out of line so that each is a frame of its own.
 enum BlockingLeaves {
+    // Each checks the call's result afterwards: a call in tail position would be a jump in a
+    // release build, and the function would have no frame of its own while the call sleeps.
+
     @inline(never)
     static func sleepInUsleep(_ milliseconds: Int) {
-        usleep(UInt32(milliseconds * 1_000))
+        if usleep(UInt32(milliseconds * 1_000)) != 0 { failed("usleep") }
     }
 
     @inline(never)
@@ -125,7 +141,7 @@ enum BlockingLeaves {
 
     @inline(never)
     static func sleepInPoll(_ milliseconds: Int) {
-        _ = poll(nil, 0, Int32(milliseconds))
+        if poll(nil, 0, Int32(milliseconds)) != 0 { failed("poll") }
     }
 
     @inline(never)
@@ -138,7 +154,7 @@ enum BlockingLeaves {
             _ = write(writing, &byte, 1)
         }
         var byte: UInt8 = 0
-        _ = read(reading, &byte, 1)
+        if read(reading, &byte, 1) != 1 { failed("read") }
         close(reading)
         close(writing)
     }
@@ -148,5 +164,15 @@ enum BlockingLeaves {
         let semaphore = DispatchSemaphore(value: 0)
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { semaphore.signal() }
         semaphore.wait()
+        blackHole(semaphore)
+    }
+
+    @inline(never)
+    static func blackHole(_ value: AnyObject) {
+        withExtendedLifetime(value) {}
+    }
+
+    static func failed(_ call: String) {
+        FileHandle.standardError.write(Data("stall-bench: \(call) failed: errno \(errno)\n".utf8))
     }
 }
