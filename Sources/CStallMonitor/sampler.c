@@ -80,7 +80,14 @@ _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the handler needs lock-free int atomi
 // Handlers between entry and return. The kernel keeps the signal blocked in the thread's mask
 // until its handler returns, so a handler preempted after sem_post looks like a thread that
 // blocks the signal; the watchdog asks this before calling it that.
-static _Atomic int handlers_running;
+// Per thread (threads hashed by id into 64 buckets; a shared bucket only makes the watchdog more
+// careful): handlers running, and handlers entered so far (a change between two readings means
+// one ran in between).
+#define CSM_HANDLER_BUCKETS 64
+static struct {
+    _Atomic int running;
+    _Atomic unsigned long long entered;
+} handler_activity[CSM_HANDLER_BUCKETS];
 
 static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
 static int install_count;
@@ -153,8 +160,10 @@ static void CStallMonitor_handler(int signal_number, siginfo_t *info, void *cont
     (void)signal_number;
     (void)info;
     int saved_errno = errno;
-    atomic_fetch_add(&handlers_running, 1);
     pid_t self = (pid_t)syscall(SYS_gettid);
+    unsigned bucket = (unsigned)self % CSM_HANDLER_BUCKETS;
+    atomic_fetch_add(&handler_activity[bucket].running, 1);
+    atomic_fetch_add(&handler_activity[bucket].entered, 1);
     uint64_t expected = slot_word(self, SLOT_REQUESTED);
     if (atomic_compare_exchange_strong(&slot.word, &expected, slot_word(self, SLOT_CLAIMED))) {
         if (slot.request == REQUEST_SNAPSHOT) {
@@ -165,12 +174,14 @@ static void CStallMonitor_handler(int signal_number, siginfo_t *info, void *cont
         atomic_store(&slot.word, slot_word(self, SLOT_DONE));
         sem_post(&slot.done);
     }
-    atomic_fetch_sub(&handlers_running, 1);
+    atomic_fetch_sub(&handler_activity[bucket].running, 1);
     errno = saved_errno;
 }
 
-int CStallMonitor_sampler_handlers_running(void) {
-    return atomic_load(&handlers_running);
+void CStallMonitor_sampler_handler_activity(pid_t tid, int *running, uint64_t *entered) {
+    unsigned bucket = (unsigned)tid % CSM_HANDLER_BUCKETS;
+    *running = atomic_load(&handler_activity[bucket].running);
+    *entered = atomic_load(&handler_activity[bucket].entered);
 }
 
 static int load_unwinder(void) {

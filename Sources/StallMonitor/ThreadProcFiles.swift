@@ -43,33 +43,73 @@ final class ThreadProcFiles {
         for fd in [statFD, syscallFD, statusFD] where fd >= 0 { close(fd) }
     }
 
-    private func read(_ fd: Int32) -> Substring? {
-        guard fd >= 0 else { return nil }
-        let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-        guard count > 0 else { return nil }
-        return Substring(decoding: buffer[0..<count], as: UTF8.self)
-    }
-
     /// The scheduler state letter (`R`, `S`, `D`, `T`, …), or `?` when unknown.
     func schedulerState() -> String {
         // "tid (comm) S ppid …": comm may contain spaces and parentheses; the state follows the last ')'.
-        guard let text = read(statFD), let close = text.lastIndex(of: ")") else { return "?" }
-        let rest = text[text.index(after: close)...].drop(while: { $0 == " " })
-        return rest.first.map(String.init) ?? "?"
+        guard let count = readBytes(statFD) else { return "?" }
+        return buffer.withUnsafeBufferPointer { bytes in
+            var at = count - 1
+            while at >= 0 && bytes[at] != UInt8(ascii: ")") { at -= 1 }
+            guard at >= 0 else { return "?" }
+            at += 1
+            while at < count && bytes[at] == UInt8(ascii: " ") { at += 1 }
+            return at < count ? String(UnicodeScalar(bytes[at])) : "?"
+        }
     }
 
     /// Whether and where the thread is in a syscall.
     func syscallState() -> SyscallState {
-        guard let text = read(syscallFD) else { return .unknown }
-        let fields = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
-        guard let first = fields.first else { return .unknown }
-        if first == "running" { return .running }
-        // "nr arg1 … arg6 sp pc" in a syscall, "-1 sp pc" blocked outside one.
-        guard let number = Int(first), fields.count >= 3 else { return .unknown }
-        func hex(_ field: Substring) -> UInt { UInt(field.dropFirst(2), radix: 16) ?? 0 }
-        let sp = hex(fields[fields.count - 2])
-        let pc = hex(fields[fields.count - 1])
-        return number < 0 ? .blockedOutsideSyscall(sp: sp, pc: pc) : .inSyscall(number: number, sp: sp, pc: pc)
+        guard let count = readBytes(syscallFD) else { return .unknown }
+        // "running", "nr arg1 … arg6 sp pc" in a syscall, or "-1 sp pc" blocked outside one.
+        return buffer.withUnsafeBufferPointer { bytes -> SyscallState in
+            var fields: [Range<Int>] = []
+            fields.reserveCapacity(9)
+            var at = 0
+            while at < count {
+                while at < count && (bytes[at] == UInt8(ascii: " ") || bytes[at] == UInt8(ascii: "\n")) { at += 1 }
+                let start = at
+                while at < count && bytes[at] != UInt8(ascii: " ") && bytes[at] != UInt8(ascii: "\n") { at += 1 }
+                if at > start { fields.append(start..<at) }
+            }
+            guard let first = fields.first else { return .unknown }
+            if bytes[first.lowerBound] == UInt8(ascii: "r") { return .running }
+            guard fields.count >= 3, let number = Self.parseInt(bytes, first) else { return .unknown }
+            let sp = Self.parseHex(bytes, fields[fields.count - 2]) ?? 0
+            let pc = Self.parseHex(bytes, fields[fields.count - 1]) ?? 0
+            return number < 0 ? .blockedOutsideSyscall(sp: sp, pc: pc) : .inSyscall(number: number, sp: sp, pc: pc)
+        }
+    }
+
+    private static func parseInt(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
+        var at = range.lowerBound
+        let negative = bytes[at] == UInt8(ascii: "-")
+        if negative { at += 1 }
+        guard at < range.upperBound else { return nil }
+        var value = 0
+        while at < range.upperBound {
+            let byte = bytes[at]
+            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
+            value = value &* 10 &+ Int(byte - UInt8(ascii: "0"))
+            at += 1
+        }
+        return negative ? -value : value
+    }
+
+    /// A `0x…` hex field.
+    private static func parseHex(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> UInt? {
+        guard range.count > 2, bytes[range.lowerBound] == UInt8(ascii: "0"), bytes[range.lowerBound + 1] == UInt8(ascii: "x") else { return nil }
+        var value: UInt = 0
+        for at in (range.lowerBound + 2)..<range.upperBound {
+            let byte = bytes[at]
+            let digit: UInt
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt(byte - UInt8(ascii: "a") + 10)
+            default: return nil
+            }
+            value = value &<< 4 | digit
+        }
+        return value
     }
 
     /// The thread's blocked and pending signal masks.

@@ -276,6 +276,14 @@ final class ThreadWatch {
         return switches != thread.tracker.spanStartSwitches.load(ordering: .relaxed)
     }
 
+    /// Sampling signal handlers on thread `tid` now: running, and entered so far.
+    private func handlerActivity(_ tid: Int32) -> (running: Int32, entered: UInt64) {
+        var running: Int32 = 0
+        var entered: UInt64 = 0
+        CStallMonitor_sampler_handler_activity(tid, &running, &entered)
+        return (running, entered)
+    }
+
     /// Counts a stack the watchdog took and unwound, begun at `began`.
     private func countStack(since began: UInt64) {
         counters.stacksTaken.add(1, ordering: .relaxed)
@@ -285,6 +293,7 @@ final class ThreadWatch {
     private func beginTracking(sequence: UInt64, start: UInt64, now: UInt64) {
         guard let identity else { return }
         lastRunningReading = nil
+        blockedMaskSeen = false
         recording = newRecording(identity: identity, sequence: sequence, start: start, now: now,
                                  mode: thread.currentMode(), cpuAtTrackingStart: threadCPUNanos(identity.tid))
         if stoppedBeforeTracking.sequence == sequence { recording?.stoppedNanos = stoppedBeforeTracking.nanos }
@@ -378,6 +387,9 @@ final class ThreadWatch {
     /// The latest reading that found the thread running; nil after any reading that did not
     /// (asleep, unreadable), after a refused attempt and when tracking begins.
     private var lastRunningReading: RunningReading?
+    /// The thread's mask was seen blocking the sampling signal once, with no handler running:
+    /// looked at again before the sample says so.
+    private var blockedMaskSeen = false
 
     /// A thread found running is signalled only when it has run this much CPU time since the
     /// previous reading, without sleeping in between: a thread that just woke from a syscall reads
@@ -505,6 +517,36 @@ final class ThreadWatch {
                 return .lookAgain
             }
             recording.attempted += 1
+            // The mask first: a thread that blocks the signal is never signalled, whatever it runs.
+            let handlersBefore = handlerActivity(tid)
+            if let masks = procFiles.signalMasks() {
+                if ThreadProcFiles.SignalMasks.contains(masks.blocked, settings.signal) {
+                    // The kernel blocks the signal while its handler runs (from delivery to its
+                    // return): a late handler of a sample that timed out, or one preempted after
+                    // answering, is not the thread blocking the signal. Only a mask seen blocked
+                    // twice, 1 ms apart, with no handler around it, is the thread's own.
+                    let handlersAfter = handlerActivity(tid)
+                    let handlerActive = handlersBefore.running > 0 || handlersAfter.running > 0
+                        || handlersAfter.entered != handlersBefore.entered
+                    if handlerActive {
+                        blockedMaskSeen = false
+                        noStack("busy", note: "the previous sample's signal handler had not returned yet")
+                    } else if !blockedMaskSeen {
+                        blockedMaskSeen = true
+                        recording.attempted -= 1
+                        return .lookAgain
+                    } else {
+                        blockedMaskSeen = false
+                        noStack("signalBlocked", note: "the thread blocks the sampling signal \(settings.signal)")
+                    }
+                    return .done
+                }
+                blockedMaskSeen = false
+                if ThreadProcFiles.SignalMasks.contains(masks.pendingForThread, settings.signal) {
+                    noStack("signalPending", note: "an earlier sampling signal is still pending")
+                    return .done
+                }
+            }
             guard cpu >= 0, previous.cpu >= 0, cpu - previous.cpu >= Int64(Self.minimumRunBeforeSignal),
                   let switches, switches == previous.switches else {
                 noStack("notClearlyRunning", note: "not interrupted: the thread may be finishing a syscall or waiting for a CPU")
@@ -514,22 +556,6 @@ final class ThreadWatch {
             if recording.unwinder.name == "unavailable" {
                 noStack("noUnwinder", note: recording.unwinder.note ?? "no unwinder available")
                 return .done
-            }
-            if let masks = procFiles.signalMasks() {
-                if ThreadProcFiles.SignalMasks.contains(masks.blocked, settings.signal) {
-                    // The kernel blocks the signal while its handler runs: a handler preempted after
-                    // answering the previous sample is not the thread blocking the signal.
-                    if CStallMonitor_sampler_handlers_running() > 0 {
-                        noStack("busy", note: "the previous sample's signal handler had not returned yet")
-                    } else {
-                        noStack("signalBlocked", note: "the thread blocks the sampling signal \(settings.signal)")
-                    }
-                    return .done
-                }
-                if ThreadProcFiles.SignalMasks.contains(masks.pendingForThread, settings.signal) {
-                    noStack("signalPending", note: "an earlier sampling signal is still pending")
-                    return .done
-                }
             }
             let sentAt = CStallMonitor_monotonic_ns()
             let signalOutcome: StackSampler.Outcome

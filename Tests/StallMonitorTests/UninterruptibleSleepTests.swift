@@ -91,6 +91,10 @@ struct UninterruptibleSleepTests {
 
         let pending = loop.perform(spawn)
         var states: [String] = []
+        // The hold counts from when the thread is first seen in D: on a loaded machine the loop
+        // thread may begin the spawn several milliseconds after it was asked to.
+        let seenBy = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < seenBy && loop.schedulerState() != "D" { usleep(500) }
         let holdUntil = ContinuousClock.now + .milliseconds(700)
         while ContinuousClock.now < holdUntil {
             usleep(20_000)

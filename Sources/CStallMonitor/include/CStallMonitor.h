@@ -84,8 +84,9 @@ void CStallMonitor_sampler_uninstall(void);
 /// The installed signal, 0 when not installed.
 int CStallMonitor_sampler_signal(void);
 
-/// How many sampling signal handlers are running now (entered, not yet returned), in any thread.
-int CStallMonitor_sampler_handlers_running(void);
+/// Sampling signal handlers on thread `tid` (or a thread sharing its bucket): how many are
+/// running now, and how many were entered since the process started.
+void CStallMonitor_sampler_handler_activity(pid_t tid, int *running, uint64_t *entered);
 
 /// 1 when libunwind was loaded, 0 otherwise; `note` receives the reason when not.
 int CStallMonitor_sampler_unwinder_available(char *note, size_t note_size);

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// Blocking calls that sleep in the kernel for a known time, each in a function of its own so a
 /// stack names it, each returning exactly what the call returned: a monitor that signalled the
@@ -139,8 +140,12 @@ enum BlockingCalls {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         // pthread_cond_timedwait returns its error instead of setting errno; it never returns
-        // EINTR, so a signal would show only as a wait cut short in time.
-        return measure { Int(pthread_cond_timedwait(condition, mutex, &deadline)) }
+        // EINTR, so a signal would show only as a wait cut short in time. Timed from when the
+        // deadline was set: the thread may be preempted before the wait begins.
+        let base = UInt64(end - milliseconds * 1_000_000)
+        var outcome = measure { Int(pthread_cond_timedwait(condition, mutex, &deadline)) }
+        outcome.elapsedMs = Double(monotonicNow() - base) / 1e6
+        return outcome
     }
 
     @inline(never)
@@ -148,14 +153,20 @@ enum BlockingCalls {
         let pipe = Pipe()
         defer { pipe.close() }
         let writeEnd = pipe.write
-        // The writer sleeps the whole time itself (a Dispatch timer may fire a little early).
+        // The writer sleeps the whole time itself (a Dispatch timer may fire a little early). The
+        // wait is timed from when the writer began to sleep: the reader may be preempted between
+        // starting the writer and calling read, and would then wait less than the full time.
+        let writerStarted = Atomic<UInt64>(0)
         Thread.detachNewThread {
+            writerStarted.store(monotonicNow(), ordering: .releasing)
             usleep(UInt32(milliseconds * 1000))
             var byte: UInt8 = 0x2a
             _ = Glibc.write(writeEnd, &byte, 1)
         }
         var byte: UInt8 = 0
-        let outcome = measure { Glibc.read(pipe.read, &byte, 1) }
+        var outcome = measure { Glibc.read(pipe.read, &byte, 1) }
+        let sleptSince = writerStarted.load(ordering: .acquiring)
+        if outcome.value == 1 && sleptSince != 0 { outcome.elapsedMs = Double(monotonicNow() - sleptSince) / 1e6 }
         // Close only after the writer wrote (the read returned), so its descriptor is still ours.
         return byte == 0x2a || outcome.value != 1 ? outcome : Outcome(value: -3, error: 0, elapsedMs: outcome.elapsedMs)
     }
