@@ -34,12 +34,29 @@ struct StallBenchTests {
         #expect(markdown.contains("| 9a |"))
     }
 
-    @Test("list names the nine figures; an unknown figure is a usage error")
+    @Test("--figure blocking-stacks --quick: stacks of threads asleep in syscalls, counted from real reports")
+    func blockingStacksQuick() throws {
+        let directory = try ReportDirectory()
+        let output = directory.url.appendingPathComponent("bench")
+        let run = try StallReportCLI.run(
+            ["run", "--figure", "blocking-stacks", "--quick", "--output", output.path],
+            environment: ["STALL_BENCH_TMPDIR": directory.path], timeout: 120, executable: "stall-bench")
+        #expect(run.status == 0, "\(run)")
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: output.appendingPathComponent("latest.json"))) as? [String: Any]
+        let figures = try #require(json?["figures"] as? [[String: Any]])
+        let rows = try #require(figures.first?["rows"] as? [[String: Any]])
+        #expect(rows.map { $0["figure"] as? String } == ["10a", "10b", "10c", "10d"])
+        let data = rows.compactMap { $0["data"] as? [String: Any] }
+        #expect((data.first?["samples"] as? Double ?? 0) > 0, "samples of sleeping threads were counted: \(data)")
+        #expect((data.last?["stacks"] as? Double ?? 0) > 0, "running stacks were timed: \(data)")
+    }
+
+    @Test("list names the ten figures; an unknown figure is a usage error")
     func listAndValidation() throws {
         let list = try StallReportCLI.run(["list"], executable: "stall-bench")
         #expect(list.status == 0)
-        #expect(list.stdoutLines.count == 9)
-        #expect(list.stdout.contains("summarize-throughput"))
+        #expect(list.stdoutLines.count == 10)
+        #expect(list.stdout.contains("summarize-throughput") && list.stdout.contains("blocking-stacks"))
         let bad = try StallReportCLI.run(["run", "--figure", "nope"], executable: "stall-bench")
         #expect(bad.status == 64, "\(bad)")
         #expect(bad.stderr.contains("unknown figure"))
