@@ -24,8 +24,10 @@ struct DemoScenario: Sendable {
         .init(name: "deep-recursion", summary: "200-frame recursion that spins 400 ms") { done in
             _ = Scenarios.recurseThenSpin(depth: 200, milliseconds: 400); done()
         },
-        .init(name: "congestion", summary: "3,000 queued tasks of 0.2 ms each, none long on its own") { done in
-            Scenarios.runCongestedTask(remaining: 3_000, microseconds: 200, done: done)
+        // Tasks of 1 ms: the loop's own overhead between tasks (much larger in a sanitizer build)
+        // stays small beside the work, so most samples, and the fingerprint, are in the task.
+        .init(name: "congestion", summary: "600 queued tasks of 1 ms each, none long on its own") { done in
+            Scenarios.runCongestedTask(remaining: 600, microseconds: 1_000, done: done)
         },
         .init(name: "cpu-spin-1200", summary: "CPU spin, 1.2 s") { done in
             Scenarios.spinOnCPU(milliseconds: 1_200); done()

@@ -14,7 +14,7 @@ struct StallDemoCommand: ParsableCommand {
         discussion: """
             Runs the main RunLoop and, on timers, stalls it: a CPU spin (300 ms and 1.2 s), a wait on \
             a mutex held by another thread (500 ms), usleep (400 ms), a 200-frame recursion that \
-            spins (400 ms), congestion (3,000 tasks of 0.2 ms), and short work below the threshold \
+            spins (400 ms), congestion (600 tasks of 1 ms), and short work below the threshold \
             (must not be reported). Prints each report's path and exits by itself.
 
             Example: stall-demo --output ./stall-reports --threshold-ms 250

@@ -20,7 +20,7 @@ struct StallDemoEndToEndTests {
         .init(scenario: "mutex-wait", classification: .blocked, function: "waitForLockHeldByWorker", minimumMs: 490, maximumMs: 600),
         .init(scenario: "usleep", classification: .blocked, function: "clock_nanosleep", minimumMs: 400, maximumMs: 480),
         .init(scenario: "deep-recursion", classification: .cpu, function: "recurseThenSpin", minimumMs: 400, maximumMs: 500),
-        // 3,000 tasks of 0.2 ms: about 600 ms. On a loaded machine a preemption between two passes
+        // 600 tasks of 1 ms: about 600 ms. On a loaded machine a preemption between two passes
         // can exceed the 200 µs re-entry grace and split the span; the part reported must still
         // be a congestion stall.
         .init(scenario: "congestion", classification: .congestion, function: "runCongestedTask", minimumMs: 250, maximumMs: 3_000),

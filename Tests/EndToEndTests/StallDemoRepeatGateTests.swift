@@ -30,9 +30,12 @@ struct StallDemoRepeatGateTests {
         let secondReports = try files.map { try StallReport.read(from: second.appendingPathComponent($0)) }
         let secondPrints = Set(secondReports.map(\.fingerprint))
         #expect(secondPrints == firstPrints, "first \(firstPrints.sorted()), second \(secondPrints.sorted())")
-        // And each fingerprint occurs as often in both runs.
-        let firstCounts = Dictionary(first.reports.map { ($0.report.fingerprint, 1) }, uniquingKeysWith: +)
-        let secondCounts = Dictionary(secondReports.map { ($0.fingerprint, 1) }, uniquingKeysWith: +)
-        #expect(secondCounts == firstCounts)
+        // And each fingerprint occurs as often in both runs; except that a congestion stall may be
+        // split in two by a preemption longer than the re-entry grace between two of its passes
+        // (a loaded machine, a sanitizer build): it must occur in both.
+        func counts(_ reports: [StallReport]) -> [String: Int] {
+            Dictionary(reports.map { ($0.fingerprint, $0.classification == .congestion ? 0 : 1) }, uniquingKeysWith: +)
+        }
+        #expect(counts(secondReports) == counts(first.reports.map(\.report)))
     }
 }
