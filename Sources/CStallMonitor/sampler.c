@@ -77,12 +77,11 @@ static struct {
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "the handler needs lock-free 64-bit atomics");
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the handler needs lock-free int atomics");
 
-// Handlers between entry and return. The kernel keeps the signal blocked in the thread's mask
-// until its handler returns, so a handler preempted after sem_post looks like a thread that
-// blocks the signal; the watchdog asks this before calling it that.
-// Per thread (threads hashed by id into 64 buckets; a shared bucket only makes the watchdog more
-// careful): handlers running, and handlers entered so far (a change between two readings means
-// one ran in between).
+// Handlers per thread (threads hashed by id into 64 buckets; a shared bucket only makes the
+// watchdog more careful): how many are between entry and return, and how many were entered (a
+// change between two readings means one ran in between). The kernel keeps the signal blocked in
+// the thread's mask until its handler returns, so a late or preempted handler looks like a thread
+// that blocks the signal; the watchdog asks this before calling it that.
 #define CSM_HANDLER_BUCKETS 64
 static struct {
     _Atomic int running;

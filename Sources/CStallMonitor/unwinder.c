@@ -492,8 +492,9 @@ static int is_frame_record(const CStallMonitorUnwinder *session, const CStallMon
 }
 
 /// The frame pointer of the last frame the first walk reached (f): the record its prologue
-/// predicts, else the first record above f's SP whose call instruction calls f, else the first
-/// record not known to call something else whose walk reaches the thread's entry. 0 if none.
+/// predicts or the first record above f's SP, whichever first has a call instruction that calls
+/// f; else the first of those whose call cannot be read (an indirect call) and whose walk reaches
+/// the thread's entry. 0 if none.
 static int recover_frame_pointer(CStallMonitorUnwinder *session, pid_t tid, const CStallMonitorSnapshot *snapshot,
                                  uintptr_t *frame_pointer) {
     uintptr_t sp = session->last_sp;
@@ -501,15 +502,19 @@ static int recover_frame_pointer(CStallMonitorUnwinder *session, pid_t tid, cons
     uintptr_t start = function_start(session, session->count > 1 ? pc - 1 : pc);
     uintptr_t return_address = 0;
 
+    uintptr_t unverified[9];
+    int unverified_count = 0;
     long distance = frame_pointer_distance(session, start);
-    if (distance >= 0 && is_frame_record(session, snapshot, sp + (uintptr_t)distance, &return_address) &&
-        call_reaches(session, return_address, start) != CALL_OTHER) {
-        *frame_pointer = sp + (uintptr_t)distance;
-        return 1;
+    if (distance >= 0 && is_frame_record(session, snapshot, sp + (uintptr_t)distance, &return_address)) {
+        int reaches = call_reaches(session, return_address, start);
+        if (reaches == CALL_REACHES) {
+            *frame_pointer = sp + (uintptr_t)distance;
+            return 1;
+        }
+        // The prediction assumes a fixed frame; unconfirmed by the call, it must prove itself.
+        if (reaches == CALL_UNKNOWN) unverified[unverified_count++] = sp + (uintptr_t)distance;
     }
     uintptr_t copy_end = snapshot->sp + snapshot->stack_size;
-    uintptr_t unverified[8];
-    int unverified_count = 0;
     for (uintptr_t slot = (sp + 7) & ~(uintptr_t)7; slot + 16 <= copy_end; slot += 8) {
         if (!is_frame_record(session, snapshot, slot, &return_address)) continue;
         int reaches = call_reaches(session, return_address, start);
@@ -517,7 +522,9 @@ static int recover_frame_pointer(CStallMonitorUnwinder *session, pid_t tid, cons
             *frame_pointer = slot;
             return 1;
         }
-        if (reaches == CALL_UNKNOWN && unverified_count < 8) unverified[unverified_count++] = slot;
+        if (reaches == CALL_UNKNOWN && unverified_count < 9 && (unverified_count == 0 || unverified[0] != slot)) {
+            unverified[unverified_count++] = slot;
+        }
     }
     CStallMonitorSnapshot guessed = *snapshot;
     guessed.valid |= 1ull << FRAME_POINTER_REG;
