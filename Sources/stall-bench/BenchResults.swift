@@ -47,6 +47,8 @@ struct FigureResult: Codable, Sendable {
     var rows: [ResultRow]
     var notes: [String]
     var seconds: Double = 0
+    /// Share of the machine's CPU time stolen by the hypervisor while the figure ran.
+    var cpuSteal: Double?
 
     init(figure: FigureKind, rows: [ResultRow], notes: [String] = []) {
         self.figure = figure

@@ -29,3 +29,26 @@ struct MachineFacts: Codable, Sendable {
         return loads.map { ($0 * 100).rounded() / 100 }
     }
 }
+
+/// CPU time the hypervisor gave to other guests while this machine wanted to run ("steal", the
+/// eighth field of /proc/stat's cpu line). On a shared VM it stops every thread at once, for
+/// milliseconds: latencies measured meanwhile are the host's, not the monitor's.
+struct CPUSteal {
+    let total: UInt64
+    let steal: UInt64
+
+    /// The counters now; nil where /proc/stat has no steal field.
+    static func now() -> CPUSteal? {
+        guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+              let line = text.split(separator: "\n").first, line.hasPrefix("cpu ") else { return nil }
+        let fields = line.split(separator: " ").dropFirst().compactMap { UInt64($0) }
+        guard fields.count >= 8 else { return nil }
+        return CPUSteal(total: fields.prefix(8).reduce(0, +), steal: fields[7])
+    }
+
+    /// The share of CPU time stolen between `earlier` and this reading.
+    func share(since earlier: CPUSteal) -> Double? {
+        guard total > earlier.total else { return nil }
+        return Double(steal - earlier.steal) / Double(total - earlier.total)
+    }
+}

@@ -43,9 +43,10 @@ enum ResultsWriter {
                 for note in figure.notes { text += "- Figure \(figure.figure.number) (\(figure.figure.rawValue)): \(note)\n" }
             }
         }
-        text += "\n## Time per figure\n\n"
+        text += "\n## Time per figure\n\nWith the share of CPU time the hypervisor stole meanwhile (it stops every thread at once).\n\n"
         for figure in run.figures {
-            text += "- \(figure.figure.number) \(figure.figure.rawValue): \(Int(figure.seconds.rounded())) s\n"
+            let steal = figure.cpuSteal.map { String(format: ", CPU steal %.1f %%", $0 * 100) } ?? ""
+            text += "- \(figure.figure.number) \(figure.figure.rawValue): \(Int(figure.seconds.rounded())) s\(steal)\n"
         }
         return text
     }

@@ -37,6 +37,7 @@ struct RunFigures: ParsableCommand {
         for figure in selected {
             log("== figure \(figure.number): \(figure.title)")
             let began = CStallClock.now()
+            let stealBefore = CPUSteal.now()
             var result: FigureResult
             do {
                 result = try figure.run(context)
@@ -45,6 +46,7 @@ struct RunFigures: ParsableCommand {
                 log("figure \(figure.number) failed: \(error)")
             }
             result.seconds = Double(CStallClock.now() - began) / 1e9
+            if let before = stealBefore { result.cpuSteal = CPUSteal.now()?.share(since: before) }
             for row in result.rows { log("   \(row.figure)  \(row.value)  goal \(row.goal)  \(row.verdict.rawValue)") }
             results.append(result)
         }
