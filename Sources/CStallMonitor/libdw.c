@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <unistd.h>
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static CStallMonitorLibdw functions;
@@ -55,6 +56,29 @@ static void load(void) {
     *(void **)(&functions.frame_reg) = dlsym(library, "dwfl_frame_reg");
     functions.callbacks.debuginfo_path = &debuginfo_path;
     loaded = &functions;
+}
+
+Dwfl *CStallMonitor_libdw_begin_self(char *error, size_t error_size) {
+    const char *note = NULL;
+    const CStallMonitorLibdw *lib = CStallMonitor_libdw(&note);
+    if (lib == NULL) {
+        snprintf(error, error_size, "%s", note);
+        return NULL;
+    }
+    Dwfl *dwfl = lib->begin(&lib->callbacks);
+    if (dwfl == NULL) {
+        snprintf(error, error_size, "dwfl_begin failed");
+        return NULL;
+    }
+    lib->report_begin(dwfl);
+    int reported = lib->linux_proc_report(dwfl, getpid());
+    lib->report_end(dwfl, NULL, NULL);
+    if (reported != 0) {
+        snprintf(error, error_size, "libdw could not read this process's modules");
+        lib->end(dwfl);
+        return NULL;
+    }
+    return dwfl;
 }
 
 const CStallMonitorLibdw *CStallMonitor_libdw(const char **note) {

@@ -44,4 +44,8 @@ typedef struct {
 /// the reason in `note` (may be NULL).
 const CStallMonitorLibdw *CStallMonitor_libdw(const char **note);
 
+/// A Dwfl over this process with its modules reported (read from /proc/<pid>/maps); NULL with
+/// the reason in `error` when libdw is missing or cannot read them. Close it with `end`.
+Dwfl *CStallMonitor_libdw_begin_self(char *error, size_t error_size);
+
 #endif

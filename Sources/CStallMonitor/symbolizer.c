@@ -15,30 +15,14 @@ struct CStallMonitorSymbolizer {
     Dwfl *dwfl;
 };
 
-static int report_modules(CStallMonitorSymbolizer *session) {
-    const CStallMonitorLibdw *dw = CStallMonitor_libdw(NULL);
-    dw->report_begin(session->dwfl);
-    int result = dw->linux_proc_report(session->dwfl, getpid());
-    dw->report_end(session->dwfl, NULL, NULL);
-    return result;
-}
-
 CStallMonitorSymbolizer *CStallMonitor_symbolizer_open(char *error, size_t error_size) {
-    const char *note = NULL;
-    const CStallMonitorLibdw *dw = CStallMonitor_libdw(&note);
-    if (dw == NULL) {
-        snprintf(error, error_size, "%s", note);
-        return NULL;
-    }
     CStallMonitorSymbolizer *session = calloc(1, sizeof(*session));
     if (session == NULL) {
         snprintf(error, error_size, "out of memory");
         return NULL;
     }
-    session->dwfl = dw->begin(&dw->callbacks);
-    if (session->dwfl == NULL || report_modules(session) != 0) {
-        snprintf(error, error_size, "libdw could not read this process's modules");
-        if (session->dwfl) dw->end(session->dwfl);
+    session->dwfl = CStallMonitor_libdw_begin_self(error, error_size);
+    if (session->dwfl == NULL) {
         free(session);
         return NULL;
     }

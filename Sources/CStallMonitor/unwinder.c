@@ -194,12 +194,6 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 // MARK: - Sessions
 
 CStallMonitorUnwinder *CStallMonitor_unwinder_open(char *error, size_t error_size) {
-    const char *note = NULL;
-    const CStallMonitorLibdw *lib = CStallMonitor_libdw(&note);
-    if (lib == NULL) {
-        snprintf(error, error_size, "%s", note);
-        return NULL;
-    }
     CStallMonitorUnwinder *session = calloc(1, sizeof(*session));
     if (session == NULL) {
         snprintf(error, error_size, "out of memory");
@@ -207,21 +201,12 @@ CStallMonitorUnwinder *CStallMonitor_unwinder_open(char *error, size_t error_siz
     }
     session->pid = getpid();
     read_exec_ranges(session);
-    session->dwfl = lib->begin(&lib->callbacks);
+    session->dwfl = CStallMonitor_libdw_begin_self(error, error_size);
     if (session->dwfl == NULL) {
-        snprintf(error, error_size, "dwfl_begin failed");
         free(session);
         return NULL;
     }
-    lib->report_begin(session->dwfl);
-    int reported = lib->linux_proc_report(session->dwfl, session->pid);
-    lib->report_end(session->dwfl, NULL, NULL);
-    if (reported != 0) {
-        snprintf(error, error_size, "libdw could not read this process's modules");
-        lib->end(session->dwfl);
-        free(session);
-        return NULL;
-    }
+    const CStallMonitorLibdw *lib = CStallMonitor_libdw(NULL);
     if (!lib->attach_state(session->dwfl, NULL, session->pid, &thread_callbacks, session)) {
         int code = lib->dwfl_errno();
         snprintf(error, error_size, "dwfl_attach_state failed: %s", lib->dwfl_errmsg(code));
