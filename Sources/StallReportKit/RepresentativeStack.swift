@@ -11,14 +11,23 @@ public enum RepresentativeStack {
     /// syscall-only samples where stacks could not be unwound), never a single sample of the
     /// other kind. Of the samples that agree on a frame's function, the first whose frame has a
     /// source line provides it, so the leaf keeps its file:line when any sample has one.
+    ///
+    /// Only whole stacks (those that reach the thread's entry) vote when the chosen kind has any:
+    /// a truncated walk has no root, so it cannot be placed in the tree from the root down, and
+    /// counting it against the majority made the path stop one frame earlier or later from run to
+    /// run (a third of the samples of a ThreadSanitizer build end in the vDSO, where TSan delivers
+    /// the signal late). Truncated stacks decide only when no whole stack exists.
     public static func find(samples: [StallReport.Sample], frames: [StallReport.Frame]) -> (stack: [Int], syscall: String?)? {
         let stacks = samples.count { $0.kind == .stack && !$0.frames.isEmpty }
         let syscallOnly = samples.count { $0.kind == .syscall && !$0.frames.isEmpty }
         let kinds: [StallReport.Sample.Kind] = stacks >= syscallOnly ? [.stack, .syscall] : [.syscall, .stack]
         for kind in kinds {
-            let paths = samples.filter { $0.kind == kind && !$0.frames.isEmpty }.map { Array($0.frames.reversed()) }
-            guard !paths.isEmpty else { continue }
-            let syscalls = samples.filter { $0.kind == kind && !$0.frames.isEmpty }.map(\.syscall)
+            let ofKind = samples.filter { $0.kind == kind && !$0.frames.isEmpty }
+            guard !ofKind.isEmpty else { continue }
+            let whole = ofKind.filter { $0.truncated != true }
+            let voters = whole.isEmpty ? ofKind : whole
+            let paths = voters.map { Array($0.frames.reversed()) }
+            let syscalls = voters.map(\.syscall)
             var members = Array(paths.indices)
             let needed = (paths.count + 1) / 2
             var path: [Int] = []

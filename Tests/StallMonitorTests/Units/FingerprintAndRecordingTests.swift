@@ -107,6 +107,22 @@ struct FingerprintAndRecordingTests {
         #expect(RepresentativeStack.find(samples: mostlyLoop, frames: frames)?.stack == [1, 0], "2 of 5 in the helper: the loop is the leaf")
     }
 
+    @Test("truncated stacks do not vote when whole stacks exist; alone, they decide")
+    func representativeIgnoresTruncated() {
+        // Leaf first: the spin (2) called by the closure (1) from main (0); truncated walks that
+        // ended in the vDSO (3) after one frame.
+        let frames = [frame("main", app: true), frame("App.closure()", app: true), frame("App.spin()", app: true), frame("__vdso_clock_gettime", app: false)]
+        func stack(_ indices: [Int], truncated: Bool = false) -> StallReport.Sample {
+            StallReport.Sample(offsetMs: 0, kind: .stack, threadState: "R", syscall: nil, note: nil, frames: indices, truncated: truncated ? true : nil)
+        }
+        // 6 whole stacks, 5 in the spin; 5 truncated ones. Counted together, 5 of 11 would reach
+        // the spin (below half) and the closure would be the leaf.
+        let samples = Array(repeating: stack([2, 1, 0]), count: 5) + [stack([1, 0])] + Array(repeating: stack([3], truncated: true), count: 5)
+        #expect(RepresentativeStack.find(samples: samples, frames: frames)?.stack == [2, 1, 0])
+        let onlyTruncated = Array(repeating: stack([3], truncated: true), count: 3)
+        #expect(RepresentativeStack.find(samples: onlyTruncated, frames: frames)?.stack == [3])
+    }
+
     @Test("invalid configurations are refused at start")
     func invalidConfiguration() {
         let url = URL(fileURLWithPath: "/tmp/never-created-\(UUID().uuidString)")
