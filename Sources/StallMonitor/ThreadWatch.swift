@@ -112,6 +112,9 @@ final class ThreadWatch {
     /// re-entry grace); one still open is ended now: monitoring of it ends here, and leaving an
     /// `inProgress` report would make the next start call it fatal.
     func finishOnStop() {
+        // The thread's /proc descriptors close with the watchdog, not when the monitor object
+        // is released: after stop() the host has none of ours left open.
+        defer { procFiles = nil }
         guard let recording else { return }
         let span = thread.tracker.currentSpan()
         guard span.sequence == recording.sequence else { return }

@@ -1,0 +1,94 @@
+import Foundation
+import Glibc
+import StallMonitor
+import Testing
+
+/// What `stop()` leaves behind in the host: no pending sampling signal that could kill it, no
+/// descriptor of ours (only libunwind's own pipe, which it keeps for the life of the process).
+@Suite("stop() leaves nothing behind that can hurt the host", .serialized)
+struct StopReleasesTests {
+    /// The open descriptors of this process whose targets are a monitored thread's /proc files.
+    private static func threadProcDescriptors() -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return names.compactMap { name in
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)"),
+                  target.contains("/task/") else { return nil }
+            return target
+        }.sorted()
+    }
+
+    @Test("stop() closes the monitored thread's /proc descriptors while the monitor object lives on")
+    func stopClosesThreadDescriptors() throws {
+        let directory = ReportDirectory()
+        defer { directory.remove() }
+        let loop = try MonitoredLoopThread(name: "stop-fds")
+        defer { loop.stop() }
+        let before = Self.threadProcDescriptors()
+        let monitor = try loop.startMonitor(directory.configuration())
+        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 350) }
+        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+        let during = Self.threadProcDescriptors()
+        #expect(during.contains { $0.hasSuffix("/task/\(loop.tid)/syscall") }, "the watchdog reads the thread's files: \(during)")
+
+        monitor.stop()
+        let after = Self.threadProcDescriptors()
+        #expect(after == before, "left open after stop(): \(Set(after).subtracting(before).sorted())")
+        withExtendedLifetime(monitor) {}
+    }
+
+    @Test("a sample still pending when the last monitor stops is discarded, not delivered with the default action (which kills)")
+    func pendingSampleDoesNotKillTheHost() throws {
+        let directory = ReportDirectory()
+        defer { directory.remove() }
+        let loop = try MonitoredLoopThread(name: "stop-pending")
+        defer { loop.stop() }
+        let monitor = try loop.startMonitor(directory.configuration())
+        let signal = monitor.signal
+
+        // A thread that blocked the signal after the monitor checked its mask, with a sample sent
+        // to it: the signal is pending on that thread when stop() restores the disposition.
+        let blocked = DispatchSemaphore(value: 0)
+        let stopped = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        let pending = PendingAfterStop()
+        let thread = Thread {
+            var mask = sigset_t()
+            sigemptyset(&mask)
+            sigaddset(&mask, signal)
+            pthread_sigmask(SIG_BLOCK, &mask, nil)
+            pthread_kill(pthread_self(), signal)
+            var set = sigset_t()
+            sigpending(&set)
+            pending.before = sigismember(&set, signal) == 1
+            blocked.signal()
+            stopped.wait()
+            sigpending(&set)
+            pending.after = sigismember(&set, signal) == 1
+            if pending.after {
+                // Still pending under SIG_DFL: unblocking would terminate the test process. Take
+                // it here so that the failure is reported instead.
+                var zero = timespec(tv_sec: 0, tv_nsec: 0)
+                _ = sigtimedwait(&mask, nil, &zero)
+            }
+            pthread_sigmask(SIG_UNBLOCK, &mask, nil)
+            finished.signal()
+        }
+        thread.start()
+        try #require(blocked.wait(timeout: .now() + 5) == .success)
+        try #require(pending.before, "the sample is pending before stop()")
+
+        monitor.stop()
+        var action = sigaction()
+        sigaction(signal, nil, &action)
+        #expect(unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self) == 0, "SIG_DFL restored")
+        stopped.signal()
+        try #require(finished.wait(timeout: .now() + 5) == .success)
+        #expect(!pending.after, "the pending sample must be discarded before SIG_DFL is restored")
+    }
+}
+
+/// What the blocking thread saw of the pending signal (written by it, read after it signalled).
+private final class PendingAfterStop: @unchecked Sendable {
+    var before = false
+    var after = false
+}
