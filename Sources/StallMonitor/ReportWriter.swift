@@ -53,6 +53,12 @@ final class ReportWriter: Sendable {
         queue.async(group: pending, execute: work)
     }
 
+    /// Runs `work` on the writer queue every `interval` (first after one interval) until the
+    /// returned timer is cancelled. Not counted by ``flush(timeout:)``.
+    func repeating(every interval: Duration, _ work: @escaping @Sendable () -> Void) -> RepeatingTimer {
+        RepeatingTimer(every: interval, on: queue, work)
+    }
+
     /// Hands a stall event to the writer.
     func submit(_ event: StallEvent) {
         switch event {

@@ -81,6 +81,8 @@ public final class StallMonitor: Sendable {
     private let counters: MonitorCounters
     private let controls: MonitorControls
     private let session: SessionRecorder
+    /// Rewrites the session record every ``Configuration/sessionHeartbeatInterval``.
+    private let heartbeat: RepeatingTimer
     private let stopped = Atomic<Bool>(false)
     /// The process that started the monitor: a forked child has no watchdog or writer threads.
     private let ownerPID = getpid()
@@ -165,6 +167,7 @@ public final class StallMonitor: Sendable {
             session.heartbeat()
             sweeper.sweep()
         }
+        heartbeat = writer.repeating(every: configuration.sessionHeartbeatInterval) { session.heartbeat() }
     }
 
     private static func sessionCounts(tracker: SpanTracker, counters: MonitorCounters, errors: ErrorReporter)
@@ -193,6 +196,7 @@ public final class StallMonitor: Sendable {
             return
         }
         watchdog.stop()
+        heartbeat.cancel()
         let session = self.session
         writer.perform { session.heartbeat(stopping: true) }
         writer.flush(timeout: .seconds(5))

@@ -70,6 +70,11 @@ extension StallMonitor {
         /// caches out of the host's memory; reports then carry addresses, images and build IDs,
         /// and `stallreport symbolicate` names them later. Default on.
         public var symbolicateInProcess: Bool
+        /// How often the session record is rewritten while nothing else happens (a timer of the
+        /// writer queue; the watchdog keeps parking while the loop idles). A process that dies
+        /// without `stop()` is counted as monitored up to its last heartbeat. Default 60 s, at
+        /// least 1 s.
+        public var sessionHeartbeatInterval: Duration
 
         /// A configuration with the defaults above.
         public init(
@@ -94,7 +99,8 @@ extension StallMonitor {
             maxReportFiles: Int = 1_000,
             maxReportBytes: Int = 100 * 1024 * 1024,
             reportWhileDebugged: Bool = false,
-            symbolicateInProcess: Bool = true
+            symbolicateInProcess: Bool = true,
+            sessionHeartbeatInterval: Duration = .seconds(60)
         ) {
             self.threshold = threshold
             self.reportDirectory = reportDirectory
@@ -118,6 +124,7 @@ extension StallMonitor {
             self.maxReportBytes = maxReportBytes
             self.reportWhileDebugged = reportWhileDebugged
             self.symbolicateInProcess = symbolicateInProcess
+            self.sessionHeartbeatInterval = sessionHeartbeatInterval
         }
 
         func validate() throws(StallMonitorError) {
@@ -135,6 +142,7 @@ extension StallMonitor {
             if maxReportsPerFingerprint < 1 { throw .invalidConfiguration("maxReportsPerFingerprint must be at least 1") }
             if rateLimitWindow <= .zero { throw .invalidConfiguration("rateLimitWindow must be positive") }
             if maxReportFiles < 1 || maxReportBytes < 4096 { throw .invalidConfiguration("maxReportFiles must be at least 1 and maxReportBytes at least 4096") }
+            if sessionHeartbeatInterval < .seconds(1) { throw .invalidConfiguration("sessionHeartbeatInterval must be at least 1 s") }
             if !reportDirectory.isFileURL { throw .invalidConfiguration("reportDirectory must be a file URL") }
         }
     }

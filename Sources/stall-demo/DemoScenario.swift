@@ -52,6 +52,9 @@ struct DemoScenario: Sendable {
             announcePark("sleep")
             Scenarios.parkSleeping(milliseconds: Int32(parkSeconds * 1_000)); done()
         },
+        .init(name: "idle", summary: "the loop idles --park-seconds, no stall (for a session record's heartbeats)") { done in
+            afterDelay(parkSeconds, done)
+        },
         .init(name: "expected-long-work", summary: "600 ms of work declared with expectLongWork: no report") { done in
             DemoScenario.monitor?.expectLongWork { Scenarios.spinOnCPU(milliseconds: 600) }; done()
         },

@@ -38,6 +38,9 @@ struct StallDemoCommand: ParsableCommand {
     @Option(name: .customLong("park-seconds"), help: "How long park-spin and park-sleep park the main thread.")
     var parkSeconds: Double = 2
 
+    @Option(name: .customLong("session-heartbeat-seconds"), help: "How often the session record is rewritten while nothing happens.")
+    var sessionHeartbeatSeconds: Int = 60
+
     @Flag(help: "Run without StallMonitor (a reference run for a debugger's or eu-stack's backtrace).")
     var noMonitor = false
 
@@ -47,6 +50,7 @@ struct StallDemoCommand: ParsableCommand {
     func validate() throws {
         guard thresholdMs > 0 else { throw ValidationError("--threshold-ms must be positive") }
         guard parkSeconds > 0, parkSeconds <= 600 else { throw ValidationError("--park-seconds must be in (0, 600]") }
+        guard sessionHeartbeatSeconds >= 1 else { throw ValidationError("--session-heartbeat-seconds must be at least 1") }
     }
 
     func run() throws {
@@ -65,7 +69,8 @@ struct StallDemoCommand: ParsableCommand {
                 print("wrote \(url.path)  \(Int(report.durationMs.rounded())) ms \(report.classification.rawValue)  \(report.representativeFunction)")
             },
             reportWhileDebugged: reportWhileDebugged,
-            symbolicateInProcess: !deferSymbolication))
+            symbolicateInProcess: !deferSymbolication,
+            sessionHeartbeatInterval: .seconds(sessionHeartbeatSeconds)))
         DemoScenario.monitor = monitor
         if let monitor {
             print("stall-demo: pid \(getpid()), threshold \(thresholdMs) ms, signal \(monitor.signal), reports in \(directory.path)")

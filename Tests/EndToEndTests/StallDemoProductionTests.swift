@@ -87,6 +87,42 @@ struct StallDemoProductionTests {
         #expect(sessions.count == 2, "one session record per process: \(sessions)")
     }
 
+    @Test("a process killed with SIGKILL after idling without a stall is counted as monitored up to its last heartbeat")
+    func killedAfterIdling() throws {
+        let directory = try ReportDirectory()
+        let reports = directory.url.appendingPathComponent("reports")
+        let process = try Self.launch(
+            ["--output", reports.path, "--only", "idle", "--park-seconds", "60", "--session-heartbeat-seconds", "1"],
+            directory: directory.url)
+        // The record is written at start; the process then idles (the watchdog parked, no stall).
+        func sessionFiles() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: reports.path)) ?? []).filter { $0.hasSuffix(".session") }
+        }
+        let deadline = Date().addingTimeInterval(30)
+        while sessionFiles().isEmpty && Date() < deadline && process.isRunning { usleep(10_000) }
+        let appeared = Date()
+        try #require(sessionFiles().count == 1, "no session record within 30 s of the launch")
+        usleep(4_500_000)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let lived = Date().timeIntervalSince(appeared) * 1_000
+        #expect(process.terminationReason == .uncaughtSignal)
+
+        let data = try Data(contentsOf: reports.appendingPathComponent(sessionFiles()[0]))
+        let record = try SessionRecord.decode(from: data)
+        #expect(!record.cleanStop)
+        #expect(record.stalls == 0)
+        // Heartbeats every second for 4.5 s: at least 2.5 s known to be monitored (the writer
+        // may be late on a loaded machine), never more than the process lived.
+        #expect(record.effectiveMonitoredMs >= 2_500, "monitored \(record.effectiveMonitoredMs) ms of about \(lived) ms")
+        #expect(record.effectiveMonitoredMs <= lived + 1_000, "monitored \(record.effectiveMonitoredMs) ms of about \(lived) ms")
+        #expect(record.monitoredMs >= 2_500)
+        #expect(try Self.reports(in: reports).isEmpty)
+
+        let summary = try StallReportCLI.run(["summarize", "--format", "json", reports.path])
+        #expect(summary.status == 0, "\(summary)")
+    }
+
     @Test("time the process spends stopped with SIGSTOP is not a stall")
     func stoppedProcess() throws {
         let directory = try ReportDirectory()
