@@ -1,32 +1,129 @@
+import CStallMonitor
 import Foundation
+import Glibc
+import StallReportKit
 
 /// Keeps the report directory within a number of files and bytes by deleting the oldest stall
-/// reports (names sort by time) first; what it deletes is counted.
-struct ReportQuota: Sendable {
+/// reports (names sort by time) first, in a directory other processes may share.
+///
+/// It keeps an index of the directory's reports (name → size): this monitor's own writes and
+/// removals update it as they happen; the directory is listed (and each report's size read) only
+/// at the first enforcement and then at most once per ``rescanInterval``, to learn other
+/// processes' files. A report is deleted only if this process wrote it and is done with it, or
+/// the process named in its file name (`-p<pid>-`) no longer runs (a reused pid counts as
+/// running: such a file is kept, never wrongly deleted). What is deleted is counted; a listing or
+/// an unlink that fails is reported once per file as a `reportQuota` error, never retried in a
+/// loop. Used only on the writer queue.
+final class ReportQuota: Sendable {
+    /// How often at most the directory is listed again to learn about other processes' reports.
+    static let rescanInterval: UInt64 = 60_000_000_000
+
+    private struct State {
+        var sizes: [String: Int] = [:]
+        var total = 0
+        var lastScan: UInt64?
+        /// Files whose deletion failed: not tried again.
+        var undeletable: Set<String> = []
+    }
+
     let directory: URL
     let maxFiles: Int
     let maxBytes: Int
-    let counters: MonitorCounters
+    private let counters: MonitorCounters
+    private let errors: ErrorReporter
+    private let ownPID = Int(getpid())
+    private let state = Locked(State())
 
-    /// Deletes the oldest reports until the directory is within quota, never `keeping`.
-    func enforce(keeping: String) {
-        let manager = FileManager.default
-        guard let names = try? manager.contentsOfDirectory(atPath: directory.path) else { return }
-        var reports = names.filter { $0.hasPrefix("stall-") && $0.hasSuffix(".json") }.sorted()
-        var sizes: [String: Int] = [:]
-        var total = 0
-        for name in reports {
-            let attributes = try? manager.attributesOfItem(atPath: directory.appendingPathComponent(name).path)
-            let size = (attributes?[.size] as? Int) ?? 0
-            sizes[name] = size
-            total += size
+    init(directory: URL, maxFiles: Int, maxBytes: Int, counters: MonitorCounters, errors: ErrorReporter) {
+        self.directory = directory
+        self.maxFiles = maxFiles
+        self.maxBytes = maxBytes
+        self.counters = counters
+        self.errors = errors
+    }
+
+    /// Whether `name` is a stall report file name.
+    static func isReportName(_ name: String) -> Bool {
+        name.hasPrefix("stall-") && name.hasSuffix(".json")
+    }
+
+    /// Records that this process wrote (or rewrote) report `name` with `bytes` bytes.
+    func noteWritten(_ name: String, bytes: Int) {
+        state.withLock { state in
+            state.total += bytes - (state.sizes[name] ?? 0)
+            state.sizes[name] = bytes
         }
-        while reports.count > maxFiles || total > maxBytes, let oldest = reports.first(where: { $0 != keeping }) {
-            reports.removeAll { $0 == oldest }
-            total -= sizes[oldest] ?? 0
-            if unlink(directory.appendingPathComponent(oldest).path) == 0 {
-                counters.reportsDeletedForQuota.add(1, ordering: .relaxed)
+    }
+
+    /// Records that this process removed report `name`.
+    func noteRemoved(_ name: String) {
+        state.withLock { state in
+            if let size = state.sizes.removeValue(forKey: name) { state.total -= size }
+        }
+    }
+
+    /// Deletes the oldest deletable reports until the directory is within quota. Never deletes
+    /// `keeping` or any of `protected` (this process's reports still being written).
+    func enforce(keeping: String, protected: Set<String> = [], now: UInt64 = CStallMonitor_monotonic_ns()) {
+        var current = state.withLock { $0 }
+        if current.lastScan.map({ now &- $0 >= Self.rescanInterval }) ?? true {
+            guard let scanned = scan() else { return }
+            current.sizes = scanned
+            current.total = scanned.values.reduce(0, +)
+            current.lastScan = now
+        }
+        guard current.sizes.count > maxFiles || current.total > maxBytes else {
+            state.withLock { $0 = current }
+            return
+        }
+        var running: [Int: Bool] = [:]
+        for name in current.sizes.keys.sorted() {
+            guard current.sizes.count > maxFiles || current.total > maxBytes else { break }
+            guard name != keeping, !protected.contains(name), !current.undeletable.contains(name) else { continue }
+            if let pid = Self.writerPID(of: name), pid != ownPID {
+                let alive = running[pid] ?? (SessionRecord.startTicks(pid: pid) != nil)
+                running[pid] = alive
+                if alive { continue }
             }
+            let size = current.sizes[name] ?? 0
+            if unlink(directory.appendingPathComponent(name).path) == 0 {
+                counters.reportsDeletedForQuota.add(1, ordering: .relaxed)
+            } else if errno != ENOENT {  // ENOENT: someone else deleted it first
+                let reason = String(cString: strerror(errno))
+                current.undeletable.insert(name)
+                errors.report(.reportQuota(path: directory.appendingPathComponent(name).path, reason: "cannot delete: \(reason)"))
+                continue
+            }
+            current.sizes.removeValue(forKey: name)
+            current.total -= size
         }
+        state.withLock { $0 = current }
+    }
+
+    /// The pid in a report file name `stall-<time>-p<pid>-<n>.json`, when there is one.
+    static func writerPID(of name: String) -> Int? {
+        let parts = name.dropLast(".json".count).split(separator: "-")
+        guard parts.count >= 4, parts[parts.count - 2].first == "p" else { return nil }
+        return Int(parts[parts.count - 2].dropFirst())
+    }
+
+    /// The directory's reports and their sizes; nil (reported) when it cannot be listed.
+    private func scan() -> [String: Int]? {
+        guard let stream = opendir(directory.path) else {
+            errors.report(.reportQuota(path: directory.path, reason: "cannot list: \(String(cString: strerror(errno)))"))
+            return nil
+        }
+        defer { closedir(stream) }
+        var sizes: [String: Int] = [:]
+        let fd = dirfd(stream)
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard Self.isReportName(name) else { continue }
+            var info = stat()
+            guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }  // gone meanwhile
+            guard info.st_mode & S_IFMT == S_IFREG else { continue }
+            sizes[name] = Int(info.st_size)
+        }
+        return sizes
     }
 }

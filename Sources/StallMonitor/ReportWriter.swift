@@ -100,7 +100,9 @@ final class ReportWriter: Sendable {
                 files.withLock { _ = $0.removeValue(forKey: box.value.stallID) }
                 if let url {
                     counters.reportsWritten.add(1, ordering: .relaxed)
-                    quota.enforce(keeping: url.lastPathComponent)
+                    // This process's reports of stalls still in progress are not for deleting.
+                    let open = files.withLock { Set($0.values.filter(\.written).map(\.name)) }
+                    quota.enforce(keeping: url.lastPathComponent, protected: open)
                     onReport?(report, url)
                 }
                 session.heartbeat()
@@ -109,6 +111,7 @@ final class ReportWriter: Sendable {
             perform { [self] in
                 guard let file = files.withLock({ $0.removeValue(forKey: stallID) }), file.written else { return }
                 store.remove(name: file.name)
+                quota.noteRemoved(file.name)
             }
         }
     }
@@ -133,6 +136,7 @@ final class ReportWriter: Sendable {
         do {
             let url = try store.write(data, name: file.name, replacing: file.written)
             files.withLock { $0[stallID]?.written = true }
+            quota.noteWritten(file.name, bytes: data.count)
             return url
         } catch {
             errors.report(error)

@@ -118,7 +118,7 @@ public final class StallMonitor: Sendable {
             store: store, errors: errors, counters: counters,
             limiter: FingerprintRateLimiter(limit: configuration.maxReportsPerFingerprint, window: configuration.rateLimitWindow.nanoseconds),
             quota: ReportQuota(directory: configuration.reportDirectory, maxFiles: configuration.maxReportFiles,
-                               maxBytes: configuration.maxReportBytes, counters: counters),
+                               maxBytes: configuration.maxReportBytes, counters: counters, errors: errors),
             session: session, onReport: configuration.onReport)
         let thread = MonitoredThread(tracker: tracker, runLoop: runLoop)
         let watch = ThreadWatch(

@@ -10,6 +10,9 @@ public enum StallMonitorError: Error, Sendable, Equatable, CustomStringConvertib
     case reportWrite(path: String, reason: String)
     /// A report could not be encoded.
     case reportEncoding(String)
+    /// The directory quota could not be enforced: the directory could not be listed, or an old
+    /// report could not be deleted (it is not tried again).
+    case reportQuota(path: String, reason: String)
 
     /// A one-line explanation.
     public var description: String {
@@ -19,6 +22,7 @@ public enum StallMonitorError: Error, Sendable, Equatable, CustomStringConvertib
         case .reportDirectory(let path, let why): return "report directory \(path): \(why)"
         case .reportWrite(let path, let why): return "cannot write stall report \(path): \(why)"
         case .reportEncoding(let why): return "cannot encode stall report: \(why)"
+        case .reportQuota(let path, let why): return "report quota, \(path): \(why)"
         }
     }
 
@@ -30,6 +34,7 @@ public enum StallMonitorError: Error, Sendable, Equatable, CustomStringConvertib
         case .reportDirectory: return "reportDirectory"
         case .reportWrite: return "reportWrite"
         case .reportEncoding: return "reportEncoding"
+        case .reportQuota: return "reportQuota"
         }
     }
 }

@@ -41,6 +41,9 @@ struct StallDemoCommand: ParsableCommand {
     @Option(name: .customLong("session-heartbeat-seconds"), help: "How often the session record is rewritten while nothing happens.")
     var sessionHeartbeatSeconds: Int = 60
 
+    @Option(name: .customLong("max-report-files"), help: "Most stall reports kept in the output directory (oldest deleted first).")
+    var maxReportFiles: Int = 1_000
+
     @Flag(help: "Run without StallMonitor (a reference run for a debugger's or eu-stack's backtrace).")
     var noMonitor = false
 
@@ -50,6 +53,7 @@ struct StallDemoCommand: ParsableCommand {
     func validate() throws {
         guard thresholdMs > 0 else { throw ValidationError("--threshold-ms must be positive") }
         guard parkSeconds > 0, parkSeconds <= 600 else { throw ValidationError("--park-seconds must be in (0, 600]") }
+        guard maxReportFiles >= 1 else { throw ValidationError("--max-report-files must be at least 1") }
         guard sessionHeartbeatSeconds >= 1 else { throw ValidationError("--session-heartbeat-seconds must be at least 1") }
     }
 
@@ -68,6 +72,7 @@ struct StallDemoCommand: ParsableCommand {
             onReport: { report, url in
                 print("wrote \(url.path)  \(Int(report.durationMs.rounded())) ms \(report.classification.rawValue)  \(report.representativeFunction)")
             },
+            maxReportFiles: maxReportFiles,
             reportWhileDebugged: reportWhileDebugged,
             symbolicateInProcess: !deferSymbolication,
             sessionHeartbeatInterval: .seconds(sessionHeartbeatSeconds)))

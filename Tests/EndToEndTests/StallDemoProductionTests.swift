@@ -29,11 +29,16 @@ struct StallDemoProductionTests {
             .map { try StallReport.read(from: directory.appendingPathComponent($0)) }
     }
 
-    /// The first stall report to appear in `directory` within `seconds`, or nil.
-    static func firstReport(in directory: URL, seconds: Double) -> StallReport? {
+    /// The first stall report (matching `condition`) to appear in `directory` within `seconds`, or
+    /// nil. Files that do not decode (yet) are passed over.
+    static func firstReport(in directory: URL, seconds: Double, where condition: (StallReport) -> Bool = { _ in true }) -> StallReport? {
         let deadline = Date().addingTimeInterval(seconds)
         repeat {
-            if let report = (try? reports(in: directory))?.first { return report }
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
+                .filter { $0.hasPrefix("stall-") && $0.hasSuffix(".json") }.sorted()
+            for name in names {
+                if let report = try? StallReport.read(from: directory.appendingPathComponent(name)), condition(report) { return report }
+            }
             usleep(10_000)
         } while Date() < deadline
         return nil

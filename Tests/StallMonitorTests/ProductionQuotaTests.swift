@@ -42,6 +42,50 @@ struct ProductionQuotaTests {
         #expect(directory.entries().filter { $0.hasSuffix(".session") } == [monitor.sessionRecordURL.lastPathComponent])
     }
 
+    @Test("an old report that cannot be deleted is reported once as a reportQuota error, passed over, and the newer ones still go",
+          .enabled(if: ScratchMount.available, "needs root and mount(8)"))
+    func undeletableReportIsCounted() throws {
+        let directory = ReportDirectory()
+        defer { directory.remove() }
+        // The oldest report, of a process that has exited, is a mount point: unlink fails (EBUSY).
+        let exited = Process()
+        exited.executableURL = URL(fileURLWithPath: "/bin/true")
+        try exited.run()
+        exited.waitUntilExit()
+        try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
+        let stuck = directory.url.appendingPathComponent("stall-20200101T000000.000Z-p\(exited.processIdentifier)-0001.json")
+        let source = FileManager.default.temporaryDirectory.appendingPathComponent("quota-bind-\(UUID().uuidString)")
+        try Data("{}".utf8).write(to: stuck)
+        try Data("{}".utf8).write(to: source)
+        let mount = try ScratchMount.bindFile(source, onto: stuck)
+        defer {
+            mount.unmount()
+            try? FileManager.default.removeItem(at: source)
+        }
+
+        let loop = try MonitoredLoopThread(name: "quota-stuck")
+        defer { loop.stop() }
+        var configuration = directory.configuration()
+        configuration.maxReportFiles = 2
+        let monitor = try loop.startMonitor(configuration)
+        for count in 1...3 {
+            try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
+            #expect(monitor.waitForStalls(count), "\(monitor.statistics)")
+        }
+        monitor.stop()
+
+        let statistics = monitor.statistics
+        #expect(statistics.errors["reportQuota"] == 1, "tried once, not after every report: \(statistics.errors)")
+        if case .reportQuota(let path, let reason)? = statistics.lastError {
+            #expect(path == stuck.path && reason.contains("cannot delete"), "\(reason)")
+        } else {
+            Issue.record("last error: \(String(describing: statistics.lastError))")
+        }
+        // The stuck file and the newest report are within the quota of 2: the older two went.
+        #expect(directory.reportFiles().count == 2, "\(directory.entries())")
+        #expect(statistics.reportsDeletedForQuota == 2)
+    }
+
     @Test("maxReportBytes keeps the directory under its byte budget, deleting oldest first")
     func byteBudget() throws {
         let directory = ReportDirectory()

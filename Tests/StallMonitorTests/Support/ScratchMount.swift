@@ -36,6 +36,13 @@ struct ScratchMount {
         return mount
     }
 
+    /// Bind-mounts file `source` onto file `target` (which must exist): `target` is then a mount
+    /// point, which `unlink` refuses with EBUSY, also to root.
+    static func bindFile(_ source: URL, onto target: URL) throws -> ScratchMount {
+        try run(["--bind", source.path, target.path])
+        return ScratchMount(path: target.path)
+    }
+
     /// Undoes the mount (lazily, so a file still open cannot keep it).
     func unmount() {
         try? Self.run(["-l", path], tool: "/usr/bin/umount")
