@@ -12,6 +12,8 @@ public enum ReportReadError: Error, Sendable, Equatable, CustomStringConvertible
     case notAReport(String)
     /// The report's schema version is one this code does not know.
     case unsupportedSchemaVersion(Int)
+    /// A value is outside what the schema allows (e.g. a negative duration).
+    case outOfRange(String)
 
     /// A one-line explanation for humans.
     public var description: String {
@@ -20,6 +22,7 @@ public enum ReportReadError: Error, Sendable, Equatable, CustomStringConvertible
         case .empty: return "file is empty"
         case .invalidJSON(let why): return "invalid JSON: \(why)"
         case .notAReport(let why): return "not a stall report: \(why)"
+        case .outOfRange(let why): return "value out of range: \(why)"
         case .unsupportedSchemaVersion(let version):
             return "unsupported schemaVersion \(version) (this tool reads version \(StallReport.currentSchemaVersion))"
         }
@@ -44,13 +47,16 @@ extension StallReport {
         }
         guard let version = probe.schemaVersion else { throw .notAReport("no schemaVersion") }
         guard version == currentSchemaVersion else { throw .unsupportedSchemaVersion(version) }
+        let report: StallReport
         do {
-            return try ReportCoding.makeDecoder().decode(StallReport.self, from: data)
+            report = try ReportCoding.makeDecoder().decode(StallReport.self, from: data)
         } catch let error as DecodingError {
             throw .notAReport(error.summary(typeDetail: true))
         } catch {
             throw .notAReport(String(describing: error))
         }
+        if let problem = report.schemaViolation { throw .outOfRange(problem) }
+        return report
     }
 
     /// Reads and decodes the report at `url`.

@@ -27,6 +27,14 @@ struct StallReportCLIInputTests {
         try directory.file("reports/broken/future.json", #"{"schemaVersion": 7, "id": "x"}"#)
         try directory.file("reports/broken/partial.json", #"{"schemaVersion": 1, "id": "x", "fingerprint": "f"}"#)
         try directory.file("reports/broken/deep.json", Data(repeating: UInt8(ascii: "["), count: 100_000))
+        // Well-formed reports with values the schema rules out: counted, they would make the
+        // total and the percentiles wrong.
+        var negative = DemoScenario.reports[0].1
+        negative.durationMs = -5
+        try directory.file("reports/broken/negative.json", try negative.encoded())
+        var dangling = DemoScenario.reports[0].1
+        dangling.representativeStack.append(dangling.frames.count + 3)
+        try directory.file("reports/broken/index.json", try dangling.encoded())
         // 50 MB: a JSON object with one huge string, read and decoded in full (under the 64 MiB limit).
         var big = Data(#"{"schemaVersion": 1, "padding": ""#.utf8)
         big.append(Data(repeating: UInt8(ascii: "x"), count: 50_000_000))
@@ -45,6 +53,8 @@ struct StallReportCLIInputTests {
             "broken/future.json": "unsupported schemaVersion 7 (this tool reads version 1)",
             "broken/partial.json": "not a stall report: missing key 'status'",
             "broken/deep.json": "JSON nested deeper than 512 levels; not decoded",
+            "broken/negative.json": "value out of range: durationMs is -5.0, must be a finite number, 0 or more",
+            "broken/index.json": "value out of range: representativeStack has index \(dangling.frames.count + 3), but there are \(dangling.frames.count) frames",
             "broken/big.json": "not a stall report: missing key 'id'",
             "broken/loop": "symbolic link loop: leads back to a directory that contains it; not followed",
             "broken/self.json": "symbolic link loop (too many levels of symbolic links)",
@@ -58,7 +68,7 @@ struct StallReportCLIInputTests {
         let run = try StallReportCLI.run(["summarize", reports.path])
         #expect(run.status == 0, "\(run)")
         #expect(run.stdoutLines[0] == "9 stalls, 4 distinct (by fingerprint), total stall time 6.51 s")
-        #expect(run.stdoutLines[2] == "read: 9 reports from 18 files, 12 problems (see stderr)")
+        #expect(run.stdoutLines[2] == "read: 9 reports from 20 files, 14 problems (see stderr)")
         let lines = run.stderrLines
         #expect(lines.count == expected.count, "\(run)")
         for (name, message) in expected {

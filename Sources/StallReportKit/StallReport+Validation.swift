@@ -1,0 +1,67 @@
+import Foundation
+
+extension StallReport {
+    /// The first value outside what the schema allows (a negative duration or count, a zero
+    /// interval, a frame or image index past its table), described with its key; nil when none.
+    /// Such a report is bad input: counting it would make totals and percentiles wrong.
+    public var schemaViolation: String? {
+        func atLeast(_ key: String, _ value: Double, _ minimum: Double) -> String? { Self.atLeast(key, value, minimum) }
+        func positive(_ key: String, _ value: Double) -> String? {
+            value.isFinite && value > 0 ? nil : "\(key) is \(value), must be a finite number above 0"
+        }
+        func atLeast(_ key: String, _ value: Int, _ minimum: Int) -> String? {
+            value >= minimum ? nil : "\(key) is \(value), must be \(minimum) or more"
+        }
+        let checks: [() -> String?] = [
+            { atLeast("durationMs", self.durationMs, 0) },
+            { positive("thresholdMs", self.thresholdMs) },
+            { atLeast("mainThreadCPUMs", self.mainThreadCPUMs, 0) },
+            { atLeast("cpuObservedMs", self.cpuObservedMs, 0) },
+            { atLeast("loop.threadID", self.loop.threadID, 1) },
+            { atLeast("loop.passes", self.loop.passes, 0) },
+            { atLeast("loop.longestPassMs", self.loop.longestPassMs, 0) },
+            { atLeast("process.pid", self.process.pid, 1) },
+            { positive("sampling.intervalMs", self.sampling.intervalMs) },
+            { positive("sampling.effectiveIntervalMs", self.sampling.effectiveIntervalMs) },
+            { atLeast("sampling.maxSamples", self.sampling.maxSamples, 1) },
+            { atLeast("sampling.attempted", self.sampling.attempted, 0) },
+            { atLeast("sampling.taken", self.sampling.taken, 0) },
+            { atLeast("sampling.timedOut", self.sampling.timedOut, 0) },
+            { atLeast("sampling.dropped", self.sampling.dropped, 0) },
+            { self.sampling.skipped.sorted { $0.key < $1.key }.lazy.compactMap { atLeast("sampling.skipped.\($0.key)", $0.value, 0) }.first },
+            { self.processStoppedMs.flatMap { atLeast("processStoppedMs", $0, 0) } },
+            { self.machineSuspendedMs.flatMap { atLeast("machineSuspendedMs", $0, 0) } },
+            { self.omittedSamples.flatMap { atLeast("omittedSamples", $0, 0) } },
+            { self.indexViolation },
+        ]
+        for check in checks {
+            if let problem = check() { return problem }
+        }
+        return nil
+    }
+
+    /// Frame and image references that point outside their tables, and frame fields out of range.
+    private var indexViolation: String? {
+        for (number, sample) in samples.enumerated() {
+            if let problem = Self.atLeast("samples[\(number)].offsetMs", sample.offsetMs, 0) { return problem }
+            if let bad = sample.frames.first(where: { !frames.indices.contains($0) }) {
+                return "samples[\(number)].frames has index \(bad), but there are \(frames.count) frames"
+            }
+        }
+        if let bad = representativeStack.first(where: { !frames.indices.contains($0) }) {
+            return "representativeStack has index \(bad), but there are \(frames.count) frames"
+        }
+        for (number, frame) in frames.enumerated() {
+            if let image = frame.image, !images.indices.contains(image) {
+                return "frames[\(number)].image is \(image), but there are \(images.count) images"
+            }
+            if let offset = frame.offset, offset < 0 { return "frames[\(number)].offset is \(offset), must be 0 or more" }
+            if let line = frame.line, line < 1 { return "frames[\(number)].line is \(line), must be 1 or more" }
+        }
+        return nil
+    }
+
+    private static func atLeast(_ key: String, _ value: Double, _ minimum: Double) -> String? {
+        value.isFinite && value >= minimum ? nil : "\(key) is \(value), must be a finite number, \(Int(minimum)) or more"
+    }
+}
