@@ -10,9 +10,31 @@ struct ReportBuilder {
     /// False: never load libdw into the host; reports carry addresses, images and build IDs.
     let symbolicateInProcess: Bool
 
-    /// Builds the report; without `symbolicate`, frames carry addresses and images only (fast:
-    /// for the first in-progress version, which must reach the disk quickly).
+    /// How frames are named.
+    enum Naming {
+        /// Addresses and images only.
+        case none
+        /// Names already known (cached from earlier reports), no lookups: fast, for an
+        /// in-progress version that must reach the disk now.
+        case cached
+        /// Every address looked up (the first lookups of a session can take a while).
+        case full
+    }
+
+    /// A built report, and whether every frame got what `naming` can give at best (false when
+    /// `.cached` left addresses to look up, or names were left out).
+    struct Built {
+        var report: StallReport
+        var complete: Bool
+    }
+
+    /// Builds the report; without `symbolicate`, frames carry addresses and images only.
     func build(_ recording: StallRecording, status: StallStatus = .ended, symbolicate: Bool = true) -> StallReport {
+        build(recording, status: status, naming: symbolicate ? .full : .none).report
+    }
+
+    /// Builds the report, naming frames as `naming` says.
+    func build(_ recording: StallRecording, status: StallStatus = .ended, naming: Naming) -> Built {
         let images = LoadedImages.capture()
         // Caller frames hold return addresses: look up the call instruction (address - 1).
         func lookupAddress(_ sample: RawSample, _ position: Int) -> UInt {
@@ -29,9 +51,15 @@ struct ReportBuilder {
                 }
             }
         }
-        let symbolicate = symbolicate && symbolicateInProcess
-        let symbols = symbolicate
-            ? symbolicator.symbolicate(addresses, images: images.entries.map { "\($0.path)@\($0.start)" }) : [:]
+        let naming = symbolicateInProcess ? naming : .none
+        let imageKeys = images.entries.map { "\($0.path)@\($0.start)" }
+        let symbols: [UInt: Symbolicator.Symbol]
+        switch naming {
+        case .none: symbols = [:]
+        case .cached: symbols = symbolicator.cachedSymbols(addresses, images: imageKeys)
+        case .full: symbols = symbolicator.symbolicate(addresses, images: imageKeys)
+        }
+        let unnamed = addresses.count - symbols.count
         let frames = addresses.map { address -> StallReport.Frame in
             let image = images.index(containing: address)
             let symbol = symbols[address]
@@ -60,12 +88,19 @@ struct ReportBuilder {
         let fingerprint = Fingerprint.make(Fingerprint.components(
             stack: stack.map { frames[$0] }, classification: classification,
             syscall: representative?.syscall, images: reportImages))
-        let symbolication = symbolicate
-            ? symbolicator.describe()
-            : (name: "none", note: symbolicateInProcess
+        let symbolication: (name: String, note: String?)
+        switch naming {
+        case .full:
+            symbolication = symbolicator.describe()
+        case .cached where !symbols.isEmpty:
+            let used = symbolicator.describeIfOpen() ?? (name: "none", note: nil)
+            symbolication = unnamed == 0 ? used : (used.name, "\(unnamed) of \(addresses.count) frames written before symbolication (the stall was still in progress)")
+        case .cached, .none:
+            symbolication = (name: "none", note: symbolicateInProcess
                 ? "written before symbolication (the stall was still in progress)"
                 : "symbolicateInProcess is off: name the frames with `stallreport symbolicate`")
-        return StallReport(
+        }
+        let report = StallReport(
             id: UUID().uuidString, fingerprint: fingerprint, status: status,
             startedAt: recording.wallClockStart, durationMs: milliseconds(duration),
             thresholdMs: milliseconds(recording.threshold), classification: classification,
@@ -86,6 +121,7 @@ struct ReportBuilder {
             tags: tags.isEmpty ? nil : tags, scene: recording.scene,
             processStoppedMs: recording.stoppedNanos > 0 ? milliseconds(recording.stoppedNanos) : nil,
             machineSuspendedMs: recording.machineSuspendedNanos > 0 ? milliseconds(recording.machineSuspendedNanos) : nil)
+        return Built(report: report, complete: naming == .full || (naming == .cached && unnamed == 0) || !symbolicateInProcess)
     }
 
     private func milliseconds(_ nanoseconds: UInt64) -> Double {

@@ -73,13 +73,16 @@ final class ReportWriter: Sendable {
             perform { [self] in
                 let latest = files.withLock { $0[box.value.stallID]?.latestSnapshot }
                 guard latest == version else { return }  // a newer snapshot is queued
-                // The first snapshot goes to disk at once, unsymbolicated, then again with names
-                // (symbolication may take a while the first time); later ones carry names.
-                if version == 1, write(builder.build(box.value, status: .inProgress, symbolicate: false), stallID: box.value.stallID) != nil {
+                // Every snapshot goes to disk at once with the names already known (none the
+                // first time), then, unless a newer one is queued, again with every frame named:
+                // looking up new addresses can take a while (the first lookups of a session read
+                // a binary's symbol and line tables), and must not hold up the evidence.
+                let quick = builder.build(box.value, status: .inProgress, naming: .cached)
+                if write(quick.report, stallID: box.value.stallID) != nil {
                     counters.inProgressWrites.add(1, ordering: .relaxed)
                 }
-                guard files.withLock({ $0[box.value.stallID]?.latestSnapshot }) == version else { return }
-                if write(builder.build(box.value, status: .inProgress), stallID: box.value.stallID) != nil {
+                guard !quick.complete, files.withLock({ $0[box.value.stallID]?.latestSnapshot }) == version else { return }
+                if write(builder.build(box.value, status: .inProgress, naming: .full).report, stallID: box.value.stallID) != nil {
                     counters.inProgressWrites.add(1, ordering: .relaxed)
                 }
             }

@@ -78,6 +78,28 @@ final class Symbolicator: Sendable {
         }
     }
 
+    /// The names already known for `addresses`, without looking anything up or opening a
+    /// session (fast, for an in-progress report that must reach the disk now); nil for addresses
+    /// not yet looked up. Empty when the loaded images changed since the names were found.
+    func cachedSymbols(_ addresses: [UInt], images: [String]) -> [UInt: Symbol] {
+        state.withLock { state in
+            guard state.opened, state.images == images else { return [:] }
+            var result: [UInt: Symbol] = [:]
+            for address in addresses {
+                if let cached = state.cache[address] { result[address] = cached }
+            }
+            return result
+        }
+    }
+
+    /// Like ``describe()``, but nil instead of opening a session that is not open yet.
+    func describeIfOpen() -> (name: String, note: String?)? {
+        state.withLock { state in
+            guard state.opened else { return nil }
+            return state.session != nil ? ("libdw", nil) : ("dladdr", state.note)
+        }
+    }
+
     /// Closes the session and forgets every name; the next lookup opens a new session.
     private func reset(_ state: inout State) {
         if let session = state.session { CStallMonitor_symbolizer_close(session) }
