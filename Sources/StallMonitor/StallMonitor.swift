@@ -211,9 +211,26 @@ public final class StallMonitor: Sendable {
         controls.pauseDepth.add(1, ordering: .releasing)
     }
 
-    /// Undoes one ``pause()``.
-    public func resume() {
-        controls.pauseDepth.subtract(1, ordering: .releasing)
+    /// Undoes one ``pause()``. A `resume()` without a `pause()` to undo does nothing and returns
+    /// false (it used to make the next `pause()` ineffective).
+    @discardableResult
+    public func resume() -> Bool {
+        var depth = controls.pauseDepth.load(ordering: .relaxed)
+        while depth > 0 {
+            let (exchanged, original) = controls.pauseDepth.compareExchange(
+                expected: depth, desired: depth - 1, successOrdering: .releasing, failureOrdering: .relaxed)
+            if exchanged { return true }
+            depth = original
+        }
+        return false
+    }
+
+    /// Runs `body` with the monitor paused (``pause()`` before, ``resume()`` after, also when it
+    /// throws). Callable from any thread.
+    public func whilePaused<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        pause()
+        defer { resume() }
+        return try body()
     }
 
     /// Runs `body`, known to be long work (e.g. loading a document the user asked for), on the

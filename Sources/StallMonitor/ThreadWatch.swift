@@ -234,21 +234,24 @@ final class ThreadWatch {
     /// Samples unless the span is expected long work or the monitor is paused; hands an
     /// in-progress snapshot to the writer once the span is past the threshold, then every refresh.
     private func sampleOrSkip(now: UInt64) {
-        guard var recording else { return }
-        if controls.isPaused || thread.tracker.expectedLongWorkSequence.load(ordering: .acquiring) == recording.sequence {
-            if !recording.suppressed && recording.lastSnapshotAt != 0 { emit(.retracted(recording.stallID)) }
-            recording.suppressed = true
-            recording.lastSnapshotAt = 0
-            self.recording = recording
-            nextSampleAt = now &+ recording.interval
+        // Fields are read and written in place: a local copy would share the samples array and
+        // make the next append copy it.
+        guard let sequence = recording?.sequence, let interval = recording?.interval else { return }
+        if controls.isPaused || thread.tracker.expectedLongWorkSequence.load(ordering: .acquiring) == sequence {
+            if recording?.suppressed == false && recording?.lastSnapshotAt != 0, let stallID = recording?.stallID {
+                emit(.retracted(stallID))
+            }
+            recording?.suppressed = true
+            recording?.lastSnapshotAt = 0
+            nextSampleAt = now &+ interval
             return
         }
-        if recording.suppressed {
-            nextSampleAt = now &+ recording.interval
+        if recording?.suppressed == true {
+            nextSampleAt = now &+ interval
             return
         }
         sample(now: now)
-        recording = self.recording!
+        guard let recording else { return }
         let stalledFor = now &- recording.spanStart &- min(recording.stoppedNanos, now &- recording.spanStart)
         guard stalledFor >= settings.threshold else { return }
         guard recording.lastSnapshotAt == 0 || now &- recording.lastSnapshotAt >= settings.inProgressRefresh else { return }
@@ -411,6 +414,9 @@ final class ThreadWatch {
             return
         }
         if recording.samples.isEmpty && recording.attempted == 0 { nextSampleAt = now }
+        // Taken out while it is changed: the only reference to its samples, so appending one does
+        // not copy the whole array (up to maxSamplesPerStall) every time.
+        self.recording = nil
         let attempt = sample(now: now, recording: &recording, procFiles: procFiles)
         self.recording = recording
         switch attempt {

@@ -34,6 +34,32 @@ struct ProductionControlsTests {
         #expect(reports[0].durationMs >= 350 && reports[0].durationMs < 900, "the paused stall must not be reported: \(reports[0].durationMs)")
     }
 
+    @Test("an extra resume() does nothing: the next pause() still pauses; whilePaused {} pauses its body only")
+    func extraResumeAndScopedPause() throws {
+        let directory = ReportDirectory()
+        defer { directory.remove() }
+        let loop = try MonitoredLoopThread(name: "pause-extra")
+        defer { loop.stop() }
+        let monitor = try loop.startMonitor(directory.configuration())
+        defer { monitor.stop() }
+
+        monitor.pause()
+        #expect(monitor.resume())
+        #expect(!monitor.resume(), "nothing to undo")
+        monitor.pause()
+        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 400) }
+        #expect(waitUntil { monitor.statistics.expectedLongWork == 1 }, "the pause after an extra resume must hold: \(monitor.statistics)")
+        #expect(monitor.resume())
+
+        let result = try loop.run { monitor.whilePaused { () -> Int in StallingWork.spinOnCPUForStallTest(milliseconds: 400); return 7 } }
+        #expect(result == 7)
+        #expect(waitUntil { monitor.statistics.expectedLongWork == 2 }, "\(monitor.statistics)")
+        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 350) }
+        #expect(monitor.waitForStalls(1), "after whilePaused the monitor reports again: \(monitor.statistics)")
+        #expect(monitor.statistics.stallsDetected == 1)
+        #expect(try directory.reports().count == 1)
+    }
+
     @Test("pausing during a stall whose inProgress report is on disk removes that report")
     func pauseRetractsInProgressReport() throws {
         let directory = ReportDirectory()
