@@ -188,21 +188,39 @@ public final class StallMonitor: Sendable {
     /// previous signal disposition and closes the symbolication session (its files and memory).
     /// Calling it again does nothing.
     public func stop() {
-        guard !stopped.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        guard let shutdown = beginStop() else { return }
+        shutdown.finish()
+    }
+
+    /// Marks the monitor stopped and removes its observers; returns what is left to shut down
+    /// (nil when it was stopped already, or in a forked child).
+    private func beginStop() -> Shutdown? {
+        guard !stopped.exchange(true, ordering: .sequentiallyConsistent) else { return nil }
         probe.remove()
-        guard getpid() == ownerPID else {
-            // In a forked child only the calling thread exists: there is no watchdog to join and
-            // no writer to flush. Leave the inherited handler in place; nothing sends it here.
-            return
+        // In a forked child only the calling thread exists: there is no watchdog to join and no
+        // writer to flush. Leave the inherited handler in place; nothing sends it here.
+        guard getpid() == ownerPID else { return nil }
+        return Shutdown(watchdog: watchdog, heartbeat: heartbeat, session: session, writer: writer)
+    }
+
+    /// The blocking part of stopping: joins the watchdog, writes what is queued, then releases
+    /// the process-wide parts (signal disposition, libdw sessions) when no other monitor runs.
+    private struct Shutdown: Sendable {
+        let watchdog: Watchdog
+        let heartbeat: RepeatingTimer
+        let session: SessionRecorder
+        let writer: ReportWriter
+
+        func finish() {
+            watchdog.stop()
+            heartbeat.cancel()
+            let session = self.session
+            writer.perform { session.heartbeat(stopping: true) }
+            writer.flush(timeout: .seconds(5))
+            StackSampler.uninstall()
+            Symbolicator.shared.release()
+            SnapshotUnwinder.shared.release()
         }
-        watchdog.stop()
-        heartbeat.cancel()
-        let session = self.session
-        writer.perform { session.heartbeat(stopping: true) }
-        writer.flush(timeout: .seconds(5))
-        StackSampler.uninstall()
-        Symbolicator.shared.release()
-        SnapshotUnwinder.shared.release()
     }
 
     /// Stops reporting until ``resume()`` (calls nest). A span open while paused is never
@@ -282,7 +300,13 @@ public final class StallMonitor: Sendable {
             lastError: errors.last)
     }
 
+    /// A monitor released without ``stop()`` stops without blocking the releasing thread (which
+    /// may be a cooperative thread or the loop itself): the observers are removed at once, and
+    /// the watchdog's end and the writing of queued reports finish on a thread of their own.
     deinit {
-        stop()
+        guard let shutdown = beginStop() else { return }
+        let thread = Thread { shutdown.finish() }
+        thread.name = "StallMonitor.shutdown"
+        thread.start()
     }
 }

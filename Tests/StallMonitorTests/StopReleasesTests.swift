@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import StallMonitor
+import Synchronization
 import Testing
 
 /// What `stop()` leaves behind in the host: no pending sampling signal that could kill it, no
@@ -34,6 +35,49 @@ struct StopReleasesTests {
         let after = Self.threadProcDescriptors()
         #expect(after == before, "left open after stop(): \(Set(after).subtracting(before).sorted())")
         withExtendedLifetime(monitor) {}
+    }
+
+    @Test("releasing a monitor without stop() does not block the releasing thread; the shutdown finishes on its own thread")
+    func deinitDoesNotBlock() throws {
+        let directory = ReportDirectory()
+        defer { directory.remove() }
+        let loop = try MonitoredLoopThread(name: "deinit-stop")
+        defer { loop.stop() }
+        // The writer is held inside onReport until `gate` opens: a blocking stop() in deinit
+        // would wait for it (flushing the queued reports).
+        let gate = DispatchSemaphore(value: 0)
+        let inCallback = DispatchSemaphore(value: 0)
+        var configuration = directory.configuration()
+        configuration.onReport = { _, _ in
+            inCallback.signal()
+            gate.wait()
+        }
+        var monitor: StallMonitor? = try loop.startMonitor(configuration)
+        let sessionURL = try #require(monitor?.sessionRecordURL)
+        let signal = try #require(monitor?.signal)
+        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 350) }
+        try #require(inCallback.wait(timeout: .now() + 10) == .success, "no report written")
+
+        let opened = StopFlag()
+        let opener = Thread {
+            usleep(1_000_000)
+            opened.value.store(true, ordering: .sequentiallyConsistent)
+            gate.signal()
+        }
+        opener.start()
+        monitor = nil  // the last reference: deinit runs here
+        let openedBeforeDeinitReturned = opened.value.load(ordering: .sequentiallyConsistent)
+        #expect(!openedBeforeDeinitReturned, "deinit waited for the writer")
+
+        // The shutdown went on without us: the session record ends with a clean stop.
+        #expect(waitUntil(timeout: .seconds(10)) { (try? SessionRecordFile(sessionURL).cleanStop) == true })
+        #expect(try directory.reports().count == 1)
+        // Its last step, as the last monitor, restores the signal's disposition (SIG_DFL).
+        #expect(waitUntil(timeout: .seconds(10)) {
+            var action = sigaction()
+            sigaction(signal, nil, &action)
+            return unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self) == 0
+        })
     }
 
     @Test("a sample still pending when the last monitor stops is discarded, not delivered with the default action (which kills)")

@@ -137,7 +137,8 @@ private func setKernelThreadName(_ name: String) {
 }
 
 /// Tells the loop thread to leave its loop.
-private final class StopFlag: Sendable {
+/// A flag one thread sets and others read.
+final class StopFlag: Sendable {
     let value = Atomic<Bool>(false)
 }
 
