@@ -108,7 +108,8 @@ struct ReportBuilder {
             loop: StallReport.Loop(
                 kind: recording.thread.loopKind, threadName: recording.thread.name,
                 threadID: Int(recording.thread.tid), isMainThread: recording.thread.isMainThread,
-                mode: recording.mode, passes: recording.passes, longestPassMs: milliseconds(recording.longestPass)),
+                mode: recording.mode, passes: recording.passes, longestPassMs: milliseconds(recording.longestPass),
+                armingProblems: recording.thread.armingProblems.isEmpty ? nil : recording.thread.armingProblems),
             process: process,
             sampling: StallReport.Sampling(
                 unwinder: recording.unwinder.name,

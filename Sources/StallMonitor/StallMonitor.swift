@@ -151,11 +151,12 @@ public final class StallMonitor: Sendable {
 
         let timeout = configuration.sampleTimeout.nanoseconds
         let maxFrames = configuration.maxFramesPerSample
+        let report: @Sendable (String) -> Void = { errors.report(.threadArming($0)) }
         if CFRunLoopGetCurrent() === runLoop {
-            thread.arm(signal: signal, sampleTimeout: timeout, maxFrames: maxFrames)
+            thread.arm(signal: signal, sampleTimeout: timeout, maxFrames: maxFrames, report: report)
         } else {
             CFRunLoopPerformBlock(runLoop, kCFRunLoopCommonModes) {
-                thread.arm(signal: signal, sampleTimeout: timeout, maxFrames: maxFrames)
+                thread.arm(signal: signal, sampleTimeout: timeout, maxFrames: maxFrames, report: report)
             }
             CFRunLoopWakeUp(runLoop)
         }

@@ -10,6 +10,9 @@ public enum StallMonitorError: Error, Sendable, Equatable, CustomStringConvertib
     case reportWrite(path: String, reason: String)
     /// A report could not be encoded.
     case reportEncoding(String)
+    /// Preparing the monitored thread for sampling partly failed (it is still watched; samples
+    /// may lack stacks).
+    case threadArming(String)
     /// The directory quota could not be enforced: the directory could not be listed, or an old
     /// report could not be deleted (it is not tried again).
     case reportQuota(path: String, reason: String)
@@ -23,6 +26,7 @@ public enum StallMonitorError: Error, Sendable, Equatable, CustomStringConvertib
         case .reportWrite(let path, let why): return "cannot write stall report \(path): \(why)"
         case .reportEncoding(let why): return "cannot encode stall report: \(why)"
         case .reportQuota(let path, let why): return "report quota, \(path): \(why)"
+        case .threadArming(let why): return "preparing the monitored thread: \(why)"
         }
     }
 
@@ -35,6 +39,7 @@ public enum StallMonitorError: Error, Sendable, Equatable, CustomStringConvertib
         case .reportWrite: return "reportWrite"
         case .reportEncoding: return "reportEncoding"
         case .reportQuota: return "reportQuota"
+        case .threadArming: return "threadArming"
         }
     }
 }

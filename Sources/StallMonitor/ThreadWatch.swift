@@ -74,7 +74,8 @@ final class ThreadWatch {
         guard tid != 0 else { return nil }
         if identity == nil {
             identity = MonitoredThread.Identity(
-                tid: tid, name: ThreadProcFiles.threadName(tid: tid), isMainThread: tid == getpid(), loopKind: "runLoop")
+                tid: tid, name: ThreadProcFiles.threadName(tid: tid), isMainThread: tid == getpid(), loopKind: "runLoop",
+                armingProblems: thread.armingProblems)
             procFiles = ThreadProcFiles(tid: tid)
         }
         if recording != nil {

@@ -17,9 +17,13 @@ extension StallReport {
         public var passes: Int
         /// Duration of the longest pass in the span, in milliseconds.
         public var longestPassMs: Double
+        /// What went wrong when the monitor prepared the thread for sampling (unblocking the
+        /// signal, its alternate signal stack, the warm-up sample); absent when nothing did.
+        public var armingProblems: [String]?
 
         /// Creates loop facts.
-        public init(kind: String, threadName: String, threadID: Int, isMainThread: Bool, mode: String?, passes: Int, longestPassMs: Double) {
+        public init(kind: String, threadName: String, threadID: Int, isMainThread: Bool, mode: String?, passes: Int, longestPassMs: Double,
+                    armingProblems: [String]? = nil) {
             self.kind = kind
             self.threadName = threadName
             self.threadID = threadID
@@ -27,6 +31,7 @@ extension StallReport {
             self.mode = mode
             self.passes = passes
             self.longestPassMs = longestPassMs
+            self.armingProblems = armingProblems
         }
     }
 

@@ -18,16 +18,24 @@ final class ThreadWatchHarness: @unchecked Sendable {
 
     private final class EventLog: @unchecked Sendable {
         let list = Mutex<[StallEvent]>([])
+        let armingReports = Mutex<[String]>([])
     }
 
-    init(threshold: UInt64 = 250 * ThreadWatchHarness.ms) {
+    /// `arming`: when given, the thread arms itself with these steps (one may fail) instead of
+    /// being marked armed directly; what it reports goes to `armingReports`.
+    init(threshold: UInt64 = 250 * ThreadWatchHarness.ms, arming: MonitoredThread.ArmingSteps? = nil) {
         let ms = Self.ms
         let switches = self.switches
         tracker = SpanTracker(publishAfter: threshold / 2, reentryGrace: 200_000, wakeup: WakeupSignal(),
                               voluntarySwitches: { switches.next() })
         let thread = MonitoredThread(tracker: tracker, runLoop: CFRunLoopGetCurrent())
-        thread.armedTID.store(CStallMonitor_gettid(), ordering: .releasing)
         let events = self.events
+        if let arming {
+            thread.arm(signal: 40, sampleTimeout: 10 * ms, maxFrames: 64,
+                       report: { message in events.armingReports.withLock { $0.append(message) } }, steps: arming)
+        } else {
+            thread.armedTID.store(CStallMonitor_gettid(), ordering: .releasing)
+        }
         watch = ThreadWatch(
             thread: thread,
             settings: .init(threshold: threshold, lead: threshold / 2, interval: 10 * ms, sampleTimeout: 10 * ms,
@@ -37,6 +45,9 @@ final class ThreadWatchHarness: @unchecked Sendable {
             emit: { event in events.list.withLock { $0.append(event) } })
         watch.threadVoluntarySwitches = { switches.next() }
     }
+
+    /// What arming reported (with `arming:` steps).
+    var armingReports: [String] { events.armingReports.withLock { $0 } }
 
     /// Everything emitted so far.
     var emitted: [StallEvent] { events.list.withLock { $0 } }
