@@ -208,8 +208,16 @@ static int load_unwinder(void) {
         dlclose(library);
         return 0;
     }
-    if (set_policy != NULL && local_space != NULL) {
-        set_policy(*local_space, UNW_CACHE_PER_THREAD);
+    // libunwind's default cache is global and guarded by a lock: unwinding in a signal handler
+    // that interrupted another unwind (or the cache's own lock holder) would deadlock. Without a
+    // per-thread cache libunwind is not used in the handler at all.
+    if (set_policy == NULL || local_space == NULL || set_policy(*local_space, UNW_CACHE_PER_THREAD) != 0) {
+        snprintf(unwinder.note, sizeof(unwinder.note),
+                 "libunwind cannot use a per-thread cache (%s %s); its global cache takes a lock, "
+                 "which a signal handler must not",
+                 CSM_STR(unw_set_caching_policy), set_policy == NULL ? "is missing" : "failed");
+        dlclose(library);
+        return 0;
     }
     unwinder.step = step;
     unwinder.get_reg = get_reg;

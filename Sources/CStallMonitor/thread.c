@@ -14,8 +14,14 @@ pid_t CStallMonitor_gettid(void) {
     return (pid_t)syscall(SYS_gettid);
 }
 
+// The encoding below packs a thread id into a clockid_t as the kernel's ABI defines it (a 32-bit
+// int on every Linux architecture); the test suite checks it against pthread_getcpuclockid.
+_Static_assert(sizeof(clockid_t) == sizeof(int), "thread CPU clock ids are 32-bit ints");
+_Static_assert(sizeof(pid_t) == sizeof(int), "thread ids are 32-bit ints");
+
 int64_t CStallMonitor_thread_cpu_ns(pid_t tid) {
-    // MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED) from the kernel's posix-timers.h.
+    // MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED) from the kernel's posix-timers.h: ~tid << 3,
+    // CPUCLOCK_PERTHREAD_MASK (4) | CPUCLOCK_SCHED (2).
     clockid_t clock = (clockid_t)(((unsigned int)~tid << 3) | 6u);
     struct timespec ts;
     if (clock_gettime(clock, &ts) != 0) return -1;
