@@ -1,22 +1,41 @@
-import Dispatch
+import CStallMonitor
+import Foundation
 
-/// A repeating timer on a dispatch queue (the writer's), cancelled from any thread.
-final class RepeatingTimer: @unchecked Sendable {
-    // A dispatch source is safe to cancel from any thread; nothing else is touched after init.
-    private let source: DispatchSourceTimer
+/// Runs work on a dispatch queue (the writer's) at a fixed interval, driven by a small thread of
+/// its own that sleeps on a semaphore. Not a dispatch timer: on Linux the first dispatch timer
+/// starts libdispatch's timer thread, which then lives as long as the process, and after `stop()`
+/// the monitor must leave no thread behind.
+final class RepeatingTimer: Sendable {
+    private let wake = DispatchSemaphore(value: 0)
+    private let exited = DispatchSemaphore(value: 0)
+    private let cancelled = Locked(false)
 
     /// Runs `work` on `queue` every `interval`, the first time one interval from now.
     init(every interval: Duration, on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
-        source = DispatchSource.makeTimerSource(queue: queue)
         let nanos = Int(clamping: interval.nanoseconds)
-        // A tenth of the interval as leeway lets the system batch the wake-up with others.
-        source.schedule(deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(nanos), leeway: .nanoseconds(nanos / 10))
-        source.setEventHandler(handler: work)
-        source.resume()
+        let wake = self.wake, exited = self.exited, cancelled = self.cancelled
+        let thread = Thread {
+            _ = CStallMonitor_set_thread_name("stall-heartbeat")  // Thread.name does not reach the kernel on Linux
+            while wake.wait(timeout: .now() + .nanoseconds(nanos)) == .timedOut {
+                guard !cancelled.withLock({ $0 }) else { break }
+                queue.async(execute: work)
+            }
+            exited.signal()
+        }
+        thread.name = "StallMonitor.heartbeat"
+        thread.stackSize = 64 * 1024
+        thread.start()
     }
 
-    /// Stops the timer; a run already started finishes on its queue.
+    /// Stops the timer and waits for its thread to end (at once); a run already queued
+    /// finishes on its queue. Calling it again does nothing.
     func cancel() {
-        source.cancel()
+        let first = cancelled.withLock { cancelled in
+            defer { cancelled = true }
+            return !cancelled
+        }
+        guard first else { return }
+        wake.signal()
+        exited.wait()
     }
 }

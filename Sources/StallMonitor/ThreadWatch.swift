@@ -61,6 +61,19 @@ final class ThreadWatch {
         self.frameBuffer = [UInt](repeating: 0, count: settings.maxFrames)
     }
 
+    /// Reads the thread's identity and opens its /proc files the first time it is seen armed;
+    /// false while it has not armed itself.
+    private func meetArmedThread() -> Bool {
+        if identity != nil { return true }
+        let tid = thread.armedTID.load(ordering: .acquiring)
+        guard tid != 0 else { return false }
+        identity = MonitoredThread.Identity(
+            tid: tid, name: ThreadProcFiles.threadName(tid: tid), isMainThread: tid == getpid(), loopKind: "runLoop",
+            armingProblems: thread.armingProblems)
+        procFiles = ThreadProcFiles(tid: tid)
+        return true
+    }
+
     /// Whether a span is open now (used to avoid parking while one is).
     var hasOpenSpan: Bool {
         guard thread.armedTID.load(ordering: .acquiring) != 0 else { return false }
@@ -70,14 +83,7 @@ final class ThreadWatch {
 
     /// Does what is due at `now`; returns when it next needs to run, nil when nothing is pending.
     func step(now: UInt64) -> UInt64? {
-        let tid = thread.armedTID.load(ordering: .acquiring)
-        guard tid != 0 else { return nil }
-        if identity == nil {
-            identity = MonitoredThread.Identity(
-                tid: tid, name: ThreadProcFiles.threadName(tid: tid), isMainThread: tid == getpid(), loopKind: "runLoop",
-                armingProblems: thread.armingProblems)
-            procFiles = ThreadProcFiles(tid: tid)
-        }
+        guard meetArmedThread() else { return nil }
         if recording != nil {
             if finishIfEnded(now: now) { return step(now: now) }
             if now >= nextSampleAt { sampleOrSkip(now: now) }
@@ -111,18 +117,31 @@ final class ThreadWatch {
     /// The monitor is stopping and its observers are gone, so nothing can end or resume the
     /// tracked span any more. A suspended span ended when it was suspended (even within the
     /// re-entry grace); one still open is ended now: monitoring of it ends here, and leaving an
-    /// `inProgress` report would make the next start call it fatal.
+    /// `inProgress` report would make the next start call it fatal. A span that ended and was
+    /// published (also one followed by a newer span) ends where it ended. Long spans that ended
+    /// before the watchdog could track them are reported too, as they would have been at its next
+    /// step.
     func finishOnStop() {
         // The thread's /proc descriptors close with the watchdog, not when the monitor object
         // is released: after stop() the host has none of ours left open.
         defer { procFiles = nil }
-        guard let recording else { return }
+        guard meetArmedThread() else { return }
+        let now = CStallMonitor_monotonic_ns()
+        if let recording {
+            let span = thread.tracker.currentSpan()
+            let suspended = span.sequence == recording.sequence && span.phase == .suspended
+            _ = finishIfEnded(now: suspended ? span.suspendedAt &+ settings.reentryGrace : now, stopping: true)
+        }
+        reportMissedStalls(now: now)
+        // The last span is published only when the next one begins, which will not happen now:
+        // if the watchdog never tracked it, it ends where the loop went to wait, or now.
         let span = thread.tracker.currentSpan()
-        guard span.sequence == recording.sequence else { return }
-        switch span.phase {
-        case .suspended: _ = finishIfEnded(now: span.suspendedAt &+ settings.reentryGrace, stopping: true)
-        case .open: _ = finishIfEnded(now: CStallMonitor_monotonic_ns(), stopping: true)
-        case .closed: break
+        if let identity, span.phase != .closed, span.sequence != lastFinishedSequence {
+            lastFinishedSequence = span.sequence
+            let end = span.phase == .suspended ? span.suspendedAt : now
+            let passes = thread.tracker.passesSoFar(now: end)
+            reportMissed(identity: identity, sequence: span.sequence, start: span.start, end: end,
+                         passes: (passes.passes, passes.longestPass), now: now)
         }
     }
 
@@ -140,31 +159,39 @@ final class ThreadWatch {
         for ended in missed {
             lastFinishedSequence = ended.sequence
             nextUncheckedIndex = ended.index &+ 1
-            let duration = ended.end &- ended.start
-            guard ended.end > ended.start, duration >= settings.threshold, !controls.isPaused,
-                  thread.tracker.expectedLongWorkSequence.load(ordering: .acquiring) != ended.sequence else { continue }
-            if !settings.reportWhileDebugged && ThreadProcFiles.tracerPID() != 0 {
-                counters.discardedWhileDebugged.add(1, ordering: .relaxed)
-                continue
-            }
-            // Time the process was stopped (noticed when the watchdog woke) is no stall.
-            let stopped = stoppedBeforeTracking.sequence == ended.sequence ? min(stoppedBeforeTracking.nanos, duration) : 0
-            if duration - stopped < settings.threshold {
-                counters.discardedProcessStopped.add(1, ordering: .relaxed)
-                continue
-            }
-            var missed = newRecording(identity: identity, sequence: ended.sequence, start: ended.start, now: now,
-                                      mode: nil, cpuAtTrackingStart: -1)
-            missed.end = ended.end
-            missed.passes = ended.passes
-            missed.longestPass = ended.longestPass
-            missed.stoppedNanos = stopped
-            missed.trackingEnd = now
-            missed.skip("watchdogStarved")
-            counters.spansTracked.add(1, ordering: .relaxed)
-            counters.stallsDetected.add(1, ordering: .relaxed)
-            emit(.ended(missed))
+            reportMissed(identity: identity, sequence: ended.sequence, start: ended.start, end: ended.end,
+                         passes: (ended.passes, ended.longestPass), now: now)
         }
+    }
+
+    /// Reports one span the watchdog never tracked, exactly timed, without samples, unless it
+    /// is shorter than the threshold, expected, paused, debugged or mostly stopped time.
+    private func reportMissed(identity: MonitoredThread.Identity, sequence: UInt64, start: UInt64, end: UInt64,
+                              passes: (count: Int, longest: UInt64), now: UInt64) {
+        let duration = end &- start
+        guard end > start, duration >= settings.threshold, !controls.isPaused,
+              thread.tracker.expectedLongWorkSequence.load(ordering: .acquiring) != sequence else { return }
+        if !settings.reportWhileDebugged && ThreadProcFiles.tracerPID() != 0 {
+            counters.discardedWhileDebugged.add(1, ordering: .relaxed)
+            return
+        }
+        // Time the process was stopped (noticed when the watchdog woke) is no stall.
+        let stopped = stoppedBeforeTracking.sequence == sequence ? min(stoppedBeforeTracking.nanos, duration) : 0
+        if duration - stopped < settings.threshold {
+            counters.discardedProcessStopped.add(1, ordering: .relaxed)
+            return
+        }
+        var missed = newRecording(identity: identity, sequence: sequence, start: start, now: now,
+                                  mode: nil, cpuAtTrackingStart: -1)
+        missed.end = end
+        missed.passes = passes.count
+        missed.longestPass = passes.longest
+        missed.stoppedNanos = stopped
+        missed.trackingEnd = now
+        missed.skip("watchdogStarved")
+        counters.spansTracked.add(1, ordering: .relaxed)
+        counters.stallsDetected.add(1, ordering: .relaxed)
+        emit(.ended(missed))
     }
 
     /// The watchdog is about to sleep: while a span is open, notes the monitored thread's CPU

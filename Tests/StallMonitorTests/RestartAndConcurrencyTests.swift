@@ -26,11 +26,14 @@ struct RestartAndConcurrencyTests {
 
         let again = try loop.startMonitor(second.configuration())
         defer { again.stop() }
-        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 320) }
+        // Long enough for a stack even when the new monitor's first unwinding (a new libdw
+        // session) is slow on a loaded machine.
+        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 600) }
         #expect(again.waitForStalls(1), "\(again.statistics)")
         let reports = try second.reports()
         try #require(reports.count == 1)
-        #expect(reports[0].representativeSymbols.contains { $0.contains("spinOnCPUForStallTest") })
+        #expect(reports[0].representativeSymbols.contains { $0.contains("spinOnCPUForStallTest") },
+                "\(reports[0].representativeSymbols) \(reports[0].sampling) \(reports[0].samples.map { ($0.kind, $0.frames.count, $0.truncated ?? false) })")
         #expect(reports[0].loop.threadID == Int(loop.tid))
         #expect(first.reportFiles().count == 1)
     }

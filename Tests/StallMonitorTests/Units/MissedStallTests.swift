@@ -30,6 +30,38 @@ struct MissedStallTests {
         #expect(harness.emitted.count == 1, "reported once")
     }
 
+    @Test("stop() reports a stall the watchdog never saw, also the last one, which nothing has published yet")
+    func missedAtStop() throws {
+        let harness = ThreadWatchHarness()
+        let (tracker, watch) = (harness.tracker, harness.watch)
+        tracker.record(64, at: 1_000 * Self.ms)       // span 1: 300 ms, published when span 2 opens
+        tracker.record(32, at: 1_300 * Self.ms)
+        tracker.record(64, at: 2_000 * Self.ms)       // span 2: 350 ms, then the loop waits for good
+        tracker.record(32, at: 2_350 * Self.ms)
+        watch.finishOnStop()                          // the watchdog got no CPU before stop()
+        let stalls = harness.endedStalls
+        try #require(stalls.count == 2, "\(harness.emitted)")
+        #expect(stalls.map(\.sequence) == [1, 2])
+        #expect(stalls.map { ($0.end - $0.spanStart) / Self.ms } == [300, 350])
+        #expect(stalls.allSatisfy { $0.samples.isEmpty && $0.skipped["watchdogStarved"] == 1 })
+    }
+
+    @Test("stop() ends a tracked stall that was published (a newer span began) where it ended")
+    func trackedThenNewerSpanAtStop() throws {
+        let harness = ThreadWatchHarness()
+        let (tracker, watch) = (harness.tracker, harness.watch)
+        tracker.record(64, at: 1_000 * Self.ms)
+        _ = watch.step(now: 1_130 * Self.ms)          // past the lead: tracked
+        tracker.record(32, at: 1_400 * Self.ms)
+        tracker.record(64, at: 1_500 * Self.ms)       // span 2 opens: span 1 is published
+        tracker.record(32, at: 1_510 * Self.ms)       // a short span 2
+        watch.finishOnStop()
+        let stalls = harness.endedStalls
+        try #require(stalls.count == 1, "\(harness.emitted)")
+        #expect(stalls[0].sequence == 1)
+        #expect(stalls[0].end - stalls[0].spanStart == 400 * Self.ms)
+    }
+
     @Test("a short span the watchdog never saw is not reported")
     func shortSpan() {
         let harness = ThreadWatchHarness()
