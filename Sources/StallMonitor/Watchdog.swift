@@ -41,8 +41,21 @@ final class Watchdog: @unchecked Sendable {
         exited.wait()
     }
 
+    /// How late a timed wait ended, when late enough (more than `stoppedAfter`) to mean the
+    /// process may have been stopped; nil otherwise. Measured from the deadline, or from when the
+    /// wait began if that was later: time the watchdog spent working before it could wait (a
+    /// first unwinding that reads a big binary's tables took 0.9 s under ASan) is not lateness.
+    static func lateness(deadline: UInt64, sleptAt: UInt64, woke: UInt64, stoppedAfter: UInt64) -> UInt64? {
+        let expected = max(deadline, sleptAt)
+        guard woke > expected &+ stoppedAfter else { return nil }
+        return woke - expected
+    }
+
     private func run() {
         _ = CStallMonitor_set_thread_name("stall-watchdog")  // Thread.name does not reach the kernel on Linux
+        // Waits for a snapshot's answer are sleeps of a few microseconds (see sampler.c); the
+        // default 50 µs of timer slack would stretch each one to tens of microseconds.
+        _ = CStallMonitor_set_timer_slack(1_000)
         let runQueue = RunQueueDelay()
         /// How long the watchdog waited for a CPU since `before` (nil when unknown).
         func waitedForCPU(since before: UInt64?) -> UInt64? {
@@ -62,9 +75,9 @@ final class Watchdog: @unchecked Sendable {
                 let queuedBefore = runQueue.nanos()
                 let signalled = wakeup.wait(until: deadline)
                 let woke = CStallMonitor_monotonic_ns()
-                if !signalled && woke > deadline &+ stoppedAfter {
+                if !signalled, let lateness = Self.lateness(deadline: deadline, sleptAt: sleeping, woke: woke, stoppedAfter: stoppedAfter) {
                     let waited = waitedForCPU(since: queuedBefore)
-                    for watch in watches { watch.noteProcessStopped(lateness: woke - deadline, now: woke, waitedForCPU: waited) }
+                    for watch in watches { watch.noteProcessStopped(lateness: lateness, now: woke, waitedForCPU: waited) }
                 }
             } else {
                 for watch in watches { watch.thread.tracker.watchdogParked.store(true, ordering: .sequentiallyConsistent) }

@@ -36,6 +36,19 @@ struct LateWakeTests {
         return harness
     }
 
+    @Test("lateness counts from the deadline, or from when the wait began if the watchdog was still working then")
+    func latenessFromWaitStart() {
+        let ms: UInt64 = 1_000_000
+        // Asleep before the deadline, woke 600 ms after it: late.
+        #expect(Watchdog.lateness(deadline: 1_000 * ms, sleptAt: 990 * ms, woke: 1_600 * ms, stoppedAfter: 250 * ms) == 600 * ms)
+        // Woke 100 ms late: not late enough to mean anything.
+        #expect(Watchdog.lateness(deadline: 1_000 * ms, sleptAt: 990 * ms, woke: 1_100 * ms, stoppedAfter: 250 * ms) == nil)
+        // A 900 ms unwinding ran past the deadline; the wait then returned at once: not late.
+        #expect(Watchdog.lateness(deadline: 1_000 * ms, sleptAt: 1_900 * ms, woke: 1_900 * ms + 20_000, stoppedAfter: 250 * ms) == nil)
+        // Started waiting late, and then overslept by 400 ms on top: late by those 400 ms only.
+        #expect(Watchdog.lateness(deadline: 1_000 * ms, sleptAt: 1_900 * ms, woke: 2_300 * ms, stoppedAfter: 250 * ms) == 400 * ms)
+    }
+
     @Test("the thread ran the whole time the watchdog overslept: a 600 ms stall, nothing subtracted")
     func threadRan() throws {
         let harness = Self.lateWake(cpuDuringSleep: 410 * Int64(Self.ms))
