@@ -57,10 +57,6 @@ static struct {
     _Atomic uint64_t word;
     // The request (written by the watchdog before it is published).
     int request;
-    // Whether the handler posts `done` when it has answered. A snapshot's requester polls
-    // instead: a post would wake it on the stuck thread's CPU (the scheduler favours the waker's
-    // CPU), and it would then unwind there, taking the CPU from the thread it just sampled.
-    int post_when_done;
     uintptr_t stack_low;
     uintptr_t stack_high;
     size_t copy_limit;
@@ -174,9 +170,8 @@ static void CStallMonitor_handler(int signal_number, siginfo_t *info, void *cont
         } else {
             unwind_in_handler(context);
         }
-        int post = slot.post_when_done;
         atomic_store(&slot.word, slot_word(self, SLOT_DONE));
-        if (post) sem_post(&slot.done);
+        sem_post(&slot.done);
     }
     atomic_fetch_sub(&handler_activity[bucket].running, 1);
     errno = saved_errno;
@@ -359,24 +354,6 @@ static void copy_out_snapshot(CStallMonitorSnapshot *snapshot) {
     snapshot->stack_size = size;
 }
 
-/// Waits until the slot holds thread `tid`'s answer or `deadline_ns` passes: on `done` when the
-/// handler posts it, otherwise by looking at the slot after sleeps that start at 4 µs and double
-/// up to 256 µs (a snapshot handler answers within microseconds). 0 when answered.
-static int wait_for_answer(pid_t tid, uint64_t deadline_ns, int posted) {
-    if (posted) return CStallMonitor_sem_wait_until(&slot.done, deadline_ns);
-    uint64_t pause_ns = 4000;
-    for (;;) {
-        if (atomic_load(&slot.word) == slot_word(tid, SLOT_DONE)) return 0;
-        uint64_t now = CStallMonitor_monotonic_ns();
-        if (now >= deadline_ns) return ETIMEDOUT;
-        uint64_t left = deadline_ns - now;
-        uint64_t sleep_ns = pause_ns < left ? pause_ns : left;
-        struct timespec pause = {.tv_sec = (time_t)(sleep_ns / 1000000000ull), .tv_nsec = (long)(sleep_ns % 1000000000ull)};
-        nanosleep(&pause, NULL);
-        if (pause_ns < 256000) pause_ns *= 2;
-    }
-}
-
 /// Publishes a request to thread `tid`, signals it and waits for the answer. On OK the slot is
 /// DONE and the caller copies the answer out, then sets the slot IDLE.
 static CStallMonitorSampleResult send_request(pid_t tid, uint64_t timeout_ns, int signal_number, int request,
@@ -393,7 +370,6 @@ static CStallMonitorSampleResult send_request(pid_t tid, uint64_t timeout_ns, in
     // The slot is idle: no handler reads the request fields now (requests are serialized by the
     // caller). The compare-and-swap below publishes them.
     slot.request = request;
-    slot.post_when_done = request != REQUEST_SNAPSHOT;
     if (bounds != NULL) {
         slot.stack_low = bounds->stack_low;
         slot.stack_high = bounds->stack_high;
@@ -408,9 +384,8 @@ static CStallMonitorSampleResult send_request(pid_t tid, uint64_t timeout_ns, in
         atomic_compare_exchange_strong(&slot.word, &requested, 0);
         return CStallMonitorSampleSendFailed;
     }
-    int posted = slot.post_when_done;
     uint64_t deadline = CStallMonitor_monotonic_ns() + timeout_ns;
-    if (wait_for_answer(tid, deadline, posted) == 0 &&
+    if (CStallMonitor_sem_wait_until(&slot.done, deadline) == 0 &&
         atomic_load(&slot.word) == slot_word(tid, SLOT_DONE)) {
         return CStallMonitorSampleOK;
     }
@@ -420,7 +395,7 @@ static CStallMonitorSampleResult send_request(pid_t tid, uint64_t timeout_ns, in
     }
     // The handler claimed the request just now: it is answering; give it one more deadline.
     uint64_t grace = CStallMonitor_monotonic_ns() + timeout_ns;
-    if (wait_for_answer(tid, grace, posted) == 0 &&
+    if (CStallMonitor_sem_wait_until(&slot.done, grace) == 0 &&
         atomic_load(&slot.word) == slot_word(tid, SLOT_DONE)) {
         return CStallMonitorSampleOK;
     }

@@ -6,7 +6,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -75,10 +74,6 @@ int CStallMonitor_unblock_signal(int signal_number) {
     sigemptyset(&set);
     sigaddset(&set, signal_number);
     return -pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-}
-
-int CStallMonitor_set_timer_slack(unsigned long nanoseconds) {
-    return prctl(PR_SET_TIMERSLACK, nanoseconds, 0, 0, 0) == 0 ? 0 : -errno;
 }
 
 int CStallMonitor_set_thread_name(const char *name) {

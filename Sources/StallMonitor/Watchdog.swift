@@ -53,9 +53,6 @@ final class Watchdog: @unchecked Sendable {
 
     private func run() {
         _ = CStallMonitor_set_thread_name("stall-watchdog")  // Thread.name does not reach the kernel on Linux
-        // Waits for a snapshot's answer are sleeps of a few microseconds (see sampler.c); the
-        // default 50 µs of timer slack would stretch each one to tens of microseconds.
-        _ = CStallMonitor_set_timer_slack(1_000)
         let runQueue = RunQueueDelay()
         /// How long the watchdog waited for a CPU since `before` (nil when unknown).
         func waitedForCPU(since before: UInt64?) -> UInt64? {

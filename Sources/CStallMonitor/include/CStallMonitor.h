@@ -50,10 +50,6 @@ int CStallMonitor_unblock_signal(int signal_number);
 /// Returns 0 or an errno.
 int CStallMonitor_set_thread_name(const char *name);
 
-/// Sets the calling thread's timer slack (how late the kernel may end its sleeps, 50 µs by
-/// default) to `nanoseconds`; 0 on success.
-int CStallMonitor_set_timer_slack(unsigned long nanoseconds);
-
 /// Waits on `sem` until CLOCK_MONOTONIC reaches `deadline_ns` (0: no deadline), retrying on EINTR.
 /// Returns 0 when the semaphore was taken, ETIMEDOUT on timeout, another errno on failure.
 int CStallMonitor_sem_wait_until(sem_t *sem, uint64_t deadline_ns);
