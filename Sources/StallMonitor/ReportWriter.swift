@@ -34,6 +34,9 @@ final class ReportWriter: Sendable {
     private let session: SessionRecorder
     private let onReport: (@Sendable (StallReport, URL) -> Void)?
     private let files = Locked<[UUID: StallFile]>([:])
+    /// Names of `inProgress` reports on disk of every monitor of this process (several may share
+    /// a directory): the quota never deletes them.
+    private static let unfinished = Locked<Set<String>>([])
 
     init(builder: ReportBuilder, store: ReportFileStore, errors: ErrorReporter, counters: MonitorCounters,
          limiter: FingerprintRateLimiter, quota: ReportQuota, session: SessionRecorder,
@@ -103,9 +106,7 @@ final class ReportWriter: Sendable {
                 files.withLock { _ = $0.removeValue(forKey: box.value.stallID) }
                 if let url {
                     counters.reportsWritten.add(1, ordering: .relaxed)
-                    // This process's reports of stalls still in progress are not for deleting.
-                    let open = files.withLock { Set($0.values.filter(\.written).map(\.name)) }
-                    quota.enforce(keeping: url.lastPathComponent, protected: open)
+                    quota.enforce(keeping: url.lastPathComponent, protected: Self.unfinished.withLock { $0 })
                     onReport?(report, url)
                 }
                 session.heartbeat()
@@ -115,6 +116,7 @@ final class ReportWriter: Sendable {
                 guard let file = files.withLock({ $0.removeValue(forKey: stallID) }), file.written else { return }
                 store.remove(name: file.name)
                 quota.noteRemoved(file.name)
+                Self.unfinished.withLock { _ = $0.remove(file.name) }
             }
         }
     }
@@ -140,6 +142,9 @@ final class ReportWriter: Sendable {
             let url = try store.write(data, name: file.name, replacing: file.written)
             files.withLock { $0[stallID]?.written = true }
             quota.noteWritten(file.name, bytes: data.count)
+            Self.unfinished.withLock { names in
+                if report.status == .inProgress { names.insert(file.name) } else { names.remove(file.name) }
+            }
             return url
         } catch {
             errors.report(error)

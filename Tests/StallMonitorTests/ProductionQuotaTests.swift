@@ -86,6 +86,40 @@ struct ProductionQuotaTests {
         #expect(statistics.reportsDeletedForQuota == 2)
     }
 
+    @Test("monitors of one process sharing a directory: one's quota never deletes another's inProgress report")
+    func quotaSparesAnotherMonitorsStallInProgress() throws {
+        let directory = ReportDirectory()
+        defer { directory.remove() }
+        let holder = try MonitoredLoopThread(name: "quota-holder")
+        defer { holder.stop() }
+        let writer = try MonitoredLoopThread(name: "quota-writer")
+        defer { writer.stop() }
+        var configuration = directory.configuration()
+        configuration.maxReportFiles = 1
+        let holding = try holder.startMonitor(configuration)
+        defer { holding.stop() }
+        let writing = try writer.startMonitor(configuration)
+        defer { writing.stop() }
+
+        let long = holder.perform { StallingWork.spinOnCPUForStallTest(milliseconds: 3_000) }
+        var held: String?
+        #expect(waitUntil(timeout: .seconds(10)) {
+            held = directory.reportFiles().first { (try? StallReport.read(from: $0))?.status == .inProgress }?.lastPathComponent
+            return held != nil
+        }, "the holder's inProgress report did not appear")
+        for count in 1...2 {
+            try writer.run { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
+            #expect(writing.waitForStalls(count), "\(writing.statistics)")
+        }
+        // The holder rewrites its report every second, so a deleted one would come back: the
+        // deletions tell. Only the writer's first report may go (when its second is written).
+        #expect(writing.statistics.reportsDeletedForQuota == 1, "\(writing.statistics)")
+        if let held { #expect(directory.entries().contains(held)) }
+        _ = try long.wait(timeout: .seconds(20))
+        #expect(holding.waitForStalls(1), "\(holding.statistics)")
+        #expect(holding.statistics.errors.isEmpty && writing.statistics.errors.isEmpty)
+    }
+
     @Test("maxReportBytes keeps the directory under its byte budget, deleting oldest first")
     func byteBudget() throws {
         let directory = ReportDirectory()
