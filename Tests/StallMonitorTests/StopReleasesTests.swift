@@ -8,12 +8,13 @@ import Testing
 /// descriptor of ours (only libunwind's own pipe, which it keeps for the life of the process).
 @Suite("stop() leaves nothing behind that can hurt the host", .serialized)
 struct StopReleasesTests {
-    /// The open descriptors of this process whose targets are a monitored thread's /proc files.
-    private static func threadProcDescriptors() -> [String] {
+    /// The open descriptors of this process whose targets are thread `tid`'s /proc files (only
+    /// this test's thread: a monitor released by an earlier test may still be shutting down).
+    private static func threadProcDescriptors(tid: Int32) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
         return names.compactMap { name in
             guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)"),
-                  target.contains("/task/") else { return nil }
+                  target.contains("/task/\(tid)/") else { return nil }
             return target
         }.sorted()
     }
@@ -24,15 +25,16 @@ struct StopReleasesTests {
         defer { directory.remove() }
         let loop = try MonitoredLoopThread(name: "stop-fds")
         defer { loop.stop() }
-        let before = Self.threadProcDescriptors()
+        let before = Self.threadProcDescriptors(tid: loop.tid)
+        #expect(before.isEmpty)
         let monitor = try loop.startMonitor(directory.configuration())
         try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 350) }
         #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
-        let during = Self.threadProcDescriptors()
+        let during = Self.threadProcDescriptors(tid: loop.tid)
         #expect(during.contains { $0.hasSuffix("/task/\(loop.tid)/syscall") }, "the watchdog reads the thread's files: \(during)")
 
         monitor.stop()
-        let after = Self.threadProcDescriptors()
+        let after = Self.threadProcDescriptors(tid: loop.tid)
         #expect(after == before, "left open after stop(): \(Set(after).subtracting(before).sorted())")
         withExtendedLifetime(monitor) {}
     }
@@ -82,6 +84,15 @@ struct StopReleasesTests {
 
     @Test("a sample still pending when the last monitor stops is discarded, not delivered with the default action (which kills)")
     func pendingSampleDoesNotKillTheHost() throws {
+        // This monitor must be the last to stop: wait until monitors released by earlier tests
+        // (whose shutdown runs on a thread of its own) have put every disposition back.
+        #expect(waitUntil(timeout: .seconds(10)) {
+            (realTimeSignalMin...realTimeSignalMax).allSatisfy { candidate in
+                var action = sigaction()
+                sigaction(candidate, nil, &action)
+                return action.sa_flags & SA_SIGINFO == 0
+            }
+        }, "a monitor of an earlier test is still installed")
         let directory = ReportDirectory()
         defer { directory.remove() }
         let loop = try MonitoredLoopThread(name: "stop-pending")
