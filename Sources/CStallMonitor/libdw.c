@@ -12,6 +12,22 @@ static const CStallMonitorLibdw *loaded;
 static char why_not[256];
 static char *debuginfo_path;
 
+typedef int (*find_debuginfo_fn)(Dwfl_Module *, void **, const char *, Dwarf_Addr, const char *, const char *,
+                                 GElf_Word, char **);
+static find_debuginfo_fn build_id_find_debuginfo;
+
+// Separate debug files are looked up by build ID only (/usr/lib/debug/.build-id/xx/….debug, the
+// layout of Debian's -dbgsym and Fedora's -debuginfo packages), never the way libdw's standard
+// lookup ends: through debuginfod, which loads libcurl and OpenSSL into the host process and, when
+// DEBUGINFOD_URLS is set, downloads files over the network in the middle of a stall.
+static int find_local_debuginfo(Dwfl_Module *module, void **userdata, const char *module_name, Dwarf_Addr base,
+                                const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                                char **debuginfo_file_name) {
+    if (build_id_find_debuginfo == NULL) return -1;
+    return build_id_find_debuginfo(module, userdata, module_name, base, file_name, debuglink_file, debuglink_crc,
+                                   debuginfo_file_name);
+}
+
 static void load(void) {
     void *library = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
     if (library == NULL) {
@@ -51,9 +67,10 @@ static void load(void) {
     CSM_LOAD(dwfl_errno, "dwfl_errno")
     CSM_LOAD(dwfl_errmsg, "dwfl_errmsg")
     CSM_LOAD(callbacks.find_elf, "dwfl_linux_proc_find_elf")
-    CSM_LOAD(callbacks.find_debuginfo, "dwfl_standard_find_debuginfo")
 #undef CSM_LOAD
     *(void **)(&functions.frame_reg) = dlsym(library, "dwfl_frame_reg");
+    *(void **)(&build_id_find_debuginfo) = dlsym(library, "dwfl_build_id_find_debuginfo");
+    functions.callbacks.find_debuginfo = find_local_debuginfo;
     functions.callbacks.debuginfo_path = &debuginfo_path;
     loaded = &functions;
 }

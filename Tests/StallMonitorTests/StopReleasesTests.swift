@@ -39,6 +39,24 @@ struct StopReleasesTests {
         withExtendedLifetime(monitor) {}
     }
 
+    @Test("naming and unwinding load no debuginfod client into the host (no libcurl or OpenSSL, no downloads during a stall)")
+    func noDebuginfodInTheHost() throws {
+        let directory = ReportDirectory()
+        defer { directory.remove() }
+        let loop = try MonitoredLoopThread(name: "no-debuginfod")
+        defer { loop.stop() }
+        let monitor = try loop.startMonitor(directory.configuration())
+        defer { monitor.stop() }
+        try loop.run { StallingWork.sleepInUsleepUntilElapsed(milliseconds: 350) }
+        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+        let report = try #require(try directory.reports().first)
+        #expect(report.representativeSymbols.contains { $0.contains("sleepInUsleepUntilElapsed") }, "names still come: \(report.representativeSymbols)")
+        let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+        let loaded = Set(maps.split(separator: "\n").compactMap { $0.split(separator: " ").last.map(String.init) })
+        #expect(loaded.contains { $0.contains("libdw") }, "libdw is in use")
+        #expect(!loaded.contains { $0.contains("libdebuginfod") || $0.contains("libcurl") }, "\(loaded.filter { $0.contains("debuginfod") || $0.contains("curl") })")
+    }
+
     @Test("releasing a monitor without stop() does not block the releasing thread; the shutdown finishes on its own thread")
     func deinitDoesNotBlock() throws {
         let directory = ReportDirectory()
