@@ -51,7 +51,10 @@ struct StopReleasesTests {
         #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
         let report = try #require(try directory.reports().first)
         #expect(report.representativeSymbols.contains { $0.contains("sleepInUsleepUntilElapsed") }, "names still come: \(report.representativeSymbols)")
-        let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+        // Read to the end (String(contentsOfFile:) stops after 4 KiB of a /proc file).
+        let handle = try #require(FileHandle(forReadingAtPath: "/proc/self/maps"))
+        defer { try? handle.close() }
+        let maps = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
         let loaded = Set(maps.split(separator: "\n").compactMap { $0.split(separator: " ").last.map(String.init) })
         #expect(loaded.contains { $0.contains("libdw") }, "libdw is in use")
         #expect(!loaded.contains { $0.contains("libdebuginfod") || $0.contains("libcurl") }, "\(loaded.filter { $0.contains("debuginfod") || $0.contains("curl") })")
