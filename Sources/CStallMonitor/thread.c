@@ -34,6 +34,12 @@ uint64_t CStallMonitor_thread_voluntary_switches(void) {
     return (uint64_t)usage.ru_nvcsw;
 }
 
+static __thread uint64_t loop_idle_yields;
+
+uint64_t CStallMonitor_loop_idle_yields(void) { return loop_idle_yields; }
+
+void CStallMonitor_note_loop_idle_yield(void) { loop_idle_yields++; }
+
 int CStallMonitor_ensure_altstack(size_t min_size) {
     stack_t current;
     if (sigaltstack(NULL, &current) != 0) return -errno;

@@ -3,46 +3,48 @@ import CoreFoundation
 
 /// Feeds a ``SpanTracker`` from `CFRunLoopObserver`s on one run loop in the common modes.
 /// The callback is a C function pointer: it reads the monotonic clock (vDSO) and updates atomics.
+///
+/// Two observers, so that the work of every other observer counts in the span: one ordered first
+/// for the activities that open a span or a pass (entry, beforeTimers, afterWaiting), one ordered
+/// last for those that suspend it (beforeWaiting, exit). Work other observers do when the loop is
+/// about to wait (an ``IdleWorkQueue``'s items, say) is still inside the span.
 final class RunLoopProbe: @unchecked Sendable {
-    /// The activities observed: entry, beforeTimers (loop passes), beforeWaiting, afterWaiting, exit.
-    static let activities: CFOptionFlags =
+    /// The activities observed first: entry, beforeTimers (loop passes), afterWaiting.
+    static let openingActivities: CFOptionFlags =
         CFRunLoopActivity.entry.rawValue | CFRunLoopActivity.beforeTimers.rawValue |
-        CFRunLoopActivity.beforeWaiting.rawValue | CFRunLoopActivity.afterWaiting.rawValue |
-        CFRunLoopActivity.exit.rawValue
+        CFRunLoopActivity.afterWaiting.rawValue
+    /// The activities observed last: beforeWaiting and exit.
+    static let suspendingActivities: CFOptionFlags =
+        CFRunLoopActivity.beforeWaiting.rawValue | CFRunLoopActivity.exit.rawValue
 
     private let runLoop: CFRunLoop
-    private let observer: CFRunLoopObserver
+    private let observers: [CFRunLoopObserver]
 
-    /// Creates the observer and adds it to `runLoop`. The observer keeps `tracker` alive.
+    /// Creates the observers and adds them to `runLoop`. The observers keep `tracker` alive.
     init(runLoop: CFRunLoop, tracker: SpanTracker) {
         self.runLoop = runLoop
-        var context = CFRunLoopObserverContext(
-            version: 0,
-            info: Unmanaged.passUnretained(tracker).toOpaque(),
-            retain: { info in
-                guard let info else { return nil }
-                _ = Unmanaged<SpanTracker>.fromOpaque(info).retain()
-                return UnsafeRawPointer(info)
-            },
-            release: { info in
-                guard let info else { return }
-                Unmanaged<SpanTracker>.fromOpaque(info).release()
-            },
-            copyDescription: nil)
-        // Order LONG_MIN - 1 … : run before other observers so their work counts in the span.
-        observer = CFRunLoopObserverCreate(nil, Self.activities, true, Int.min, { _, activity, info in
+        observers = [
+            Self.observer(Self.openingActivities, order: Int.min, tracker: tracker),
+            Self.observer(Self.suspendingActivities, order: Int.max, tracker: tracker),
+        ]
+        for observer in observers { CFRunLoopAddObserver(runLoop, observer, kCFRunLoopCommonModes) }
+    }
+
+    private static func observer(_ activities: CFOptionFlags, order: Int, tracker: SpanTracker) -> CFRunLoopObserver {
+        RunLoopObserver.make(activities, order: order, info: tracker) { _, activity, info in
             guard let info else { return }
             // The observer holds a reference (context retain): no retain/release per callback.
             Unmanaged<SpanTracker>.fromOpaque(info)._withUnsafeGuaranteedRef {
                 $0.record(UInt(activity.rawValue), at: CStallMonitor_monotonic_ns())
             }
-        }, &context)
-        CFRunLoopAddObserver(runLoop, observer, kCFRunLoopCommonModes)
+        }
     }
 
-    /// Removes and invalidates the observer; callbacks stop.
+    /// Removes and invalidates the observers; callbacks stop.
     func remove() {
-        CFRunLoopRemoveObserver(runLoop, observer, kCFRunLoopCommonModes)
-        CFRunLoopObserverInvalidate(observer)
+        for observer in observers {
+            CFRunLoopRemoveObserver(runLoop, observer, kCFRunLoopCommonModes)
+            CFRunLoopObserverInvalidate(observer)
+        }
     }
 }

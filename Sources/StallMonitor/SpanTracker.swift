@@ -13,6 +13,11 @@ import Synchronization
 /// busy span short: a wait that returns at once because work is pending (a congested loop), and
 /// `RunLoop.run()` leaving and re-entering the CF loop after every handled source. Nested runs
 /// of the same loop neither restart nor end the enclosing span.
+///
+/// One exception to both rules: when code on the thread declared during the span that the loop
+/// would have gone idle and is kept awake only by deferred idle-time work
+/// (`CStallMonitor_note_loop_idle_yield`, called by ``IdleWorkQueue``), the span ends at the
+/// next suspension however soon the loop is awake again.
 final class SpanTracker: Sendable {
     /// Phase bits of ``state``.
     enum Phase: UInt64 {
@@ -29,6 +34,12 @@ final class SpanTracker: Sendable {
     let spanStartSwitches = Atomic<UInt64>(0)
     /// The calling thread's voluntary context switches (replaced in tests).
     let voluntarySwitches: @Sendable () -> UInt64
+    /// The idle yields declared on the thread when the current span began.
+    let spanStartIdleYields = Atomic<UInt64>(0)
+    /// Whether the current suspension follows an idle yield declared during the span.
+    let suspendedAfterIdleYield = Atomic<Bool>(false)
+    /// The calling thread's declared idle yields (replaced in tests).
+    let idleYields: @Sendable () -> UInt64
 
     // Pass accounting, touched only by the monitored thread while a span is open.
     let passes = Atomic<Int>(0)
@@ -51,11 +62,13 @@ final class SpanTracker: Sendable {
     let wakeup: WakeupSignal
 
     init(publishAfter: UInt64, reentryGrace: UInt64, wakeup: WakeupSignal,
-         voluntarySwitches: @escaping @Sendable () -> UInt64 = { CStallMonitor_thread_voluntary_switches() }) {
+         voluntarySwitches: @escaping @Sendable () -> UInt64 = { CStallMonitor_thread_voluntary_switches() },
+         idleYields: @escaping @Sendable () -> UInt64 = { CStallMonitor_loop_idle_yields() }) {
         self.publishAfter = publishAfter
         self.reentryGrace = reentryGrace
         self.wakeup = wakeup
         self.voluntarySwitches = voluntarySwitches
+        self.idleYields = idleYields
     }
 
     // MARK: Monitored thread
@@ -102,6 +115,7 @@ final class SpanTracker: Sendable {
         let current = state.load(ordering: .relaxed)
         guard current & 3 == Phase.open.rawValue else { return }
         suspendedAt.store(now, ordering: .relaxed)
+        suspendedAfterIdleYield.store(idleYields() != spanStartIdleYields.load(ordering: .relaxed), ordering: .relaxed)
         state.store((current & ~3) | Phase.suspended.rawValue, ordering: .sequentiallyConsistent)
     }
 
@@ -113,6 +127,12 @@ final class SpanTracker: Sendable {
             return
         case .suspended:
             let suspended = suspendedAt.load(ordering: .relaxed)
+            if suspendedAfterIdleYield.load(ordering: .relaxed) {
+                // The loop would have slept; deferred idle work kept it awake: a new span.
+                publishEnd(sequence: current >> 2, at: suspended)
+                begin(after: current, at: now, switches: voluntarySwitches())
+                return
+            }
             if now &- suspended <= reentryGrace {
                 state.store((current & ~3) | Phase.open.rawValue, ordering: .sequentiallyConsistent)
                 return
@@ -135,6 +155,7 @@ final class SpanTracker: Sendable {
     private func begin(after current: UInt64, at now: UInt64, switches: UInt64) {
         spanStart.store(now, ordering: .relaxed)
         spanStartSwitches.store(switches, ordering: .relaxed)
+        spanStartIdleYields.store(idleYields(), ordering: .relaxed)
         passStart.store(now, ordering: .relaxed)
         longestPass.store(0, ordering: .relaxed)
         passes.store(1, ordering: .relaxed)

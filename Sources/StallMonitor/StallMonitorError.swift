@@ -16,6 +16,8 @@ public enum StallMonitorError: Error, Sendable, Equatable, CustomStringConvertib
     /// The directory quota could not be enforced: the directory could not be listed, or an old
     /// report could not be deleted (it is not tried again).
     case reportQuota(path: String, reason: String)
+    /// A ``ResidentLoopThread`` could not be started.
+    case threadStart(String)
 
     /// A one-line explanation.
     public var description: String {
@@ -27,6 +29,7 @@ public enum StallMonitorError: Error, Sendable, Equatable, CustomStringConvertib
         case .reportEncoding(let why): return "cannot encode stall report: \(why)"
         case .reportQuota(let path, let why): return "report quota, \(path): \(why)"
         case .threadArming(let why): return "preparing the monitored thread: \(why)"
+        case .threadStart(let why): return "starting a resident loop thread: \(why)"
         }
     }
 
@@ -40,6 +43,7 @@ public enum StallMonitorError: Error, Sendable, Equatable, CustomStringConvertib
         case .reportEncoding: return "reportEncoding"
         case .reportQuota: return "reportQuota"
         case .threadArming: return "threadArming"
+        case .threadStart: return "threadStart"
         }
     }
 }

@@ -38,6 +38,14 @@ int64_t CStallMonitor_thread_cpu_ns(pid_t tid);
 /// `voluntary_ctxt_switches`. A preemption does not count.
 uint64_t CStallMonitor_thread_voluntary_switches(void);
 
+/// How many times code on the calling thread declared that its run loop would have gone idle
+/// here and is kept awake only by deferred idle-time work (``IdleWorkQueue``). A span tracker on
+/// the same thread ends the span at the next wait when this changed during the span.
+uint64_t CStallMonitor_loop_idle_yields(void);
+
+/// Counts one such declaration for the calling thread.
+void CStallMonitor_note_loop_idle_yield(void);
+
 /// Makes sure the calling thread has an alternate signal stack of at least `min_size` bytes.
 /// Returns 1 when a new stack was installed, 0 when the existing one suffices, -errno on failure.
 int CStallMonitor_ensure_altstack(size_t min_size);

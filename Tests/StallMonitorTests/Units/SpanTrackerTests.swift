@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 
 @testable import StallMonitor
@@ -43,6 +44,25 @@ struct SpanTrackerTests {
         #expect(ended?.end == 1_300 * Self.ms)
         #expect(ended?.passes == 3)
         #expect(ended?.longestPass == 200 * Self.ms)
+    }
+
+    @Test("a pass that declared an idle yield ends its span at the wait, however soon the loop wakes and whether or not the thread slept")
+    func idleYieldEndsSpan() {
+        let switches = SimulatedSwitches()
+        switches.preempted.store(true, ordering: .relaxed)
+        let yields = Atomic<UInt64>(0)
+        let tracker = SpanTracker(publishAfter: 0, reentryGrace: Self.grace, wakeup: WakeupSignal(),
+                                  voluntarySwitches: { switches.next() }, idleYields: { yields.load(ordering: .relaxed) })
+        feed(tracker, [(.afterWaiting, 10 * Self.ms), (.beforeTimers, 11 * Self.ms)])
+        yields.add(1, ordering: .relaxed)  // idle work ran and left more for the next pass
+        feed(tracker, [(.beforeWaiting, 20 * Self.ms), (.afterWaiting, 20 * Self.ms + Self.grace / 2)])
+        var span = tracker.currentSpan()
+        #expect(span.sequence == 2 && span.phase == .open && span.start == 20 * Self.ms + Self.grace / 2)
+        #expect(tracker.endedSpan(1)?.end == 20 * Self.ms)
+        // The next pass declares nothing: a quick wake-up continues its span as usual.
+        feed(tracker, [(.beforeWaiting, 30 * Self.ms), (.afterWaiting, 30 * Self.ms + Self.grace / 2)])
+        span = tracker.currentSpan()
+        #expect(span.sequence == 2 && span.phase == .open)
     }
 
     @Test("a wake-up within the reentry grace continues the same span")
