@@ -166,8 +166,8 @@ final class ResidentLoopCore: @unchecked Sendable {
 
     /// The thread's body: set up, run the loop until stopped, tear down.
     func threadMain() {
+        // Foundation's `Thread.name` reads this kernel name back on Linux.
         _ = CStallMonitor_set_thread_name(Self.kernelName(name))
-        Thread.current.name = name
         let runLoop = CFRunLoopGetCurrent()!
         var context = CFRunLoopSourceContext(
             version: 0, info: Unmanaged.passUnretained(self).toOpaque(),
