@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "StallReportKit", targets: ["StallReportKit"]),
         .executable(name: "stallreport", targets: ["stallreport"]),
         .executable(name: "stall-demo", targets: ["stall-demo"]),
+        .executable(name: "idle-work-demo", targets: ["idle-work-demo"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -45,6 +46,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The same work on the main RunLoop directly and through an IdleWorkQueue (Scripts/demo).
+        .executableTarget(
+            name: "idle-work-demo",
+            dependencies: [
+                "StallMonitor",
+                "CStallMonitor",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         // Benchmarks of the monitor's cost and accuracy and of stallreport's speed (Scripts/bench).
         .executableTarget(
             name: "stall-bench",
@@ -70,7 +80,7 @@ let package = Package(
         .testTarget(name: "StallMonitorTests", dependencies: ["StallMonitor", "StallReportKit", "CStallMonitor"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["StallReportKit", "StallReportKitTestSupport", "stall-demo", "stallreport"]
+            dependencies: ["StallReportKit", "StallReportKitTestSupport", "stall-demo", "stallreport", "idle-work-demo"]
         ),
     ],
     swiftLanguageModes: [.v6]
