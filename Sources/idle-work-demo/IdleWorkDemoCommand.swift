@@ -17,11 +17,11 @@ struct IdleWorkDemoCommand: ParsableCommand {
             50 ms meanwhile and records how late it fires. Prints completion time, stalls \
             reported and timer lateness for both; exits 1 when the idle queue had a stall.
 
-            Example: idle-work-demo --output ./stall-reports/idle-work
+            Example: idle-work-demo --output ./stall-reports-idle-work
             """)
 
     @Option(name: .shortAndLong, help: "Directory for the stall reports (created 0700 if missing).")
-    var output: String = "stall-reports/idle-work"
+    var output: String = "stall-reports-idle-work"
 
     @Option(help: "Pieces of work.")
     var items: Int = 200
