@@ -28,11 +28,6 @@ struct ReportBuilder {
         var complete: Bool
     }
 
-    /// Builds the report; without `symbolicate`, frames carry addresses and images only.
-    func build(_ recording: StallRecording, status: StallStatus = .ended, symbolicate: Bool = true) -> StallReport {
-        build(recording, status: status, naming: symbolicate ? .full : .none).report
-    }
-
     /// Builds the report, naming frames as `naming` says.
     func build(_ recording: StallRecording, status: StallStatus = .ended, naming: Naming) -> Built {
         let images = LoadedImages.capture()

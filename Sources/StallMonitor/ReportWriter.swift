@@ -97,7 +97,7 @@ final class ReportWriter: Sendable {
             }
             let box = UncheckedBox(recording)
             perform { [self] in
-                var report = builder.build(box.value, status: .ended)
+                var report = builder.build(box.value, status: .ended, naming: .full).report
                 if !limiter.admit(report.fingerprint, at: box.value.end) {
                     report = report.compacted()
                     counters.reportsRateLimited.add(1, ordering: .relaxed)

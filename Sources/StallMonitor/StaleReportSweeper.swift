@@ -21,7 +21,7 @@ struct StaleReportSweeper {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return 0 }
         let sessions = sessionStarts(in: directory, names: names)
         var marked = 0
-        for name in names where name.hasPrefix("stall-") && name.hasSuffix(".json") {
+        for name in names where ReportQuota.isReportName(name) {
             let url = directory.appendingPathComponent(name)
             guard let data = try? BoundedFileReader.contents(of: url.path, limit: Self.maxFileSize).get(),
                   data.range(of: Data("\"inProgress\"".utf8)) != nil,

@@ -15,6 +15,15 @@ private func kernelThreadName(_ tid: Int32) -> String? {
         .trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
+/// This process's open descriptors that are anonymous inodes (eventfd, timerfd, epoll: what a
+/// CF run loop opens), by number.
+private func anonymousDescriptors() -> Set<String> {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    return Set(names.filter { name in
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)"))?.hasPrefix("anon_inode:") == true
+    })
+}
+
 private struct ExpectedFailure: Error, Equatable {}
 
 /// A spin with a name to find in a report.
@@ -65,6 +74,24 @@ struct ResidentLoopThreadTests {
         #expect(!resident.perform {})
         #expect(throws: ResidentLoopThread.NotRunning.self) { try resident.performAndWait { 1 } }
         resident.stop()  // again: nothing more
+    }
+
+    @Test("threads started and stopped leave no run loop descriptor behind")
+    func noDescriptorsLeft() throws {
+        let before = anonymousDescriptors()
+        var opened = Set<String>()
+        for index in 0..<5 {
+            let resident = try ResidentLoopThread(name: "resident-fd-\(index)")
+            let queue = try resident.makeIdleWorkQueue()
+            queue.submit {}
+            #expect(waitUntil { queue.statistics.completed == 1 })
+            opened.formUnion(try resident.performAndWait { anonymousDescriptors() }.subtracting(before))
+            _ = queue.close()
+            resident.stop()
+        }
+        #expect(!opened.isEmpty, "each thread's run loop opens descriptors")
+        let left = anonymousDescriptors().intersection(opened)
+        #expect(left.isEmpty, "still open after stop(): \(left.sorted())")
     }
 
     @Test("stop called from its own work returns at once; the thread ends when that work returns")

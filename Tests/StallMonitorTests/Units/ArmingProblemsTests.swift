@@ -29,7 +29,7 @@ struct ArmingProblemsTests {
         _ = harness.watch.step(now: 1_401 * Self.ms)
         let stall = try #require(harness.endedStalls.first, "\(harness.emitted)")
         let report = ReportBuilder(symbolicator: .shared, process: HostFacts.process(appVersion: nil), tags: [:], symbolicateInProcess: false)
-            .build(stall, symbolicate: false)
+            .build(stall, naming: .none).report
         let problems = try #require(report.loop.armingProblems)
         #expect(problems.count == 2)
         #expect(problems.allSatisfy { message in reported.contains { $0.hasSuffix(message) } }, "\(problems) vs \(reported)")
@@ -49,7 +49,7 @@ struct ArmingProblemsTests {
         _ = harness.watch.step(now: 1_401 * Self.ms)
         let stall = try #require(harness.endedStalls.first)
         let report = ReportBuilder(symbolicator: .shared, process: HostFacts.process(appVersion: nil), tags: [:], symbolicateInProcess: false)
-            .build(stall, symbolicate: false)
+            .build(stall, naming: .none).report
         #expect(report.loop.armingProblems == nil)
     }
 }

@@ -69,7 +69,7 @@ struct MachineSuspendTests {
         #expect(inProgress.first?.machineSuspendedNanos == Self.hour)
 
         let builder = ReportBuilder(symbolicator: .shared, process: HostFacts.process(appVersion: nil), tags: [:], symbolicateInProcess: false)
-        let report = builder.build(stall, symbolicate: false)
+        let report = builder.build(stall, naming: .none).report
         #expect(report.durationMs == 400)
         #expect(report.machineSuspendedMs == 3_600_000)
         let decoded = try StallReport.decode(from: report.encoded())
@@ -86,7 +86,7 @@ struct MachineSuspendTests {
         let stall = try #require(harness.endedStalls.first)
         #expect(stall.machineSuspendedNanos == 0)
         let report = ReportBuilder(symbolicator: .shared, process: HostFacts.process(appVersion: nil), tags: [:], symbolicateInProcess: false)
-            .build(stall, symbolicate: false)
+            .build(stall, naming: .none).report
         #expect(report.machineSuspendedMs == nil)
     }
 }
