@@ -1,13 +1,12 @@
 import Foundation
+import StallReportKitTestSupport
 import Testing
 
 /// Validates JSON files against the schemas in `Reports/` with Python's `jsonschema` (an
 /// independent implementation of JSON Schema, draft 2020-12, with format checks).
 enum SchemaValidation {
-    /// The repository root, found from this file's path.
-    static var root: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    }
+    /// The repository root.
+    static var root: URL { PackageRoot.url }
 
     /// Validates every stall report (`*.json`) in `directory` against `stall-report.schema.json`;
     /// there must be at least one.

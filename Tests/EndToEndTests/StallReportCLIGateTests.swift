@@ -112,7 +112,7 @@ struct StallReportCLIGateTests {
 
     @Test("The example config in Reports/ works with its baseline and suppressions")
     func exampleConfig() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = PackageRoot.url
         let run = try StallReportCLI.run(["gate", "--config", root.appendingPathComponent("Reports/stallreport-gate.example.json").path, reports.path])
         #expect(run.status == 1, "\(run)")  // the demo's fingerprints are all new against the example baseline
         #expect(run.stdout.contains("Baseline ("))

@@ -1,0 +1,150 @@
+import CStallMonitor
+import CoreFoundation
+
+/// The probe for a `CFRunLoop` (Foundation's `RunLoop`): `CFRunLoopObserver`s in the common
+/// modes turn the loop's activities into ``SpanTracker`` events. The callback is a C function
+/// pointer: it reads the monotonic clock (vDSO) and updates atomics; at a run's entry it also
+/// reads the run's mode, on the loop's own thread.
+///
+/// Two observers, so that the work of every other observer counts in the span: one ordered first
+/// for the activities that open a span or a pass (entry, beforeTimers, afterWaiting), one ordered
+/// last for those that suspend it (beforeWaiting, exit). Work other observers do when the loop is
+/// about to wait (an ``IdleWorkQueue``'s items, say) is still inside the span.
+final class RunLoopProbe: LoopProbe, @unchecked Sendable {
+    /// The activities observed first: entry, beforeTimers (loop passes), afterWaiting.
+    static let openingActivities: CFOptionFlags =
+        CFRunLoopActivity.entry.rawValue | CFRunLoopActivity.beforeTimers.rawValue |
+        CFRunLoopActivity.afterWaiting.rawValue
+    /// The activities observed last: beforeWaiting and exit.
+    static let suspendingActivities: CFOptionFlags =
+        CFRunLoopActivity.beforeWaiting.rawValue | CFRunLoopActivity.exit.rawValue
+
+    let kind = "runLoop"
+    private let runLoop: CFRunLoop
+    private var observers: [CFRunLoopObserver] = []
+
+    /// A probe of `loop`: the main run loop, or the calling thread's.
+    convenience init(_ loop: StallMonitor.Loop) {
+        self.init(runLoop: loop == .main ? CFRunLoopGetMain() : CFRunLoopGetCurrent())
+    }
+
+    init(runLoop: CFRunLoop) {
+        self.runLoop = runLoop
+    }
+
+    func attach(to tracker: SpanTracker, arm: @escaping @Sendable () -> Void) {
+        let events = RunLoopEvents(runLoop: runLoop, tracker: tracker)
+        // Started inside a run of the loop (from a callout, or while it runs on another thread):
+        // the observers never see that run's entry, so its exit must still count as the outermost,
+        // and its mode is read now (from another thread this takes the loop's lock, once, here).
+        // On the loop's own thread the loop is awake in a callout right now: a span is open (the
+        // next pass may follow without the loop ever waiting, so no afterWaiting would open one).
+        let onLoopThread = CFRunLoopGetCurrent() === runLoop
+        if let mode = CFRunLoopCopyCurrentMode(runLoop) {
+            events.enterRunInProgress(mode: mode)
+            tracker.assumeInsideRun(awakeAt: onLoopThread ? CStallMonitor_monotonic_ns() : nil)
+        }
+        observers = [
+            Self.observer(Self.openingActivities, order: Int.min, events: events),
+            Self.observer(Self.suspendingActivities, order: Int.max, events: events),
+        ]
+        for observer in observers { CFRunLoopAddObserver(runLoop, observer, kCFRunLoopCommonModes) }
+        if onLoopThread {
+            arm()
+        } else {
+            CFRunLoopPerformBlock(runLoop, kCFRunLoopCommonModes) { arm() }
+            CFRunLoopWakeUp(runLoop)
+        }
+    }
+
+    func detach() {
+        for observer in observers {
+            CFRunLoopRemoveObserver(runLoop, observer, kCFRunLoopCommonModes)
+            CFRunLoopObserverInvalidate(observer)
+        }
+    }
+
+    private static func observer(_ activities: CFOptionFlags, order: Int, events: RunLoopEvents) -> CFRunLoopObserver {
+        RunLoopObserver.make(activities, order: order, info: events) { _, activity, info in
+            guard let info else { return }
+            // The observer holds a reference (context retain): no retain/release per callback.
+            Unmanaged<RunLoopEvents>.fromOpaque(info)._withUnsafeGuaranteedRef {
+                $0.record(activity, at: CStallMonitor_monotonic_ns())
+            }
+        }
+    }
+}
+
+/// What the observers of one run loop call: turns activities into tracker events and keeps the
+/// mode of each nested run. Its mutable state is touched only on the loop's thread (and once
+/// before the observers are added).
+final class RunLoopEvents: @unchecked Sendable {
+    private static let maxDepth = 32
+
+    let tracker: SpanTracker
+    private let runLoop: CFRunLoop
+    /// The mode index of each run in progress, outermost first (up to ``maxDepth``).
+    private var modes = [Int](repeating: 0, count: maxDepth)
+    private var depth = 0
+    /// The last mode name seen (a mode keeps its name for the loop's life) and its index.
+    private var lastModeName: UnsafeMutableRawPointer?
+    private var lastModeIndex = 0
+
+    init(runLoop: CFRunLoop, tracker: SpanTracker) {
+        self.runLoop = runLoop
+        self.tracker = tracker
+    }
+
+    /// Turns one run loop activity into the tracker's loop event.
+    @inline(__always)
+    func record(_ activity: CFRunLoopActivity, at now: UInt64) {
+        switch activity {
+        case .entry:
+            enterRun(mode: CFRunLoopCopyCurrentMode(runLoop))
+            tracker.loopEntered(at: now)
+        case .beforeTimers: tracker.passBegan(at: now)
+        case .beforeWaiting: tracker.loopWillWait(at: now)
+        case .afterWaiting: tracker.loopWoke(at: now)
+        case .exit:
+            tracker.loopExited(at: now)
+            leaveRun()
+        default: break
+        }
+    }
+
+    /// The run in progress when the probe attached (its entry was never observed).
+    func enterRunInProgress(mode: CFString) {
+        enterRun(mode: mode)
+    }
+
+    private func enterRun(mode: CFString?) {
+        let index = mode.map(modeIndex) ?? 0
+        if depth < Self.maxDepth { modes[depth] = index }
+        depth += 1
+        tracker.noteMode(index)
+    }
+
+    private func leaveRun() {
+        guard depth > 0 else { return }
+        depth -= 1
+        // Back in the enclosing run's callout: its mode again (unknown past the depth kept).
+        if depth > 0 { tracker.noteMode(depth <= Self.maxDepth ? modes[depth - 1] : 0) }
+    }
+
+    private func modeIndex(_ mode: CFString) -> Int {
+        let name = Unmanaged.passUnretained(mode).toOpaque()
+        if name == lastModeName { return lastModeIndex }
+        let index = tracker.internMode(Self.string(mode) ?? "?")
+        lastModeName = name
+        lastModeIndex = index
+        return index
+    }
+
+    private static func string(_ mode: CFString) -> String? {
+        let length = CFStringGetLength(mode)
+        let capacity = CFStringGetMaximumSizeForEncoding(length, CFStringBuiltInEncodings.UTF8.rawValue) + 1
+        var buffer = [CChar](repeating: 0, count: Int(capacity))
+        guard CFStringGetCString(mode, &buffer, capacity, CFStringBuiltInEncodings.UTF8.rawValue) else { return nil }
+        return CString.decode(buffer)
+    }
+}

@@ -1,0 +1,92 @@
+import CStallMonitor
+import Glibc
+import Synchronization
+
+/// A thread whose loop the watchdog watches: its span tracker (fed by the loop's probe), its
+/// kernel thread id (known once the thread has armed itself) and the loop's kind.
+final class MonitoredThread: @unchecked Sendable {
+    /// Facts about the thread copied into reports.
+    struct Identity: Sendable {
+        var tid: Int32
+        var name: String
+        var isMainThread: Bool
+        var loopKind: String
+        /// What went wrong when the thread armed itself (see ``MonitoredThread/arm(signal:sampleTimeout:maxFrames:report:)``).
+        var armingProblems: [String] = []
+    }
+
+    let tracker: SpanTracker
+    /// 0 until the thread has armed itself (tid known, signal stack ensured, unwinder warmed up).
+    let armedTID = Atomic<Int32>(0)
+    /// The loop kind reports name (the probe's ``LoopProbe/kind``).
+    let loopKind: String
+    /// The thread's stack, `[low, high)`, read on the thread when it arms (published before
+    /// ``armedTID``); 0 when unknown. Snapshots never copy past `high`.
+    private let stackLow = Atomic<UInt>(0)
+    private let stackHigh = Atomic<UInt>(0)
+    /// Written by ``arm(signal:sampleTimeout:maxFrames:report:)`` before ``armedTID`` is published.
+    private let problems = Locked<[String]>([])
+
+    /// What went wrong when the thread armed itself; complete once ``armedTID`` is set.
+    var armingProblems: [String] { problems.withLock { $0 } }
+
+    /// The thread's stack bounds, once armed and when known.
+    var stackBounds: SnapshotUnwinder.StackBounds? {
+        let high = stackHigh.load(ordering: .acquiring)
+        guard high != 0 else { return nil }
+        return .init(low: stackLow.load(ordering: .acquiring), high: high)
+    }
+
+    init(tracker: SpanTracker, loopKind: String) {
+        self.tracker = tracker
+        self.loopKind = loopKind
+    }
+
+    /// Runs on the monitored thread: records its id, unblocks the sampling signal (threads
+    /// inherit signal masks: a process spawned from a libdispatch worker starts with every signal
+    /// blocked), notes its stack bounds, makes sure it has a large enough alternate signal stack, and takes one sample of
+    /// itself so that libunwind's first-use allocations (per-thread caches) happen here and not
+    /// inside a later signal handler. A thread that blocks the signal later is still detected:
+    /// its samples say so. A step that fails is said through `report` and kept for the reports
+    /// (``armingProblems``); the thread is watched anyway.
+    func arm(signal: Int32, sampleTimeout: UInt64, maxFrames: Int, report: (String) -> Void,
+             steps: ArmingSteps = ArmingSteps()) {
+        let tid = CStallMonitor_gettid()
+        var low: UInt = 0
+        var high: UInt = 0
+        if CStallMonitor_current_stack_bounds(&low, &high) == 0 {
+            stackLow.store(low, ordering: .releasing)
+            stackHigh.store(high, ordering: .releasing)
+        }
+        var found: [String] = []
+        let unblocked = steps.unblockSignal(signal)
+        if unblocked < 0 { found.append("cannot unblock signal \(signal): \(String(cString: strerror(-unblocked)))") }
+        let altstack = steps.ensureAltstack(64 * 1024)
+        if altstack < 0 {
+            found.append("no alternate signal stack of 64 KiB (\(String(cString: strerror(-altstack)))): a deep stack may overflow in the handler")
+        }
+        var buffer = [UInt](repeating: 0, count: maxFrames)
+        switch steps.warmUp(tid, sampleTimeout, maxFrames, &buffer) {
+        case .stack, .unavailable: break  // unavailable: no libunwind, which the reports already say
+        case .timedOut: found.append("the warm-up sample timed out (the signal did not arrive)")
+        case .busy: found.append("the warm-up sample found the sampler busy")
+        case .sendFailed: found.append("the warm-up sample could not send the signal")
+        }
+        problems.withLock { $0 = found }
+        for problem in found { report("thread \(tid): \(problem)") }
+        armedTID.store(tid, ordering: .releasing)
+    }
+
+    /// The steps of arming, replaceable in tests to make one fail.
+    struct ArmingSteps {
+        /// Unblocks the signal on the calling thread; a negative errno on failure.
+        var unblockSignal: (Int32) -> Int32 = { CStallMonitor_unblock_signal($0) }
+        /// Makes sure the calling thread has an alternate signal stack of at least that size;
+        /// a negative errno on failure.
+        var ensureAltstack: (Int) -> Int32 = { CStallMonitor_ensure_altstack($0) }
+        /// Takes the warm-up sample of the calling thread.
+        var warmUp: (Int32, UInt64, Int, inout [UInt]) -> StackSampler.Outcome = { tid, timeout, frames, buffer in
+            StackSampler.sample(tid: tid, timeout: timeout, maxFrames: frames, into: &buffer)
+        }
+    }
+}

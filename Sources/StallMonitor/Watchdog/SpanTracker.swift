@@ -1,0 +1,261 @@
+import CStallMonitor
+import Synchronization
+
+/// The awake-span state of one monitored thread: written by that thread (O(1), lock-free, no
+/// allocation; a syscall only to wake a parked watchdog and one `getrusage` when the loop is
+/// awake again after more than the grace), read by the watchdog.
+///
+/// A span opens at `afterWaiting` or the outermost `entry`. `beforeWaiting` and the outermost
+/// `exit` only *suspend* it: a span suspended for longer than ``reentryGrace`` ended when it was
+/// suspended, but one that is awake again sooner goes on, and so does one whose thread never
+/// gave up the CPU voluntarily since the span began (it was preempted between two passes on a
+/// busy machine, it did not go idle). That keeps two things from cutting a
+/// busy span short: a wait that returns at once because work is pending (a congested loop), and
+/// `RunLoop.run()` leaving and re-entering the CF loop after every handled source. Nested runs
+/// of the same loop neither restart nor end the enclosing span.
+///
+/// One exception to both rules: when code on the thread declared during the span that the loop
+/// would have gone idle and is kept awake only by deferred idle-time work
+/// (`CStallMonitor_note_loop_idle_yield`, called by ``IdleWorkQueue``), the span ends at the
+/// next suspension however soon the loop is awake again.
+final class SpanTracker: Sendable {
+    /// Phase bits of ``state``.
+    enum Phase: UInt64 {
+        case closed = 0
+        case open = 1
+        case suspended = 2
+    }
+
+    /// `sequence << 2 | phase`; the sequence numbers spans from 1.
+    let state = Atomic<UInt64>(0)
+    let spanStart = Atomic<UInt64>(0)
+    let suspendedAt = Atomic<UInt64>(0)
+    /// The thread's voluntary context switches when the current span began.
+    let spanStartSwitches = Atomic<UInt64>(0)
+    /// The calling thread's voluntary context switches (replaced in tests).
+    let voluntarySwitches: @Sendable () -> UInt64
+    /// The idle yields declared on the thread when the current span began.
+    let spanStartIdleYields = Atomic<UInt64>(0)
+    /// Whether the current suspension follows an idle yield declared during the span.
+    let suspendedAfterIdleYield = Atomic<Bool>(false)
+    /// The calling thread's declared idle yields (replaced in tests).
+    let idleYields: @Sendable () -> UInt64
+
+    // Pass accounting, touched only by the monitored thread while a span is open.
+    let passes = Atomic<Int>(0)
+    let passStart = Atomic<UInt64>(0)
+    let longestPass = Atomic<UInt64>(0)
+    let depth = Atomic<Int>(0)
+
+    /// The last spans longer than `publishAfter` that ended, for the watchdog.
+    let endedSpans = EndedSpanLog()
+
+    /// Spans shorter than this are never tracked by the watchdog, so their end is not published.
+    let publishAfter: UInt64
+    /// How long an outermost `exit` may be followed by `entry` and still continue the span.
+    let reentryGrace: UInt64
+    /// The last span during which the host declared long work (`expectLongWork`).
+    let expectedLongWorkSequence = Atomic<UInt64>(0)
+
+    /// The loop's mode now (1-based index into ``modeNames``; 0 when unknown), set by the probe
+    /// on the loop's thread, read by the watchdog with the span: nobody takes the loop's lock.
+    let modeIndex = Atomic<Int>(0)
+    /// Names of the modes seen, interned by the probe when a new one appears (rare).
+    private let modeNames = Locked<[String]>([])
+
+    /// Set by the watchdog before it sleeps without a deadline; cleared by whoever wakes it.
+    let watchdogParked = Atomic<Bool>(false)
+    let wakeup: WakeupSignal
+
+    init(publishAfter: UInt64, reentryGrace: UInt64, wakeup: WakeupSignal,
+         voluntarySwitches: @escaping @Sendable () -> UInt64 = { CStallMonitor_thread_voluntary_switches() },
+         idleYields: @escaping @Sendable () -> UInt64 = { CStallMonitor_loop_idle_yields() }) {
+        self.publishAfter = publishAfter
+        self.reentryGrace = reentryGrace
+        self.wakeup = wakeup
+        self.voluntarySwitches = voluntarySwitches
+        self.idleYields = idleYields
+    }
+
+    // MARK: Loop events, on the monitored thread (a probe turns its loop's activities into these)
+
+    /// The loop entered a run (the outermost one, or one nested in a callout).
+    @inline(__always)
+    func loopEntered(at now: UInt64) {
+        let level = depth.add(1, ordering: .relaxed).newValue
+        if level == 1 || state.load(ordering: .relaxed) & 3 != Phase.open.rawValue {
+            resumeOrBegin(at: now)
+        }
+    }
+
+    /// A new pass of the loop began (its timers and sources are next).
+    @inline(__always)
+    func passBegan(at now: UInt64) {
+        guard state.load(ordering: .relaxed) & 3 == Phase.open.rawValue else { return }
+        let passBegan = passStart.load(ordering: .relaxed)
+        if now &- passBegan > longestPass.load(ordering: .relaxed) {
+            longestPass.store(now &- passBegan, ordering: .relaxed)
+        }
+        passStart.store(now, ordering: .relaxed)
+        passes.add(1, ordering: .relaxed)
+    }
+
+    /// The loop is about to wait for events.
+    @inline(__always)
+    func loopWillWait(at now: UInt64) {
+        suspend(at: now)
+    }
+
+    /// The loop woke from a wait.
+    @inline(__always)
+    func loopWoke(at now: UInt64) {
+        resumeOrBegin(at: now)
+    }
+
+    /// The loop left a run.
+    @inline(__always)
+    func loopExited(at now: UInt64) {
+        let level = depth.subtract(1, ordering: .relaxed).newValue
+        if level <= 0 {
+            depth.store(0, ordering: .relaxed)
+            suspend(at: now)
+        } else if state.load(ordering: .relaxed) & 3 != Phase.open.rawValue {
+            resumeOrBegin(at: now) // back in the enclosing callout: awake again
+        }
+    }
+
+    /// The loop now runs in mode `index` (from ``internMode(_:)``; 0: unknown).
+    @inline(__always)
+    func noteMode(_ index: Int) {
+        modeIndex.store(index, ordering: .relaxed)
+    }
+
+    /// The index of mode `name` for ``noteMode(_:)``, adding it the first time (takes a lock and
+    /// may allocate: call it when a mode not seen before appears, not per event).
+    func internMode(_ name: String) -> Int {
+        modeNames.withLock { names in
+            if let index = names.firstIndex(of: name) { return index + 1 }
+            names.append(name)
+            return names.count
+        }
+    }
+
+    /// The name of the loop's mode now, when known. For the watchdog.
+    func currentModeName() -> String? {
+        let index = modeIndex.load(ordering: .relaxed)
+        guard index > 0 else { return nil }
+        return modeNames.withLock { index <= $0.count ? $0[index - 1] : nil }
+    }
+
+    /// The loop is about to wait, or left its outermost run: the span is suspended. It ends there
+    /// unless the loop is awake again within the grace (the wait returned at once because work
+    /// was pending, or `RunLoop.run()` re-entered the CF loop).
+    @inline(__always)
+    private func suspend(at now: UInt64) {
+        let current = state.load(ordering: .relaxed)
+        guard current & 3 == Phase.open.rawValue else { return }
+        suspendedAt.store(now, ordering: .relaxed)
+        suspendedAfterIdleYield.store(idleYields() != spanStartIdleYields.load(ordering: .relaxed), ordering: .relaxed)
+        state.store((current & ~3) | Phase.suspended.rawValue, ordering: .sequentiallyConsistent)
+    }
+
+    @inline(__always)
+    private func resumeOrBegin(at now: UInt64) {
+        let current = state.load(ordering: .relaxed)
+        switch Phase(rawValue: current & 3) {
+        case .open:
+            return
+        case .suspended:
+            let suspended = suspendedAt.load(ordering: .relaxed)
+            if suspendedAfterIdleYield.load(ordering: .relaxed) {
+                // The loop would have slept; deferred idle work kept it awake: a new span.
+                publishEnd(sequence: current >> 2, at: suspended)
+                begin(after: current, at: now, switches: voluntarySwitches())
+                return
+            }
+            if now &- suspended <= reentryGrace {
+                state.store((current & ~3) | Phase.open.rawValue, ordering: .sequentiallyConsistent)
+                return
+            }
+            // Longer than the grace, but if the thread never slept since the span began, the
+            // pause was a preemption (a busy machine), not the loop going idle.
+            let switches = voluntarySwitches()
+            if switches == spanStartSwitches.load(ordering: .relaxed) {
+                state.store((current & ~3) | Phase.open.rawValue, ordering: .sequentiallyConsistent)
+                return
+            }
+            publishEnd(sequence: current >> 2, at: suspended)
+            begin(after: current, at: now, switches: switches)
+        default:
+            begin(after: current, at: now, switches: voluntarySwitches())
+        }
+    }
+
+    @inline(__always)
+    private func begin(after current: UInt64, at now: UInt64, switches: UInt64) {
+        spanStart.store(now, ordering: .relaxed)
+        spanStartSwitches.store(switches, ordering: .relaxed)
+        spanStartIdleYields.store(idleYields(), ordering: .relaxed)
+        passStart.store(now, ordering: .relaxed)
+        longestPass.store(0, ordering: .relaxed)
+        passes.store(1, ordering: .relaxed)
+        state.store((((current >> 2) &+ 1) << 2) | Phase.open.rawValue, ordering: .sequentiallyConsistent)
+        if watchdogParked.load(ordering: .sequentiallyConsistent),
+           watchdogParked.exchange(false, ordering: .sequentiallyConsistent) {
+            wakeup.signal()
+        }
+    }
+
+    @inline(__always)
+    private func publishEnd(sequence: UInt64, at end: UInt64) {
+        guard end &- spanStart.load(ordering: .relaxed) >= publishAfter else { return }
+        let passBegan = passStart.load(ordering: .relaxed)
+        let lastPass = end > passBegan ? end - passBegan : 0
+        let longest = max(longestPass.load(ordering: .relaxed), lastPass)
+        endedSpans.publish(EndedSpan(
+            sequence: sequence, start: spanStart.load(ordering: .relaxed), end: end,
+            passes: passes.load(ordering: .relaxed), longestPass: longest))
+    }
+
+    /// Called before the observers are added when the loop is already running: the run in
+    /// progress counts as the outermost one, so a nested run's `exit` does not suspend the span
+    /// of the callout that started it. `awakeAt` (on the loop's thread, inside a callout) opens
+    /// a span at that time.
+    func assumeInsideRun(awakeAt now: UInt64?) {
+        depth.store(1, ordering: .relaxed)
+        if let now { begin(after: state.load(ordering: .relaxed), at: now, switches: voluntarySwitches()) }
+    }
+
+    /// Marks the current span (and, after `body`, the span then current) as expected long work.
+    /// Called on the monitored thread.
+    func markExpectedLongWork() {
+        expectedLongWorkSequence.store(state.load(ordering: .relaxed) >> 2, ordering: .releasing)
+    }
+
+    // MARK: Watchdog
+
+    /// The span currently open (or suspended) and its start, if any.
+    func currentSpan() -> (sequence: UInt64, phase: Phase, start: UInt64, suspendedAt: UInt64) {
+        let current = state.load(ordering: .sequentiallyConsistent)
+        let start = spanStart.load(ordering: .relaxed)
+        let suspended = suspendedAt.load(ordering: .relaxed)
+        return (current >> 2, Phase(rawValue: current & 3) ?? .closed, start, suspended)
+    }
+
+    /// The published end of span `sequence`, when it has ended and was long enough to publish.
+    func endedSpan(_ sequence: UInt64) -> EndedSpan? {
+        endedSpans.span(sequence)
+    }
+
+    /// The published spans after span `sequence` (each one longer than ``publishAfter``), oldest first.
+    func endedSpans(after sequence: UInt64) -> [EndedSpan] {
+        endedSpans.spans(after: sequence)
+    }
+
+    /// Pass counts of the span in progress (approximate while it runs).
+    func passesSoFar(now: UInt64) -> (passes: Int, longestPass: UInt64) {
+        let passBegan = passStart.load(ordering: .relaxed)
+        let current = now > passBegan ? now - passBegan : 0
+        return (passes.load(ordering: .relaxed), max(longestPass.load(ordering: .relaxed), current))
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import Glibc
+import StallMonitor
+import StallReportKit
+import Testing
+
+@Suite("Reports against the JSON Schema", .serialized)
+struct SchemaValidationTests {
+    /// The package root: the nearest folder above this file with a `Package.swift`.
+    static let repositoryRoot: URL = {
+        var folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        while folder.path != "/", !FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path) {
+            folder = folder.deletingLastPathComponent()
+        }
+        return folder
+    }()
+    static let schema = repositoryRoot.appendingPathComponent("Reports/stall-report.schema.json")
+
+    @Test("real reports (interrupted and sleeping full stacks, no stack) validate against Reports/stall-report.schema.json")
+    func reportsValidate() throws {
+        let directory = ReportDirectory()
+        defer { directory.remove() }
+        let loop = try MonitoredLoopThread(name: "schema")
+        defer { loop.stop() }
+        var configuration = directory.configuration()
+        configuration.appVersion = "1.2.3"
+        configuration.tags = ["suite": "schema"]
+        let monitor = try loop.startMonitor(configuration)
+        defer { monitor.stop() }
+        let signal = monitor.signal
+
+        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 320) }
+        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+        try loop.run { StallingWork.sleepInUsleepForStallTest(microseconds: 320_000) }
+        #expect(monitor.waitForStalls(2), "\(monitor.statistics)")
+        try loop.run {
+            var mask = sigset_t()
+            sigemptyset(&mask)
+            sigaddset(&mask, signal)
+            pthread_sigmask(SIG_BLOCK, &mask, nil)
+            StallingWork.spinOnCPUForStallTest(milliseconds: 320)
+            pthread_sigmask(SIG_UNBLOCK, &mask, nil)
+        }
+        #expect(monitor.waitForStalls(3), "\(monitor.statistics)")
+
+        let files = directory.reportFiles()
+        try #require(files.count == 3)
+        let kinds = Set(try directory.reports().flatMap { $0.samples.map(\.kind) })
+        // Full stacks (interrupted and not: the usleep stall is unwound without a signal) and
+        // samples without a stack (the masked signal).
+        #expect(kinds.isSuperset(of: [.stack, .none]), "\(kinds)")
+
+        try #require(FileManager.default.fileExists(atPath: Self.schema.path), "missing \(Self.schema.path)")
+        let result = try runPython(
+            """
+            import json, sys, jsonschema
+            schema = json.load(open(sys.argv[1]))
+            jsonschema.validators.validator_for(schema).check_schema(schema)
+            validator = jsonschema.validators.validator_for(schema)(schema, format_checker=jsonschema.FormatChecker())
+            failed = 0
+            for path in sys.argv[2:]:
+                for error in validator.iter_errors(json.load(open(path))):
+                    failed += 1
+                    print(path, "/".join(str(p) for p in error.absolute_path), error.message)
+            sys.exit(1 if failed else 0)
+            """,
+            arguments: [Self.schema.path] + files.map(\.path))
+        #expect(result.status == 0, "\(result.output)")
+    }
+
+    @Test("the schema rejects a report with a required key missing (the validator really validates)")
+    func schemaRejectsBrokenReport() throws {
+        try #require(FileManager.default.fileExists(atPath: Self.schema.path), "missing \(Self.schema.path)")
+        let result = try runPython(
+            """
+            import json, sys, jsonschema
+            schema = json.load(open(sys.argv[1]))
+            try:
+                jsonschema.validate({"schemaVersion": 1, "id": "x"}, schema)
+            except jsonschema.ValidationError:
+                sys.exit(0)
+            sys.exit(1)
+            """,
+            arguments: [Self.schema.path])
+        #expect(result.status == 0, "\(result.output)")
+    }
+}
+
+/// Runs `python3 -c script arguments…`, waiting at most `timeout`; returns its status and output.
+func runPython(_ script: String, arguments: [String], timeout: Duration = .seconds(60)) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", "-c", script] + arguments
+    // A file, not a pipe: a chatty validator cannot fill a pipe buffer and block.
+    let log = FileManager.default.temporaryDirectory.appendingPathComponent("StallMonitorTests-python-\(UUID().uuidString).log")
+    _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+    defer { try? FileManager.default.removeItem(at: log) }
+    let handle = try FileHandle(forWritingTo: log)
+    defer { try? handle.close() }
+    process.standardOutput = handle
+    process.standardError = handle
+    try process.run()
+    let finished = waitUntil(timeout: timeout) { !process.isRunning }
+    if !finished {
+        process.terminate()
+        throw TestTimeout(what: "python3")
+    }
+    let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+    return (process.terminationStatus, text)
+}
