@@ -5,6 +5,7 @@ let package = Package(
     name: "StallMonitor",
     products: [
         .library(name: "StallMonitor", targets: ["StallMonitor"]),
+        .library(name: "StallReportModel", targets: ["StallReportModel"]),
         .library(name: "StallReportKit", targets: ["StallReportKit"]),
         .executable(name: "stallreport", targets: ["stallreport"]),
         .executable(name: "stall-demo", targets: ["stall-demo"]),
@@ -21,14 +22,17 @@ let package = Package(
             cSettings: [.define("_GNU_SOURCE")],
             linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]
         ),
-        // The report model and everything that reads reports. Foundation only.
-        .target(name: "StallReportKit"),
+        // The report and session model, its coding and fingerprint, atomic writing and bounded
+        // reading: all a host needs to write reports. Foundation only.
+        .target(name: "StallReportModel"),
+        // Everything that reads reports: summaries, gates, diffs, exports, symbolication. Foundation only.
+        .target(name: "StallReportKit", dependencies: ["StallReportModel"]),
         // The library host apps link.
         .target(
             name: "StallMonitor",
             dependencies: [
                 "CStallMonitor",
-                "StallReportKit",
+                "StallReportModel",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -43,6 +47,7 @@ let package = Package(
             name: "stall-demo",
             dependencies: [
                 "StallMonitor",
+                "StallReportModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -51,6 +56,7 @@ let package = Package(
             name: "idle-work-demo",
             dependencies: [
                 "StallMonitor",
+                "StallReportModel",
                 "CStallMonitor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import StallMonitor
-import StallReportKit
+import StallReportModel
 
 /// Runs the same workload on the main RunLoop twice with StallMonitor watching: once queued to
 /// the loop directly, once through an IdleWorkQueue; prints both side by side.

@@ -3,7 +3,7 @@ import CoreFoundation
 import Synchronization
 import Foundation
 import StallMonitor
-import StallReportKit
+import StallReportModel
 
 /// A host app that runs the main RunLoop and stalls it in known ways, with StallMonitor watching.
 @main

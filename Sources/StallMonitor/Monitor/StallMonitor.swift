@@ -1,6 +1,6 @@
 import CStallMonitor
 import Foundation
-import StallReportKit
+import StallReportModel
 import Synchronization
 
 /// Watches a run loop and writes a JSON report for every awake span longer than the threshold,

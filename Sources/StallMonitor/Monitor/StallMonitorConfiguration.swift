@@ -1,7 +1,7 @@
 import CStallMonitor
 import Foundation
 import Logging
-import StallReportKit
+import StallReportModel
 
 extension StallMonitor {
     /// How a monitor detects, samples and reports stalls. Only the report directory is required.

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import StallReportKit
+import StallReportModel
 
 /// Facts about this process and machine, gathered once per monitor.
 enum HostFacts {

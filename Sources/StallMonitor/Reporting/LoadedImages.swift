@@ -1,6 +1,6 @@
 import CStallMonitor
 import Glibc
-import StallReportKit
+import StallReportModel
 
 /// A snapshot of the loaded ELF images, for mapping addresses to images and listing them in
 /// reports with their build IDs.

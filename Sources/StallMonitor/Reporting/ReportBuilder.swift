@@ -1,5 +1,5 @@
 import Foundation
-import StallReportKit
+import StallReportModel
 
 /// Turns a watchdog recording into a schema-1 report: symbolicates every distinct address once,
 /// builds the shared frame table, picks the representative stack, fingerprints and classifies.

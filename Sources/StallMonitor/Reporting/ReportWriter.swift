@@ -1,5 +1,5 @@
 import Foundation
-import StallReportKit
+import StallReportModel
 
 /// What the watchdog tells the writer about a stall.
 enum StallEvent {

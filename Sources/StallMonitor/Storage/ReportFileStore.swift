@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import StallReportKit
+import StallReportModel
 import Synchronization
 
 /// Writes report files atomically with ``AtomicFileWriter`` (mode 0600): a new report is linked

@@ -1,7 +1,7 @@
 import CStallMonitor
 import Foundation
 import Glibc
-import StallReportKit
+import StallReportModel
 
 /// Keeps the report directory within a number of files and bytes by deleting the oldest stall
 /// reports (names sort by time) first, in a directory other processes may share.

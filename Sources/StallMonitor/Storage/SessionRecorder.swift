@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import StallReportKit
+import StallReportModel
 import Synchronization
 
 /// Keeps the monitor's session record (StallReportKit's `SessionRecord`) next to the reports

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import StallReportKit
+import StallReportModel
 
 /// At start, turns `inProgress` reports of processes that no longer run on this host into `fatal`
 /// ones (atomically): those processes died during a stall. Reports of other hosts, or of a

@@ -1,4 +1,4 @@
-import StallReportKit
+import StallReportModel
 
 /// Tells what a stuck thread was doing from its CPU time, its loop passes and its sampled states.
 enum StallClassifier {

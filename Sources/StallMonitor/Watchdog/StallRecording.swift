@@ -1,5 +1,5 @@
 import Foundation
-import StallReportKit
+import StallReportModel
 
 /// One observation of the stuck thread, before symbolication.
 struct RawSample {

@@ -1,6 +1,6 @@
 import CStallMonitor
 import Foundation
-import StallReportKit
+import StallReportModel
 import Synchronization
 
 /// The watchdog's view of one monitored thread: waits for a span to reach the sampling lead,

@@ -4,7 +4,7 @@ extension DecodingError {
     /// One line for people saying what is wrong and where: `missing key 'id' at loop`,
     /// `wrong type at samples.[3].offsetMs`, `null value at …`, or the decoder's own message.
     /// `typeDetail` appends the decoder's explanation to a type mismatch.
-    func summary(typeDetail: Bool = false) -> String {
+    package func summary(typeDetail: Bool = false) -> String {
         func path(_ context: Context) -> String {
             let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
             return keys.isEmpty ? "" : " at " + keys.joined(separator: ".")
