@@ -39,6 +39,7 @@ let package = Package(
         .executableTarget(
             name: "stallreport",
             dependencies: [
+                "StallReportModel",
                 "StallReportKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -66,6 +67,7 @@ let package = Package(
             name: "stall-bench",
             dependencies: [
                 "StallMonitor",
+                "StallReportModel",
                 "StallReportKit",
                 "CStallMonitor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -76,17 +78,18 @@ let package = Package(
             name: "stall-stress",
             dependencies: [
                 "StallMonitor",
+                "StallReportModel",
                 "StallReportKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // Report fixtures shared by the StallReportKit and end-to-end tests (not a product).
-        .target(name: "StallReportKitTestSupport", dependencies: ["StallReportKit"]),
-        .testTarget(name: "StallReportKitTests", dependencies: ["StallReportKit", "StallReportKitTestSupport"]),
-        .testTarget(name: "StallMonitorTests", dependencies: ["StallMonitor", "StallReportKit", "CStallMonitor"]),
+        .target(name: "StallReportKitTestSupport", dependencies: ["StallReportModel", "StallReportKit"]),
+        .testTarget(name: "StallReportKitTests", dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport"]),
+        .testTarget(name: "StallMonitorTests", dependencies: ["StallMonitor", "StallReportModel", "StallReportKit", "CStallMonitor"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["StallReportKit", "StallReportKitTestSupport", "stall-demo", "stallreport", "idle-work-demo"]
+            dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport", "stall-demo", "stallreport", "idle-work-demo"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -53,9 +53,15 @@ extension StallReport {
         public var osVersion: String
         /// CPU architecture, e.g. `x86_64` or `aarch64`.
         public var architecture: String
+        /// The process's start time in clock ticks since boot (`/proc/<pid>/stat` field 22), so a
+        /// reader can tell the process from a later one with the same pid; absent in reports of
+        /// older monitors.
+        public var startTicks: UInt64?
 
         /// Creates process facts.
-        public init(pid: Int, executableName: String, executablePath: String, appVersion: String?, hostName: String, os: String, osVersion: String, architecture: String) {
+        public init(pid: Int, executableName: String, executablePath: String, appVersion: String?, hostName: String, os: String, osVersion: String, architecture: String,
+                    startTicks: UInt64? = nil) {
+            self.startTicks = startTicks
             self.pid = pid
             self.executableName = executableName
             self.executablePath = executablePath

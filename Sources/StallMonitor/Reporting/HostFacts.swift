@@ -20,6 +20,7 @@ enum HostFacts {
             hostName: field(names.nodename),
             os: field(names.sysname),
             osVersion: field(names.release),
-            architecture: field(names.machine))
+            architecture: field(names.machine),
+            startTicks: ProcessLiveness.startTicks(pid: Int(getpid())))
     }
 }

@@ -81,7 +81,7 @@ final class ReportQuota: Sendable {
             guard current.sizes.count > maxFiles || current.total > maxBytes else { break }
             guard name != keeping, !protected.contains(name), !current.undeletable.contains(name) else { continue }
             if let pid = Self.writerPID(of: name), pid != ownPID {
-                let alive = running[pid] ?? (SessionRecord.startTicks(pid: pid) != nil)
+                let alive = running[pid] ?? (ProcessLiveness.startTicks(pid: pid) != nil)
                 running[pid] = alive
                 if alive { continue }
             }

@@ -31,7 +31,7 @@ final class SessionRecorder: Sendable {
         let suffix = number > 1 ? "-\(number)" : ""
         url = store.directory.appendingPathComponent("session-\(stamp)-p\(getpid())\(suffix).session")
         base = SessionRecord(
-            pid: process.pid, processStartTicks: SessionRecord.startTicks(pid: process.pid) ?? 0,
+            pid: process.pid, processStartTicks: ProcessLiveness.startTicks(pid: process.pid) ?? 0,
             hostName: process.hostName, executableName: process.executableName, appVersion: process.appVersion,
             startedAt: startedAt, lastHeartbeatAt: startedAt, stoppedAt: nil, cleanStop: false, monitoredMs: 0,
             thresholdMs: thresholdMs, spans: 0, stalls: 0, reportsWritten: 0, reportsDropped: [:])

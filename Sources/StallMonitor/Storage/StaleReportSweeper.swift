@@ -27,7 +27,7 @@ struct StaleReportSweeper {
                   data.range(of: Data("\"inProgress\"".utf8)) != nil,
                   var report = try? StallReport.decode(from: data),
                   report.status == .inProgress, report.process.hostName == hostName,
-                  !isRunning(pid: report.process.pid, executableName: report.process.executableName, sessions: sessions)
+                  !isRunning(report.process, sessions: sessions)
             else { continue }
             report.status = .fatal
             do {
@@ -55,12 +55,14 @@ struct StaleReportSweeper {
         return starts
     }
 
-    /// Whether the process that wrote a report still runs: the pid exists with the executable's
-    /// name and, when a session record of that pid exists, with the recorded start time.
-    private func isRunning(pid: Int, executableName: String, sessions: [Int: Set<UInt64>]) -> Bool {
-        if pid == Int(getpid()) { return true }
-        guard let ticks = SessionRecord.startTicks(pid: pid) else { return false }
-        if let recorded = sessions[pid], !recorded.isEmpty { return recorded.contains(ticks) }
-        return StaleStatus.isRunning(pid: pid, executableName: executableName)
+    /// Whether the process that wrote a report still runs, by ``ProcessLiveness``'s rule: with the
+    /// start time the report recorded or, for a report of an older monitor that did not record
+    /// one, a start time the session records of that pid in this directory hold.
+    private func isRunning(_ process: StallReport.Process, sessions: [Int: Set<UInt64>]) -> Bool {
+        if process.pid == Int(getpid()) { return true }
+        if process.startTicks == nil, let recorded = sessions[process.pid], !recorded.isEmpty {
+            return recorded.contains { ProcessLiveness.isRunning(pid: process.pid, startTicks: $0, executableName: process.executableName) }
+        }
+        return ProcessLiveness.isRunning(pid: process.pid, startTicks: process.startTicks, executableName: process.executableName)
     }
 }

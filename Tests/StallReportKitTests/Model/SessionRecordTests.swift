@@ -114,7 +114,7 @@ struct SessionRecordTests {
     @Test("A process that still runs is recognised by pid and start ticks on this host; a reused pid is not")
     func liveness() throws {
         let pid = Int(ProcessInfo.processInfo.processIdentifier)
-        let ticks = try #require(SessionRecord.startTicks(pid: pid))
+        let ticks = try #require(ProcessLiveness.startTicks(pid: pid))
         var record = SessionFixtures.session(pid: pid, minutes: 1, clean: false, host: StaleStatus.hostName, ticks: ticks)
         #expect(record.processIsRunning())
         record.processStartTicks = ticks + 1  // same pid, another process
@@ -122,7 +122,7 @@ struct SessionRecordTests {
         record.processStartTicks = ticks
         record.hostName = "another-host"
         #expect(!record.processIsRunning())
-        #expect(SessionRecord.startTicks(pid: 0) == nil)
+        #expect(ProcessLiveness.startTicks(pid: 0) == nil)
     }
 
     @Test("The scanner finds *.session files next to reports, and a *.session file named on the command line")
