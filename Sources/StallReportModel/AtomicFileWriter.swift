@@ -74,7 +74,7 @@ public enum AtomicFileWriter {
 
     private static func failure(_ what: String) -> Failure {
         let code = errno
-        let reason = strerror(code).map { String(cString: $0) } ?? "error \(code)"
+        let reason = CString.errorMessage(code)
         return Failure(description: "\(what): \(reason)", code: code)
     }
 }

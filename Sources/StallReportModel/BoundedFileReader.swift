@@ -31,10 +31,10 @@ public enum BoundedFileReader {
     /// The bytes of the regular file at `path`, at most `limit` of them.
     public static func contents(of path: String, limit: Int) -> Result<Data, Failure> {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { return .failure(.unreadable(String(cString: strerror(errno)))) }
+        guard fd >= 0 else { return .failure(.unreadable(CString.errorMessage(errno))) }
         defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0 else { return .failure(.unreadable(String(cString: strerror(errno)))) }
+        guard fstat(fd, &st) == 0 else { return .failure(.unreadable(CString.errorMessage(errno))) }
         guard (st.st_mode & S_IFMT) == S_IFREG else { return .failure(.unreadable("not a regular file")) }
         if Int(st.st_size) > limit { return .failure(.tooLarge(size: Int(st.st_size), limit: limit)) }
         var data = Data()
@@ -45,7 +45,7 @@ public enum BoundedFileReader {
             let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, chunk) }
             if count < 0 {
                 if errno == EINTR { continue }
-                return .failure(.unreadable(String(cString: strerror(errno))))
+                return .failure(.unreadable(CString.errorMessage(errno)))
             }
             if count == 0 { break }
             data.append(contentsOf: buffer[0..<count])

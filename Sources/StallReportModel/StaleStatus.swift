@@ -7,7 +7,7 @@ public enum StaleStatus {
     public static let hostName: String = {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count) == 0 else { return "" }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return CString.decode(buffer)
     }()
 
     /// The status a reader should use: `fatal` for a stale `inProgress` report, else the report's

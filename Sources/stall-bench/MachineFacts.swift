@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import StallReportModel
 
 /// The machine a run was measured on, including how busy it was.
 struct MachineFacts: Codable, Sendable {
@@ -13,7 +14,7 @@ struct MachineFacts: Codable, Sendable {
     static func describe(loadBefore: [Double], loadAfter: [Double], note: String?) -> MachineFacts {
         var name = utsname()
         uname(&name)
-        let kernel = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let kernel = CString.decode(fixed: name.release)
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
         let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
             .map { $0.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "" } ?? "unknown"

@@ -4,6 +4,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import StallReportModel
 
 /// A named thread that keeps its own run loop alive until stopped: a home for background work
 /// that needs a loop (timers, sources, ``IdleWorkQueue``) without making one of its own.
@@ -53,7 +54,7 @@ public final class ResidentLoopThread: @unchecked Sendable {
         defer { pthread_attr_destroy(&attributes) }
         if stackSize > 0 {
             let result = pthread_attr_setstacksize(&attributes, stackSize)
-            guard result == 0 else { throw .threadStart("stack size \(stackSize): \(String(cString: strerror(result)))") }
+            guard result == 0 else { throw .threadStart("stack size \(stackSize): \(CString.errorMessage(result))") }
         }
         var thread = pthread_t()
         let context = Unmanaged.passRetained(core).toOpaque()
@@ -63,7 +64,7 @@ public final class ResidentLoopThread: @unchecked Sendable {
         }, context)
         guard result == 0 else {
             Unmanaged<ResidentLoopCore>.fromOpaque(context).release()
-            throw .threadStart("pthread_create: \(String(cString: strerror(result)))")
+            throw .threadStart("pthread_create: \(CString.errorMessage(result))")
         }
         self.thread = thread
         core.ready.wait()

@@ -7,9 +7,6 @@ enum HostFacts {
     static func process(appVersion: String?) -> StallReport.Process {
         var names = utsname()
         uname(&names)
-        func field<T>(_ value: T) -> String {
-            withUnsafeBytes(of: value) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        }
         let executablePath = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments.first ?? "?"
         return StallReport.Process(
@@ -17,10 +14,10 @@ enum HostFacts {
             executableName: (executablePath as NSString).lastPathComponent,
             executablePath: executablePath,
             appVersion: appVersion,
-            hostName: field(names.nodename),
-            os: field(names.sysname),
-            osVersion: field(names.release),
-            architecture: field(names.machine),
+            hostName: CString.decode(fixed: names.nodename),
+            os: CString.decode(fixed: names.sysname),
+            osVersion: CString.decode(fixed: names.release),
+            architecture: CString.decode(fixed: names.machine),
             startTicks: ProcessLiveness.startTicks(pid: Int(getpid())))
     }
 }

@@ -1,5 +1,6 @@
 import CStallMonitor
 import Glibc
+import StallReportModel
 
 /// Names addresses of this process, on the writer side, cached per address: libdw (symbol
 /// tables including local symbols, DWARF line tables) when it can be loaded, else `dladdr`

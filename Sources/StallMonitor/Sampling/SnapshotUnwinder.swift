@@ -1,5 +1,6 @@
 import CStallMonitor
 import Glibc
+import StallReportModel
 
 /// Unwinds stacks away from the sampled thread, on the watchdog: snapshots (registers and a copy
 /// of the stack bytes) taken by the signal handler of a thread running on a CPU, and snapshots of
@@ -158,13 +159,5 @@ final class SnapshotUnwinder: Sendable {
         state.session = nil
         state.opened = false
         state.note = nil
-    }
-}
-
-/// Decoding of NUL-terminated C buffers.
-enum CString {
-    /// The UTF-8 text before the first NUL of `buffer`.
-    static func decode(_ buffer: [CChar]) -> String {
-        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -1,4 +1,5 @@
 import CStallMonitor
+import StallReportModel
 
 /// The process-wide sampling signal handler seen from Swift: install and uninstall (reference
 /// counted across monitors), and one sampling request at a time across every watchdog.

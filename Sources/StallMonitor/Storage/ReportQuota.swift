@@ -89,7 +89,7 @@ final class ReportQuota: Sendable {
             if unlink(directory.appendingPathComponent(name).path) == 0 {
                 counters.reportsDeletedForQuota.add(1, ordering: .relaxed)
             } else if errno != ENOENT {  // ENOENT: someone else deleted it first
-                let reason = String(cString: strerror(errno))
+                let reason = CString.errorMessage(errno)
                 current.undeletable.insert(name)
                 errors.report(.reportQuota(path: directory.appendingPathComponent(name).path, reason: "cannot delete: \(reason)"))
                 continue
@@ -110,14 +110,14 @@ final class ReportQuota: Sendable {
     /// The directory's reports and their sizes; nil (reported) when it cannot be listed.
     private func scan() -> [String: Int]? {
         guard let stream = opendir(directory.path) else {
-            errors.report(.reportQuota(path: directory.path, reason: "cannot list: \(String(cString: strerror(errno)))"))
+            errors.report(.reportQuota(path: directory.path, reason: "cannot list: \(CString.errorMessage(errno))"))
             return nil
         }
         defer { closedir(stream) }
         var sizes: [String: Int] = [:]
         let fd = dirfd(stream)
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = CString.decode(fixed: entry.pointee.d_name)
             guard Self.isReportName(name) else { continue }
             var info = stat()
             guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }  // gone meanwhile

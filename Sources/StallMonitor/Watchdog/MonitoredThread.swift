@@ -1,6 +1,7 @@
 import CStallMonitor
 import Glibc
 import Synchronization
+import StallReportModel
 
 /// A thread whose loop the watchdog watches: its span tracker (fed by the loop's probe), its
 /// kernel thread id (known once the thread has armed itself) and the loop's kind.
@@ -60,10 +61,10 @@ final class MonitoredThread: @unchecked Sendable {
         }
         var found: [String] = []
         let unblocked = steps.unblockSignal(signal)
-        if unblocked < 0 { found.append("cannot unblock signal \(signal): \(String(cString: strerror(-unblocked)))") }
+        if unblocked < 0 { found.append("cannot unblock signal \(signal): \(CString.errorMessage(-unblocked))") }
         let altstack = steps.ensureAltstack(64 * 1024)
         if altstack < 0 {
-            found.append("no alternate signal stack of 64 KiB (\(String(cString: strerror(-altstack)))): a deep stack may overflow in the handler")
+            found.append("no alternate signal stack of 64 KiB (\(CString.errorMessage(-altstack))): a deep stack may overflow in the handler")
         }
         var buffer = [UInt](repeating: 0, count: maxFrames)
         switch steps.warmUp(tid, sampleTimeout, maxFrames, &buffer) {

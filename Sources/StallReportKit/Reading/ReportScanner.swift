@@ -7,6 +7,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StallReportModel
 
 /// Turns command-line paths into the list of report files to read.
 ///
@@ -105,7 +106,7 @@ public struct ReportScanner: Sendable {
                 message = "no such file or directory"
             }
         default:
-            message = "cannot access: \(String(cString: strerror(code)))"
+            message = "cannot access: \(CString.errorMessage(code))"
         }
         state.problems.append(ReportProblem(path: path, message: message))
         return nil

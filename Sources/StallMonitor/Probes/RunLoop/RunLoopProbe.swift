@@ -1,5 +1,6 @@
 import CStallMonitor
 import CoreFoundation
+import StallReportModel
 
 /// The probe for a `CFRunLoop` (Foundation's `RunLoop`): `CFRunLoopObserver`s in the common
 /// modes turn the loop's activities into ``SpanTracker`` events. The callback is a C function
