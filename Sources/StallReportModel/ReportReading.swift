@@ -32,40 +32,31 @@ public enum ReportReadError: Error, Sendable, Equatable, CustomStringConvertible
 extension StallReport {
     /// Decodes a report from JSON data, telling apart invalid JSON, non-reports and unknown versions.
     public static func decode(from data: Data) throws(ReportReadError) -> StallReport {
-        if data.isEmpty { throw .empty }
-        struct VersionProbe: Decodable { var schemaVersion: Int? }
-        let probe: VersionProbe
-        do {
-            probe = try JSONDecoder().decode(VersionProbe.self, from: data)
-        } catch let error as DecodingError {
-            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
-                throw .invalidJSON(error.summary(typeDetail: true))
-            }
-            throw .notAReport("top level is not a JSON object")
-        } catch {
-            throw .invalidJSON(String(describing: error))
+        switch VersionedJSON.decode(StallReport.self, from: data, version: currentSchemaVersion, violation: { $0.schemaViolation }) {
+        case .success(let report): return report
+        case .failure(.empty): throw .empty
+        case .failure(.malformed(let error)): throw .invalidJSON(VersionedJSON.describe(error, typeDetail: true))
+        case .failure(.notAnObject), .failure(.wrongKind): throw .notAReport("top level is not a JSON object")
+        case .failure(.noVersion): throw .notAReport("no schemaVersion")
+        case .failure(.unsupportedVersion(let version)): throw .unsupportedSchemaVersion(version)
+        case .failure(.undecodable(let error)): throw .notAReport(VersionedJSON.describe(error, typeDetail: true))
+        case .failure(.outOfRange(let problem)): throw .outOfRange(problem)
         }
-        guard let version = probe.schemaVersion else { throw .notAReport("no schemaVersion") }
-        guard version == currentSchemaVersion else { throw .unsupportedSchemaVersion(version) }
-        let report: StallReport
-        do {
-            report = try ReportCoding.makeDecoder().decode(StallReport.self, from: data)
-        } catch let error as DecodingError {
-            throw .notAReport(error.summary(typeDetail: true))
-        } catch {
-            throw .notAReport(String(describing: error))
-        }
-        if let problem = report.schemaViolation { throw .outOfRange(problem) }
-        return report
     }
 
-    /// Reads and decodes the report at `url`.
+    /// Reads and decodes the report at `url`, with the limits ``DocumentFile`` applies to every
+    /// document (64 MiB, nesting depth).
     public static func read(from url: URL) throws(ReportReadError) -> StallReport {
-        switch BoundedFileReader.contents(of: url.path, limit: .max) {
-        case .success(let data): return try decode(from: data)
-        case .failure(.unreadable(let why)): throw .unreadable(why)
-        case .failure(let tooLarge): throw .unreadable(tooLarge.description)
+        let file = DocumentFile()
+        let data: Data
+        switch file.bytes(at: url.path).flatMap({ data in file.check(data).map { _ in data } }) {
+        case .success(let bytes): data = bytes
+        case .failure(.read(.unreadable(let why))): throw .unreadable(why)
+        case .failure(.read(let tooLarge)): throw .unreadable(tooLarge.description)
+        case .failure(.empty): throw .empty
+        case .failure(.tooDeep(let limit)): throw .invalidJSON("nested deeper than \(limit) levels; not decoded")
         }
+        return try decode(from: data)
     }
 
     /// Encodes the report as the schema requires.

@@ -10,9 +10,8 @@ struct StaleReportSweeper {
     let hostName: String
     let errors: ErrorReporter
 
-    /// Files larger than this are not reports this monitor wrote (they are bounded by the
-    /// sample and frame limits), and are left alone.
-    static let maxFileSize = 64 << 20
+    /// Size and nesting limits of the files read (those of every reader of reports).
+    static let file = DocumentFile()
 
     /// Returns how many reports were marked fatal.
     @discardableResult
@@ -23,8 +22,9 @@ struct StaleReportSweeper {
         var marked = 0
         for name in names where ReportQuota.isReportName(name) {
             let url = directory.appendingPathComponent(name)
-            guard let data = try? BoundedFileReader.contents(of: url.path, limit: Self.maxFileSize).get(),
+            guard let data = try? Self.file.bytes(at: url.path).get(),
                   data.range(of: Data("\"inProgress\"".utf8)) != nil,
+                  (try? Self.file.check(data).get()) != nil,
                   var report = try? StallReport.decode(from: data),
                   report.status == .inProgress, report.process.hostName == hostName,
                   !isRunning(report.process, sessions: sessions)
@@ -45,10 +45,10 @@ struct StaleReportSweeper {
     /// pid → process start ticks recorded by session files in the directory.
     private func sessionStarts(in directory: URL, names: [String]) -> [Int: Set<UInt64>] {
         var starts: [Int: Set<UInt64>] = [:]
-        let decoder = ReportCoding.makeDecoder()
         for name in names where name.hasSuffix(".session") {
-            guard let data = try? BoundedFileReader.contents(of: directory.appendingPathComponent(name).path, limit: Self.maxFileSize).get(),
-                  let record = try? decoder.decode(SessionRecord.self, from: data),
+            guard let data = try? Self.file.bytes(at: directory.appendingPathComponent(name).path).get(),
+                  (try? Self.file.check(data).get()) != nil,
+                  let record = try? SessionRecord.decode(from: data),
                   record.hostName == hostName else { continue }
             starts[record.pid, default: []].insert(record.processStartTicks)
         }

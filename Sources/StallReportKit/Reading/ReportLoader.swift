@@ -5,7 +5,7 @@ import Foundation
 /// limit before decoding it.
 public struct ReportLoader: Sendable {
     /// Default largest file read: 64 MiB. Real reports are tens of kilobytes.
-    public static let defaultMaxFileSize = 64 * 1024 * 1024
+    public static let defaultMaxFileSize = DocumentFile.defaultMaxFileSize
 
     /// Largest file, in bytes, that is read at all.
     public var maxFileSize: Int
@@ -20,20 +20,18 @@ public struct ReportLoader: Sendable {
 
     /// Reads and decodes the report at `path`; a failure is one line saying what is wrong.
     public func load(path: String) -> Result<StallReport, ReportLoadError> {
-        switch BoundedFileReader.contents(of: path, limit: maxFileSize) {
+        switch file.bytes(at: path) {
         case .success(let bytes): return load(data: bytes)
-        case .failure(.unreadable(let why)): return .failure(.read(.unreadable(why)))
-        case .failure(.tooLarge(let size, let limit)): return .failure(.tooLarge(size: size, limit: limit))
+        case .failure(let refusal): return .failure(Self.error(refusal))
         }
     }
 
     /// Decodes a report from bytes already read (the fuzzed entry point).
     public func load(data: Data) -> Result<StallReport, ReportLoadError> {
-        if data.count > maxFileSize { return .failure(.tooLarge(size: data.count, limit: maxFileSize)) }
-        if data.isEmpty { return .failure(.read(.empty)) }
-        let shape = JSONNesting.shape(of: data, limit: maxNestingDepth)
-        if shape.stoppedAtLimit {
-            return .failure(.tooDeep(limit: maxNestingDepth))
+        let shape: JSONNesting.Shape
+        switch file.check(data) {
+        case .success(let checked): shape = checked
+        case .failure(let refusal): return .failure(Self.error(refusal))
         }
         do {
             return .success(try StallReport.decode(from: data))
@@ -47,6 +45,17 @@ public struct ReportLoader: Sendable {
                 return .failure(.read(.invalidJSON("the document ends early (truncated file?)")))
             }
             return .failure(.read(error))
+        }
+    }
+
+    private var file: DocumentFile { DocumentFile(maxFileSize: maxFileSize, maxNestingDepth: maxNestingDepth) }
+
+    private static func error(_ refusal: DocumentFile.Refusal) -> ReportLoadError {
+        switch refusal {
+        case .read(.unreadable(let why)): return .read(.unreadable(why))
+        case .read(.tooLarge(let size, let limit)): return .tooLarge(size: size, limit: limit)
+        case .empty: return .read(.empty)
+        case .tooDeep(let limit): return .tooDeep(limit: limit)
         }
     }
 }
