@@ -29,8 +29,10 @@ struct StallDemoEndToEndTests {
 
     @Test("every scenario gives one report with the right stack and class; short work gives none")
     func demoReports() throws {
-        let directory = try ReportDirectory()
-        let run = try StallReportCLI.run(["--output", directory.path, "--threshold-ms", "250"], timeout: 120, executable: "stall-demo")
+        // The run the other end-to-end tests read too (same arguments: --threshold-ms 250).
+        let shared = try VizDemo.run()
+        let directory = shared.directory
+        let run = shared.process
         if let keep = ProcessInfo.processInfo.environment["STALL_DEMO_KEEP_REPORTS"] {
             try? FileManager.default.removeItem(atPath: keep)
             try FileManager.default.copyItem(atPath: directory.path, toPath: keep)
@@ -40,7 +42,7 @@ struct StallDemoEndToEndTests {
         let allFiles = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             .filter { $0.hasSuffix(".json") }.sorted()
         #expect(!allFiles.contains { $0.hasPrefix(".") }, "temporary files left behind")
-        let reports = try allFiles.map { try StallReport.read(from: directory.url.appendingPathComponent($0)) }
+        let reports = try allFiles.map { try StallReport.read(from: directory.appendingPathComponent($0)) }
         #expect(!reports.contains { report in report.samples.contains { $0.frames.contains { report.frames[$0].symbol?.contains("shortWorkBelowThreshold") == true } } },
                 "the 100 ms work below the threshold must not be reported")
         // One report per scenario, in order. On a loaded machine (or under a sanitizer) a
@@ -62,7 +64,7 @@ struct StallDemoEndToEndTests {
 
         var startTimes: [Date] = []
         for (file, expectation) in zip(files, Self.expectations) {
-            let report = try StallReport.read(from: directory.url.appendingPathComponent(file))
+            let report = try StallReport.read(from: directory.appendingPathComponent(file))
             startTimes.append(report.startedAt)
             #expect(report.status == .ended)
             #expect(report.classification == expectation.classification, "\(expectation.scenario): \(report.classification)")
@@ -76,20 +78,20 @@ struct StallDemoEndToEndTests {
         }
         #expect(startTimes == startTimes.sorted(), "file names sort by time")
 
-        let usleep = try StallReport.read(from: directory.url.appendingPathComponent(files[2]))
+        let usleep = try StallReport.read(from: directory.appendingPathComponent(files[2]))
         // Asleep in the kernel: unwound from a copy of its stack, never interrupted, down to the
         // demo's function that slept.
         let asleep = usleep.samples.filter { $0.kind == .stack && $0.syscall == "clock_nanosleep" }
         #expect(!asleep.isEmpty)
         #expect(asleep.allSatisfy { $0.interrupted == false && $0.unwinder == "libdw" })
         #expect(usleep.representativeStack.contains { usleep.frames[$0].symbol?.contains("sleepWithUsleep") == true })
-        let recursion = try StallReport.read(from: directory.url.appendingPathComponent(files[3]))
+        let recursion = try StallReport.read(from: directory.appendingPathComponent(files[3]))
         #expect(recursion.samples.contains { $0.frames.count >= 200 }, "the 200-frame recursion is captured whole")
-        let mutex = try StallReport.read(from: directory.url.appendingPathComponent(files[1]))
+        let mutex = try StallReport.read(from: directory.appendingPathComponent(files[1]))
         let mutexStack = mutex.representativeStack.compactMap { mutex.frames[$0].symbol }
         #expect(mutexStack.contains { $0.contains("pthread_mutex_lock") || $0.contains("lll_lock_wait") }, "\(mutexStack)")
 
-        try SchemaValidation.validate(directory: directory.url)
+        try SchemaValidation.validate(directory: directory)
 
         let summary = try StallReportCLI.run(["summarize", "--format", "json", directory.path])
         #expect(summary.status == 0, "\(summary)")

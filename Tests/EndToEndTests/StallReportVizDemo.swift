@@ -2,9 +2,13 @@ import Foundation
 import StallReportKit
 import Testing
 
-/// One run of the real `stall-demo` binary shared by the viz end-to-end tests: its reports, read.
+/// One run of the real `stall-demo` binary with its default scenarios, shared by every
+/// end-to-end test that reads that output (the demo's own checks, the viz and gate tests): its
+/// output and its reports, read. About 7 s, once per test process.
 enum VizDemo {
     struct Run: Sendable {
+        /// The demo process: status and output.
+        var process: StallReportCLI.Run
         /// Directory holding the demo's reports.
         var directory: URL
         /// The reports, by file path.
@@ -34,7 +38,7 @@ enum VizDemo {
             return (path, try StallReport.read(from: URL(fileURLWithPath: path)))
         }
         guard reports.count >= 5 else { throw DemoFailed(description: "stall-demo wrote \(reports.count) reports: \(run)") }
-        return Run(directory: directory, reports: reports)
+        return Run(process: run, directory: directory, reports: reports)
     }
 
     struct DemoFailed: Error, CustomStringConvertible {
