@@ -108,7 +108,10 @@ public final class IdleWorkQueue: @unchecked Sendable {
         // (Int.max), so the items run inside the monitored span.
         observer = RunLoopObserver.make(CFRunLoopActivity.beforeWaiting.rawValue, order: 0, info: drainer) { _, _, info in
             guard let info else { return }
-            Unmanaged<IdleWorkDrainer>.fromOpaque(info)._withUnsafeGuaranteedRef { $0.drainPass() }
+            // A strong reference for the whole pass: an item may release the last reference to
+            // the queue, whose deinit invalidates this observer (which then releases `info`).
+            let drainer = Unmanaged<IdleWorkDrainer>.fromOpaque(info).takeUnretainedValue()
+            drainer.drainPass()
         }
         CFRunLoopAddObserver(cfRunLoop, observer, kCFRunLoopCommonModes)
         // The loop may be asleep already: wake it so it comes round to `beforeWaiting` again.

@@ -160,6 +160,32 @@ struct IdleWorkQueueTests {
         #expect(releasedDrops.all.allSatisfy { $0.reason == .released })
     }
 
+    @Test("an item that releases the last reference to its queue ends it safely; the waiting work is dropped as released")
+    func releasedByItsOwnItem() throws {
+        let loop = try MonitoredLoopThread(name: "idle-self-release")
+        defer { loop.stop() }
+        let drops = DropLog()
+        let holder = LockedBox<IdleWorkQueue?>(nil)
+        let ran = LockedBox(0)
+        // Created and filled inside one callout: afterwards the holder has the only reference.
+        try loop.run { () -> Result<Void, StallMonitorError> in
+            Result { () throws(StallMonitorError) in
+                let queue = try IdleWorkQueue(loop: .current, .init(onDrop: { drops.record($0) }))
+                holder.withLock { $0 = queue }
+                queue.submit(label: "releaser") {
+                    ran.withLock { $0 += 1 }
+                    holder.withLock { $0 = nil }
+                }
+                queue.submit(label: "after") { ran.withLock { $0 += 1 } }
+            }
+        }.get()
+        #expect(waitUntil { drops.all.count == 1 })
+        #expect(drops.all.first?.label == "after" && drops.all.first?.reason == .released)
+        #expect(ran.withLock { $0 } == 1)
+        // The loop goes on working normally.
+        #expect(try loop.run { 7 } == 7)
+    }
+
     @Test("submissions from several threads all run once, each thread's in its own order")
     func concurrentSubmitters() throws {
         let loop = try MonitoredLoopThread(name: "idle-threads")
