@@ -103,7 +103,7 @@ public final class StallMonitor: Sendable {
         let wakeup = WakeupSignal()
         let tracker = SpanTracker(publishAfter: lead, reentryGrace: configuration.reentryGrace.nanoseconds, wakeup: wakeup)
         let counters = MonitorCounters()
-        let errors = ErrorReporter(logger: configuration.logger)
+        let errors = ErrorReporter(logger: configuration.logger, interval: configuration.logInterval)
         let controls = MonitorControls()
         let process = HostFacts.process(appVersion: configuration.appVersion)
         let store = ReportFileStore(directory: configuration.reportDirectory)

@@ -46,9 +46,14 @@ extension StallMonitor {
         public var appVersion: String?
         /// Labels copied into every report.
         public var tags: [String: String]
-        /// Where the monitor logs problems (at info level or below); nil writes each kind of
-        /// problem once to stderr.
-        public var logger: Logger?
+        /// Where the monitor logs (info level or below, context in metadata): each report written,
+        /// and problems, each kind at most once per ``logInterval``. The default is a logger labelled
+        /// `StallMonitor`, so the app's logging system decides where it goes; the monitor never
+        /// writes to stderr itself and never bootstraps logging.
+        public var logger: Logger
+        /// A problem that repeats is logged at most once per this interval, with the number of
+        /// repeats since the last message (all are counted in `statistics.errors`). Default 60 s.
+        public var logInterval: Duration
         /// Called on the writer queue after each final report is written, with the report and its file.
         public var onReport: (@Sendable (StallReport, URL) -> Void)?
         /// While a stall lasts, its `inProgress` report is rewritten this often, so evidence is on
@@ -91,7 +96,8 @@ extension StallMonitor {
             reentryGrace: Duration = .microseconds(200),
             appVersion: String? = nil,
             tags: [String: String] = [:],
-            logger: Logger? = nil,
+            logger: Logger = Logger(label: "StallMonitor"),
+            logInterval: Duration = .seconds(60),
             onReport: (@Sendable (StallReport, URL) -> Void)? = nil,
             inProgressRefresh: Duration = .seconds(1),
             maxReportsPerFingerprint: Int = 10,
@@ -116,6 +122,7 @@ extension StallMonitor {
             self.appVersion = appVersion
             self.tags = tags
             self.logger = logger
+            self.logInterval = logInterval
             self.onReport = onReport
             self.inProgressRefresh = inProgressRefresh
             self.maxReportsPerFingerprint = maxReportsPerFingerprint
@@ -143,6 +150,7 @@ extension StallMonitor {
             if rateLimitWindow <= .zero { throw .invalidConfiguration("rateLimitWindow must be positive") }
             if maxReportFiles < 1 || maxReportBytes < 4096 { throw .invalidConfiguration("maxReportFiles must be at least 1 and maxReportBytes at least 4096") }
             if sessionHeartbeatInterval < .seconds(1) { throw .invalidConfiguration("sessionHeartbeatInterval must be at least 1 s") }
+            if logInterval <= .zero { throw .invalidConfiguration("logInterval must be positive") }
             if !reportDirectory.isFileURL { throw .invalidConfiguration("reportDirectory must be a file URL") }
         }
     }

@@ -33,6 +33,14 @@ public enum StallMonitorError: Error, Sendable, Equatable, CustomStringConvertib
         }
     }
 
+    /// The file or directory the error is about, when there is one.
+    var path: String? {
+        switch self {
+        case .reportDirectory(let path, _), .reportWrite(let path, _), .reportQuota(let path, _): return path
+        default: return nil
+        }
+    }
+
     /// A stable key for counting errors of one kind.
     var kind: String {
         switch self {

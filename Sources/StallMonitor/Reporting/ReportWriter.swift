@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import StallReportModel
 
 /// What the watchdog tells the writer about a stall.
@@ -49,6 +50,18 @@ final class ReportWriter: Sendable {
         self.quota = quota
         self.session = session
         self.onReport = onReport
+    }
+
+    /// Says on the host's logger that a stall was reported, with its facts in metadata.
+    private func logWritten(_ report: StallReport, to url: URL) {
+        errors.logger.info("StallMonitor: \(Int(report.durationMs.rounded())) ms stall (\(report.classification.rawValue)) on \(report.loop.threadName)", metadata: [
+            "path": "\(url.path)",
+            "stallmonitor.fingerprint": "\(report.fingerprint)",
+            "stallmonitor.classification": "\(report.classification.rawValue)",
+            "stallmonitor.durationMs": "\(Int(report.durationMs.rounded()))",
+            "stallmonitor.loop": "\(report.loop.kind)",
+            "stallmonitor.thread": "\(report.loop.threadName)",
+        ])
     }
 
     /// Queues work for the writer thread.
@@ -107,6 +120,7 @@ final class ReportWriter: Sendable {
                 if let url {
                     counters.reportsWritten.add(1, ordering: .relaxed)
                     quota.enforce(keeping: url.lastPathComponent, protected: Self.unfinished.withLock { $0 })
+                    logWritten(report, to: url)
                     onReport?(report, url)
                 }
                 session.heartbeat()

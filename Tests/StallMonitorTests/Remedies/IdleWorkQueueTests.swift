@@ -3,18 +3,6 @@ import Foundation
 import StallMonitor
 import Testing
 
-/// A value behind an `NSLock` (pthread mutex: ThreadSanitizer sees its order, unlike `Mutex`'s futex).
-final class LockedBox<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
-}
-
 /// What idle work recorded as it ran: its sequence and thread.
 final class RunLog: Sendable {
     private let entries = LockedBox<[(sequence: Int, tid: Int32)]>([])

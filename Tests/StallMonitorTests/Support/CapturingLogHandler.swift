@@ -1,18 +1,26 @@
 import Logging
-import Synchronization
 
 /// A swift-log handler that keeps every message in memory, so a test can assert what the monitor
 /// said and how often. The library never bootstraps logging; the test hands it this logger.
 struct CapturingLogHandler: LogHandler {
     /// The messages logged through every copy of the handler.
     final class Store: Sendable {
-        private let lines = Mutex<[String]>([])
+        /// One message with its level and metadata (the handler's and the call's).
+        struct Entry: Sendable {
+            var level: Logger.Level
+            var message: String
+            var metadata: [String: String]
+        }
+
+        private let entries = LockedBox<[Entry]>([])
 
         /// Everything logged so far, as "<level> <message>".
-        var messages: [String] { lines.withLock { $0 } }
+        var messages: [String] { entries.withLock { $0.map { "\($0.level) \($0.message)" } } }
+        /// Everything logged so far.
+        var all: [Entry] { entries.withLock { $0 } }
 
-        fileprivate func append(_ line: String) {
-            lines.withLock { $0.append(line) }
+        fileprivate func append(_ entry: Entry) {
+            entries.withLock { $0.append(entry) }
         }
     }
 
@@ -26,7 +34,8 @@ struct CapturingLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        store.append("\(event.level) \(event.message)")
+        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+        store.append(.init(level: event.level, message: "\(event.message)", metadata: merged.mapValues { "\($0)" }))
     }
 
     /// A logger writing into a fresh store; returns both.
