@@ -50,6 +50,7 @@ let package = Package(
                 "StallMonitor",
                 "StallReportModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The same work on the main RunLoop directly and through an IdleWorkQueue (Scripts/demo).
@@ -60,6 +61,7 @@ let package = Package(
                 "StallReportModel",
                 "CStallMonitor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Benchmarks of the monitor's cost and accuracy and of stallreport's speed (Scripts/bench).
@@ -71,6 +73,7 @@ let package = Package(
                 "StallReportKit",
                 "CStallMonitor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Stress run: thousands of stalls across several monitored threads (Scripts/stress).
@@ -81,6 +84,7 @@ let package = Package(
                 "StallReportModel",
                 "StallReportKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Report fixtures shared by the StallReportKit and end-to-end tests (not a product).

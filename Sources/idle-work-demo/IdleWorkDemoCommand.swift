@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StallMonitor
+import Logging
 import StallReportModel
 
 /// Runs the same workload on the main RunLoop twice with StallMonitor watching: once queued to
@@ -52,6 +53,7 @@ struct IdleWorkDemoCommand: ParsableCommand {
             threshold: .milliseconds(thresholdMs),
             reportDirectory: URL(fileURLWithPath: output, isDirectory: true),
             appVersion: "idle-work-demo 1.0",
+            logger: Self.quietLogger,
             onReport: { report, url in
                 stalls.record(durationMs: report.durationMs)
                 if !quiet { print("  wrote \(url.path)  \(Int(report.durationMs.rounded())) ms \(report.classification.rawValue)") }
@@ -72,6 +74,15 @@ struct IdleWorkDemoCommand: ParsableCommand {
             print(ComparisonTable.render(direct: direct, idle: idle, budgetMs: budgetMs))
         }
         if idle.stalls > 0 { throw ExitCode(1) }
+    }
+}
+
+extension IdleWorkDemoCommand {
+    /// A logger that passes on only what is above info: the demo prints each report itself.
+    static var quietLogger: Logger {
+        var logger = Logger(label: "idle-work-demo")
+        logger.logLevel = .notice
+        return logger
     }
 }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import StallMonitor
 
 /// `stall-bench memory-host`: the host process figure 7 measures. It runs the main loop idle,
@@ -35,6 +36,7 @@ struct MemoryHost: ParsableCommand {
     func run() throws {
         var configuration = StallMonitor.Configuration(reportDirectory: URL(fileURLWithPath: reports, isDirectory: true))
         configuration.symbolicateInProcess = !offlineSymbols
+        configuration.logger.logLevel = .notice  // no log line per report while measuring
         let session = monitor ? try StallMonitor.start(configuration) : nil
         var phases = Phases()
         let stall = Box((0.0, 0.0))

@@ -1,5 +1,6 @@
 import Glibc
 import Foundation
+import Logging
 import StallMonitor
 import StallReportKit
 import Synchronization
@@ -37,6 +38,7 @@ final class MonitorSession: Sendable {
         configuration.maxReportsPerFingerprint = 1_000_000
         configuration.maxReportFiles = 1_000_000
         configuration.maxReportBytes = 1 << 40
+        configuration.logger.logLevel = .notice  // no log line per report while measuring
         if let inProgressRefresh { configuration.inProgressRefresh = inProgressRefresh }
         monitor = try StallMonitor.start(configuration)
     }

@@ -3,6 +3,7 @@ import CoreFoundation
 import Synchronization
 import Foundation
 import StallMonitor
+import Logging
 import StallReportModel
 
 /// A host app that runs the main RunLoop and stalls it in known ways, with StallMonitor watching.
@@ -69,6 +70,9 @@ struct StallDemoCommand: ParsableCommand {
             threshold: .milliseconds(thresholdMs),
             reportDirectory: directory,
             appVersion: "stall-demo 1.0",
+            // The demo prints each report itself (onReport) and its problems at the end; the
+            // monitor's own info lines would say the same again on stderr.
+            logger: Self.quietLogger,
             onReport: { report, url in
                 print("wrote \(url.path)  \(Int(report.durationMs.rounded())) ms \(report.classification.rawValue)  \(report.representativeFunction)")
             },
@@ -94,7 +98,18 @@ struct StallDemoCommand: ParsableCommand {
         monitor.stop()
         let statistics = monitor.statistics
         print("stall-demo: \(statistics.stallsDetected) stalls detected, \(statistics.reportsWritten) reports written, \(statistics.samplesTaken) samples")
-        if !statistics.errors.isEmpty { throw ExitCode(3) }
+        if !statistics.errors.isEmpty {
+            let last = statistics.lastError.map { "; last: \($0)" } ?? ""
+            FileHandle.standardError.write(Data("stall-demo: errors \(statistics.errors)\(last)\n".utf8))
+            throw ExitCode(3)
+        }
+    }
+
+    /// A logger that passes on only what is above info (the monitor logs at info and below).
+    static var quietLogger: Logger {
+        var logger = Logger(label: "stall-demo")
+        logger.logLevel = .notice
+        return logger
     }
 }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import StallMonitor
 
 /// Thousands of stalls across several monitored threads, then checks that every report is there
@@ -60,6 +61,7 @@ struct StallStressCommand: ParsableCommand {
             configuration.maxReportsPerFingerprint = 1_000_000
             configuration.maxReportFiles = 1_000_000
             configuration.maxReportBytes = Int.max / 2
+            configuration.logger.logLevel = .notice  // thousands of reports: the checks read them, no log line each
             return configuration
         }
 
