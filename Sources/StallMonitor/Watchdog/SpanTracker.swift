@@ -5,9 +5,11 @@ import Synchronization
 /// allocation; a syscall only to wake a parked watchdog and one `getrusage` when the loop is
 /// awake again after more than the grace), read by the watchdog.
 ///
-/// A span opens at `afterWaiting` or the outermost `entry`. `beforeWaiting` and the outermost
-/// `exit` only *suspend* it: a span suspended for longer than ``reentryGrace`` ended when it was
-/// suspended, but one that is awake again sooner goes on, and so does one whose thread never
+/// Its probe (``LoopProbe``) feeds it loop events. A span opens when the loop wakes or enters
+/// its outermost run (a run loop's `afterWaiting` / outermost `entry`). Waiting and leaving the
+/// outermost run (`beforeWaiting` / outermost `exit`) only *suspend* it: a span suspended for
+/// longer than ``reentryGrace`` ended when it was suspended, but one that is awake again sooner
+/// goes on, and so does one whose thread never
 /// gave up the CPU voluntarily since the span began (it was preempted between two passes on a
 /// busy machine, it did not go idle). That keeps two things from cutting a
 /// busy span short: a wait that returns at once because work is pending (a congested loop), and
