@@ -47,9 +47,8 @@ extension StallReport {
     /// Reads and decodes the report at `url`, with the limits ``DocumentFile`` applies to every
     /// document (64 MiB, nesting depth).
     public static func read(from url: URL) throws(ReportReadError) -> StallReport {
-        let file = DocumentFile()
         let data: Data
-        switch file.bytes(at: url.path).flatMap({ data in file.check(data).map { _ in data } }) {
+        switch DocumentFile().checkedBytes(at: url.path) {
         case .success(let bytes): data = bytes
         case .failure(.read(.unreadable(let why))): throw .unreadable(why)
         case .failure(.read(let tooLarge)): throw .unreadable(tooLarge.description)

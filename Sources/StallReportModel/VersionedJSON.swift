@@ -90,6 +90,12 @@ package struct DocumentFile: Sendable {
         BoundedFileReader.contents(of: path, limit: maxFileSize).mapError { .read($0) }
     }
 
+    /// The bytes of the file at `path`, read and checked: within the size limit, not empty, not
+    /// nested too deep.
+    package func checkedBytes(at path: String) -> Result<Data, Refusal> {
+        bytes(at: path).flatMap { data in check(data).map { _ in data } }
+    }
+
     /// Checks bytes already read (size, emptiness, nesting); returns their JSON shape.
     package func check(_ data: Data) -> Result<JSONNesting.Shape, Refusal> {
         if data.count > maxFileSize { return .failure(.read(.tooLarge(size: data.count, limit: maxFileSize))) }

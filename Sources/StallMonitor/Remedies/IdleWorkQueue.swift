@@ -91,7 +91,7 @@ public final class IdleWorkQueue: @unchecked Sendable {
     /// ``ResidentLoopThread/makeIdleWorkQueue(_:)``). Throws `invalidConfiguration` for a budget
     /// that is not positive or a capacity below 1.
     public convenience init(loop: StallMonitor.Loop = .main, _ configuration: Configuration = .init()) throws(StallMonitorError) {
-        try self.init(runLoop: loop == .main ? CFRunLoopGetMain() : CFRunLoopGetCurrent(), configuration)
+        try self.init(runLoop: loop.cfRunLoop, configuration)
     }
 
     init(runLoop cfRunLoop: CFRunLoop, _ configuration: Configuration) throws(StallMonitorError) {

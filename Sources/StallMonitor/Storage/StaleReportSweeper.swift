@@ -22,6 +22,7 @@ struct StaleReportSweeper {
         var marked = 0
         for name in names where ReportQuota.isReportName(name) {
             let url = directory.appendingPathComponent(name)
+            // The cheap text filter first: the nesting check and decoding only for inProgress reports.
             guard let data = try? Self.file.bytes(at: url.path).get(),
                   data.range(of: Data("\"inProgress\"".utf8)) != nil,
                   (try? Self.file.check(data).get()) != nil,
@@ -46,8 +47,7 @@ struct StaleReportSweeper {
     private func sessionStarts(in directory: URL, names: [String]) -> [Int: Set<UInt64>] {
         var starts: [Int: Set<UInt64>] = [:]
         for name in names where name.hasSuffix(".session") {
-            guard let data = try? Self.file.bytes(at: directory.appendingPathComponent(name).path).get(),
-                  (try? Self.file.check(data).get()) != nil,
+            guard let data = try? Self.file.checkedBytes(at: directory.appendingPathComponent(name).path).get(),
                   let record = try? SessionRecord.decode(from: data),
                   record.hostName == hostName else { continue }
             starts[record.pid, default: []].insert(record.processStartTicks)

@@ -26,7 +26,7 @@ final class RunLoopProbe: LoopProbe, @unchecked Sendable {
 
     /// A probe of `loop`: the main run loop, or the calling thread's.
     convenience init(_ loop: StallMonitor.Loop) {
-        self.init(runLoop: loop == .main ? CFRunLoopGetMain() : CFRunLoopGetCurrent())
+        self.init(runLoop: loop.cfRunLoop)
     }
 
     init(runLoop: CFRunLoop) {
@@ -74,6 +74,11 @@ final class RunLoopProbe: LoopProbe, @unchecked Sendable {
             }
         }
     }
+}
+
+extension StallMonitor.Loop {
+    /// The CF run loop this names: the main thread's, or the calling thread's.
+    var cfRunLoop: CFRunLoop { self == .main ? CFRunLoopGetMain() : CFRunLoopGetCurrent() }
 }
 
 /// What the observers of one run loop call: turns activities into tracker events and keeps the
