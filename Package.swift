@@ -7,13 +7,17 @@ let package = Package(
         .library(name: "StallMonitor", targets: ["StallMonitor"]),
         .library(name: "StallReportModel", targets: ["StallReportModel"]),
         .library(name: "StallReportKit", targets: ["StallReportKit"]),
+        // SwiftNIO event loops: only apps that use this product build SwiftNIO.
+        .library(name: "StallMonitorNIO", targets: ["StallMonitorNIO"]),
         .executable(name: "stallreport", targets: ["stallreport"]),
         .executable(name: "stall-demo", targets: ["stall-demo"]),
         .executable(name: "idle-work-demo", targets: ["idle-work-demo"]),
+        .executable(name: "nio-stall-demo", targets: ["nio-stall-demo"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
     ],
     targets: [
         // C shim: signal handler, libunwind and libdw loaded with dlopen, image list, thread helpers.
@@ -33,6 +37,27 @@ let package = Package(
             dependencies: [
                 "CStallMonitor",
                 "StallReportModel",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Watches every event loop of a SwiftNIO EventLoopGroup (a pull probe of the core).
+        .target(
+            name: "StallMonitorNIO",
+            dependencies: [
+                "StallMonitor",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        // A plain SwiftNIO HTTP server whose routes stall in known ways (Scripts/nio-demo).
+        .executableTarget(
+            name: "nio-stall-demo",
+            dependencies: [
+                "StallMonitor",
+                "StallMonitorNIO",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -91,6 +116,15 @@ let package = Package(
         .target(name: "StallReportKitTestSupport", dependencies: ["StallReportModel", "StallReportKit"]),
         .testTarget(name: "StallReportKitTests", dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport"]),
         .testTarget(name: "StallMonitorTests", dependencies: ["StallMonitor", "StallReportModel", "StallReportKit", "CStallMonitor"]),
+        .testTarget(
+            name: "StallMonitorNIOTests",
+            dependencies: [
+                "StallMonitor", "StallMonitorNIO", "StallReportModel", "CStallMonitor",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport", "stall-demo", "stallreport", "idle-work-demo"]

@@ -57,3 +57,15 @@ public enum RepresentativeStack {
         return nil
     }
 }
+
+extension StallReport {
+    /// The first in-app function of the representative stack (the function that stalled, or
+    /// called what did), for one-line output: its symbol, or `in <syscall>` when the samples have
+    /// only a syscall, or `(no stack)`.
+    public var representativeFunction: String {
+        let stack = representativeStack.compactMap { $0 < frames.count ? frames[$0] : nil }
+        let frame = stack.first(where: { $0.inApp && $0.symbol != nil }) ?? stack.first
+        let samplesSyscall = samples.first(where: { $0.syscall != nil })?.syscall
+        return frame?.symbol ?? samplesSyscall.map { "in \($0)" } ?? "(no stack)"
+    }
+}

@@ -113,16 +113,6 @@ struct StallDemoCommand: ParsableCommand {
     }
 }
 
-extension StallReport {
-    /// The first in-app function of the representative stack, for one-line output.
-    var representativeFunction: String {
-        let stack = representativeStack.map { frames[$0] }
-        let frame = stack.first(where: { $0.inApp && $0.symbol != nil }) ?? stack.first
-        let samplesSyscall = samples.first(where: { $0.syscall != nil })?.syscall
-        return frame?.symbol ?? samplesSyscall.map { "in \($0)" } ?? "(no stack)"
-    }
-}
-
 /// Set when the last scenario has run; read by the main loop between runs.
 final class FinishFlag: Sendable {
     private let value = Atomic<Bool>(false)

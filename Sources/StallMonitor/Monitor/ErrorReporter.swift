@@ -3,7 +3,7 @@ import Foundation
 import Logging
 
 /// Counts problems by kind and says them through the host's logger (info level, as libraries
-/// should), each kind at most once per interval, with how often it repeated since it was last
+/// should; warning when the monitor watches nothing), each kind at most once per interval, with how often it repeated since it was last
 /// said; the error's path and kind go in metadata. Never throws, never blocks the loop, never
 /// writes to stderr itself.
 final class ErrorReporter: Sendable {
@@ -43,7 +43,7 @@ final class ErrorReporter: Sendable {
         if let path = error.path { metadata["path"] = "\(path)" }
         if repeats > 0 { metadata["stallmonitor.repeats"] = "\(repeats)" }
         let again = repeats > 0 ? " (\(repeats) more since the last message)" : ""
-        logger.info("StallMonitor: \(error)\(again)", metadata: metadata)
+        logger.log(level: error.isWarning ? .warning : .info, "StallMonitor: \(error)\(again)", metadata: metadata)
     }
 
     var counts: [String: Int] { state.withLock { $0.counts } }

@@ -72,8 +72,8 @@ public final class StallMonitor: Sendable {
     /// The real-time signal used to sample the stuck thread.
     public let signal: Int32
 
-    private let thread: MonitoredThread
-    private let probe: any LoopProbe
+    /// One per watched loop (a run loop; every event loop of a group).
+    private let threads: [MonitoredThread]
     private let watchdog: Watchdog
     private let writer: ReportWriter
     private let errors: ErrorReporter
@@ -92,16 +92,38 @@ public final class StallMonitor: Sendable {
         try configuration.validate()
         try ReportFileStore.prepare(configuration.reportDirectory)
         let signal = try StackSampler.install(signal: configuration.signal)
-        return StallMonitor(configuration: configuration, signal: signal, probe: RunLoopProbe(loop))
+        return StallMonitor(configuration: configuration, signal: signal, probes: [RunLoopProbe(loop)])
     }
 
-    private init(configuration: Configuration, signal: Int32, probe: any LoopProbe) {
+    /// Starts watching loops that call nobody back (the event loops of a SwiftNIO group), each
+    /// looked at every `interval` from the watchdog (``ThreadPollingProbe``). For the integration
+    /// targets.
+    package static func start(_ configuration: Configuration, polling loops: [PolledLoop], interval: Duration)
+        throws(StallMonitorError) -> StallMonitor {
+        try configuration.validate()
+        guard !loops.isEmpty else { throw .invalidConfiguration("no loops to watch") }
+        guard interval >= .milliseconds(1) else { throw .invalidConfiguration("the poll interval must be at least 1 ms") }
+        try ReportFileStore.prepare(configuration.reportDirectory)
+        let signal = try StackSampler.install(signal: configuration.signal)
+        let nanos = UInt64(interval.nanoseconds)
+        return StallMonitor(configuration: configuration, signal: signal,
+                            probes: loops.map { ThreadPollingProbe($0, interval: nanos) })
+    }
+
+    private init(configuration: Configuration, signal: Int32, probes: [any LoopProbe]) {
         self.configuration = configuration
         self.signal = signal
         let threshold = configuration.threshold.nanoseconds
         let lead = UInt64(Double(threshold) * configuration.samplingLead)
         let wakeup = WakeupSignal()
-        let tracker = SpanTracker(publishAfter: lead, reentryGrace: configuration.reentryGrace.nanoseconds, wakeup: wakeup)
+        let threads = probes.map { probe in
+            // A pull probe feeds its tracker from the watchdog: the thread's counts are its own.
+            let tracker = probe is any PolledLoopProbe
+                ? SpanTracker(publishAfter: lead, reentryGrace: configuration.reentryGrace.nanoseconds, wakeup: wakeup,
+                              voluntarySwitches: { 0 }, idleYields: { 0 })
+                : SpanTracker(publishAfter: lead, reentryGrace: configuration.reentryGrace.nanoseconds, wakeup: wakeup)
+            return MonitoredThread(tracker: tracker, probe: probe)
+        }
         let counters = MonitorCounters()
         let errors = ErrorReporter(logger: configuration.logger, interval: configuration.logInterval)
         let controls = MonitorControls()
@@ -109,7 +131,7 @@ public final class StallMonitor: Sendable {
         let store = ReportFileStore(directory: configuration.reportDirectory)
         let session = SessionRecorder(
             store: store, process: process, thresholdMs: Double(threshold) / 1e6, errors: errors,
-            sample: { Self.sessionCounts(tracker: tracker, counters: counters, errors: errors) })
+            sample: { Self.sessionCounts(threads: threads, counters: counters, errors: errors) })
         let writer = ReportWriter(
             builder: ReportBuilder(symbolicator: .shared, process: process, tags: configuration.tags,
                                    symbolicateInProcess: configuration.symbolicateInProcess),
@@ -118,8 +140,7 @@ public final class StallMonitor: Sendable {
             quota: ReportQuota(directory: configuration.reportDirectory, maxFiles: configuration.maxReportFiles,
                                maxBytes: configuration.maxReportBytes, counters: counters, errors: errors),
             session: session, onReport: configuration.onReport)
-        let thread = MonitoredThread(tracker: tracker, loopKind: probe.kind)
-        let watch = ThreadWatch(
+        let watches = threads.map { thread in ThreadWatch(
             thread: thread,
             settings: .init(
                 threshold: threshold, lead: lead, interval: configuration.samplingInterval.nanoseconds,
@@ -129,21 +150,26 @@ public final class StallMonitor: Sendable {
                 inProgressRefresh: configuration.inProgressRefresh.nanoseconds,
                 reportWhileDebugged: configuration.reportWhileDebugged),
             counters: counters, controls: controls,
-            emit: { writer.submit($0) })
-        self.thread = thread
+            emit: { writer.submit($0) }) }
+        self.threads = threads
         self.counters = counters
         self.errors = errors
         self.controls = controls
         self.writer = writer
         self.session = session
         // Waking a threshold (at least 250 ms) late means the whole process was stopped.
-        self.watchdog = Watchdog(watches: [watch], wakeup: wakeup, counters: counters, stoppedAfter: max(threshold, 250_000_000))
-        self.probe = probe
+        self.watchdog = Watchdog(
+            watches: watches, wakeup: wakeup, counters: counters, stoppedAfter: max(threshold, 250_000_000),
+            silenceCheck: .init(after: UInt64(configuration.loopSilenceWarning.nanoseconds)) { silent in
+                for thread in silent { errors.report(.loopNotRunning(Self.silenceMessage(thread, after: configuration.loopSilenceWarning))) }
+            })
         let timeout = configuration.sampleTimeout.nanoseconds
         let maxFrames = configuration.maxFramesPerSample
         let report: @Sendable (String) -> Void = { errors.report(.threadArming($0)) }
-        probe.attach(to: tracker) {
-            thread.arm(signal: signal, sampleTimeout: timeout, maxFrames: maxFrames, report: report)
+        for thread in threads {
+            thread.probe.attach(to: thread.tracker) {
+                thread.arm(signal: signal, sampleTimeout: timeout, maxFrames: maxFrames, report: report)
+            }
         }
         Symbolicator.shared.retain()
         SnapshotUnwinder.shared.retain()
@@ -156,7 +182,21 @@ public final class StallMonitor: Sendable {
         heartbeat = writer.repeating(every: configuration.sessionHeartbeatInterval) { session.heartbeat() }
     }
 
-    private static func sessionCounts(tracker: SpanTracker, counters: MonitorCounters, errors: ErrorReporter)
+    /// What the warning says of a loop that has not run since the monitor started.
+    private static func silenceMessage(_ thread: MonitoredThread, after: Duration) -> String {
+        let seconds = Double(after.nanoseconds) / 1e9
+        let waited = seconds.rounded() == seconds ? "\(Int(seconds)) s" : "\(seconds) s"
+        switch thread.loopKind {
+        case "runLoop":
+            return "the watched run loop has not run in the \(waited) since the monitor started: nothing is watched. "
+                + "A program with `async main` or `dispatchMain()` never runs RunLoop.main (see the README's "
+                + "\"Which loop does my program run?\"); `loop: .current` watches the calling thread's run loop."
+        default:
+            return "the watched \(thread.loopKind) has not run a task in the \(waited) since the monitor started: it is not watched."
+        }
+    }
+
+    private static func sessionCounts(threads: [MonitoredThread], counters: MonitorCounters, errors: ErrorReporter)
         -> (spans: Int, stalls: Int, written: Int, dropped: [String: Int]) {
         var dropped = errors.counts.filter { $0.key == "reportWrite" || $0.key == "reportEncoding" }
         let rateLimited = counters.reportsRateLimited.load(ordering: .relaxed)
@@ -165,7 +205,8 @@ public final class StallMonitor: Sendable {
         if quota > 0 { dropped["deletedForQuota"] = quota }
         let overwritten = counters.longSpansOverwritten.load(ordering: .relaxed)
         if overwritten > 0 { dropped["watchdogStarved"] = overwritten }
-        return (Int(tracker.currentSpan().sequence), counters.stallsDetected.load(ordering: .relaxed),
+        let spans = threads.reduce(0) { $0 + Int($1.tracker.currentSpan().sequence) }
+        return (spans, counters.stallsDetected.load(ordering: .relaxed),
                 counters.reportsWritten.load(ordering: .relaxed), dropped)
     }
 
@@ -182,7 +223,7 @@ public final class StallMonitor: Sendable {
     /// (nil when it was stopped already, or in a forked child).
     private func beginStop() -> Shutdown? {
         guard !stopped.exchange(true, ordering: .sequentiallyConsistent) else { return nil }
-        probe.detach()
+        for thread in threads { thread.probe.detach() }
         // In a forked child only the calling thread exists: there is no watchdog to join and no
         // writer to flush. Leave the inherited handler in place; nothing sends it here.
         guard getpid() == ownerPID else { return nil }
@@ -238,11 +279,40 @@ public final class StallMonitor: Sendable {
     }
 
     /// Runs `body`, known to be long work (e.g. loading a document the user asked for), on the
-    /// monitored thread without it being reported as a stall. Call it on the monitored thread.
+    /// monitored thread without it being reported as a stall. Call it on the monitored thread
+    /// (on another thread it just runs `body`).
     public func expectLongWork<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-        thread.tracker.markExpectedLongWork()
-        defer { thread.tracker.markExpectedLongWork() }
+        let tid = CStallMonitor_gettid()
+        guard let tracker = threads.first(where: { $0.armedTID.load(ordering: .acquiring) == tid })?.tracker
+            ?? (threads.count == 1 && threads[0].probe is RunLoopProbe ? threads[0].tracker : nil)
+        else { return try body() }
+        tracker.markExpectedLongWork()
+        defer { tracker.markExpectedLongWork() }
         return try body()
+    }
+
+    /// A loop the monitor watches, as it is now.
+    public struct WatchedLoop: Sendable, Equatable {
+        /// The loop kind reports name: `runLoop`, `nioEventLoop`.
+        public var kind: String
+        /// Whether the loop has been seen running since the monitor started. A loop that has not
+        /// within ``Configuration/loopSilenceWarning`` is said through the logger: nothing of it is
+        /// watched (e.g. `RunLoop.main` in a program whose main thread never runs it).
+        public var hasRun: Bool
+        /// The kernel id of the loop's thread, once it has run.
+        public var threadID: Int32?
+        /// The name of the loop's thread (an event loop's `NIO-ELT-0-#1`), once it has run.
+        public var threadName: String?
+    }
+
+    /// The loops this monitor watches (one run loop, or every event loop of a group) and whether
+    /// each has run yet.
+    public var watchedLoops: [WatchedLoop] {
+        threads.map { thread in
+            let tid = thread.armedTID.load(ordering: .acquiring)
+            return WatchedLoop(kind: thread.loopKind, hasRun: thread.hasRun, threadID: tid == 0 ? nil : tid,
+                               threadName: tid == 0 ? nil : ThreadProcFiles.threadName(tid: tid))
+        }
     }
 
     /// The host app's current scene (screen, request, test name), copied into reports of stalls
@@ -265,7 +335,7 @@ public final class StallMonitor: Sendable {
     /// What the monitor has seen and done so far.
     public var statistics: Statistics {
         Statistics(
-            spans: Int(thread.tracker.currentSpan().sequence),
+            spans: threads.reduce(0) { $0 + Int($1.tracker.currentSpan().sequence) },
             spansTracked: counters.spansTracked.load(ordering: .relaxed),
             shortSpansDiscarded: counters.shortSpansDiscarded.load(ordering: .relaxed),
             stallsDetected: counters.stallsDetected.load(ordering: .relaxed),

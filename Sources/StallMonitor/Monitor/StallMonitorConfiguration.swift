@@ -80,6 +80,10 @@ extension StallMonitor {
         /// without `stop()` is counted as monitored up to its last heartbeat. Default 60 s, at
         /// least 1 s.
         public var sessionHeartbeatInterval: Duration
+        /// A watched loop not seen running this long after the start is said through the logger
+        /// at warning level (once; ``StallMonitor/watchedLoops`` tells it at any time): nothing
+        /// of it is watched. Default 3 s.
+        public var loopSilenceWarning: Duration
 
         /// A configuration with the defaults above.
         public init(
@@ -106,7 +110,8 @@ extension StallMonitor {
             maxReportBytes: Int = 100 * 1024 * 1024,
             reportWhileDebugged: Bool = false,
             symbolicateInProcess: Bool = true,
-            sessionHeartbeatInterval: Duration = .seconds(60)
+            sessionHeartbeatInterval: Duration = .seconds(60),
+            loopSilenceWarning: Duration = .seconds(3)
         ) {
             self.threshold = threshold
             self.reportDirectory = reportDirectory
@@ -132,6 +137,7 @@ extension StallMonitor {
             self.reportWhileDebugged = reportWhileDebugged
             self.symbolicateInProcess = symbolicateInProcess
             self.sessionHeartbeatInterval = sessionHeartbeatInterval
+            self.loopSilenceWarning = loopSilenceWarning
         }
 
         func validate() throws(StallMonitorError) {
@@ -151,6 +157,7 @@ extension StallMonitor {
             if maxReportFiles < 1 || maxReportBytes < 4096 { throw .invalidConfiguration("maxReportFiles must be at least 1 and maxReportBytes at least 4096") }
             if sessionHeartbeatInterval < .seconds(1) { throw .invalidConfiguration("sessionHeartbeatInterval must be at least 1 s") }
             if logInterval <= .zero { throw .invalidConfiguration("logInterval must be positive") }
+            if loopSilenceWarning <= .zero { throw .invalidConfiguration("loopSilenceWarning must be positive") }
             if !reportDirectory.isFileURL { throw .invalidConfiguration("reportDirectory must be a file URL") }
         }
     }

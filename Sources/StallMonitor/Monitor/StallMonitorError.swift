@@ -18,6 +18,9 @@ public enum StallMonitorError: Error, Sendable, Equatable, CustomStringConvertib
     case reportQuota(path: String, reason: String)
     /// A ``ResidentLoopThread`` could not be started.
     case threadStart(String)
+    /// A watched loop has not run since the monitor started (see
+    /// ``StallMonitor/Configuration/loopSilenceWarning``): nothing of it is watched.
+    case loopNotRunning(String)
 
     /// A one-line explanation.
     public var description: String {
@@ -30,6 +33,7 @@ public enum StallMonitorError: Error, Sendable, Equatable, CustomStringConvertib
         case .reportQuota(let path, let why): return "report quota, \(path): \(why)"
         case .threadArming(let why): return "preparing the monitored thread: \(why)"
         case .threadStart(let why): return "starting a resident loop thread: \(why)"
+        case .loopNotRunning(let why): return why
         }
     }
 
@@ -39,6 +43,12 @@ public enum StallMonitorError: Error, Sendable, Equatable, CustomStringConvertib
         case .reportDirectory(let path, _), .reportWrite(let path, _), .reportQuota(let path, _): return path
         default: return nil
         }
+    }
+
+    /// Said at warning level (the monitor is not doing its job), not info.
+    var isWarning: Bool {
+        if case .loopNotRunning = self { return true }
+        return false
     }
 
     /// A stable key for counting errors of one kind.
@@ -52,6 +62,7 @@ public enum StallMonitorError: Error, Sendable, Equatable, CustomStringConvertib
         case .reportQuota: return "reportQuota"
         case .threadArming: return "threadArming"
         case .threadStart: return "threadStart"
+        case .loopNotRunning: return "loopNotRunning"
         }
     }
 }

@@ -1,12 +1,14 @@
-/// One kind of loop, seen as loop-agnostic events. A probe tells a ``SpanTracker``, on the
-/// loop's own thread, when the loop entered or left a run, began a pass, is about to wait and
-/// woke (``SpanTracker/loopEntered(at:)`` and the others), and which mode it runs in
-/// (``SpanTracker/noteMode(_:)``); it runs the monitor's arming step once on that thread. The
+/// One kind of loop, seen as loop-agnostic events. A probe tells a ``SpanTracker`` when the loop
+/// entered or left a run, began a pass, is about to wait and woke (``SpanTracker/loopEntered(at:)``
+/// and the others, called on the loop's own thread by a push probe), or when a span began and
+/// ended (``SpanTracker/spanBegan(at:switches:)``, called on the watchdog by a pull probe, a
+/// ``PolledLoopProbe``); it runs the monitor's arming step once on the loop's thread. The
 /// watchdog, sampler, writer and report builder see only the tracker and the probe's ``kind``.
 ///
-/// ``RunLoopProbe`` (CFRunLoop observers, push) is the first implementation.
+/// ``RunLoopProbe`` (CFRunLoop observers, push) and ``ThreadPollingProbe`` (a loop thread looked
+/// at from outside, e.g. a SwiftNIO event loop) are the implementations.
 protocol LoopProbe: AnyObject, Sendable {
-    /// The loop kind reports and summaries name (`runLoop`).
+    /// The loop kind reports and summaries name (`runLoop`, `nioEventLoop`).
     var kind: String { get }
 
     /// Starts feeding `tracker` and runs `arm` once on the loop's thread: at once when called
@@ -15,4 +17,25 @@ protocol LoopProbe: AnyObject, Sendable {
 
     /// Stops feeding the tracker. An event already being delivered may still arrive.
     func detach()
+
+    /// Whether the loop has been seen running since the probe attached (its thread armed and, for
+    /// a push probe, at least one span began). A loop that has not after a few seconds is said.
+    func hasRun(tracker: SpanTracker, armed: Bool) -> Bool
+}
+
+extension LoopProbe {
+    func hasRun(tracker: SpanTracker, armed: Bool) -> Bool {
+        armed && tracker.currentSpan().sequence > 0
+    }
+}
+
+/// A probe the watchdog drives (pull): it looks at the loop's thread from outside at a steady
+/// interval and feeds the tracker from the watchdog thread.
+protocol PolledLoopProbe: LoopProbe {
+    /// Looks at the loop at `now` (on the watchdog thread) and updates the tracker; returns when
+    /// it wants to look again (nil: never, the loop is gone).
+    func poll(now: UInt64) -> UInt64?
+
+    /// The watchdog is ending: closes what the probe keeps open (on the watchdog thread).
+    func finishPolling()
 }

@@ -1,6 +1,6 @@
 /// Names of the syscalls a stuck thread is commonly found in. (No thread found in any syscall is
 /// signalled: its stack is copied and unwound without touching it.)
-enum SyscallTable {
+package enum SyscallTable {
 
     #if arch(x86_64)
     private static let entries: [Int: String] = [
@@ -86,5 +86,10 @@ enum SyscallTable {
     /// The syscall's name (`syscall_<n>` when not in the table).
     static func name(_ number: Int) -> String {
         entries[number] ?? "syscall_\(number)"
+    }
+
+    /// The numbers of the named syscalls on this architecture (those in the table).
+    package static func numbers(_ names: Set<String>) -> Set<Int> {
+        Set(entries.filter { names.contains($0.value) }.keys)
     }
 }

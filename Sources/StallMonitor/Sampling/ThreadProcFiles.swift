@@ -1,7 +1,8 @@
+import CStallMonitor
 import Foundation
 import Glibc
 
-/// Reads `/proc/self/task/<tid>/{stat,syscall,status}` of one monitored thread without
+/// Reads `/proc/self/task/<tid>/{stat,syscall,status,schedstat}` of one monitored thread without
 /// interrupting it. The files stay open and are re-read with `pread` at offset 0, which makes the
 /// kernel regenerate them: about 2 µs per read instead of an open and a close.
 final class ThreadProcFiles {
@@ -27,6 +28,7 @@ final class ThreadProcFiles {
     private let statFD: Int32
     private let syscallFD: Int32
     private let statusFD: Int32
+    private let schedstatFD: Int32
     private var buffer = [UInt8](repeating: 0, count: 4096)
 
     init(tid: Int32) {
@@ -37,10 +39,42 @@ final class ThreadProcFiles {
         statFD = open("stat")
         syscallFD = open("syscall")
         statusFD = open("status")
+        schedstatFD = open("schedstat")
     }
 
     deinit {
-        for fd in [statFD, syscallFD, statusFD] where fd >= 0 { close(fd) }
+        for fd in [statFD, syscallFD, statusFD, schedstatFD] where fd >= 0 { close(fd) }
+    }
+
+    /// ``runnableNanos()`` of the calling thread (opens and closes its file: not for the watchdog's
+    /// per-look path).
+    static func callingThreadRunnableNanos() -> UInt64? {
+        let files = ThreadProcFiles(tid: CStallMonitor_gettid())
+        return files.runnableNanos()
+    }
+
+    /// Time the thread has been runnable since it started, in nanoseconds: on a CPU plus waiting
+    /// for one (the first two fields of `schedstat`); nil when unknown. A thread that has not
+    /// slept since it woke has been runnable all that time.
+    func runnableNanos() -> UInt64? {
+        guard let count = readBytes(schedstatFD) else { return nil }
+        return buffer.withUnsafeBufferPointer { bytes -> UInt64? in
+            var total: UInt64 = 0
+            var at = 0
+            for _ in 0..<2 {
+                var value: UInt64 = 0
+                var digits = 0
+                while at < count, bytes[at] >= 48, bytes[at] <= 57 {
+                    value = value &* 10 &+ UInt64(bytes[at] - 48)
+                    at += 1
+                    digits += 1
+                }
+                guard digits > 0 else { return nil }
+                total &+= value
+                while at < count, bytes[at] == UInt8(ascii: " ") { at += 1 }
+            }
+            return total
+        }
     }
 
     /// The scheduler state letter (`R`, `S`, `D`, `T`, …), or `?` when unknown.

@@ -17,6 +17,8 @@ final class MonitoredThread: @unchecked Sendable {
     }
 
     let tracker: SpanTracker
+    /// The probe that feeds ``tracker``.
+    let probe: any LoopProbe
     /// 0 until the thread has armed itself (tid known, signal stack ensured, unwinder warmed up).
     let armedTID = Atomic<Int32>(0)
     /// The loop kind reports name (the probe's ``LoopProbe/kind``).
@@ -38,9 +40,15 @@ final class MonitoredThread: @unchecked Sendable {
         return .init(low: stackLow.load(ordering: .acquiring), high: high)
     }
 
-    init(tracker: SpanTracker, loopKind: String) {
+    init(tracker: SpanTracker, probe: any LoopProbe) {
         self.tracker = tracker
-        self.loopKind = loopKind
+        self.probe = probe
+        self.loopKind = probe.kind
+    }
+
+    /// Whether the loop has been seen running since the monitor started.
+    var hasRun: Bool {
+        probe.hasRun(tracker: tracker, armed: armedTID.load(ordering: .acquiring) != 0)
     }
 
     /// Runs on the monitored thread: records its id, unblocks the sampling signal (threads

@@ -219,6 +219,26 @@ final class SpanTracker: Sendable {
             passes: passes.load(ordering: .relaxed), longestPass: longest))
     }
 
+    // MARK: Pull probes (called on the watchdog thread by a ``PolledLoopProbe``, the only writer then)
+
+    /// The probe saw the loop busy: a span began at `start` (at or before now, estimated by the
+    /// probe), the thread's voluntary context switches then being `switches`.
+    func spanBegan(at start: UInt64, switches: UInt64) {
+        let current = state.load(ordering: .relaxed)
+        guard current & 3 != Phase.open.rawValue else { return }
+        begin(after: current, at: start, switches: switches)
+    }
+
+    /// The probe saw the loop get back to its work (a token it queued ran) or wait at `end`: the
+    /// span ended there, and is closed (a pull probe never suspends one).
+    func spanEnded(at end: UInt64) {
+        let current = state.load(ordering: .relaxed)
+        guard current & 3 == Phase.open.rawValue else { return }
+        let end = max(end, spanStart.load(ordering: .relaxed))
+        publishEnd(sequence: current >> 2, at: end)
+        state.store(current & ~3, ordering: .sequentiallyConsistent)
+    }
+
     /// Called before the observers are added when the loop is already running: the run in
     /// progress counts as the outermost one, so a nested run's `exit` does not suspend the span
     /// of the callout that started it. `awakeAt` (on the loop's thread, inside a callout) opens

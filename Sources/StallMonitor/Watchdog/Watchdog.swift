@@ -4,9 +4,19 @@ import Synchronization
 
 /// The watchdog thread: event-driven, loop-agnostic. While every watched loop sleeps it parks
 /// on a semaphore without a deadline (no periodic wake-ups); a span start wakes it; otherwise it
-/// sleeps until the next thing due (a span reaching the sampling lead, the next sample).
+/// sleeps until the next thing due (a span reaching the sampling lead, the next sample, the next
+/// look of a pull probe: those loops tell nobody when they wake, so it looks at them at their
+/// interval).
 final class Watchdog: @unchecked Sendable {
+    /// Loops that have not run this long after the start are said once (``silentLoops``).
+    struct SilenceCheck {
+        var after: UInt64
+        var report: ([MonitoredThread]) -> Void
+    }
+
     private let watches: [ThreadWatch]
+    private let pollers: [any PolledLoopProbe]
+    private var silenceCheck: SilenceCheck?
     private let wakeup: WakeupSignal
     private let counters: MonitorCounters
     private let running = Atomic<Bool>(true)
@@ -15,8 +25,11 @@ final class Watchdog: @unchecked Sendable {
     /// thread ran meanwhile, see ``ThreadWatch/noteProcessStopped(lateness:now:)``).
     private let stoppedAfter: UInt64
 
-    init(watches: [ThreadWatch], wakeup: WakeupSignal, counters: MonitorCounters, stoppedAfter: UInt64) {
+    init(watches: [ThreadWatch], wakeup: WakeupSignal, counters: MonitorCounters, stoppedAfter: UInt64,
+         silenceCheck: SilenceCheck? = nil) {
         self.watches = watches
+        self.pollers = watches.compactMap { $0.thread.probe as? any PolledLoopProbe }
+        self.silenceCheck = silenceCheck
         self.wakeup = wakeup
         self.counters = counters
         self.stoppedAfter = stoppedAfter
@@ -59,9 +72,27 @@ final class Watchdog: @unchecked Sendable {
             guard let before, let after = runQueue.nanos(), after >= before else { return nil }
             return after - before
         }
+        let startedAt = CStallMonitor_monotonic_ns()
         while running.load(ordering: .sequentiallyConsistent) {
             let now = CStallMonitor_monotonic_ns()
             var deadline: UInt64?
+            /// The silence check's time: not a deadline of any span, so the watchdog parks (a
+            /// span start wakes it) with only this as its timeout.
+            var checkDue: UInt64?
+            if let check = silenceCheck {
+                // Looked at until every loop has run, or once when the time is up.
+                let silent = watches.map(\.thread).filter { !$0.hasRun }
+                let due = startedAt &+ check.after
+                if silent.isEmpty || now >= due {
+                    if !silent.isEmpty { check.report(silent) }
+                    silenceCheck = nil
+                } else {
+                    checkDue = due
+                }
+            }
+            for poller in pollers {
+                if let due = poller.poll(now: now) { deadline = min(deadline ?? .max, due) }
+            }
             for watch in watches {
                 if let due = watch.step(now: now) { deadline = min(deadline ?? .max, due) }
             }
@@ -84,7 +115,7 @@ final class Watchdog: @unchecked Sendable {
                 }
                 let parked = CStallMonitor_monotonic_ns()
                 let queuedBefore = runQueue.nanos()
-                wakeup.wait(until: nil)
+                wakeup.wait(until: checkDue)
                 let woke = CStallMonitor_monotonic_ns()
                 for watch in watches { watch.thread.tracker.watchdogParked.store(false, ordering: .relaxed) }
                 // A span start wakes the watchdog at once; waking much later means it was kept
@@ -98,5 +129,6 @@ final class Watchdog: @unchecked Sendable {
             counters.watchdogWakeups.add(1, ordering: .relaxed)
         }
         for watch in watches { watch.finishOnStop() }
+        for poller in pollers { poller.finishPolling() }
     }
 }

@@ -27,7 +27,7 @@ final class ThreadWatchHarness: @unchecked Sendable {
         let switches = self.switches
         tracker = SpanTracker(publishAfter: threshold / 2, reentryGrace: 200_000, wakeup: WakeupSignal(),
                               voluntarySwitches: { switches.next() })
-        let thread = MonitoredThread(tracker: tracker, loopKind: "runLoop")
+        let thread = MonitoredThread(tracker: tracker, probe: HandFedProbe())
         let events = self.events
         if let arming {
             thread.arm(signal: 40, sampleTimeout: 10 * ms, maxFrames: 64,
@@ -55,4 +55,11 @@ final class ThreadWatchHarness: @unchecked Sendable {
     var endedStalls: [StallRecording] {
         emitted.compactMap { if case .ended(let recording) = $0 { recording } else { nil } }
     }
+}
+
+/// A probe that feeds nothing: the harness drives the tracker by hand.
+final class HandFedProbe: LoopProbe {
+    let kind = "runLoop"
+    func attach(to tracker: SpanTracker, arm: @escaping @Sendable () -> Void) {}
+    func detach() {}
 }

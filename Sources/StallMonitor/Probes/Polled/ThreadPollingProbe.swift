@@ -1,0 +1,183 @@
+import CStallMonitor
+import Synchronization
+
+/// The pull probe: a loop that calls nobody back (a SwiftNIO event loop) is looked at from the
+/// watchdog, every `interval`, without disturbing its thread.
+///
+/// - **Idle** while its thread is blocked in one of the loop's idle syscalls (`epoll_wait`), read
+///   from `/proc/self/task/<tid>/syscall`.
+/// - **Busy** otherwise: running, or blocked in anything else (a `sleep`, a file read, a lock in
+///   a handler). A span begins; its start is estimated from the thread's scheduler statistics:
+///   a thread that has not slept since the last idle look has been runnable since it woke, so it
+///   woke its runnable time ago (exact for CPU-bound stalls); one that slept again in between (a
+///   blocking call) woke somewhere between the idle look and that, and the middle is taken.
+/// - **Progress**: while busy, the probe queues a token on the loop's own task queue; a loop
+///   runs its tasks whenever it gets back from its handlers, so the token's run time (read on the
+///   loop's thread) ends the span there, precisely. A loop saturated with short work acks every
+///   token within a tick and never stalls; a stuck loop runs none.
+///
+/// So while every loop is idle the watchdog still wakes once per interval (one or two `pread`s
+/// per loop): nothing in the loop tells it when the loop wakes. The interval bounds how early a
+/// span that blocks at once can be dated (half an interval at most).
+final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
+    let kind: String
+    private let loop: PolledLoop
+    private let interval: UInt64
+    private let detached = Atomic<Bool>(false)
+    /// What tasks on the loop's thread write: its id, when the last token ran.
+    private let onLoop = LoopThreadFacts()
+    private let token: @Sendable () -> Void
+
+    // Watchdog-thread state (and `tracker`, set by attach before the watchdog starts).
+    private var tracker: SpanTracker?
+    private var files: ThreadProcFiles?
+    /// The last look that found the loop idle, with the thread's voluntary switches and runnable time then.
+    private var lastIdle: (at: UInt64, switches: UInt64?, runnable: UInt64?)?
+    /// When the outstanding token was queued.
+    private var tokenQueuedAt: UInt64?
+    private var spanOpen = false
+    /// The loop's thread is gone or the loop refuses work: nothing more to look at.
+    private var finished = false
+
+    init(_ loop: PolledLoop, interval: UInt64) {
+        self.kind = loop.kind
+        self.loop = loop
+        self.interval = max(interval, 1_000_000)
+        let facts = onLoop
+        token = { facts.tokenRanAt.store(CStallMonitor_monotonic_ns(), ordering: .releasing) }
+    }
+
+    func attach(to tracker: SpanTracker, arm: @escaping @Sendable () -> Void) {
+        self.tracker = tracker
+        let facts = onLoop
+        _ = loop.execute {
+            arm()
+            // The arming task ran: the loop was at its task queue now, a point of progress to
+            // date a span from when the loop is busy at the first look.
+            facts.armedAt = (CStallMonitor_monotonic_ns(), CStallMonitor_thread_voluntary_switches(),
+                             ThreadProcFiles.callingThreadRunnableNanos())
+            facts.tid.store(CStallMonitor_gettid(), ordering: .releasing)
+        }
+    }
+
+    func detach() {
+        guard !detached.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        loop.detach()
+    }
+
+    func hasRun(tracker: SpanTracker, armed: Bool) -> Bool { armed }
+
+    func finishPolling() {
+        files = nil
+    }
+
+    func poll(now: UInt64) -> UInt64? {
+        guard !finished, !detached.load(ordering: .relaxed), let tracker else { return nil }
+        let tid = onLoop.tid.load(ordering: .acquiring)
+        guard tid != 0 else { return now &+ interval }
+        if files == nil {
+            files = ThreadProcFiles(tid: tid)
+            lastIdle = onLoop.armedAt
+        }
+        guard let files else { return nil }
+        let state = files.syscallState()
+        if case .unknown = state {
+            // The thread has exited (the loop shut down): a span in progress ends here.
+            finish(tracker, at: now)
+            return nil
+        }
+        var idle = false
+        if case .inSyscall(let number, _, _) = state { idle = loop.idleSyscalls.contains(number) }
+
+        if let queued = tokenQueuedAt {
+            let ran = onLoop.tokenRanAt.load(ordering: .acquiring)
+            guard ran >= queued else { return now &+ interval }  // not back at its tasks yet
+            tokenQueuedAt = nil
+            if spanOpen {
+                tracker.spanEnded(at: ran)
+                spanOpen = false
+            }
+            if idle {
+                noteIdle(now: now, files: files)
+            } else {
+                // Busy again (or still): a new span from when the loop last got to its tasks.
+                lastIdle = nil
+                tracker.spanBegan(at: ran, switches: files.voluntarySwitches() ?? 0)
+                spanOpen = true
+                queueToken(tracker, now: now)
+            }
+            return now &+ interval
+        }
+        if idle {
+            if spanOpen {  // only when no token could be queued
+                tracker.spanEnded(at: now)
+                spanOpen = false
+            }
+            noteIdle(now: now, files: files)
+            return now &+ interval
+        }
+        if !spanOpen, let lastIdle {
+            let switches = files.voluntarySwitches()
+            let start = Self.estimatedWake(idleLook: lastIdle, now: now, switches: switches, runnable: files.runnableNanos())
+            tracker.spanBegan(at: start, switches: switches ?? 0)
+            spanOpen = true
+        }
+        // Without a point of progress yet (the arming task's facts unreadable), the token's run
+        // is the first; spans begin from there.
+        queueToken(tracker, now: now)
+        return now &+ interval
+    }
+
+    /// When a loop found busy at `now` most likely woke, after `idleLook` found it waiting.
+    static func estimatedWake(idleLook: (at: UInt64, switches: UInt64?, runnable: UInt64?), now: UInt64,
+                              switches: UInt64?, runnable: UInt64?) -> UInt64 {
+        guard now > idleLook.at else { return now }
+        var latest = now
+        if let before = idleLook.runnable, let after = runnable, after >= before {
+            latest = max(idleLook.at, now &- min(after - before, now))
+            // Not slept since: runnable all the time since it woke, which is then exact.
+            if let before = idleLook.switches, let after = switches, before == after { return latest }
+        }
+        // It slept again since it woke (a blocking call) or nothing is known: the middle of the
+        // interval it woke in.
+        return idleLook.at + (latest - idleLook.at) / 2
+    }
+
+    private func noteIdle(now: UInt64, files: ThreadProcFiles) {
+        // A thread that did not run since the last idle look kept its switch count too.
+        let runnable = files.runnableNanos()
+        if let lastIdle, lastIdle.runnable != nil, lastIdle.runnable == runnable {
+            self.lastIdle = (now, lastIdle.switches, runnable)
+        } else {
+            lastIdle = (now, files.voluntarySwitches(), runnable)
+        }
+    }
+
+    private func queueToken(_ tracker: SpanTracker, now: UInt64) {
+        guard tokenQueuedAt == nil else { return }
+        let queuedAt = CStallMonitor_monotonic_ns()
+        if loop.execute(token) {
+            tokenQueuedAt = queuedAt
+        } else {
+            finish(tracker, at: now)  // the loop no longer accepts work: it is shutting down
+        }
+    }
+
+    private func finish(_ tracker: SpanTracker, at now: UInt64) {
+        if spanOpen { tracker.spanEnded(at: now) }
+        spanOpen = false
+        finished = true
+        files = nil
+    }
+}
+
+/// What a probe's tasks write on the loop's thread.
+private final class LoopThreadFacts: @unchecked Sendable {
+    /// The loop thread's kernel id, stored by the arming task.
+    let tid = Atomic<Int32>(0)
+    /// When the arming task ran, with the thread's voluntary switches and runnable time then;
+    /// written before ``tid`` is stored (release), read after it is loaded (acquire).
+    var armedAt: (at: UInt64, switches: UInt64?, runnable: UInt64?)?
+    /// When the last token ran (monotonic ns).
+    let tokenRanAt = Atomic<UInt64>(0)
+}

@@ -1,0 +1,59 @@
+import NIOCore
+import StallMonitor
+import Synchronization
+
+/// One event loop as the monitor's pull probe sees it: idle while its thread waits in
+/// `epoll_wait`, and a way to run the probe's tasks on it that stops once the loop shuts down.
+///
+/// A far-future scheduled task is the loop's shutdown sentinel: a loop that shuts down fails its
+/// scheduled tasks, and from then on the probe queues nothing more on it (NIO refuses tasks on a
+/// loop that has shut down). The sentinel is cancelled when the monitor stops.
+final class EventLoopWatch: Sendable {
+    /// The syscalls an idle NIO event loop on Linux waits in.
+    static let idleSyscalls = SyscallTable.numbers(["epoll_wait", "epoll_pwait", "epoll_pwait2"])
+
+    private let loop: any EventLoop
+    private let shutDown = Atomic<Bool>(false)
+    private let sentinel: Scheduled<Void>
+
+    init(loop: any EventLoop) {
+        self.loop = loop
+        sentinel = loop.scheduleTask(in: .hours(24 * 365)) {}
+        sentinel.futureResult.whenFailure { [shutDown = ShutDownFlag(self)] _ in shutDown.set() }
+    }
+
+    /// Every loop of `group`, each once.
+    static func loops(of group: any EventLoopGroup) -> [any EventLoop] {
+        var seen = Set<ObjectIdentifier>()
+        var loops: [any EventLoop] = []
+        for loop in group.makeIterator() where seen.insert(ObjectIdentifier(loop)).inserted {
+            loops.append(loop)
+        }
+        return loops
+    }
+
+    /// The description of this loop the core's pull probe takes.
+    var polledLoop: PolledLoop {
+        PolledLoop(
+            kind: StallMonitor.nioEventLoopKind, idleSyscalls: Self.idleSyscalls,
+            execute: { [self] task in
+                guard !shutDown.load(ordering: .acquiring) else { return false }
+                loop.execute(task)
+                return true
+            },
+            detach: { [self] in sentinel.cancel() })
+    }
+
+    fileprivate func markShutDown() {
+        shutDown.store(true, ordering: .releasing)
+    }
+}
+
+/// Sets a watch's shut-down flag without keeping the watch alive from its own sentinel.
+private struct ShutDownFlag: Sendable {
+    weak var watch: EventLoopWatch?
+
+    init(_ watch: EventLoopWatch) { self.watch = watch }
+
+    func set() { watch?.markShutDown() }
+}

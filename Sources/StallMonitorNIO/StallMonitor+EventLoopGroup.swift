@@ -1,0 +1,36 @@
+import NIOCore
+import StallMonitor
+
+extension StallMonitor {
+    /// The loop kind reports name for a SwiftNIO event loop.
+    public static let nioEventLoopKind = "nioEventLoop"
+
+    /// Starts watching every event loop of `group` (one report per stall, naming the loop's thread,
+    /// `NIO-ELT-<group>-#<loop>` or `NIO-SGLTN-…`), e.g. `MultiThreadedEventLoopGroup.singleton`,
+    /// which Hummingbird and Vapor use by default. Stalls in a `ChannelHandler`, in an `execute`
+    /// closure and in a scheduled task are all seen: a span lasts from when the loop left its
+    /// selector until it gets back to its task queue.
+    ///
+    /// ```swift
+    /// let monitor = try StallMonitor.start(.init(reportDirectory: reports),
+    ///                                      eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+    /// ```
+    ///
+    /// NIO calls nobody back when a loop wakes, so the watchdog looks at each loop's thread every
+    /// `pollInterval` without disturbing it (`/proc/self/task/<tid>/syscall`: idle while blocked in
+    /// `epoll_wait`), and while a loop is busy it queues a no-op task on it, whose run marks the loop
+    /// getting back to its tasks: a loop saturated with short work is never taken for a stuck one.
+    /// The interval bounds how early a stall that blocks at once (a `sleep`, a lock) can be dated:
+    /// half an interval at most; a CPU-bound stall's start is exact. Stop the monitor before you
+    /// shut `group` down.
+    ///
+    /// - Parameters:
+    ///   - configuration: as for a run loop; `threshold` applies to each loop.
+    ///   - group: the group whose loops to watch (SwiftNIO's POSIX loops, `NIOPosix`).
+    ///   - pollInterval: how often the watchdog looks at the loops, at least 1 ms. Default 20 ms.
+    public static func start(_ configuration: Configuration, eventLoopGroup group: any EventLoopGroup,
+                             pollInterval: Duration = .milliseconds(20)) throws(StallMonitorError) -> StallMonitor {
+        let loops = EventLoopWatch.loops(of: group)
+        return try start(configuration, polling: loops.map { EventLoopWatch(loop: $0).polledLoop }, interval: pollInterval)
+    }
+}
