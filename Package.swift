@@ -127,7 +127,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport", "stall-demo", "stallreport", "idle-work-demo"]
+            dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport", "stall-demo", "stallreport", "idle-work-demo", "nio-stall-demo"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -34,6 +34,8 @@ struct SummarizeCommand: ParsableCommand {
           fingerprint  one group per stack fingerprint (default)
           scene        one group per scene the app set (monitor.scene: screen,
                        request, test name); stalls without one are "(no scene)"
+          loop         one group per loop: kind and thread ("nioEventLoop
+                       NIO-ELT-0-#1", "runLoop stall-demo"), a row per event loop
 
         Percentiles are nearest-rank: the value at rank ceil(p/100 * n) of the n
         sorted durations, always an observed duration (p95 of 20 stalls is the
@@ -65,6 +67,9 @@ struct SummarizeCommand: ParsableCommand {
                          scenes[] has the fingerprint keys with scene (absent
                          for no scene), fingerprints (distinct count) and
                          worstFingerprint instead of fingerprint
+            groupBy ("loop"), loops[], omittedLoops  with --group-by loop;
+                         loops[] has the keys of scenes[] with kind and thread
+                         instead of scene
             sessions     sessions, cleanlyStopped, endedUncleanly, running,
                          filteredOut, monitoredMs, monitoredHours, stallsPerHour,
                          stallMsPerHour, fatalPerHour, stalledFraction,

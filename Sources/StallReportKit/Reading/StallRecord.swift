@@ -28,10 +28,13 @@ public struct StallRecord: Sendable, Equatable {
     public var hostName: String?
     /// Process id of the process that stalled.
     public var pid: Int?
+    /// The loop that stalled: its kind and thread name (`nioEventLoop NIO-ELT-0-#1`), when known.
+    public var loop: String?
 
     /// Creates a record.
     public init(fingerprint: String, durationMs: Double, startedAt: Date, status: StallStatus, classification: StallClassification, path: String,
-                stack: [StackFrameSummary], syscall: String?, scene: String? = nil, rateLimited: Bool = false, hostName: String? = nil, pid: Int? = nil) {
+                stack: [StackFrameSummary], syscall: String?, scene: String? = nil, rateLimited: Bool = false, hostName: String? = nil, pid: Int? = nil,
+                loop: String? = nil) {
         self.fingerprint = fingerprint
         self.durationMs = durationMs
         self.startedAt = startedAt
@@ -44,6 +47,7 @@ public struct StallRecord: Sendable, Equatable {
         self.rateLimited = rateLimited
         self.hostName = hostName
         self.pid = pid
+        self.loop = loop
     }
 
     /// Reduces a decoded report to a record. An `inProgress` report of a process that no longer
@@ -61,7 +65,8 @@ public struct StallRecord: Sendable, Equatable {
             scene: report.scene,
             rateLimited: report.rateLimited ?? false,
             hostName: report.process.hostName,
-            pid: report.process.pid
+            pid: report.process.pid,
+            loop: "\(report.loop.kind) \(report.loop.threadName)"
         )
     }
 }

@@ -5,23 +5,42 @@ public enum SummaryGrouping: String, Sendable, Codable, CaseIterable {
     /// One group per scene the host app set (screen, request, test name); stalls without a scene
     /// (or with an empty one) form one group, shown as ``noSceneLabel``.
     case scene
+    /// One group per loop: its kind and thread (`nioEventLoop NIO-ELT-0-#1`, `runLoop main`), so
+    /// each event loop of a server is a row.
+    case loop
 
     /// How the group of stalls without a scene is shown.
     public static let noSceneLabel = "(no scene)"
 
-    /// The key of the group `record` belongs to: its fingerprint, or its scene (empty for none).
+    /// The key of the group `record` belongs to: its fingerprint, its scene or its loop (empty for none).
     public func key(of record: StallRecord) -> String {
         switch self {
         case .fingerprint: return record.fingerprint
         case .scene: return record.scene ?? ""
+        case .loop: return record.loop ?? ""
         }
     }
 
-    /// How a group key is shown: the key itself, or ``noSceneLabel`` for the no-scene group.
+    /// How a group key is shown: the key itself, ``noSceneLabel`` for the no-scene group.
     public func label(forKey key: String) -> String {
-        self == .scene && key.isEmpty ? Self.noSceneLabel : key
+        guard key.isEmpty else { return key }
+        switch self {
+        case .fingerprint: return key
+        case .scene: return Self.noSceneLabel
+        case .loop: return "(unknown loop)"
+        }
     }
 
-    /// The column title of the group key: `FINGERPRINT` or `SCENE`.
+    /// The column title of the group key: `FINGERPRINT`, `SCENE` or `LOOP`.
     public var columnTitle: String { rawValue.uppercased() }
+
+    /// The word for a group in a headline (`scene`, `loop`); nil for fingerprints, which the
+    /// headline counts anyway.
+    public var groupNoun: String? {
+        switch self {
+        case .fingerprint: return nil
+        case .scene: return "scene"
+        case .loop: return "loop"
+        }
+    }
 }

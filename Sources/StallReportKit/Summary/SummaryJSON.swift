@@ -27,6 +27,10 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
     public var groupBy: SummaryGrouping?
     /// With `--group-by scene`: the scenes shown, largest total stall time first (``fingerprints`` is then empty).
     public var scenes: [SceneJSON]?
+    /// With `--group-by loop`: the loops shown, largest total stall time first.
+    public var loops: [LoopJSON]?
+    /// With `--group-by loop`: loops left out by `--top`.
+    public var omittedLoops: Int?
     /// With `--group-by scene`: scenes left out by `--top`.
     public var omittedScenes: Int?
     /// Session records and stall rates; absent when no session record was found.
@@ -199,6 +203,12 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
             groupBy = .scene
             scenes = summary.groups.map { SceneJSON($0, rates: summary.rates(of: $0)) }
             omittedScenes = summary.omittedGroups
+        case .loop:
+            fingerprints = []
+            omittedFingerprints = 0
+            groupBy = .loop
+            loops = summary.groups.map { LoopJSON($0, rates: summary.rates(of: $0)) }
+            omittedLoops = summary.omittedGroups
         }
         sessions = summary.sessions.map { SessionsJSON($0, rates: summary.rates, stallsWithoutSession: summary.stallsWithoutSession) }
     }

@@ -14,9 +14,9 @@ public struct SummaryMarkdownRenderer: Sendable {
     public func render(_ summary: Summary, heading: String = "## Stall summary") -> String {
         let t = summary.totals
         var out = [heading, ""]
-        let byScene = summary.grouping == .scene
+        let byAttribute = summary.grouping != .fingerprint
         var intro = "**\(t.stalls) stall\(t.stalls == 1 ? "" : "s")** in \(t.fingerprints) distinct fingerprint\(t.fingerprints == 1 ? "" : "s")"
-        if byScene { intro += " and \(summary.groupCount) scene\(summary.groupCount == 1 ? "" : "s")" }
+        if let noun = summary.grouping.groupNoun { intro += " and \(summary.groupCount) \(noun)\(summary.groupCount == 1 ? "" : "s")" }
         intro += ", total stall time **\(Durations.format(t.totalMs))** (\(t.ended) ended, \(t.inProgress) in progress, \(t.fatal) fatal)."
         if let worst = summary.worst {
             intro += " Worst: **\(Durations.format(worst.durationMs))** (\(Markdown.code(worst.fingerprint)), \(worst.classification.rawValue))."
@@ -39,10 +39,10 @@ public struct SummaryMarkdownRenderer: Sendable {
         let rows = summary.groups.enumerated().map { index, group -> [String] in
             let fatal = group.fatalCount
             var row = [
-                "\(index + 1)", byScene ? Markdown.cell(group.label) : Markdown.code(group.fingerprint),
+                "\(index + 1)", byAttribute ? Markdown.cell(group.label) : Markdown.code(group.fingerprint),
                 "\(group.count)" + (fatal > 0 ? " (\(fatal) fatal)" : ""),
             ]
-            if byScene { row.append("\(group.distinctFingerprints)") }
+            if byAttribute { row.append("\(group.distinctFingerprints)") }
             row.append(Durations.format(group.totalMs))
             if let rates = summary.rates(of: group) {
                 row += [StallRates.formatRate(rates.stallsPerHour), StallRates.formatTimeRate(rates.stallMsPerHour)]
@@ -53,8 +53,8 @@ public struct SummaryMarkdownRenderer: Sendable {
                 Markdown.code(StackFrameSummary.abbreviated(group.headline, limit: 80)),
             ]
         }
-        var header = ["#", byScene ? "Scene" : "Fingerprint", "Count"]
-        if byScene { header.append("Fingerprints") }
+        var header = ["#", byAttribute ? (summary.grouping.groupNoun ?? "").capitalized : "Fingerprint", "Count"]
+        if byAttribute { header.append("Fingerprints") }
         header.append("Total")
         if withRates { header += ["Stalls/h", "Time/h"] }
         header += ["p50", "p95", "p99", "Max", "Classification", "Top frame"]
@@ -62,14 +62,14 @@ public struct SummaryMarkdownRenderer: Sendable {
         out.append(Markdown.table(header, rows, rightAligned: numeric))
         if summary.omittedGroups > 0 {
             out.append("")
-            let noun = byScene ? "scene" : "fingerprint"
+            let noun = summary.grouping.groupNoun ?? "fingerprint"
             out.append("… and \(summary.omittedGroups) more \(noun)\(summary.omittedGroups == 1 ? "" : "s").")
         }
         out.append("")
         out.append("### Stacks")
         for (index, group) in summary.groups.enumerated() {
             out.append("")
-            let title = byScene ? "\(Markdown.cell(group.label)) (longest stall \(Markdown.code(group.worst.fingerprint)))" : Markdown.code(group.fingerprint)
+            let title = byAttribute ? "\(Markdown.cell(group.label)) (longest stall \(Markdown.code(group.worst.fingerprint)))" : Markdown.code(group.fingerprint)
             out.append("**#\(index + 1)** \(title) — first seen \(SummaryTextRenderer.shortDate(group.firstSeen)), last seen \(SummaryTextRenderer.shortDate(group.lastSeen)), example \(Markdown.code(group.worst.path))")
             out.append("")
             out += Self.stackLines(group, limit: framesPerStack)

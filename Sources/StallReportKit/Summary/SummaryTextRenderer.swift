@@ -18,7 +18,7 @@ public struct SummaryTextRenderer: Sendable {
         var out: [String] = []
         let t = summary.totals
         var headline = "\(t.stalls) stall\(t.stalls == 1 ? "" : "s"), \(t.fingerprints) distinct (by fingerprint)"
-        if summary.grouping == .scene { headline += " in \(summary.groupCount) scene\(summary.groupCount == 1 ? "" : "s")" }
+        if let noun = summary.grouping.groupNoun { headline += " in \(summary.groupCount) \(noun)\(summary.groupCount == 1 ? "" : "s")" }
         out.append(style.bold(headline + ", total stall time \(Durations.format(t.totalMs))"))
         var status = "status: \(t.ended) ended, \(t.inProgress) in progress, \(t.fatal) fatal"
         if t.fatal > 0 { status = style.red(status) }
@@ -38,10 +38,10 @@ public struct SummaryTextRenderer: Sendable {
             return out.joined(separator: "\n") + "\n"
         }
         out.append("")
-        let byScene = summary.grouping == .scene
+        let byAttribute = summary.grouping != .fingerprint
         let withRates = summary.rates != nil
         var columns: [TextTable.Column] = [.init("#", .right), .init(summary.grouping.columnTitle), .init("COUNT", .right)]
-        if byScene { columns.append(.init("FPS", .right)) }
+        if byAttribute { columns.append(.init("FPS", .right)) }
         columns.append(.init("TOTAL", .right))
         if withRates { columns += [.init("STALLS/H", .right), .init("TIME/H", .right)] }
         columns += [
@@ -54,7 +54,7 @@ public struct SummaryTextRenderer: Sendable {
             let fatal = group.fatalCount
             if fatal > 0 { count += " (\(fatal) fatal)" }
             var row = ["\(index + 1)", group.label, count]
-            if byScene { row.append("\(group.distinctFingerprints)") }
+            if byAttribute { row.append("\(group.distinctFingerprints)") }
             row.append(Durations.format(group.totalMs))
             if let rates = summary.rates(of: group) {
                 row += [StallRates.formatRate(rates.stallsPerHour), StallRates.formatTimeRate(rates.stallMsPerHour)]
@@ -75,14 +75,14 @@ public struct SummaryTextRenderer: Sendable {
             }
         })
         if summary.omittedGroups > 0 {
-            let noun = byScene ? "scene" : "fingerprint"
+            let noun = summary.grouping.groupNoun ?? "fingerprint"
             out.append(style.dim("… and \(summary.omittedGroups) more \(noun)\(summary.omittedGroups == 1 ? "" : "s") (raise --top to see them)"))
         }
         out.append("")
         out.append(style.bold("Stacks"))
         for (index, group) in summary.groups.enumerated() {
             var title = "#\(index + 1) \(style.cyan(group.label))"
-            if byScene { title += " — longest stall: \(group.worst.fingerprint)" }
+            if byAttribute { title += " — longest stall: \(group.worst.fingerprint)" }
             out.append(title)
             out += stackLines(group, limit: framesPerStack)
             out.append("    example: \(group.worst.path)")

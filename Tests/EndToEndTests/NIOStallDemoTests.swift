@@ -1,0 +1,79 @@
+import Foundation
+import StallReportKit
+import Testing
+
+/// The real `nio-stall-demo` binary (a SwiftNIO HTTP server watched by StallMonitor) driven by
+/// curl, its reports summarized by the real `stallreport`.
+@Suite("nio-stall-demo end to end", .serialized)
+struct NIOStallDemoTests {
+    @Test("curl requests to stalling routes give one report each, grouped by handler function and by loop; fast requests give none")
+    func serverStallsAreReported() throws {
+        let directory = try ReportDirectory()
+        let reports = directory.url.appendingPathComponent("reports")
+        let portFile = directory.url.appendingPathComponent("port")
+        let server = LockedRun()
+        let thread = Thread {
+            server.set(Result {
+                try StallReportCLI.run(
+                    ["--output", reports.path, "--port-file", portFile.path, "--threads", "2", "--threshold-ms", "250"],
+                    timeout: 180, executable: "nio-stall-demo")
+            })
+        }
+        thread.start()
+        let deadline = Date().addingTimeInterval(60)
+        var port: String?
+        while port == nil && Date() < deadline {
+            port = (try? String(contentsOf: portFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            if port?.isEmpty ?? true { port = nil; usleep(50_000) }
+        }
+        let base = "http://127.0.0.1:\(try #require(port, "the server never wrote its port"))"
+        func curl(_ paths: [String]) throws -> String {
+            let run = try StallReportCLI.run(["-sS", "--max-time", "30"] + paths.map { base + $0 }, timeout: 60, executable: "/usr/bin/curl")
+            #expect(run.status == 0, "\(run)")
+            return run.stdout
+        }
+        #expect(try curl(["/cpu?ms=400"]) == "cpu 400 ms\n")
+        usleep(300_000)
+        #expect(try curl(["/sleep?ms=400"]) == "sleep 400 ms\n")
+        usleep(300_000)
+        #expect(try curl(["/task?ms=400"]).hasPrefix("scheduled"))
+        usleep(700_000)
+        // 400 fast requests over a few kept-alive connections: no stall.
+        #expect(try curl(Array(repeating: "/fast", count: 400)) == String(repeating: "ok\n", count: 400))
+        _ = try curl(["/quit"])
+        while !server.isSet && Date() < deadline.addingTimeInterval(60) { usleep(50_000) }
+        let run = try #require(try server.get())
+        #expect(run.status == 0, "\(run)")
+        let counts = try #require(run.stdout.split(separator: "\n").last { $0.hasPrefix("{") })
+        #expect(counts.contains("\"stallsDetected\":3"), "\(run.stdout)")
+
+        let summary = try StallReportCLI.run(["summarize", "--format", "json", reports.path])
+        #expect(summary.status == 0, "\(summary)")
+        let json = try ReportCoding.makeDecoder().decode(SummaryJSON.self, from: Data(summary.stdout.utf8))
+        #expect(json.totals.stalls == 3)
+        let tops = json.fingerprints.map { $0.stack.first?.symbol ?? "" }
+        #expect(tops.count { $0.contains("HandlerStalls.spinOnCPU") } == 2, "\(tops)")
+        #expect(tops.count { $0.contains("HandlerStalls.sleepOnLoop") } == 1, "\(tops)")
+        // The scheduled task's stack runs through the function that scheduled it.
+        let task = json.fingerprints.first { $0.stack.contains { $0.symbol.contains("spinInScheduledTask") } }
+        #expect(task != nil)
+
+        let byLoop = try StallReportCLI.run(["summarize", "--group-by", "loop", "--format", "json", reports.path])
+        #expect(byLoop.status == 0, "\(byLoop)")
+        let loops = try #require(try ReportCoding.makeDecoder().decode(SummaryJSON.self, from: Data(byLoop.stdout.utf8)).loops)
+        #expect(!loops.isEmpty && loops.reduce(0) { $0 + $1.numbers.count } == 3)
+        #expect(loops.allSatisfy { $0.kind == "nioEventLoop" && $0.thread?.hasPrefix("NIO-ELT-") == true }, "\(loops)")
+        let text = try StallReportCLI.run(["summarize", "--group-by", "loop", reports.path])
+        #expect(text.stdout.contains("LOOP") && text.stdout.contains("nioEventLoop NIO-ELT-"), "\(text.stdout)")
+    }
+}
+
+/// The result of a run on another thread.
+private final class LockedRun: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: Result<StallReportCLI.Run, any Error>?
+
+    func set(_ value: Result<StallReportCLI.Run, any Error>) { lock.withLock { result = value } }
+    var isSet: Bool { lock.withLock { result != nil } }
+    func get() throws -> StallReportCLI.Run? { try lock.withLock { result }?.get() }
+}
