@@ -89,6 +89,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // A host with `async main` (no main RunLoop): what the monitor says there (tests, README).
+        .executableTarget(
+            name: "async-main-host",
+            dependencies: [
+                "StallMonitor",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Benchmarks of the monitor's cost and accuracy and of stallreport's speed (Scripts/bench).
         .executableTarget(
             name: "stall-bench",
@@ -127,7 +135,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport", "stall-demo", "stallreport", "idle-work-demo", "nio-stall-demo"]
+            dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport", "stall-demo", "stallreport", "idle-work-demo", "nio-stall-demo", "async-main-host"]
         ),
     ],
     swiftLanguageModes: [.v6]

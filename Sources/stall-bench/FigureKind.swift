@@ -12,6 +12,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
     case summarizeThroughput = "summarize-throughput"
     case reportSize = "report-size"
     case blockingStacks = "blocking-stacks"
+    case nioServer = "nio-server"
 
     var number: Int { Self.allCases.firstIndex(of: self)! + 1 }
 
@@ -27,6 +28,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
         case .summarizeThroughput: return "stallreport summarize throughput vs jq"
         case .reportSize: return "Report size"
         case .blockingStacks: return "Stacks of threads asleep in a syscall, and their cost to the watchdog"
+        case .nioServer: return "SwiftNIO server: throughput, idle wake-ups, stalls in handlers"
         }
     }
 
@@ -42,6 +44,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
         case .summarizeThroughput: return try SummarizeThroughputFigure.run(context)
         case .reportSize: return try ReportSizeFigure.run(context)
         case .blockingStacks: return try BlockingStacksFigure.run(context)
+        case .nioServer: return try NIOServerFigure.run(context)
         }
     }
 

@@ -88,8 +88,13 @@ public final class StallMonitor: Sendable {
 
     /// Starts watching `loop` (the main run loop by default). Call from the loop's own thread when
     /// possible; otherwise the thread arms itself the next time its loop runs.
+    ///
+    /// Throws ``StallMonitorError/loopNotRunning(_:)`` for `.main` when the main thread is known
+    /// never to run its run loop: a program with `async main` or `dispatchMain()`, whose main
+    /// thread is parked in `sigsuspend` (or has exited) while a worker thread calls this.
     public static func start(_ configuration: Configuration, loop: Loop = .main) throws(StallMonitorError) -> StallMonitor {
         try configuration.validate()
+        if loop == .main, let why = MainThreadState.whyNoMainRunLoop() { throw .loopNotRunning(why) }
         try ReportFileStore.prepare(configuration.reportDirectory)
         let signal = try StackSampler.install(signal: configuration.signal)
         return StallMonitor(configuration: configuration, signal: signal, probes: [RunLoopProbe(loop)])

@@ -1,0 +1,104 @@
+import Foundation
+import StallReportModel
+
+/// Figure 11: the SwiftNIO pull probe on a real server (`nio-stall-demo`, two event loops):
+/// throughput under wrk with and without the monitor, the watchdog's wake-ups while every loop
+/// idles, and how soon and how exactly it reports stalls in handlers.
+enum NIOServerFigure {
+    static func run(_ context: BenchContext) throws -> FigureResult {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/wrk"), FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") else {
+            throw BenchError("wrk and curl are needed (Scripts/setup installs them)")
+        }
+        var rows = [try throughput(context)]
+        rows.append(try idle(context))
+        rows += try stalls(context)
+        return FigureResult(figure: .nioServer, rows: rows)
+    }
+
+    /// 11a: requests per second of `/fast` under wrk, monitor on vs off, alternating rounds.
+    private static func throughput(_ context: BenchContext) throws -> ResultRow {
+        let rounds = context.pick(5, quick: 1)
+        let seconds = context.pick(5, quick: 1)
+        var on: [Double] = []
+        var off: [Double] = []
+        for round in 0..<rounds {
+            for monitored in round % 2 == 0 ? [false, true] : [true, false] {
+                let server = try NIOServerProcess(context, monitored: monitored)
+                let run = try Subprocess.run("/usr/bin/wrk", ["-t2", "-c32", "-d\(seconds)s", server.url + "/fast"], scratch: context.scratch)
+                server.stop(scratch: context.scratch)
+                let text = String(decoding: run.stdout, as: UTF8.self)
+                guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Requests/sec:") }),
+                      let rate = Double(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) else {
+                    throw BenchError("wrk printed no rate: \(text)")
+                }
+                if monitored { on.append(rate) } else { off.append(rate) }
+            }
+        }
+        let ratio = Stats.median(on) / max(Stats.median(off), 1)
+        return .judged("11a", "Server throughput with vs without the monitor", value: Format.ratio(ratio) + " (median \(Int(Stats.median(on))) vs \(Int(Stats.median(off))) requests/s)",
+                       goal: "≥ 0.99", ok: ratio >= 0.99,
+                       method: "wrk -t2 -c32 -d\(seconds)s on GET /fast of nio-stall-demo (2 event loops, release), \(rounds) rounds alternating which goes first, a fresh server each run; medians",
+                       data: ["ratio": ratio, "withMedian": Stats.median(on), "withoutMedian": Stats.median(off), "rounds": Double(rounds)])
+    }
+
+    /// 11b: the watchdog's wake-ups and CPU while both loops idle.
+    private static func idle(_ context: BenchContext) throws -> ResultRow {
+        let seconds = context.pick(10.0, quick: 1.0)
+        let server = try NIOServerProcess(context, monitored: true)
+        defer { server.stop(scratch: context.scratch) }
+        usleep(500_000)
+        guard let watchdog = server.thread(named: "stall-watchdog"), let before = server.threadCounts(watchdog) else {
+            throw BenchError("no stall-watchdog thread in nio-stall-demo")
+        }
+        usleep(UInt32(seconds * 1e6))
+        guard let after = server.threadCounts(watchdog) else { throw BenchError("the watchdog thread went away") }
+        let perSecond = (after.switches - before.switches) / seconds
+        let cpuPerSecond = (after.cpuNanos - before.cpuNanos) / seconds
+        return ResultRow("11b", "Idle server: watchdog wake-ups", value: "\(Format.fixed(perSecond, 1))/s, \(Format.micro(cpuPerSecond)) of CPU per second (both loops idle)",
+                         goal: "stated: 1 / pollInterval (20 ms: 50/s)", verdict: .info,
+                         method: "the watchdog thread's voluntary context switches and CPU time (/proc) over \(Int(seconds)) s of an idle monitored server; NIO calls nobody when a loop wakes, so the probe looks every pollInterval (one or two /proc reads per loop); a run-loop monitor parks instead (figure 2)",
+                         data: ["wakeupsPerSecond": perSecond, "cpuNanosecondsPerSecond": cpuPerSecond, "seconds": seconds])
+    }
+
+    /// 11c and 11d: stalls in handlers (CPU spins and sleeps of 300–800 ms): reported duration
+    /// against the handler's own clock, and sampling due → first sample.
+    private static func stalls(_ context: BenchContext) throws -> [ResultRow] {
+        let count = context.pick(40, quick: 4)
+        let server = try NIOServerProcess(context, monitored: true)
+        var generator = SeededRandom(seed: 11)
+        var measured: [Double] = []
+        for index in 0..<count {
+            let ms = 300 + Int(generator.next() % 501)
+            let body = try server.get("/\(index % 2 == 0 ? "cpu" : "sleep")?ms=\(ms)", scratch: context.scratch)
+            // "cpu 400 ms, took 400.3 ms"
+            guard let took = body.components(separatedBy: "took ").last.flatMap({ Double($0.replacingOccurrences(of: " ms\n", with: "")) }) else {
+                throw BenchError("unexpected answer: \(body)")
+            }
+            measured.append(took)
+            usleep(150_000)
+        }
+        server.stop(scratch: context.scratch)
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: server.reports.path)) ?? [])
+            .filter { $0.hasPrefix("stall-") && $0.hasSuffix(".json") }.sorted()
+        let reports = try files.map { try StallReport.read(from: server.reports.appendingPathComponent($0)) }
+        let errors = zip(reports, measured).map { $0.durationMs - $1 }
+        let absolute = errors.map(abs)
+        let cpu = stride(from: 0, to: errors.count, by: 2).map { abs(errors[$0]) }
+        let blocked = stride(from: 1, to: errors.count, by: 2).map { abs(errors[$0]) }
+        let due = reports.compactMap { report in report.samples.first.map { $0.offsetMs - report.thresholdMs * 0.5 } }
+        let series = "\(count) requests to /cpu and /sleep in turn, 300–800 ms each, threshold 250 ms, pollInterval 20 ms"
+        return [
+            .judged("11c", "Handler stall: reported − measured duration",
+                    value: "|error| p99 \(Format.milli(Stats.percentile(absolute, 99))) (CPU p99 \(Format.milli(Stats.percentile(cpu, 99))), sleep p99 \(Format.milli(Stats.percentile(blocked, 99))); signed median \(Format.milli(Stats.median(errors))); \(reports.count) of \(count) reported)",
+                    goal: "every stall reported; |error| p99 ≤ 15 ms (half a poll interval and a tick)",
+                    ok: reports.count == count && Stats.percentile(absolute, 99) <= 15,
+                    method: "report.durationMs vs the handler's own clock (in the response body); \(series)",
+                    data: ["absP99Ms": Stats.percentile(absolute, 99), "cpuAbsP99Ms": Stats.percentile(cpu, 99),
+                           "blockedAbsP99Ms": Stats.percentile(blocked, 99), "signedMedianMs": Stats.median(errors),
+                           "stalls": Double(count), "reports": Double(reports.count)]),
+            ResultRow("11d", "Handler stall: sampling due → first sample", value: DetectionLatencyFigure.summary(due),
+                      goal: "stated (a look every pollInterval, then one sampling interval)", verdict: .info,
+                      method: "samples[0].offsetMs − threshold × samplingLead; \(series)", data: DetectionLatencyFigure.stats(due)),
+        ]
+    }
+}
