@@ -23,8 +23,17 @@ final class RunQueueDelay {
         guard fd >= 0 else { return nil }
         let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard count > 0 else { return nil }
-        let fields = buffer[..<count].split(separator: UInt8(ascii: " "))
-        guard fields.count >= 2 else { return nil }
-        return UInt64(String(decoding: fields[1], as: UTF8.self))
+        // The second space-separated number, parsed in place (read at every watchdog wait).
+        var at = 0
+        while at < count && buffer[at] != UInt8(ascii: " ") { at += 1 }
+        at += 1
+        var value: UInt64 = 0
+        var digits = 0
+        while at < count, buffer[at] >= UInt8(ascii: "0"), buffer[at] <= UInt8(ascii: "9") {
+            value = value &* 10 &+ UInt64(buffer[at] - UInt8(ascii: "0"))
+            at += 1
+            digits += 1
+        }
+        return digits > 0 ? value : nil
     }
 }

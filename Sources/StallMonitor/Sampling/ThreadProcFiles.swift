@@ -96,20 +96,28 @@ final class ThreadProcFiles {
         guard let count = readBytes(syscallFD) else { return .unknown }
         // "running", "nr arg1 … arg6 sp pc" in a syscall, or "-1 sp pc" blocked outside one.
         return buffer.withUnsafeBufferPointer { bytes -> SyscallState in
-            var fields: [Range<Int>] = []
-            fields.reserveCapacity(9)
+            // Only the first field and the last two matter: no array of fields (this runs at every
+            // look of a pull probe).
+            var first: Range<Int>?
+            var previous = 0..<0
+            var last = 0..<0
+            var fieldCount = 0
             var at = 0
             while at < count {
                 while at < count && (bytes[at] == UInt8(ascii: " ") || bytes[at] == UInt8(ascii: "\n")) { at += 1 }
                 let start = at
                 while at < count && bytes[at] != UInt8(ascii: " ") && bytes[at] != UInt8(ascii: "\n") { at += 1 }
-                if at > start { fields.append(start..<at) }
+                guard at > start else { continue }
+                if first == nil { first = start..<at }
+                previous = last
+                last = start..<at
+                fieldCount += 1
             }
-            guard let first = fields.first else { return .unknown }
+            guard let first else { return .unknown }
             if bytes[first.lowerBound] == UInt8(ascii: "r") { return .running }
-            guard fields.count >= 3, let number = Self.parseInt(bytes, first) else { return .unknown }
-            let sp = Self.parseHex(bytes, fields[fields.count - 2]) ?? 0
-            let pc = Self.parseHex(bytes, fields[fields.count - 1]) ?? 0
+            guard fieldCount >= 3, let number = Self.parseInt(bytes, first) else { return .unknown }
+            let sp = Self.parseHex(bytes, previous) ?? 0
+            let pc = Self.parseHex(bytes, last) ?? 0
             return number < 0 ? .blockedOutsideSyscall(sp: sp, pc: pc) : .inSyscall(number: number, sp: sp, pc: pc)
         }
     }
