@@ -98,7 +98,7 @@ enum NIOServerFigure {
                            "stalls": Double(count), "reports": Double(reports.count)]),
             ResultRow("11d", "Handler stall: sampling due → first sample", value: DetectionLatencyFigure.summary(due),
                       goal: "stated (a look every pollInterval, then one sampling interval)", verdict: .info,
-                      method: "samples[0].offsetMs − threshold × samplingLead; \(series)", data: DetectionLatencyFigure.stats(due)),
+                      method: "samples[0].offsetMs − threshold × samplingLead over the reports with samples (the demo keeps samples in the first 10 reports per fingerprint and hour, the default rate limit); \(series)", data: DetectionLatencyFigure.stats(due)),
         ]
     }
 }

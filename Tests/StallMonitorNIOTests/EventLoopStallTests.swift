@@ -124,6 +124,23 @@ struct EventLoopStallTests {
         #expect(fits(written[1].durationMs, scheduled), "report \(written[1].durationMs) ms, task \(scheduled) ms")
     }
 
+    @Test("work declared with expectLongWork on a loop is not reported")
+    func expectedLongWork() throws {
+        let reports = TemporaryReports()
+        defer { reports.remove() }
+        let server = try LoopbackHTTPServer(loops: 1)
+        defer { server.shutDown() }
+        let monitor = try StallMonitor.start(reports.configuration(), eventLoopGroup: server.group)
+        let loop = server.group.next()
+        Thread.sleep(forTimeInterval: 0.1)
+        _ = try loop.submit { monitor.expectLongWork { TestHandlers.blockTheLoopForTest(milliseconds: 400) } }.wait()
+        Thread.sleep(forTimeInterval: 0.1)
+        #expect(monitor.flush(timeout: .seconds(10)))
+        monitor.stop()
+        #expect(try reports.reports().isEmpty)
+        #expect(monitor.statistics.expectedLongWork == 1)
+    }
+
     @Test("the monitor stops cleanly while a loop is stalled, and the group shuts down after it")
     func stopDuringStall() throws {
         let reports = TemporaryReports()

@@ -249,9 +249,12 @@ final class SpanTracker: Sendable {
     }
 
     /// Marks the current span (and, after `body`, the span then current) as expected long work.
-    /// Called on the monitored thread.
+    /// Called on the monitored thread. With a pull probe the thread may be working in a span the
+    /// watchdog has not seen begin yet (the state still says closed): that next span is marked.
     func markExpectedLongWork() {
-        expectedLongWorkSequence.store(state.load(ordering: .relaxed) >> 2, ordering: .releasing)
+        let current = state.load(ordering: .acquiring)
+        let sequence = current & 3 == Phase.closed.rawValue ? (current >> 2) &+ 1 : current >> 2
+        expectedLongWorkSequence.store(sequence, ordering: .releasing)
     }
 
     // MARK: Watchdog
