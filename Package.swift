@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "StallReportKit", targets: ["StallReportKit"]),
         // SwiftNIO event loops: only apps that use this product build SwiftNIO.
         .library(name: "StallMonitorNIO", targets: ["StallMonitorNIO"]),
+        // A monitor as a swift-service-lifecycle Service (a ServiceGroup's member).
+        .library(name: "StallMonitorServiceLifecycle", targets: ["StallMonitorServiceLifecycle"]),
         .executable(name: "stallreport", targets: ["stallreport"]),
         .executable(name: "stall-demo", targets: ["stall-demo"]),
         .executable(name: "idle-work-demo", targets: ["idle-work-demo"]),
@@ -18,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         // C shim: signal handler, libunwind and libdw loaded with dlopen, image list, thread helpers.
@@ -46,6 +49,14 @@ let package = Package(
             dependencies: [
                 "StallMonitor",
                 .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        // StallMonitorService: run()/graceful shutdown of a ServiceGroup.
+        .target(
+            name: "StallMonitorServiceLifecycle",
+            dependencies: [
+                "StallMonitor",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // A plain SwiftNIO HTTP server whose routes stall in known ways (Scripts/nio-demo).
@@ -123,7 +134,13 @@ let package = Package(
         // Report fixtures shared by the StallReportKit and end-to-end tests (not a product).
         .target(name: "StallReportKitTestSupport", dependencies: ["StallReportModel", "StallReportKit"]),
         .testTarget(name: "StallReportKitTests", dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport"]),
-        .testTarget(name: "StallMonitorTests", dependencies: ["StallMonitor", "StallReportModel", "StallReportKit", "CStallMonitor"]),
+        .testTarget(
+            name: "StallMonitorTests",
+            dependencies: [
+                "StallMonitor", "StallReportModel", "StallReportKit", "CStallMonitor", "StallMonitorServiceLifecycle",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .testTarget(
             name: "StallMonitorNIOTests",
             dependencies: [

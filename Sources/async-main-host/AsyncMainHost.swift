@@ -28,13 +28,13 @@ struct AsyncMainHost {
             }
             try? await Task.sleep(for: .milliseconds(1_500))
             print("hasRun \(monitor.watchedLoops.map(\.hasRun))")
-            monitor.stop()
+            await monitor.stop()
         default:
             try? await Task.sleep(for: .milliseconds(50))  // now on a Dispatch worker thread
             do {
                 let monitor = try StallMonitor.start(configuration, loop: .main)
                 print("started (unexpected)")
-                monitor.stop()
+                await monitor.stop()
             } catch {
                 FileHandle.standardError.write(Data("async-main-host: \(error)\n".utf8))
                 exit(3)

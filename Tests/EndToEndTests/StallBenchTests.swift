@@ -51,12 +51,12 @@ struct StallBenchTests {
         #expect((data.last?["stacks"] as? Double ?? 0) > 0, "running stacks were timed: \(data)")
     }
 
-    @Test("list names the ten figures; an unknown figure is a usage error")
+    @Test("list names the eleven figures; an unknown figure is a usage error")
     func listAndValidation() throws {
         let list = try StallReportCLI.run(["list"], executable: "stall-bench")
         #expect(list.status == 0)
-        #expect(list.stdoutLines.count == 10)
-        #expect(list.stdout.contains("summarize-throughput") && list.stdout.contains("blocking-stacks"))
+        #expect(list.stdoutLines.count == 11)
+        #expect(list.stdout.contains("summarize-throughput") && list.stdout.contains("blocking-stacks") && list.stdout.contains("nio-server"))
         let bad = try StallReportCLI.run(["run", "--figure", "nope"], executable: "stall-bench")
         #expect(bad.status == 64, "\(bad)")
         #expect(bad.stderr.contains("unknown figure"))

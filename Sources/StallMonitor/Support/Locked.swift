@@ -5,15 +5,15 @@ import Synchronization
 /// locks with futex calls from the standard library, which is not built with TSan, so TSan would
 /// see no order between two critical sections and report the state as raced; each section here
 /// also acquires and releases a TSan happens-before edge on this object (no-ops without TSan).
-final class Locked<Value>: Sendable {
+package final class Locked<Value>: Sendable {
     private let mutex: Mutex<Value>
 
-    init(_ value: sending Value) {
+    package init(_ value: sending Value) {
         mutex = Mutex(value)
     }
 
     /// Runs `body` with the state, locked.
-    func withLock<Result>(_ body: (inout sending Value) throws -> sending Result) rethrows -> sending Result {
+    package func withLock<Result>(_ body: (inout sending Value) throws -> sending Result) rethrows -> sending Result {
         try mutex.withLock { value in
             let address = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
             CStallMonitor_tsan_acquire(address)
