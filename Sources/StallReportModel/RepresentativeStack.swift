@@ -61,10 +61,14 @@ public enum RepresentativeStack {
 extension StallReport {
     /// The first in-app function of the representative stack (the function that stalled, or
     /// called what did), for one-line output: its symbol, or `in <syscall>` when the samples have
-    /// only a syscall, or `(no stack)`.
+    /// only a syscall, or `(no stack)`. Linker stubs and a sanitizer's runtime (linked into the
+    /// app by an instrumented build) are not the app's functions.
     public var representativeFunction: String {
         let stack = representativeStack.compactMap { $0 < frames.count ? frames[$0] : nil }
-        let frame = stack.first(where: { $0.inApp && $0.symbol != nil }) ?? stack.first
+        let frame = stack.first(where: { frame in
+            guard frame.inApp, let symbol = frame.symbol else { return false }
+            return !Fingerprint.isIgnored(symbol)
+        }) ?? stack.first
         let samplesSyscall = samples.first(where: { $0.syscall != nil })?.syscall
         return frame?.symbol ?? samplesSyscall.map { "in \($0)" } ?? "(no stack)"
     }

@@ -424,6 +424,11 @@ final class ThreadWatch {
     /// The thread's mask was seen blocking the sampling signal once, with no handler running:
     /// looked at again before the sample says so.
     private var blockedMaskSeen = false
+    /// Attempts in a row that found the process-wide sampler busy with another monitor's request
+    /// (two watchdogs tracking stalls that began together sample in step): each is tried again
+    /// after a short look-again delay, up to ``maxBusyRetries`` times, before the sample says so.
+    private var busyRetries = 0
+    static let maxBusyRetries = 8
 
     /// A thread found running is signalled only when it has run this much CPU time since the
     /// previous reading, without sleeping in between: a thread that just woke from a syscall reads
@@ -616,6 +621,7 @@ final class ThreadWatch {
             } else {
                 signalOutcome = StackSampler.sample(tid: tid, timeout: settings.sampleTimeout, maxFrames: settings.maxFrames, into: &frameBuffer)
             }
+            if case .busy = signalOutcome {} else { busyRetries = 0 }
             switch signalOutcome {
             case .stack(let frames, let truncated):
                 let sample = RawSample(
@@ -633,6 +639,12 @@ final class ThreadWatch {
                     note: "the thread did not answer within \(settings.sampleTimeout / 1_000_000) ms",
                     addresses: [], truncated: false))
             case .busy:
+                if busyRetries < Self.maxBusyRetries {
+                    busyRetries += 1
+                    recording.attempted -= 1
+                    return .lookAgain
+                }
+                busyRetries = 0
                 noStack("busy", note: "an earlier sampling request was still being answered")
             case .unavailable:
                 noStack("noUnwinder", note: "the sampler is not installed")
