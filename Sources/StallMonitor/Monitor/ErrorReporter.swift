@@ -3,9 +3,9 @@ import Foundation
 import Logging
 
 /// Counts problems by kind and says them through the host's logger (info level, as libraries
-/// should; warning when the monitor watches nothing), each kind at most once per interval, with how often it repeated since it was last
-/// said; the error's path and kind go in metadata. Never throws, never blocks the loop, never
-/// writes to stderr itself.
+/// should; warning when the monitor watches nothing), each kind at most once per interval, with
+/// how often it repeated since it was last said; the error's path and kind go in metadata. Never
+/// throws, never blocks the loop, never writes to stderr itself.
 final class ErrorReporter: Sendable {
     private struct State {
         var counts: [String: Int] = [:]

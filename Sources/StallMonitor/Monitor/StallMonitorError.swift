@@ -18,8 +18,10 @@ public enum StallMonitorError: Error, Sendable, Equatable, CustomStringConvertib
     case reportQuota(path: String, reason: String)
     /// A ``ResidentLoopThread`` could not be started.
     case threadStart(String)
-    /// A watched loop has not run since the monitor started (see
-    /// ``StallMonitor/Configuration/loopSilenceWarning``): nothing of it is watched.
+    /// A watched loop does not run, so nothing of it would be watched: thrown by
+    /// ``StallMonitor/start(_:loop:)`` for `.main` in a program whose main thread never runs its
+    /// run loop (`async main`, `dispatchMain()`), and said through the logger when a loop has not
+    /// run within ``StallMonitor/Configuration/loopSilenceWarning`` of the start.
     case loopNotRunning(String)
 
     /// A one-line explanation.

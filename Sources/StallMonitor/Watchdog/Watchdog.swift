@@ -8,7 +8,7 @@ import Synchronization
 /// look of a pull probe: those loops tell nobody when they wake, so it looks at them at their
 /// interval).
 final class Watchdog: @unchecked Sendable {
-    /// Loops that have not run this long after the start are said once (``silentLoops``).
+    /// Loops not seen running `after` nanoseconds after the start are handed to `report`, once.
     struct SilenceCheck {
         var after: UInt64
         var report: ([MonitoredThread]) -> Void
