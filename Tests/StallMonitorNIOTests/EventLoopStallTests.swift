@@ -11,11 +11,8 @@ import Testing
 struct EventLoopStallTests {
     @Test("a 400 ms blocking handler gives exactly one report whose stack names the handler")
     func blockingHandler() throws {
-        let reports = TemporaryReports()
-        defer { reports.remove() }
-        let server = try LoopbackHTTPServer(loops: 2)
-        defer { server.shutDown() }
-        let monitor = try StallMonitor.start(reports.configuration(), eventLoopGroup: server.group)
+        let (reports, server, monitor) = try monitoredServer(loops: 2)
+        defer { server.shutDown(); reports.remove() }
         let client = try HTTPTestClient(port: server.port)
         let loopThread = try client.get("/whoami")
         #expect(try client.get("/fast") == "ok")
@@ -39,11 +36,8 @@ struct EventLoopStallTests {
 
     @Test("thousands of fast requests on every loop under load give no report")
     func fastRequestsUnderLoad() throws {
-        let reports = TemporaryReports()
-        defer { reports.remove() }
-        let server = try LoopbackHTTPServer(loops: 2)
-        defer { server.shutDown() }
-        let monitor = try StallMonitor.start(reports.configuration(threshold: .milliseconds(400)), eventLoopGroup: server.group)
+        let (reports, server, monitor) = try monitoredServer(loops: 2, threshold: .milliseconds(400))
+        defer { server.shutDown(); reports.remove() }
         let clients = 4
         let requestsEach = 750
         let failures = LockedList<String>()
@@ -67,11 +61,8 @@ struct EventLoopStallTests {
 
     @Test("two loops stalling at once give two reports, each with its own loop")
     func twoLoopsAtOnce() throws {
-        let reports = TemporaryReports()
-        defer { reports.remove() }
-        let server = try LoopbackHTTPServer(loops: 2)
-        defer { server.shutDown() }
-        let monitor = try StallMonitor.start(reports.configuration(), eventLoopGroup: server.group)
+        let (reports, server, monitor) = try monitoredServer(loops: 2)
+        defer { server.shutDown(); reports.remove() }
         // Connections are spread over the loops; keep one on each.
         var byLoop: [String: HTTPTestClient] = [:]
         for _ in 0..<16 where byLoop.count < 2 {
@@ -101,11 +92,8 @@ struct EventLoopStallTests {
 
     @Test("a stall in a task run on the loop (execute, scheduleTask) is reported too")
     func stallInTasks() throws {
-        let reports = TemporaryReports()
-        defer { reports.remove() }
-        let server = try LoopbackHTTPServer(loops: 1)
-        defer { server.shutDown() }
-        let monitor = try StallMonitor.start(reports.configuration(), eventLoopGroup: server.group)
+        let (reports, server, monitor) = try monitoredServer(loops: 1)
+        defer { server.shutDown(); reports.remove() }
         let loop = server.group.next()
         let executed = try loop.submit { TestHandlers.spinInLoopTaskForTest(milliseconds: 400) }.wait()
         Thread.sleep(forTimeInterval: 0.1)
@@ -126,11 +114,8 @@ struct EventLoopStallTests {
 
     @Test("work declared with expectLongWork on a loop is not reported")
     func expectedLongWork() throws {
-        let reports = TemporaryReports()
-        defer { reports.remove() }
-        let server = try LoopbackHTTPServer(loops: 1)
-        defer { server.shutDown() }
-        let monitor = try StallMonitor.start(reports.configuration(), eventLoopGroup: server.group)
+        let (reports, server, monitor) = try monitoredServer(loops: 1)
+        defer { server.shutDown(); reports.remove() }
         let loop = server.group.next()
         Thread.sleep(forTimeInterval: 0.1)
         _ = try loop.submit { monitor.expectLongWork { TestHandlers.blockTheLoopForTest(milliseconds: 400) } }.wait()
@@ -155,6 +140,22 @@ struct EventLoopStallTests {
         let written = try reports.reports()
         #expect(written.count == 1)
         #expect(written.first?.status == .ended)
+    }
+}
+
+/// A fresh report directory and a server on loopback whose group a monitor (started here)
+/// watches. The caller shuts the server down, then removes the reports.
+private func monitoredServer(loops: Int, threshold: Duration = .milliseconds(250)) throws
+    -> (TemporaryReports, LoopbackHTTPServer, StallMonitor) {
+    let reports = TemporaryReports()
+    let server = try LoopbackHTTPServer(loops: loops)
+    do {
+        let monitor = try StallMonitor.start(reports.configuration(threshold: threshold), eventLoopGroup: server.group)
+        return (reports, server, monitor)
+    } catch {
+        server.shutDown()
+        reports.remove()
+        throw error
     }
 }
 

@@ -121,12 +121,18 @@ public final class StallMonitor: Sendable {
         let threshold = configuration.threshold.nanoseconds
         let lead = UInt64(Double(threshold) * configuration.samplingLead)
         let wakeup = WakeupSignal()
-        let threads = probes.map { probe in
-            // A pull probe feeds its tracker from the watchdog: the thread's counts are its own.
-            let tracker = probe is any PolledLoopProbe
-                ? SpanTracker(publishAfter: lead, reentryGrace: configuration.reentryGrace.nanoseconds, wakeup: wakeup,
-                              voluntarySwitches: { 0 }, idleYields: { 0 })
-                : SpanTracker(publishAfter: lead, reentryGrace: configuration.reentryGrace.nanoseconds, wakeup: wakeup)
+        let threads = probes.map { (probe: any LoopProbe) -> MonitoredThread in
+            // A pull probe feeds its tracker from the watchdog and passes the loop thread's counts
+            // itself: the calling thread's (the watchdog's) are not read.
+            var switches: @Sendable () -> UInt64 = { CStallMonitor_thread_voluntary_switches() }
+            var idleYields: @Sendable () -> UInt64 = { CStallMonitor_loop_idle_yields() }
+            if probe is any PolledLoopProbe {
+                switches = { 0 }
+                idleYields = { 0 }
+            }
+            let tracker = SpanTracker(
+                publishAfter: lead, reentryGrace: configuration.reentryGrace.nanoseconds, wakeup: wakeup,
+                voluntarySwitches: switches, idleYields: idleYields)
             return MonitoredThread(tracker: tracker, probe: probe)
         }
         let counters = MonitorCounters()

@@ -23,17 +23,6 @@ final class RunQueueDelay {
         guard fd >= 0 else { return nil }
         let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard count > 0 else { return nil }
-        // The second space-separated number, parsed in place (read at every watchdog wait).
-        var at = 0
-        while at < count && buffer[at] != UInt8(ascii: " ") { at += 1 }
-        at += 1
-        var value: UInt64 = 0
-        var digits = 0
-        while at < count, buffer[at] >= UInt8(ascii: "0"), buffer[at] <= UInt8(ascii: "9") {
-            value = value &* 10 &+ UInt64(buffer[at] - UInt8(ascii: "0"))
-            at += 1
-            digits += 1
-        }
-        return digits > 0 ? value : nil
+        return buffer.withUnsafeBufferPointer { SchedStat.parse(UnsafeBufferPointer(rebasing: $0[..<count]))?.waiting }
     }
 }

@@ -1,4 +1,3 @@
-import CStallMonitor
 import Foundation
 import Glibc
 
@@ -46,35 +45,10 @@ final class ThreadProcFiles {
         for fd in [statFD, syscallFD, statusFD, schedstatFD] where fd >= 0 { close(fd) }
     }
 
-    /// ``runnableNanos()`` of the calling thread (opens and closes its file: not for the watchdog's
-    /// per-look path).
-    static func callingThreadRunnableNanos() -> UInt64? {
-        let files = ThreadProcFiles(tid: CStallMonitor_gettid())
-        return files.runnableNanos()
-    }
-
-    /// Time the thread has been runnable since it started, in nanoseconds: on a CPU plus waiting
-    /// for one (the first two fields of `schedstat`); nil when unknown. A thread that has not
-    /// slept since it woke has been runnable all that time.
+    /// Time the thread has been runnable since it started (``SchedStat/runnable``); nil when unknown.
     func runnableNanos() -> UInt64? {
         guard let count = readBytes(schedstatFD) else { return nil }
-        return buffer.withUnsafeBufferPointer { bytes -> UInt64? in
-            var total: UInt64 = 0
-            var at = 0
-            for _ in 0..<2 {
-                var value: UInt64 = 0
-                var digits = 0
-                while at < count, bytes[at] >= 48, bytes[at] <= 57 {
-                    value = value &* 10 &+ UInt64(bytes[at] - 48)
-                    at += 1
-                    digits += 1
-                }
-                guard digits > 0 else { return nil }
-                total &+= value
-                while at < count, bytes[at] == UInt8(ascii: " ") { at += 1 }
-            }
-            return total
-        }
+        return buffer.withUnsafeBufferPointer { SchedStat.parse(UnsafeBufferPointer(rebasing: $0[..<count]))?.runnable }
     }
 
     /// The scheduler state letter (`R`, `S`, `D`, `T`, …), or `?` when unknown.

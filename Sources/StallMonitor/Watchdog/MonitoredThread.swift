@@ -22,7 +22,7 @@ final class MonitoredThread: @unchecked Sendable {
     /// 0 until the thread has armed itself (tid known, signal stack ensured, unwinder warmed up).
     let armedTID = Atomic<Int32>(0)
     /// The loop kind reports name (the probe's ``LoopProbe/kind``).
-    let loopKind: String
+    var loopKind: String { probe.kind }
     /// The thread's stack, `[low, high)`, read on the thread when it arms (published before
     /// ``armedTID``); 0 when unknown. Snapshots never copy past `high`.
     private let stackLow = Atomic<UInt>(0)
@@ -43,7 +43,6 @@ final class MonitoredThread: @unchecked Sendable {
     init(tracker: SpanTracker, probe: any LoopProbe) {
         self.tracker = tracker
         self.probe = probe
-        self.loopKind = probe.kind
     }
 
     /// Whether the loop has been seen running since the monitor started.

@@ -55,7 +55,7 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
             // The arming task ran: the loop was at its task queue now, a point of progress to
             // date a span from when the loop is busy at the first look.
             facts.armedAt = (CStallMonitor_monotonic_ns(), CStallMonitor_thread_voluntary_switches(),
-                             ThreadProcFiles.callingThreadRunnableNanos())
+                             SchedStat.callingThread()?.runnable)
             facts.tid.store(CStallMonitor_gettid(), ordering: .releasing)
         }
     }
