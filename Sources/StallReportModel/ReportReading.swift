@@ -1,30 +1,74 @@
 import Foundation
 
 /// Why a file could not be read as a stall report.
-public enum ReportReadError: Error, Sendable, Equatable, CustomStringConvertible {
+///
+/// A struct with a ``Code``, so that a new kind of failure is not a breaking change: compare
+/// ``code`` with the known codes and keep a default. The static members of the same names build
+/// failures of each code.
+public struct ReportReadError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of failure this is. New codes may be added in any release.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// A stable name of the code, e.g. `invalidJSON`.
+        public let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// The file could not be opened or read.
+        public static let unreadable = Code("unreadable")
+        /// The file is empty.
+        public static let empty = Code("empty")
+        /// The file is not valid JSON.
+        public static let invalidJSON = Code("invalidJSON")
+        /// The JSON is not a stall report (a required key is missing or has the wrong type).
+        public static let notAReport = Code("notAReport")
+        /// The report's schema version is one this code does not know.
+        public static let unsupportedSchemaVersion = Code("unsupportedSchemaVersion")
+        /// A value is outside what the schema allows (e.g. a negative duration).
+        public static let outOfRange = Code("outOfRange")
+
+        /// The code's name.
+        public var description: String { name }
+    }
+
+    /// What kind of failure this is.
+    public let code: Code
+    /// What exactly is wrong, in words (empty when the code says it all).
+    public let detail: String
+    /// The schema version found, for ``Code/unsupportedSchemaVersion``.
+    public let schemaVersion: Int?
+
+    /// Creates a failure of a code; prefer the static members named after the codes.
+    public init(code: Code, detail: String, schemaVersion: Int? = nil) {
+        self.code = code
+        self.detail = detail
+        self.schemaVersion = schemaVersion
+    }
+
     /// The file could not be opened or read.
-    case unreadable(String)
+    public static func unreadable(_ why: String) -> Self { Self(code: .unreadable, detail: why) }
     /// The file is empty.
-    case empty
+    public static let empty = Self(code: .empty, detail: "")
     /// The file is not valid JSON.
-    case invalidJSON(String)
-    /// The JSON is not a stall report (a required key is missing or has the wrong type).
-    case notAReport(String)
+    public static func invalidJSON(_ why: String) -> Self { Self(code: .invalidJSON, detail: why) }
+    /// The JSON is not a stall report.
+    public static func notAReport(_ why: String) -> Self { Self(code: .notAReport, detail: why) }
     /// The report's schema version is one this code does not know.
-    case unsupportedSchemaVersion(Int)
-    /// A value is outside what the schema allows (e.g. a negative duration).
-    case outOfRange(String)
+    public static func unsupportedSchemaVersion(_ version: Int) -> Self {
+        Self(code: .unsupportedSchemaVersion, detail: "schemaVersion \(version)", schemaVersion: version)
+    }
+    /// A value is outside what the schema allows.
+    public static func outOfRange(_ why: String) -> Self { Self(code: .outOfRange, detail: why) }
 
     /// A one-line explanation for humans.
     public var description: String {
-        switch self {
-        case .unreadable(let why): return "cannot read file: \(why)"
+        switch code {
+        case .unreadable: return "cannot read file: \(detail)"
         case .empty: return "file is empty"
-        case .invalidJSON(let why): return "invalid JSON: \(why)"
-        case .notAReport(let why): return "not a stall report: \(why)"
-        case .outOfRange(let why): return "value out of range: \(why)"
-        case .unsupportedSchemaVersion(let version):
-            return "unsupported schemaVersion \(version) (this tool reads version \(StallReport.currentSchemaVersion))"
+        case .invalidJSON: return "invalid JSON: \(detail)"
+        case .notAReport: return "not a stall report: \(detail)"
+        case .outOfRange: return "value out of range: \(detail)"
+        case .unsupportedSchemaVersion:
+            return "unsupported schemaVersion \(schemaVersion.map(String.init) ?? "?") (this tool reads version \(StallReport.currentSchemaVersion))"
+        default: return "\(code.name): \(detail)"
         }
     }
 }

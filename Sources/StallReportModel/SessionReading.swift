@@ -1,31 +1,74 @@
 import Foundation
 
 /// Why a file could not be used as a session record.
-public enum SessionReadError: Error, Sendable, Equatable, CustomStringConvertible {
+///
+/// A struct with a ``Code`` (see ``ReportReadError``): new codes are not a breaking change.
+public struct SessionReadError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of failure this is. New codes may be added in any release.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// A stable name of the code, e.g. `notASession`.
+        public let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// The file could not be read, or is too large: ``SessionReadError/fileFailure`` says how.
+        public static let read = Code("read")
+        /// The file is empty.
+        public static let empty = Code("empty")
+        /// The JSON nests deeper than the limit.
+        public static let tooDeep = Code("tooDeep")
+        /// The file is not valid JSON.
+        public static let invalidJSON = Code("invalidJSON")
+        /// The JSON is not a session record (wrong `kind`, a key missing or of the wrong type, a
+        /// negative count).
+        public static let notASession = Code("notASession")
+        /// The record's schema version is one this code does not know.
+        public static let unsupportedSchemaVersion = Code("unsupportedSchemaVersion")
+
+        /// The code's name.
+        public var description: String { name }
+    }
+
+    /// What kind of failure this is.
+    public let code: Code
+    /// What exactly is wrong, in words (empty when the code says it all).
+    public let detail: String
+    /// For ``Code/read``: how reading the file failed.
+    public let fileFailure: BoundedFileReader.Failure?
+    /// For ``Code/tooDeep`` the nesting limit, for ``Code/unsupportedSchemaVersion`` the version found.
+    public let number: Int?
+
+    /// Creates a failure of a code; prefer the static members named after the codes.
+    public init(code: Code, detail: String = "", fileFailure: BoundedFileReader.Failure? = nil, number: Int? = nil) {
+        self.code = code
+        self.detail = detail
+        self.fileFailure = fileFailure
+        self.number = number
+    }
+
     /// The file could not be read, or is too large.
-    case read(BoundedFileReader.Failure)
+    public static func read(_ failure: BoundedFileReader.Failure) -> Self { Self(code: .read, fileFailure: failure) }
     /// The file is empty.
-    case empty
+    public static let empty = Self(code: .empty)
     /// The JSON nests deeper than the limit.
-    case tooDeep(limit: Int)
+    public static func tooDeep(limit: Int) -> Self { Self(code: .tooDeep, number: limit) }
     /// The file is not valid JSON.
-    case invalidJSON(String)
-    /// The JSON is not a session record (wrong `kind`, a key missing or of the wrong type, a
-    /// negative count).
-    case notASession(String)
+    public static func invalidJSON(_ why: String) -> Self { Self(code: .invalidJSON, detail: why) }
+    /// The JSON is not a session record.
+    public static func notASession(_ why: String) -> Self { Self(code: .notASession, detail: why) }
     /// The record's schema version is one this code does not know.
-    case unsupportedSchemaVersion(Int)
+    public static func unsupportedSchemaVersion(_ version: Int) -> Self { Self(code: .unsupportedSchemaVersion, number: version) }
 
     /// A one-line explanation for humans.
     public var description: String {
-        switch self {
-        case .read(let failure): return failure.description
+        switch code {
+        case .read: return fileFailure?.description ?? "cannot read the session record"
         case .empty: return "session record is empty (the process may have died while creating it)"
-        case .tooDeep(let limit): return "JSON nested deeper than \(limit) levels; not decoded"
-        case .invalidJSON(let why): return "session record is not valid JSON: \(why)"
-        case .notASession(let why): return "not a session record: \(why)"
-        case .unsupportedSchemaVersion(let version):
-            return "unsupported session schemaVersion \(version) (this tool reads version \(SessionRecord.currentSchemaVersion))"
+        case .tooDeep: return "JSON nested deeper than \(number ?? 0) levels; not decoded"
+        case .invalidJSON: return "session record is not valid JSON: \(detail)"
+        case .notASession: return "not a session record: \(detail)"
+        case .unsupportedSchemaVersion:
+            return "unsupported session schemaVersion \(number.map(String.init) ?? "?") (this tool reads version \(SessionRecord.currentSchemaVersion))"
+        default: return "\(code.name): \(detail)"
         }
     }
 }

@@ -117,16 +117,32 @@ extension StallReport {
 
     /// One observation of the stuck thread.
     public struct Sample: Codable, Sendable, Equatable {
-        /// How the sample was taken.
-        public enum Kind: String, Codable, Sendable {
+        /// How the sample was taken. An open set of values: a kind written by a newer monitor
+        /// reads as itself (``isKnown`` false) and such a sample counts as one without a stack.
+        public struct Kind: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+            /// The value as written in reports, e.g. `stack`.
+            public let rawValue: String
+
+            /// A sample kind as written in a report, known or not.
+            public init(rawValue: String) { self.rawValue = rawValue }
+
             /// A full stack: unwound from a snapshot taken in the thread's signal handler, in the
             /// handler itself, or (thread asleep in the kernel, not interrupted) from a copy of its
             /// frozen stack. ``StallReport/Sample/unwinder`` and ``StallReport/Sample/interrupted`` say which.
-            case stack
+            public static let stack = Self(rawValue: "stack")
             /// The thread sat in a blocking syscall and no stack could be unwound: only the syscall's PC.
-            case syscall
+            public static let syscall = Self(rawValue: "syscall")
             /// No stack: the signal was blocked, timed out, or stacks are unavailable.
-            case none
+            public static let none = Self(rawValue: "none")
+
+            /// The kinds this version writes.
+            public static let known: [Kind] = [.stack, .syscall, .none]
+
+            /// Whether this version of the model knows the value.
+            public var isKnown: Bool { Self.known.contains(self) }
+
+            /// The value as written in reports.
+            public var description: String { rawValue }
         }
 
         /// Milliseconds from the span start to this sample.

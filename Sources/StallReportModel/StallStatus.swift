@@ -1,11 +1,29 @@
 import Foundation
 
 /// Whether a stall had ended when its report was written.
-public enum StallStatus: String, Codable, Sendable, CaseIterable {
+///
+/// An open set of values, like ``StallClassification``: a status written by a newer monitor reads
+/// as itself (``isKnown`` false) and is counted, never rejected.
+public struct StallStatus: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+    /// The value as written in reports, e.g. `ended`.
+    public let rawValue: String
+
+    /// A status as written in a report, known or not.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
     /// The span ended; the duration is final.
-    case ended
+    public static let ended = Self(rawValue: "ended")
     /// The span was still open when the report was written.
-    case inProgress
+    public static let inProgress = Self(rawValue: "inProgress")
     /// The span never ended: the process died during it.
-    case fatal
+    public static let fatal = Self(rawValue: "fatal")
+
+    /// The statuses this version writes, in display order.
+    public static let known: [StallStatus] = [.ended, .inProgress, .fatal]
+
+    /// Whether this version of the model knows the value.
+    public var isKnown: Bool { Self.known.contains(self) }
+
+    /// The value as written in reports.
+    public var description: String { rawValue }
 }

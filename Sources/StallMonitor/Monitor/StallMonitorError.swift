@@ -1,70 +1,97 @@
 /// Why a monitor could not start, or what went wrong while it ran.
-public enum StallMonitorError: Error, Sendable, Equatable, CustomStringConvertible {
+///
+/// A struct with a ``Code`` rather than an enum, so that a new kind of error is not a breaking
+/// change: compare ``code`` with the known codes (`error.code == .reportWrite`) and keep a default
+/// for codes added later. The static functions of the same names build errors of each code.
+public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of error this is. New codes may be added in any release.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// A stable name of the code, e.g. `reportWrite` (also the key of
+        /// ``StallMonitor/Statistics/errors`` and the `stallmonitor.problem` log metadata).
+        public let name: String
+
+        private init(_ name: String) { self.name = name }
+
+        /// The configuration is invalid.
+        public static let invalidConfiguration = Code("invalidConfiguration")
+        /// No usable real-time signal for sampling (or the requested one is taken).
+        public static let signalUnavailable = Code("signalUnavailable")
+        /// The report directory could not be created or is not a directory.
+        public static let reportDirectory = Code("reportDirectory")
+        /// A report could not be written.
+        public static let reportWrite = Code("reportWrite")
+        /// A report could not be encoded.
+        public static let reportEncoding = Code("reportEncoding")
+        /// Preparing the monitored thread for sampling partly failed (it is still watched;
+        /// samples may lack stacks).
+        public static let threadArming = Code("threadArming")
+        /// The directory quota could not be enforced: the directory could not be listed, or an
+        /// old report could not be deleted (it is not tried again).
+        public static let reportQuota = Code("reportQuota")
+        /// A ``ResidentLoopThread`` could not be started.
+        public static let threadStart = Code("threadStart")
+        /// A watched loop does not run, so nothing of it would be watched: thrown by
+        /// ``StallMonitor/start(_:loop:)`` for `.main` in a program whose main thread never runs
+        /// its run loop (`async main`, `dispatchMain()`), and said through the logger when a loop
+        /// has not run within ``StallMonitor/Configuration/loopSilenceWarning`` of the start.
+        public static let loopNotRunning = Code("loopNotRunning")
+
+        /// The code's name.
+        public var description: String { name }
+    }
+
+    /// What kind of error this is.
+    public let code: Code
+    /// Why, in words (without the path, which is ``path``).
+    public let reason: String
+    /// The file or directory the error is about, when there is one.
+    public let path: String?
+
+    /// Creates an error of a code; prefer the static functions named after the codes.
+    public init(code: Code, reason: String, path: String? = nil) {
+        self.code = code
+        self.reason = reason
+        self.path = path
+    }
+
     /// The configuration is invalid.
-    case invalidConfiguration(String)
+    public static func invalidConfiguration(_ why: String) -> Self { Self(code: .invalidConfiguration, reason: why) }
     /// No usable real-time signal for sampling (or the requested one is taken).
-    case signalUnavailable(String)
+    public static func signalUnavailable(_ why: String) -> Self { Self(code: .signalUnavailable, reason: why) }
     /// The report directory could not be created or is not a directory.
-    case reportDirectory(path: String, reason: String)
+    public static func reportDirectory(path: String, reason: String) -> Self { Self(code: .reportDirectory, reason: reason, path: path) }
     /// A report could not be written.
-    case reportWrite(path: String, reason: String)
+    public static func reportWrite(path: String, reason: String) -> Self { Self(code: .reportWrite, reason: reason, path: path) }
     /// A report could not be encoded.
-    case reportEncoding(String)
-    /// Preparing the monitored thread for sampling partly failed (it is still watched; samples
-    /// may lack stacks).
-    case threadArming(String)
-    /// The directory quota could not be enforced: the directory could not be listed, or an old
-    /// report could not be deleted (it is not tried again).
-    case reportQuota(path: String, reason: String)
+    public static func reportEncoding(_ why: String) -> Self { Self(code: .reportEncoding, reason: why) }
+    /// Preparing the monitored thread for sampling partly failed.
+    public static func threadArming(_ why: String) -> Self { Self(code: .threadArming, reason: why) }
+    /// The directory quota could not be enforced.
+    public static func reportQuota(path: String, reason: String) -> Self { Self(code: .reportQuota, reason: reason, path: path) }
     /// A ``ResidentLoopThread`` could not be started.
-    case threadStart(String)
-    /// A watched loop does not run, so nothing of it would be watched: thrown by
-    /// ``StallMonitor/start(_:loop:)`` for `.main` in a program whose main thread never runs its
-    /// run loop (`async main`, `dispatchMain()`), and said through the logger when a loop has not
-    /// run within ``StallMonitor/Configuration/loopSilenceWarning`` of the start.
-    case loopNotRunning(String)
+    public static func threadStart(_ why: String) -> Self { Self(code: .threadStart, reason: why) }
+    /// A watched loop does not run (see ``Code/loopNotRunning``).
+    public static func loopNotRunning(_ why: String) -> Self { Self(code: .loopNotRunning, reason: why) }
 
     /// A one-line explanation.
     public var description: String {
-        switch self {
-        case .invalidConfiguration(let why): return "invalid StallMonitor configuration: \(why)"
-        case .signalUnavailable(let why): return "no sampling signal: \(why)"
-        case .reportDirectory(let path, let why): return "report directory \(path): \(why)"
-        case .reportWrite(let path, let why): return "cannot write stall report \(path): \(why)"
-        case .reportEncoding(let why): return "cannot encode stall report: \(why)"
-        case .reportQuota(let path, let why): return "report quota, \(path): \(why)"
-        case .threadArming(let why): return "preparing the monitored thread: \(why)"
-        case .threadStart(let why): return "starting a resident loop thread: \(why)"
-        case .loopNotRunning(let why): return why
-        }
-    }
-
-    /// The file or directory the error is about, when there is one.
-    var path: String? {
-        switch self {
-        case .reportDirectory(let path, _), .reportWrite(let path, _), .reportQuota(let path, _): return path
-        default: return nil
+        switch code {
+        case .invalidConfiguration: return "invalid StallMonitor configuration: \(reason)"
+        case .signalUnavailable: return "no sampling signal: \(reason)"
+        case .reportDirectory: return "report directory \(path ?? "?"): \(reason)"
+        case .reportWrite: return "cannot write stall report \(path ?? "?"): \(reason)"
+        case .reportEncoding: return "cannot encode stall report: \(reason)"
+        case .reportQuota: return "report quota, \(path ?? "?"): \(reason)"
+        case .threadArming: return "preparing the monitored thread: \(reason)"
+        case .threadStart: return "starting a resident loop thread: \(reason)"
+        case .loopNotRunning: return reason
+        default: return path.map { "\(code.name), \($0): \(reason)" } ?? "\(code.name): \(reason)"
         }
     }
 
     /// Said at warning level (the monitor is not doing its job), not info.
-    var isWarning: Bool {
-        if case .loopNotRunning = self { return true }
-        return false
-    }
+    var isWarning: Bool { code == .loopNotRunning }
 
     /// A stable key for counting errors of one kind.
-    var kind: String {
-        switch self {
-        case .invalidConfiguration: return "invalidConfiguration"
-        case .signalUnavailable: return "signalUnavailable"
-        case .reportDirectory: return "reportDirectory"
-        case .reportWrite: return "reportWrite"
-        case .reportEncoding: return "reportEncoding"
-        case .reportQuota: return "reportQuota"
-        case .threadArming: return "threadArming"
-        case .threadStart: return "threadStart"
-        case .loopNotRunning: return "loopNotRunning"
-        }
-    }
+    var kind: String { code.name }
 }

@@ -85,7 +85,7 @@ public struct StallProfile: Sendable {
                 if stack.isEmpty { stack = [.noStack] }
             case .syscall:
                 stack.insert(.syscall(sample.syscall), at: 0)
-            case .none:
+            default:  // .none, or a kind a newer monitor wrote: counted as a sample without a stack
                 stack = [.noStack]
             }
             return Sample(offsetMs: sample.offsetMs, weightMs: weight, stack: stack)

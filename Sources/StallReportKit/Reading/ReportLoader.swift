@@ -36,7 +36,7 @@ public struct ReportLoader: Sendable {
         do {
             return .success(try StallReport.decode(from: data))
         } catch {
-            guard case .invalidJSON = error else { return .failure(.read(error)) }
+            guard error.code == .invalidJSON else { return .failure(.read(error)) }
             // The decoder's message is generic; say what is most likely wrong.
             if JSONNesting.looksBinary(data) {
                 return .failure(.read(.invalidJSON("binary data, not JSON text")))
@@ -61,20 +61,57 @@ public struct ReportLoader: Sendable {
 }
 
 /// Why ``ReportLoader`` could not load a file.
-public enum ReportLoadError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Reading or decoding failed (see ``ReportReadError``).
-    case read(ReportReadError)
+///
+/// A struct with a ``Code`` (see ``ReportReadError``): new codes are not a breaking change.
+public struct ReportLoadError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of failure this is. New codes may be added in any release.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// A stable name of the code, e.g. `tooLarge`.
+        public let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// Reading or decoding failed: ``ReportLoadError/readError`` says how.
+        public static let read = Code("read")
+        /// The file is larger than the configured limit.
+        public static let tooLarge = Code("tooLarge")
+        /// The JSON nests deeper than the configured limit.
+        public static let tooDeep = Code("tooDeep")
+
+        /// The code's name.
+        public var description: String { name }
+    }
+
+    /// What kind of failure this is.
+    public let code: Code
+    /// For ``Code/read``: the reading or decoding failure.
+    public let readError: ReportReadError?
+    /// For ``Code/tooLarge``: the file's size in bytes.
+    public let size: Int?
+    /// For ``Code/tooLarge`` and ``Code/tooDeep``: the limit that was exceeded.
+    public let limit: Int?
+
+    /// Creates a failure of a code; prefer the static functions named after the codes.
+    public init(code: Code, readError: ReportReadError? = nil, size: Int? = nil, limit: Int? = nil) {
+        self.code = code
+        self.readError = readError
+        self.size = size
+        self.limit = limit
+    }
+
+    /// Reading or decoding failed.
+    public static func read(_ error: ReportReadError) -> Self { Self(code: .read, readError: error) }
     /// The file is larger than the configured limit.
-    case tooLarge(size: Int, limit: Int)
+    public static func tooLarge(size: Int, limit: Int) -> Self { Self(code: .tooLarge, size: size, limit: limit) }
     /// The JSON nests deeper than the configured limit.
-    case tooDeep(limit: Int)
+    public static func tooDeep(limit: Int) -> Self { Self(code: .tooDeep, limit: limit) }
 
     /// A one-line explanation for humans.
     public var description: String {
-        switch self {
-        case .read(let error): return error.description
-        case .tooLarge(let size, let limit): return BoundedFileReader.Failure.tooLarge(size: size, limit: limit).description
-        case .tooDeep(let limit): return "JSON nested deeper than \(limit) levels; not decoded"
+        switch code {
+        case .read: return readError?.description ?? "cannot read the report"
+        case .tooLarge: return BoundedFileReader.Failure.tooLarge(size: size ?? 0, limit: limit ?? 0).description
+        case .tooDeep: return "JSON nested deeper than \(limit ?? 0) levels; not decoded"
+        default: return code.name
         }
     }
 }

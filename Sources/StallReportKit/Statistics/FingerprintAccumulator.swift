@@ -152,14 +152,20 @@ public struct FingerprintStats: Sendable, Equatable {
         return "no stack"
     }
 
-    /// The classification with most stalls (ties in declaration order).
+    /// The classifications seen, known ones in declaration order, then values written by a newer
+    /// monitor in name order.
+    private var classificationsInOrder: [StallClassification] {
+        StallClassification.known + classifications.keys.filter { !$0.isKnown }.sorted { $0.rawValue < $1.rawValue }
+    }
+
+    /// The classification with most stalls (ties in declaration order, then by name).
     public var dominantClassification: StallClassification {
-        StallClassification.allCases.max { (classifications[$0] ?? 0) < (classifications[$1] ?? 0) } ?? .mixed
+        classificationsInOrder.max { (classifications[$0] ?? 0) < (classifications[$1] ?? 0) } ?? .mixed
     }
 
     /// Classification mix such as `cpu 3, blocked 1`, most frequent first.
     public var classificationMix: String {
-        StallClassification.allCases
+        classificationsInOrder
             .compactMap { kind in classifications[kind].map { (kind, $0) } }
             .sorted { $0.1 > $1.1 }
             .map { "\($0.0.rawValue) \($0.1)" }

@@ -117,9 +117,11 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
         public var firstSeen: Date
         /// Latest start.
         public var lastSeen: Date
-        /// Count per classification, every classification present (0 when none).
+        /// Count per classification, every known classification present (0 when none), plus any
+        /// value a newer monitor wrote.
         public var classifications: [String: Int]
-        /// Count per status, every status present (0 when none).
+        /// Count per status, every known status present (0 when none), plus any value a newer
+        /// monitor wrote.
         public var statuses: [String: Int]
         /// Top frames of the longest stall's representative stack (app frames when there are any), leaf first.
         public var stack: [StackFrameSummary]
@@ -142,8 +144,10 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
             maxMs = stats.maxMs
             firstSeen = stats.firstSeen
             lastSeen = stats.lastSeen
-            classifications = Dictionary(uniqueKeysWithValues: StallClassification.allCases.map { ($0.rawValue, stats.classifications[$0] ?? 0) })
-            statuses = Dictionary(uniqueKeysWithValues: StallStatus.allCases.map { ($0.rawValue, stats.statuses[$0] ?? 0) })
+            classifications = Dictionary(uniqueKeysWithValues: StallClassification.known.map { ($0.rawValue, 0) })
+                .merging(stats.classifications.map { ($0.key.rawValue, $0.value) }, uniquingKeysWith: { _, counted in counted })
+            statuses = Dictionary(uniqueKeysWithValues: StallStatus.known.map { ($0.rawValue, 0) })
+                .merging(stats.statuses.map { ($0.key.rawValue, $0.value) }, uniquingKeysWith: { _, counted in counted })
             stack = stats.worst.stack
             syscall = stats.worst.syscall
             exampleReport = stats.worst.path

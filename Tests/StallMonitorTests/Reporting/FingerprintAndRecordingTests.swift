@@ -145,8 +145,7 @@ struct FingerprintAndRecordingTests {
             #expect {
                 _ = try StallMonitor.start(configuration, loop: .current)
             } throws: { error in
-                guard case .invalidConfiguration = error as? StallMonitorError else { return false }
-                return true
+                (error as? StallMonitorError)?.code == .invalidConfiguration
             }
         }
         #expect(!FileManager.default.fileExists(atPath: url.path))

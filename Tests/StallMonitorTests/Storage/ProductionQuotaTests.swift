@@ -76,8 +76,8 @@ struct ProductionQuotaTests {
 
         let statistics = monitor.statistics
         #expect(statistics.errors["reportQuota"] == 1, "tried once, not after every report: \(statistics.errors)")
-        if case .reportQuota(let path, let reason)? = statistics.lastError {
-            #expect(path == stuck.path && reason.contains("cannot delete"), "\(reason)")
+        if let lastError = statistics.lastError, lastError.code == .reportQuota {
+            #expect(lastError.path == stuck.path && lastError.reason.contains("cannot delete"), "\(lastError.reason)")
         } else {
             Issue.record("last error: \(String(describing: statistics.lastError))")
         }

@@ -61,8 +61,8 @@ struct ReportFileTests {
             #expect {
                 _ = try StallMonitor.start(.init(reportDirectory: target), loop: .current)
             } throws: { error in
-                guard case .reportDirectory(let path, _) = error as? StallMonitorError else { return false }
-                return path == target.path
+                guard let error = error as? StallMonitorError, error.code == .reportDirectory else { return false }
+                return error.path == target.path
             }
         }
     }
@@ -87,7 +87,7 @@ struct ReportFileTests {
         // Every file the stall needed (its inProgress and final report, the session record) failed.
         let firstErrors = statistics.errors["reportWrite"] ?? 0
         #expect(firstErrors >= 1)
-        guard case .reportWrite(let path, _) = statistics.lastError else {
+        guard let lastError = statistics.lastError, lastError.code == .reportWrite, let path = lastError.path else {
             Issue.record("lastError is \(String(describing: statistics.lastError))")
             return
         }

@@ -103,7 +103,8 @@ struct SessionRecordTests {
     @Test("Limits: a file above the size limit and JSON nested too deep are refused before decoding")
     func limits() throws {
         let record = try SessionFixtures.session(pid: 1, minutes: 1).encoded()
-        guard case .failure(.read(.tooLarge)) = SessionLoader(maxFileSize: 100).load(data: record) else {
+        guard case .failure(let error) = SessionLoader(maxFileSize: 100).load(data: record), error.code == .read,
+              case .tooLarge? = error.fileFailure else {
             Issue.record("size limit not applied")
             return
         }
