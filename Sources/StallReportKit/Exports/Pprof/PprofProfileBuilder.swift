@@ -166,6 +166,8 @@ struct PprofProfileBuilder {
                 layoutCache[cacheKey] = layout
             }
             let range = PprofMappingRange.derive(loadAddress: key.loadAddress, bias: entry.bias, addresses: Array(entry.addresses), layout: layout)
+            // An image none of whose addresses lie in it (a damaged report) gets no mapping.
+            guard entry.addresses.contains(where: range.contains) else { continue }
             let id = UInt64(profile.mappings.count + 1)
             mappingIDs[key] = id
             mappingRanges[id] = range
