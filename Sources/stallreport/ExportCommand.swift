@@ -74,27 +74,33 @@ struct ExportCommand: ParsableCommand {
 
     func run() throws {
         let filter = window.filter(minDurationMs: filters.minDuration)
-        if format == .pprof {
-            let outcome = try ProfileReading.read(paths, options: reading, filter: filter, fingerprints: filters.fingerprints,
-                                                  reducing: PprofStall.init(report:path:), sampleCount: \.samples.count)
-            let comment = "stallreport \(StallReportCommand.configuration.version) export of \(outcome.profiles.count) stalls"
-            let data: Data
-            do {
-                data = try PprofExport.render(outcome.profiles, comment: comment)
-            } catch {
-                throw Output.inputError("cannot write pprof export to \(output): \(error)")
-            }
-            try ProfileReading.deliver(data, as: "pprof export", to: output, from: outcome)
-            return
-        }
-        let outcome = try ProfileReading.read(paths, options: reading, filter: filter, fingerprints: filters.fingerprints)
-        let data: Data
         switch format {
-        case .folded: data = Data(FoldedExport.render(outcome.profiles).utf8)
-        case .speedscope: data = try SpeedscopeExport.render(outcome.profiles, name: "stalls", exporter: "stallreport \(StallReportCommand.configuration.version)")
-        case .chromeTrace: data = try ChromeTraceExport.render(outcome.profiles)
-        case .pprof: preconditionFailure("pprof is written above")
+        case .folded: try export(filter) { Data(FoldedExport.render($0).utf8) }
+        case .speedscope:
+            try export(filter) { try SpeedscopeExport.render($0, name: "stalls", exporter: "stallreport \(StallReportCommand.configuration.version)") }
+        case .chromeTrace: try export(filter) { try ChromeTraceExport.render($0) }
+        case .pprof: try exportPprof(filter)
         }
-        try ProfileReading.deliver(data, as: "\(format.rawValue) export", to: output, from: outcome)
+    }
+
+    /// Reads the reports as profiles and writes `render(profiles)`.
+    private func export(_ filter: RecordFilter, render: ([StallProfile]) throws -> Data) throws {
+        let outcome = try ProfileReading.read(paths, options: reading, filter: filter, fingerprints: filters.fingerprints)
+        try ProfileReading.deliver(try render(outcome.profiles), as: "\(format.rawValue) export", to: output, from: outcome)
+    }
+
+    /// Reads the reports keeping addresses and images, and writes the gzipped pprof profile.
+    private func exportPprof(_ filter: RecordFilter) throws {
+        let outcome = try ProfileReading.read(paths, options: reading, filter: filter, fingerprints: filters.fingerprints,
+                                              reducing: PprofStall.init(report:path:), sampleCount: \.samples.count)
+        let stalls = outcome.profiles.count
+        let comment = "stallreport \(StallReportCommand.configuration.version) export of \(stalls) stall\(stalls == 1 ? "" : "s")"
+        let data: Data
+        do {
+            data = try PprofExport.render(outcome.profiles, comment: comment)
+        } catch {
+            throw Output.inputError("cannot write pprof export to \(output): \(error)")
+        }
+        try ProfileReading.deliver(data, as: "pprof export", to: output, from: outcome)
     }
 }
