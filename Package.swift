@@ -32,8 +32,10 @@ let package = Package(
         // The report and session model, its coding and fingerprint, atomic writing and bounded
         // reading: all a host needs to write reports. Foundation only.
         .target(name: "StallReportModel"),
-        // Everything that reads reports: summaries, gates, diffs, exports, symbolication. Foundation only.
-        .target(name: "StallReportKit", dependencies: ["StallReportModel"]),
+        // Everything that reads reports: summaries, gates, diffs, exports, symbolication. Foundation and zlib.
+        .target(name: "StallReportKit", dependencies: ["StallReportModel", "CStallMonitorZlib"]),
+        // zlib (deflate with a gzip wrapper) for the pprof export; needs zlib1g-dev.
+        .systemLibrary(name: "CStallMonitorZlib"),
         // The library host apps link.
         .target(
             name: "StallMonitor",

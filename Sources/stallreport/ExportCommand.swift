@@ -8,11 +8,12 @@ struct ExportCommand: ParsableCommand {
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case folded, speedscope
         case chromeTrace = "chrome-trace"
+        case pprof
     }
 
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Export stall samples as folded stacks, a speedscope profile or a Chrome trace.",
+        abstract: "Export stall samples as folded stacks, a speedscope profile, a Chrome trace or a pprof profile.",
         discussion: """
         The samples of all given reports are merged. Each sample weighs its
         report's effective sampling interval, so the weights add up to the sampled
@@ -31,6 +32,12 @@ struct ExportCommand: ParsableCommand {
                         chrome://tracing: one complete ('X') event per stall on
                         the stuck thread's track (pid, tid) at its real time;
                         the stack and key facts in 'args'.
+          pprof         A gzipped pprof profile (google/pprof profile.proto)
+                        for go tool pprof, Pyroscope, Parca, Grafana: values
+                        samples/count and wall/nanoseconds (the interval),
+                        labels loop, thread, thread_id, pid, stall_id,
+                        fingerprint, classification, syscall; mappings with
+                        the images' GNU build IDs for symbolization.
 
         EXAMPLES
           stallreport export --format folded .stall-reports -o stalls.folded
@@ -38,6 +45,8 @@ struct ExportCommand: ParsableCommand {
           stallreport export --format speedscope .stall-reports -o stalls.speedscope.json
           stallreport export --format chrome-trace --since 2026-03-01 reports/ -o trace.json
           stallreport export --format folded --fingerprint 6c1f0b3e9a27d4f1 reports/ -o -
+          stallreport export --format pprof .stall-reports -o stalls.pb.gz
+          go tool pprof -top stalls.pb.gz
         """
     )
 
@@ -64,14 +73,34 @@ struct ExportCommand: ParsableCommand {
     }
 
     func run() throws {
-        let outcome = try ProfileReading.read(paths, options: reading, filter: window.filter(minDurationMs: filters.minDuration),
-                                              fingerprints: filters.fingerprints)
-        let data: Data
+        let filter = window.filter(minDurationMs: filters.minDuration)
         switch format {
-        case .folded: data = Data(FoldedExport.render(outcome.profiles).utf8)
-        case .speedscope: data = try SpeedscopeExport.render(outcome.profiles, name: "stalls", exporter: "stallreport \(StallReportCommand.configuration.version)")
-        case .chromeTrace: data = try ChromeTraceExport.render(outcome.profiles)
+        case .folded: try export(filter) { Data(FoldedExport.render($0).utf8) }
+        case .speedscope:
+            try export(filter) { try SpeedscopeExport.render($0, name: "stalls", exporter: "stallreport \(StallReportCommand.configuration.version)") }
+        case .chromeTrace: try export(filter) { try ChromeTraceExport.render($0) }
+        case .pprof: try exportPprof(filter)
         }
-        try ProfileReading.deliver(data, as: "\(format.rawValue) export", to: output, from: outcome)
+    }
+
+    /// Reads the reports as profiles and writes `render(profiles)`.
+    private func export(_ filter: RecordFilter, render: ([StallProfile]) throws -> Data) throws {
+        let outcome = try ProfileReading.read(paths, options: reading, filter: filter, fingerprints: filters.fingerprints)
+        try ProfileReading.deliver(try render(outcome.profiles), as: "\(format.rawValue) export", to: output, from: outcome)
+    }
+
+    /// Reads the reports keeping addresses and images, and writes the gzipped pprof profile.
+    private func exportPprof(_ filter: RecordFilter) throws {
+        let outcome = try ProfileReading.read(paths, options: reading, filter: filter, fingerprints: filters.fingerprints,
+                                              reducing: PprofStall.init(report:path:), sampleCount: \.samples.count)
+        let stalls = outcome.profiles.count
+        let comment = "stallreport \(StallReportCommand.configuration.version) export of \(stalls) stall\(stalls == 1 ? "" : "s")"
+        let data: Data
+        do {
+            data = try PprofExport.render(outcome.profiles, comment: comment)
+        } catch {
+            throw Output.inputError("cannot write pprof export to \(output): \(error)")
+        }
+        try ProfileReading.deliver(data, as: "pprof export", to: output, from: outcome)
     }
 }

@@ -7,32 +7,43 @@ import StallReportKit
 /// `--allow-empty`, and `--strict` turns problems into exit status 2 once output is written.
 enum ProfileReading {
     /// The outcome, with problems already printed.
-    struct Outcome {
-        /// The matching reports' profiles, oldest first.
-        var profiles: [StallProfile]
+    struct Outcome<Item> {
+        /// The matching reports' items (profiles), oldest first.
+        var profiles: [Item]
+        /// Number of samples in them.
+        var sampleCount: Int
         /// Whether `--strict` must fail the command.
         var strictFailure: Bool
     }
 
     /// Reads `paths` as profiles of the stalls that pass `filter` and have one of `fingerprints`
     /// (any, when empty), printing problems; throws exit status 2 when nothing valid was read.
-    static func read(_ paths: [String], options: ReadingOptions, filter: RecordFilter, fingerprints: [String]) throws -> Outcome {
+    static func read(_ paths: [String], options: ReadingOptions, filter: RecordFilter, fingerprints: [String]) throws -> Outcome<StallProfile> {
+        try read(paths, options: options, filter: filter, fingerprints: fingerprints, reducing: StallProfile.init(report:path:),
+                 sampleCount: \.samples.count)
+    }
+
+    /// The same, keeping `reduce(report, path)` of each matching report.
+    static func read<Item: Sendable>(_ paths: [String], options: ReadingOptions, filter: RecordFilter, fingerprints: [String],
+                                     reducing reduce: @escaping @Sendable (StallReport, String) -> Item,
+                                     sampleCount: (Item) -> Int) throws -> Outcome<Item> {
         let reader = ProfileReader(loader: ReportLoader(maxFileSize: options.maxFileSize * 1024 * 1024), filter: filter,
                                    fingerprints: Set(fingerprints), workers: options.jobs, reportEmptyDirectories: !options.allowEmpty)
-        let result = reader.read(paths)
+        let result = reader.read(paths, reducing: reduce)
         Reading.printProblems(result.problems)
         if result.reportsRead == 0 && !options.allowEmpty { throw Reading.nothingRead(filesFound: result.filesFound, in: paths) }
-        if result.reportsRead > 0 && result.profiles.isEmpty {
+        if result.reportsRead > 0 && result.items.isEmpty {
             Output.note("no stall matched the filters (\(result.reportsRead) report\(result.reportsRead == 1 ? "" : "s") read)")
         }
-        return Outcome(profiles: result.profiles, strictFailure: options.strict && !result.problems.isEmpty)
+        return Outcome(profiles: result.items, sampleCount: result.items.reduce(0) { $0 + sampleCount($1) },
+                       strictFailure: options.strict && !result.problems.isEmpty)
     }
 
     /// Writes the rendered `data` to `output` (exit status 2 if it cannot), says what was written
     /// (`wrote <what> of 3 stalls (120 samples) to <output>`) unless it went to stdout, then
     /// throws exit status 2 when `--strict` found problems.
-    static func deliver(_ data: Data, as what: String, to output: String, from outcome: Outcome) throws {
-        let samples = outcome.profiles.reduce(0) { $0 + $1.samples.count }
+    static func deliver<Item>(_ data: Data, as what: String, to output: String, from outcome: Outcome<Item>) throws {
+        let samples = outcome.sampleCount
         let stalls = outcome.profiles.count
         try Output.save(data, to: output, confirming: "\(what) of \(stalls) stall\(stalls == 1 ? "" : "s") (\(samples) samples)")
         if outcome.strictFailure { throw Reading.strictFailure(files: "some files") }

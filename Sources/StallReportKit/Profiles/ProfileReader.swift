@@ -50,19 +50,42 @@ public struct ProfileReader: Sendable {
                                           stack: [], syscall: nil))
     }
 
+    /// What was read, each matching report reduced to an `Item`.
+    public struct Reduced<Item: Sendable>: Sendable {
+        /// The matching reports' items, oldest stall first (then by path).
+        public var items: [Item]
+        /// Paths that could not be used, sorted by path.
+        public var problems: [ReportProblem]
+        /// Candidate files found.
+        public var filesFound: Int
+        /// Files decoded as valid reports (before filtering).
+        public var reportsRead: Int
+        /// Valid reports that the filters left out.
+        public var reportsFilteredOut: Int
+    }
+
     /// Scans `paths` and reads every report found.
     public func read(_ paths: [String]) -> Result {
+        let reduced = read(paths, reducing: StallProfile.init(report:path:))
+        return Result(profiles: reduced.items, problems: reduced.problems, filesFound: reduced.filesFound,
+                      reportsRead: reduced.reportsRead, reportsFilteredOut: reduced.reportsFilteredOut)
+    }
+
+    /// Scans `paths`, reads every report found and keeps `reduce(report, path)` of each one that
+    /// passes the filters (the decoded report itself is dropped at once).
+    public func read<Item: Sendable>(_ paths: [String], reducing reduce: @escaping @Sendable (StallReport, String) -> Item) -> Reduced<Item> {
         let scan = ReportScanner(reportEmptyDirectories: reportEmptyDirectories).scan(paths)
         let files = scan.files
         let queue = WorkQueue(files)
+        typealias Keyed = (startedAt: Date, path: String, item: Item)
         let locals = WorkerPool.run(workers: min(workers, max(1, files.count))) { _ in
-            var local = Result(profiles: [], problems: [], filesFound: 0, reportsRead: 0, reportsFilteredOut: 0)
+            var local = (items: [Keyed](), problems: [ReportProblem](), reportsRead: 0, reportsFilteredOut: 0)
             while let path = queue.next() {
                 switch loader.load(path: path) {
                 case .success(let report):
                     local.reportsRead += 1
                     if accepts(report, path: path) {
-                        local.profiles.append(StallProfile(report: report, path: path))
+                        local.items.append((report.startedAt, path, reduce(report, path)))
                     } else {
                         local.reportsFilteredOut += 1
                     }
@@ -72,14 +95,15 @@ public struct ProfileReader: Sendable {
             }
             return local
         }
-        var result = Result(profiles: [], problems: scan.problems, filesFound: files.count, reportsRead: 0, reportsFilteredOut: 0)
+        var items: [Keyed] = []
+        var result = Reduced<Item>(items: [], problems: scan.problems, filesFound: files.count, reportsRead: 0, reportsFilteredOut: 0)
         for local in locals {
-            result.profiles += local.profiles
+            items += local.items
             result.problems += local.problems
             result.reportsRead += local.reportsRead
             result.reportsFilteredOut += local.reportsFilteredOut
         }
-        result.profiles.sort { ($0.startedAt, $0.path) < ($1.startedAt, $1.path) }
+        result.items = items.sorted { ($0.startedAt, $0.path) < ($1.startedAt, $1.path) }.map(\.item)
         result.problems.sort { ($0.path, $0.message) < ($1.path, $1.message) }
         return result
     }

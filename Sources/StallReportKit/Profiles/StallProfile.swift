@@ -54,6 +54,14 @@ public struct StallProfile: Sendable {
     /// Total weight of the samples: samples × effective interval, in milliseconds.
     public var sampledMs: Double { samples.reduce(0) { $0 + $1.weightMs } }
 
+    /// The time each sample of `report` stands for: its effective sampling interval, else the
+    /// requested one, else 0 (a report with neither says nothing about time).
+    public static func sampleWeightMs(of report: StallReport) -> Double {
+        let interval = report.sampling.effectiveIntervalMs.isFinite && report.sampling.effectiveIntervalMs > 0
+            ? report.sampling.effectiveIntervalMs : report.sampling.intervalMs
+        return interval.isFinite && interval > 0 ? interval : 0
+    }
+
     /// Reduces a decoded report to its profile.
     public init(report: StallReport, path: String) {
         id = report.id
@@ -69,9 +77,7 @@ public struct StallProfile: Sendable {
         threadID = report.loop.threadID
         threadName = report.loop.threadName
         executableName = report.process.executableName
-        let interval = report.sampling.effectiveIntervalMs.isFinite && report.sampling.effectiveIntervalMs > 0
-            ? report.sampling.effectiveIntervalMs : report.sampling.intervalMs
-        intervalMs = interval.isFinite && interval > 0 ? interval : 0
+        intervalMs = Self.sampleWeightMs(of: report)
         // One ProfileFrame per table entry, so equal names share storage across samples.
         let table = report.frames.indices.map { ProfileFrame.of($0, in: report) }
         func frames(_ indices: [Int]) -> [ProfileFrame] {

@@ -53,6 +53,18 @@ public enum ELFBuildID {
     }
 
     static func read(_ file: Reader) -> String? {
+        guard let header = header(file) else { return nil }
+        for (offset, size) in noteAreas(file, header, segments: true) {
+            if let id = buildID(inNotes: file, header, offset: offset, size: size) { return id }
+        }
+        for (offset, size) in noteAreas(file, header, segments: false) {
+            if let id = buildID(inNotes: file, header, offset: offset, size: size) { return id }
+        }
+        return nil
+    }
+
+    /// The ELF header's table locations; nil when the file is not ELF.
+    static func header(_ file: Reader) -> Header? {
         guard let ident = file.bytes(at: 0, count: 64) ?? file.bytes(at: 0, count: 52),
               ident[0] == 0x7F, ident[1] == 0x45, ident[2] == 0x4C, ident[3] == 0x46,
               ident[4] == 1 || ident[4] == 2, ident[5] == 1 || ident[5] == 2 else { return nil }
@@ -74,13 +86,7 @@ public enum ELFBuildID {
             header.shentsize = Int(header.integer(ident, 46, 2))
             header.shnum = Int(header.integer(ident, 48, 2))
         }
-        for (offset, size) in noteAreas(file, header, segments: true) {
-            if let id = buildID(inNotes: file, header, offset: offset, size: size) { return id }
-        }
-        for (offset, size) in noteAreas(file, header, segments: false) {
-            if let id = buildID(inNotes: file, header, offset: offset, size: size) { return id }
-        }
-        return nil
+        return header
     }
 
     /// File offset and size of each `PT_NOTE` segment (`segments`) or `SHT_NOTE` section.

@@ -1,0 +1,35 @@
+import Foundation
+
+/// google/pprof's profile format (`proto/profile.proto`), gzip-compressed as pprof files are on
+/// disk: read by `go tool pprof`, Pyroscope, Parca and Grafana.
+///
+/// - Two sample values: `samples`/`count` (1 per sample) and `wall`/`nanoseconds` (the report's
+///   effective sampling interval, so the values add up to the sampled time); `wall` is the default
+///   and the `period_type`, the most common interval the `period`.
+/// - Labels on every sample: `loop` (the loop kind), `thread` (its name), `thread_id` and `pid`
+///   (numbers), `stall_id`, `fingerprint`, `classification`, and `syscall` when the sample names one.
+/// - `time_nanos` is the first stall's start, `duration_nanos` the time to the last stall's end.
+/// - Mappings carry the image's path and GNU build ID, so a backend can symbolize addresses the
+///   report left unnamed. See ``PprofProfileBuilder`` and ``PprofMappingRange`` for the tables.
+public enum PprofExport {
+    /// The ELF layout of a report's image file, or nil when it is not at hand (or not the same file).
+    public typealias ImageLayouts = @Sendable (StallReport.Image) -> ELFLoadSegments.Layout?
+
+    /// Reads the image's file on this machine, used only when its build ID is the report's.
+    public static let localImageLayouts: ImageLayouts = { image in
+        guard let buildID = image.buildID, !buildID.isEmpty, let layout = ELFLoadSegments.read(path: image.path),
+              layout.buildID == buildID else { return nil }
+        return layout
+    }
+
+    /// The serialized, uncompressed `Profile` message of `stalls` (in the order given).
+    public static func encode(_ stalls: [PprofStall], comment: String? = nil, layouts: @escaping ImageLayouts = localImageLayouts) -> [UInt8] {
+        var builder = PprofProfileBuilder(layouts: layouts)
+        return builder.build(stalls, comment: comment).encoded()
+    }
+
+    /// The gzip-compressed profile of `stalls`: the bytes of a `.pb.gz` file.
+    public static func render(_ stalls: [PprofStall], comment: String? = nil, layouts: @escaping ImageLayouts = localImageLayouts) throws -> Data {
+        Data(try Gzip.compress(encode(stalls, comment: comment, layouts: layouts)))
+    }
+}
