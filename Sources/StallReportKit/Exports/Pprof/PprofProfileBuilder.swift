@@ -81,7 +81,7 @@ struct PprofProfileBuilder {
                     if ids.isEmpty { ids = [syntheticLocation(ProfileFrame.noStack.name)] }
                 case .syscall:
                     ids.append(syntheticLocation(ProfileFrame.syscall(sample.syscall).name))
-                case .none:
+                default:  // .none, or a kind a newer monitor wrote: a sample without a stack
                     ids = [syntheticLocation(ProfileFrame.noStack.name)]
                 }
                 var labels = common
