@@ -56,6 +56,9 @@ struct ExportCommand: ParsableCommand {
     @OptionGroup(title: "Time window")
     var window: TimeWindowOptions
 
+    @OptionGroup(title: "Names")
+    var names: NameOptions
+
     @OptionGroup(title: "Reading")
     var reading: ReadingOptions
 
@@ -68,9 +71,9 @@ struct ExportCommand: ParsableCommand {
                                               fingerprints: filters.fingerprints)
         let data: Data
         switch format {
-        case .folded: data = Data(FoldedExport.render(outcome.profiles).utf8)
-        case .speedscope: data = try SpeedscopeExport.render(outcome.profiles, name: "stalls", exporter: "stallreport \(StallReportCommand.configuration.version)")
-        case .chromeTrace: data = try ChromeTraceExport.render(outcome.profiles)
+        case .folded: data = Data(FoldedExport.render(outcome.profiles, names: names.style).utf8)
+        case .speedscope: data = try SpeedscopeExport.render(outcome.profiles, name: "stalls", exporter: "stallreport \(StallReportCommand.configuration.version)", names: names.style)
+        case .chromeTrace: data = try ChromeTraceExport.render(outcome.profiles, names: names.style)
         }
         try ProfileReading.deliver(data, as: "\(format.rawValue) export", to: output, from: outcome)
     }
