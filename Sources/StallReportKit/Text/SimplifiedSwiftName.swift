@@ -8,13 +8,33 @@
 /// addresses and anything that does not parse as a demangled Swift name come back unchanged.
 public enum SimplifiedSwiftName {
     /// Longest name simplified; longer names come back unchanged.
-    static let maxLength = 8192
+    static let maxLength = 4096
 
     /// The simplified form of the full demangled name `name`, or `name` itself when it is not a
     /// demangled Swift name or cannot be simplified.
     public static func simplify(_ name: String) -> String {
-        guard name.utf8.count <= maxLength, isCandidate(name) else { return name }
+        guard name.utf8.count <= maxLength, isCandidate(name), nestingDepth(name) <= maxDepth else { return name }
         return Simplifier.symbol(Array(name)) ?? name
+    }
+
+    /// Deepest bracket nesting simplified: the parser recurses once per level.
+    static let maxDepth = 32
+
+    /// Deepest nesting of `(`, `[`, `{` and `<` in `name` (an upper bound: arrows count too).
+    static func nestingDepth(_ name: String) -> Int {
+        var depth = 0
+        var deepest = 0
+        for byte in name.utf8 {
+            switch byte {
+            case UInt8(ascii: "("), UInt8(ascii: "["), UInt8(ascii: "{"), UInt8(ascii: "<"):
+                depth += 1
+                deepest = max(deepest, depth)
+            case UInt8(ascii: ")"), UInt8(ascii: "]"), UInt8(ascii: "}"), UInt8(ascii: ">"):
+                depth = max(0, depth - 1)
+            default: break
+            }
+        }
+        return deepest
     }
 
     /// Whether `name` may be a demangled Swift name (C++ names, addresses and plain C names are not).
@@ -161,9 +181,16 @@ private enum Simplifier {
         if String(name).hasSuffix("closure") { return head }
         guard !name.isEmpty, name.allSatisfy({ isIdentifierCharacter($0) }) else { return nil }
         guard rest.first == " " else { return head }
-        var type = dropAttributes(Array(rest.dropFirst()))
+        var type = Array(rest.dropFirst())
         var signature = ""
-        while type.first == "<" {
+        while type.first == "<" || type.first == "@" {
+            if type.first == "@" {
+                // Attributes such as `@Sendable ` stay, as the simplified demangler prints them.
+                guard let space = type.firstIndex(of: " ") else { return nil }
+                signature += String(type[...space])
+                type = Array(type[(space + 1)...])
+                continue
+            }
             guard let close = matching(type, 0), let arguments = genericArguments(Array(type[1..<close])) else { return nil }
             signature += arguments
             type = Array(type[(close + 1)...])
@@ -455,7 +482,7 @@ private enum Simplifier {
     }
 
     /// Words that may stand before a type.
-    static let typeKeywords = ["inout ", "__owned ", "__shared ", "owned ", "borrowing ", "consuming ", "sending ",
+    static let typeKeywords = ["let ", "inout ", "__owned ", "__shared ", "owned ", "borrowing ", "consuming ", "sending ",
                                "isolated ", "some ", "any ", "__setter_context ", "__ownership ", "nonisolated "].map { Array($0) }
 
     /// Effects between a function type's parameters and its arrow.
@@ -484,6 +511,10 @@ private enum Simplifier {
     /// A parsed type path printed simplified: the module dropped, `Swift.Array<T>` as `[T]` etc.
     static func pathType(_ path: Path) -> String {
         var components = path.components
+        if path.firstIsGenericParameter, components.count >= 4 {
+            // `A.Swift.Collection.Index`: a member qualified by its protocol, whose module goes.
+            components.remove(at: 1)
+        }
         if components.count >= 2, !path.firstIsGenericParameter, components[0] != "Builtin" {
             let module = components.removeFirst()
             if module == "Swift", let sugared = sugar(components[0]) { components[0] = sugared }
@@ -502,8 +533,7 @@ private enum Simplifier {
         case ("Dictionary", 2): return "[" + arguments[0] + " : " + arguments[1] + "]"
         case ("Optional", 1):
             let argument = arguments[0]
-            let needsParentheses = argument.contains(" ") && !(argument.hasPrefix("(") && matching(Array(argument), 0) == argument.count - 1)
-                && !(argument.hasPrefix("[") && matching(Array(argument), 0) == argument.count - 1)
+            let needsParentheses = !(topLevelOccurrences(Array(argument), [" "]) ?? []).isEmpty
             return needsParentheses ? "(" + argument + ")?" : argument + "?"
         default: return nil
         }
@@ -629,12 +659,5 @@ private enum Simplifier {
         }
         parts.append(Array(text[start...]))
         return parts
-    }
-
-    /// `@escaping @Sendable …` attributes before a function type, dropped.
-    static func dropAttributes(_ text: Text) -> Text {
-        var text = text[...]
-        while text.first == "@", let space = text.firstIndex(of: " ") { text = text[(space + 1)...] }
-        return Array(text)
     }
 }
