@@ -253,6 +253,8 @@ private enum Simplifier {
         var index = path.end
         if index < text.count, text[index] == "(" {
             guard let close = matching(text, index), let labels = labels(Array(text[(index + 1)..<close])) else { return nil }
+            // A full name always has a return type; `M.T.f(a:)` without one is simplified already.
+            if close + 1 == text.count, labels == "(" + String(text[(index + 1)..<close]) + ")" { return nil }
             out += labels
             index = close + 1
             guard isFunctionTail(Array(text[index...])) else { return nil }
@@ -290,11 +292,18 @@ private enum Simplifier {
     /// `(a: T, _: U, V)` (contents without the parentheses) becomes `(a:_:_:)`.
     static func labels(_ parameters: Text) -> String? {
         if parameters.allSatisfy({ $0 == " " }) { return "()" }
+        if parameters.last == ":", !parameters.contains(" "),
+           parameters.split(separator: ":").allSatisfy({ isIdentifier($0) }) {
+            // Labels already: `(milliseconds:)`, `(_:gap:)` (a name simplified before).
+            return "(" + String(parameters) + ")"
+        }
         var out = "("
         for parameter in splitTopLevel(parameters, Array(", ")) {
             if let colon = firstTopLevel(parameter, Array(": ")), isIdentifier(parameter[..<colon]) {
+                guard type(Array(parameter[(colon + 2)...])) != nil else { return nil }
                 out += String(parameter[..<colon]) + ":"
             } else {
+                guard type(parameter) != nil else { return nil }
                 out += "_:"
             }
         }
