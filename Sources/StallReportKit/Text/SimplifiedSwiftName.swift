@@ -232,7 +232,7 @@ private enum Simplifier {
     /// `static M.T.x : Swift.Double : M.T.Type` (a key path accessor's subject): `static T.x : T.Type`.
     static func keyPathEntity(_ text: Text) -> String? {
         let parts = splitTopLevel(text, Array(" : "))
-        guard parts.count == 3, let name = entity(parts[0]), let base = type(parts[2]) else { return nil }
+        guard parts.count == 3 || parts.count == 2, let name = entity(parts[0]), let base = type(parts[parts.count - 1]) else { return nil }
         return name + " : " + base
     }
 
@@ -362,7 +362,7 @@ private enum Simplifier {
                 index = close + 1
             }
             if !component.isEmpty { components.append(component) }
-            guard index < text.count, text[index] == "." else { break }
+            guard index < text.count, text[index] == ".", !text[index...].starts(with: Array("...")) else { break }
             index += 1
         }
         guard !components.isEmpty else { return nil }
