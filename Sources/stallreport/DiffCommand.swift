@@ -62,6 +62,9 @@ struct DiffCommand: ParsableCommand {
     @OptionGroup(title: "Time window")
     var window: TimeWindowOptions
 
+    @OptionGroup(title: "Names")
+    var names: NameOptions
+
     @OptionGroup(title: "Reading")
     var reading: ReadingOptions
 
@@ -91,8 +94,8 @@ struct DiffCommand: ParsableCommand {
                                       minOccurrences: regression.minOccurrences ?? GateConfig.defaultMinOccurrences)
         let diff = DiffResult(base: baseOutcome.collection, head: headOutcome.collection, policy: policy)
         switch format {
-        case .text: Output.stdout(DiffRenderer(style: color.style()).renderText(diff))
-        case .markdown: Output.stdout(DiffRenderer().renderMarkdown(diff))
+        case .text: Output.stdout(DiffRenderer(style: color.style(), names: names.style).renderText(diff))
+        case .markdown: Output.stdout(DiffRenderer(names: names.style).renderMarkdown(diff))
         case .json: Output.stdout(try DiffJSON(diff).encoded())
         }
         try Reading.finish([baseOutcome, headOutcome])

@@ -65,6 +65,9 @@ struct ExportCommand: ParsableCommand {
     @OptionGroup(title: "Time window")
     var window: TimeWindowOptions
 
+    @OptionGroup(title: "Names")
+    var names: NameOptions
+
     @OptionGroup(title: "Reading")
     var reading: ReadingOptions
 
@@ -75,10 +78,12 @@ struct ExportCommand: ParsableCommand {
     func run() throws {
         let filter = window.filter(minDurationMs: filters.minDuration)
         switch format {
-        case .folded: try export(filter) { Data(FoldedExport.render($0).utf8) }
+        case .folded: try export(filter) { Data(FoldedExport.render($0, names: names.style).utf8) }
         case .speedscope:
-            try export(filter) { try SpeedscopeExport.render($0, name: "stalls", exporter: "stallreport \(StallReportCommand.configuration.version)") }
-        case .chromeTrace: try export(filter) { try ChromeTraceExport.render($0) }
+            try export(filter) {
+                try SpeedscopeExport.render($0, name: "stalls", exporter: "stallreport \(StallReportCommand.configuration.version)", names: names.style)
+            }
+        case .chromeTrace: try export(filter) { try ChromeTraceExport.render($0, names: names.style) }
         case .pprof: try exportPprof(filter)
         }
     }
@@ -97,7 +102,7 @@ struct ExportCommand: ParsableCommand {
         let comment = "stallreport \(StallReportCommand.configuration.version) export of \(stalls) stall\(stalls == 1 ? "" : "s")"
         let data: Data
         do {
-            data = try PprofExport.render(outcome.profiles, comment: comment)
+            data = try PprofExport.render(outcome.profiles, comment: comment, names: names.style)
         } catch {
             throw Output.inputError("cannot write pprof export to \(output): \(error)")
         }

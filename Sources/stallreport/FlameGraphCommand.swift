@@ -46,6 +46,9 @@ struct FlameGraphCommand: ParsableCommand {
     @OptionGroup(title: "Time window")
     var window: TimeWindowOptions
 
+    @OptionGroup(title: "Names")
+    var names: NameOptions
+
     @OptionGroup(title: "Reading")
     var reading: ReadingOptions
 
@@ -56,7 +59,7 @@ struct FlameGraphCommand: ParsableCommand {
     func run() throws {
         let outcome = try ProfileReading.read(paths, options: reading, filter: window.filter(minDurationMs: filters.minDuration),
                                               fingerprints: filters.fingerprints)
-        let html = try FlameGraphHTML.render(outcome.profiles, title: title)
+        let html = try FlameGraphHTML.render(outcome.profiles, title: title, names: names.style)
         try ProfileReading.deliver(Data(html.utf8), as: "flame graph", to: output, from: outcome)
     }
 }

@@ -116,6 +116,9 @@ struct GateCommand: ParsableCommand {
     @OptionGroup(title: "Time window")
     var window: TimeWindowOptions
 
+    @OptionGroup(title: "Names")
+    var names: NameOptions
+
     @OptionGroup(title: "Reading")
     var reading: ReadingOptions
 
@@ -159,16 +162,16 @@ struct GateCommand: ParsableCommand {
         let gate = Gate(config: settings, baseline: baselineFile, suppressions: suppressionList, now: now ?? Date())
         let result = gate.evaluate(outcome.collection)
 
-        Output.stdout(GateTextRenderer(style: color.style()).render(result))
+        Output.stdout(GateTextRenderer(style: color.style(), names: names.style).render(result))
 
-        if let junit { try Output.save(Data(JUnitWriter().render(result).utf8), to: junit, what: "JUnit XML") }
+        if let junit { try Output.save(Data(JUnitWriter(names: names.style).render(result).utf8), to: junit, what: "JUnit XML") }
         let environment = ProcessInfo.processInfo.environment
         if environment["GITHUB_ACTIONS"] == "true" {
             let workspace = environment["GITHUB_WORKSPACE"] ?? FileManager.default.currentDirectoryPath
-            Output.stdout(GitHubAnnotations(workspace: workspace).render(result))
+            Output.stdout(GitHubAnnotations(workspace: workspace, names: names.style).render(result))
             if let summaryPath = environment["GITHUB_STEP_SUMMARY"], !summaryPath.isEmpty {
                 do {
-                    try Output.append(GateMarkdownRenderer().render(result), to: summaryPath)
+                    try Output.append(GateMarkdownRenderer(names: names.style).render(result), to: summaryPath)
                 } catch {
                     Output.note("warning: cannot append to GITHUB_STEP_SUMMARY \(summaryPath): \((error as NSError).localizedDescription)")
                 }

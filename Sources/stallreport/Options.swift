@@ -100,3 +100,12 @@ func requirePaths(_ paths: [String]) throws {
 func validateMilliseconds(_ value: Double?, _ flag: String) throws {
     if let value, !(value >= 0 && value.isFinite) { throw ValidationError("\(flag) must be a number of milliseconds, 0 or more") }
 }
+
+/// `--full-names`: how frame names are shown by the commands that show them.
+struct NameOptions: ParsableArguments {
+    @Flag(help: "Show full demangled names (module prefixes, argument and return types) instead of simplified ones such as 'static Scenarios.spinOnCPU(milliseconds:)'. Reports and JSON output always keep the full names.")
+    var fullNames = false
+
+    /// The style these options ask for.
+    var style: FrameNameStyle { fullNames ? .full : .simplified }
+}

@@ -34,6 +34,9 @@ struct ShowCommand: ParsableCommand {
     @Option(help: "Colour text output: auto (on a terminal), always, never. NO_COLOR always disables colour.")
     var color: ColorChoice = .auto
 
+    @OptionGroup(title: "Names")
+    var names: NameOptions
+
     @Option(help: ArgumentHelp("Largest report file read, in MiB.", valueName: "MiB"))
     var maxFileSize: Int = ReportLoader.defaultMaxFileSize / (1024 * 1024)
 
@@ -45,7 +48,7 @@ struct ShowCommand: ParsableCommand {
     func run() throws {
         switch ReportLoader(maxFileSize: maxFileSize * 1024 * 1024).load(path: report) {
         case .success(let decoded):
-            Output.stdout(ReportShowRenderer(style: color.style(), minPercent: minPercent).render(decoded, path: report))
+            Output.stdout(ReportShowRenderer(style: color.style(), minPercent: minPercent, names: names.style).render(decoded, path: report))
         case .failure(let error):
             Output.note("\(report): \(error.description)")
             throw ExitCode(ExitStatus.inputError)

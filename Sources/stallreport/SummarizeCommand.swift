@@ -108,8 +108,14 @@ struct SummarizeCommand: ParsableCommand {
     @Option(help: "Colour text output: auto (on a terminal), always, never. NO_COLOR always disables colour.")
     var color: ColorChoice = .auto
 
+    @Flag(help: "Text: all table columns (P50, P99, stall time per hour, first and last seen) instead of the compact table that fits 120 columns.")
+    var wide = false
+
     @OptionGroup(title: "Time window")
     var window: TimeWindowOptions
+
+    @OptionGroup(title: "Names")
+    var names: NameOptions
 
     @OptionGroup(title: "Reading")
     var reading: ReadingOptions
@@ -125,8 +131,8 @@ struct SummarizeCommand: ParsableCommand {
         let outcome = try Reading.collect(paths, options: reading, filter: filter, grouping: groupBy)
         let summary = Summary(collection: outcome.collection, filter: filter, top: top)
         switch format {
-        case .text: Output.stdout(SummaryTextRenderer(style: color.style()).render(summary))
-        case .markdown: Output.stdout(SummaryMarkdownRenderer().render(summary))
+        case .text: Output.stdout(SummaryTextRenderer(style: color.style(), names: names.style, wide: wide).render(summary))
+        case .markdown: Output.stdout(SummaryMarkdownRenderer(names: names.style).render(summary))
         case .json: Output.stdout(try SummaryJSON(summary).encoded())
         }
         try Reading.finish([outcome])

@@ -33,6 +33,8 @@ struct StallReportCLISessionDemoTests {
 
         let text = try StallReportCLI.run(["summarize", demo.directory.path])
         #expect(text.stdoutLines.contains { $0.hasPrefix("stall rate: ") }, "\(text)")
-        #expect(text.stdoutLines.contains { $0.hasPrefix("sessions: 1, ") && $0.contains("1 stopped cleanly, 0 ended without a clean stop") }, "\(text)")
+        // Wrapped to fit 120 columns.
+        #expect(text.stdout.contains("1 stopped cleanly,\n  0 ended without a clean stop"), "\(text)")
+        #expect(text.stdoutLines.contains { $0.hasPrefix("sessions: 1, ") }, "\(text)")
     }
 }

@@ -30,7 +30,7 @@ struct StallReportCLISessionSceneGateTests {
 
     @Test("Text: one row per scene with count, fatal, distinct fingerprints, rates; stalls without a scene in '(no scene)'")
     func sceneText() throws {
-        let run = try StallReportCLI.run(["summarize", "--group-by", "scene", try sceneReports().path])
+        let run = try StallReportCLI.run(["summarize", "--wide", "--group-by", "scene", try sceneReports().path])
         #expect(run.status == 0, "\(run)")
         #expect(run.stderr.isEmpty, "\(run)")
         let lines = run.stdoutLines

@@ -31,7 +31,7 @@ struct StallReportCLISessionTests {
 
     @Test("2 sessions of 30 min, 6 stalls of 4 s: 6 stalls and 4 s stall time per monitored hour, in text")
     func textRates() throws {
-        let run = try StallReportCLI.run(["summarize", reports.path])
+        let run = try StallReportCLI.run(["summarize", "--wide", reports.path])
         #expect(run.status == 0, "\(run)")
         #expect(run.stderr.isEmpty, "\(run)")
         let lines = run.stdoutLines
@@ -101,7 +101,7 @@ struct StallReportCLISessionTests {
         try ReportFixtures.write(SessionCLIFixtures.report(DemoScenario.spinSymbols, 500, minute: 1), to: other, name: "r1.json")
         try ReportFixtures.write(SessionCLIFixtures.report(DemoScenario.lockSymbols, 2_000, minute: 35, pid: 4243, status: .fatal), to: other, name: "r2.json")
 
-        let run = try StallReportCLI.run(["summarize", other.path])
+        let run = try StallReportCLI.run(["summarize", "--wide", other.path])
         #expect(run.status == 0, "\(run)")
         #expect(run.stdoutLines.contains("sessions: 3, 2.00 h monitored, 3 stalls detected by the monitors; 1 stopped cleanly, 2 ended without a clean stop (crashed or killed)"), "\(run)")
         #expect(run.stdoutLines.contains("  ended without a clean stop: \(killed.path)"))

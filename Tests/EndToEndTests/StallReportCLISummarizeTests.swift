@@ -14,7 +14,7 @@ struct StallReportCLISummarizeTests {
 
     @Test("Text: totals, an aligned table sorted by total stall time, stacks, examples and a histogram")
     func text() throws {
-        let run = try StallReportCLI.run(["summarize", reports.path])
+        let run = try StallReportCLI.run(["summarize", "--wide", reports.path])
         #expect(run.status == 0, "\(run)")
         #expect(run.stderr.isEmpty)
         #expect(!run.stdout.contains("\u{1B}["), "no colour when stdout is not a terminal")

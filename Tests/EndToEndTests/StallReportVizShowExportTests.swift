@@ -38,7 +38,7 @@ struct StallReportVizShowExportTests {
         #expect(run.stdoutLines.contains { $0.range(of: #"^\s+\d+\.\d% +\d+ +.*spinOnCPU"#, options: .regularExpression) != nil })
 
         let colored = try StallReportCLI.run(["show", "--color", "always", path])
-        #expect(colored.stdout.contains("\u{1B}[1m\u{1B}[36mstatic stall_demo.Scenarios.spinOnCPU"))
+        #expect(colored.stdout.contains("\u{1B}[1m\u{1B}[36mstatic Scenarios.spinOnCPU(milliseconds:)"))
         let noColor = try StallReportCLI.run(["show", "--color", "always", path], environment: ["NO_COLOR": "1"])
         #expect(!noColor.stdout.contains("\u{1B}["))
     }

@@ -64,7 +64,7 @@ public enum ChromeTraceExport {
     }
 
     /// The trace of the given profiles.
-    public static func make(_ profiles: [StallProfile]) -> File {
+    public static func make(_ profiles: [StallProfile], names: FrameNameStyle = .simplified) -> File {
         var events: [Event] = []
         var processes: [Int: String] = [:]
         var threads: [PairKey: String] = [:]
@@ -72,10 +72,10 @@ public enum ChromeTraceExport {
             processes[profile.pid] = profile.executableName
             threads[PairKey(pid: profile.pid, tid: profile.threadID)] = profile.threadName
             let stack = profile.representativeStack.reversed().map { frame in
-                frame.file.map { "\(frame.name) (\(($0 as NSString).lastPathComponent))" } ?? frame.name
+                frame.file.map { "\(names.display(frame)) (\(($0 as NSString).lastPathComponent))" } ?? names.display(frame)
             }
             let top = profile.representativeStack.last(where: \.inApp) ?? profile.representativeStack.last
-            let name = "stall \(Int(profile.durationMs.rounded())) ms" + (top.map { ": \($0.name)" } ?? "")
+            let name = "stall \(Int(profile.durationMs.rounded())) ms" + (top.map { ": \(names.display($0))" } ?? "")
             let args = Args(id: profile.id, fingerprint: profile.fingerprint, durationMs: profile.durationMs, thresholdMs: profile.thresholdMs,
                             classification: profile.classification.rawValue, status: profile.status.rawValue,
                             mainThreadCPUMs: profile.mainThreadCPUMs, samples: profile.samples.count, sampledMs: profile.sampledMs,
@@ -94,10 +94,10 @@ public enum ChromeTraceExport {
     }
 
     /// The trace as JSON.
-    public static func render(_ profiles: [StallProfile]) throws -> Data {
+    public static func render(_ profiles: [StallProfile], names: FrameNameStyle = .simplified) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(make(profiles))
+        return try encoder.encode(make(profiles, names: names))
     }
 
     /// Milliseconds to whole microseconds.

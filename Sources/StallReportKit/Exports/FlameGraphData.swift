@@ -5,8 +5,10 @@ import Foundation
 public struct FlameGraphData: Codable, Sendable, Equatable {
     /// One function of the frame table.
     public struct Frame: Codable, Sendable, Equatable {
-        /// Function name.
+        /// Function name as shown (simplified unless the data was made with full names).
         public var name: String
+        /// The full name when it differs from ``name``: shown on hover.
+        public var full: String?
         /// Source file, when known.
         public var file: String?
         /// Image file name, when known.
@@ -64,8 +66,8 @@ public struct FlameGraphData: Codable, Sendable, Equatable {
     /// The tree; the root is the synthetic `all`.
     public var root: Node
 
-    /// The data of the given profiles.
-    public init(profiles: [StallProfile], title: String) {
+    /// The data of the given profiles, frame names shown as `names` says.
+    public init(profiles: [StallProfile], title: String, names: FrameNameStyle = .simplified) {
         self.title = title
         let tree = CallTree(profiles: profiles)
         var frames: [Frame] = []
@@ -77,8 +79,9 @@ public struct FlameGraphData: Codable, Sendable, Equatable {
             } else {
                 f = frames.count
                 index[node.frame] = f
-                frames.append(Frame(name: node.frame.name, file: node.frame.file, image: node.frame.image,
-                                    app: node.frame.inApp, synthetic: node.frame.isSynthetic))
+                let shown = names.display(node.frame)
+                frames.append(Frame(name: shown, full: shown == node.frame.name ? nil : node.frame.name, file: node.frame.file,
+                                    image: node.frame.image, app: node.frame.inApp, synthetic: node.frame.isSynthetic))
             }
             let children = node.children.map(convert)
             return Node(f: f, w: (node.weightMs * 1000).rounded() / 1000, n: node.samples, c: children.isEmpty ? nil : children)

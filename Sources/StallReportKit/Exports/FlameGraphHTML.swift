@@ -7,8 +7,8 @@ import Foundation
 /// so that no frame name can close the script element (`<`, `>` and `&` become `\u003c`, …).
 public enum FlameGraphHTML {
     /// The page for the given profiles.
-    public static func render(_ profiles: [StallProfile], title: String = "Stall flame graph") throws -> String {
-        try render(FlameGraphData(profiles: profiles, title: title))
+    public static func render(_ profiles: [StallProfile], title: String = "Stall flame graph", names: FrameNameStyle = .simplified) throws -> String {
+        try render(FlameGraphData(profiles: profiles, title: title, names: names))
     }
 
     /// The page for prepared data.

@@ -126,6 +126,8 @@ enum FlameGraphTemplate {
     return name => name.toLowerCase().includes(needle);
   }
 
+  function matches(frame) { return matcher(frame.name) || (frame.full !== undefined && matcher(frame.full)); }
+
   function render() {
     const width = chart.clientWidth || 1200;
     const z = nodes[zoom];
@@ -143,7 +145,7 @@ enum FlameGraphTemplate {
         el.style.setProperty("--h", String(frame.app ? 195 + h % 30 : 14 + h % 30));
         el.style.setProperty("--l", String(frame.app ? 58 + h % 14 : 56 + (h >> 4) % 14) + "%");
       }
-      if (matcher && matcher(frame.name)) el.classList.add("match");
+      if (matcher && matches(frame)) el.classList.add("match");
       el.style.left = left + "px";
       el.style.width = Math.max(w, 1) + "px";
       el.style.top = node.d * ROW + "px";
@@ -171,7 +173,7 @@ enum FlameGraphTemplate {
     if (matcher) {
       let matched = 0, count = 0;
       for (let i = 0; i < nodes.length; i++) {
-        if (matcher(frames[nodes[i].f].name)) { matched += nodes[i].w; count++; i += nodes[i].size - 1; }
+        if (matches(frames[nodes[i].f])) { matched += nodes[i].w; count++; i += nodes[i].size - 1; }
       }
       parts.push("search: " + ms(matched) + " (" + pct(matched, total) + ") in " + count + " frame" + (count === 1 ? "" : "s"));
     }
@@ -187,6 +189,7 @@ enum FlameGraphTemplate {
       ms(node.w) + " · " + pct(node.w, total) + " of all sampled time" + (zoom !== 0 ? " · " + pct(node.w, nodes[zoom].w) + " of the zoomed frame" : ""),
       node.n + " sample" + (node.n === 1 ? "" : "s") + (frame.synthetic ? "" : frame.app ? " · app frame" : " · system frame")
     ];
+    if (frame.full) lines.push(frame.full);
     if (frame.image) lines.push("image " + frame.image);
     if (frame.file) lines.push(frame.file);
     for (const line of lines) { const span = document.createElement("span"); span.textContent = line; tip.append(span, document.createElement("br")); }

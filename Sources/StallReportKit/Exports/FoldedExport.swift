@@ -29,14 +29,14 @@ public enum FoldedExport {
     }
 
     /// The folded text of the given profiles' samples.
-    public static func render(_ profiles: [StallProfile]) -> String {
+    public static func render(_ profiles: [StallProfile], names style: FrameNameStyle = .simplified) -> String {
         var weights: [String: Double] = [:]
         var names: [ProfileFrame: String] = [:]
         for profile in profiles {
             for sample in profile.samples {
                 let line = sample.stack.map { frame in
                     if let known = names[frame] { return known }
-                    let cleaned = clean(frame.name)
+                    let cleaned = clean(style.display(frame))
                     names[frame] = cleaned
                     return cleaned
                 }.joined(separator: ";")

@@ -64,7 +64,7 @@ public enum SpeedscopeExport {
     }
 
     /// The speedscope file of the given profiles (in the order given).
-    public static func make(_ profiles: [StallProfile], name: String, exporter: String) -> File {
+    public static func make(_ profiles: [StallProfile], name: String, exporter: String, names: FrameNameStyle = .simplified) -> File {
         var frames: [Frame] = []
         var index: [ProfileFrame: Int] = [:]
         var samples: [[Int]] = []
@@ -75,7 +75,7 @@ public enum SpeedscopeExport {
                 let stack = sample.stack.map { frame -> Int in
                     if let known = index[frame] { return known }
                     index[frame] = frames.count
-                    frames.append(Frame(name: frame.name, file: frame.file))
+                    frames.append(Frame(name: names.display(frame), file: frame.file))
                     return frames.count - 1
                 }
                 if stack == previous {
@@ -96,9 +96,9 @@ public enum SpeedscopeExport {
     }
 
     /// The file as JSON.
-    public static func render(_ profiles: [StallProfile], name: String, exporter: String) throws -> Data {
+    public static func render(_ profiles: [StallProfile], name: String, exporter: String, names: FrameNameStyle = .simplified) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(make(profiles, name: name, exporter: exporter))
+        return try encoder.encode(make(profiles, name: name, exporter: exporter, names: names))
     }
 }

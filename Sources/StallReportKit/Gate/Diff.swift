@@ -115,10 +115,13 @@ public struct DiffJSON: Codable, Sendable, Equatable {
 public struct DiffRenderer: Sendable {
     /// Colours for text, or none.
     public var style: TextStyle
+    /// How frame names are shown: simplified (default) or full.
+    public var names: FrameNameStyle
 
     /// Creates a renderer.
-    public init(style: TextStyle = .plain) {
+    public init(style: TextStyle = .plain, names: FrameNameStyle = .simplified) {
         self.style = style
+        self.names = names
     }
 
     private func row(_ change: FingerprintChange) -> [String] {
@@ -130,7 +133,7 @@ public struct DiffRenderer: Sendable {
         if let b = change.base, let h = change.head { delta = Durations.change(from: b.p95Ms, to: h.p95Ms) }
         var kind = change.kind.rawValue
         if change.belowMinimum { kind += "*" }
-        return [kind, change.fingerprint, baseCount, headCount, baseP95, headP95, delta, StackFrameSummary.abbreviated(change.headline)]
+        return [kind, change.fingerprint, baseCount, headCount, baseP95, headP95, delta, StackFrameSummary.abbreviated(names.display(change.headline))]
     }
 
     private func headline(_ diff: DiffResult) -> String {

@@ -3,7 +3,13 @@ import Foundation
 /// The gate's verdict as Markdown, appended to `GITHUB_STEP_SUMMARY` in GitHub Actions.
 public struct GateMarkdownRenderer: Sendable {
     /// Creates a renderer.
-    public init() {}
+    /// How frame names are shown: simplified (default) or full.
+    public var names: FrameNameStyle
+
+    /// Creates a renderer.
+    public init(names: FrameNameStyle = .simplified) {
+        self.names = names
+    }
 
     /// The Markdown text, ending with a newline.
     public func render(_ result: GateResult) -> String {
@@ -41,7 +47,7 @@ public struct GateMarkdownRenderer: Sendable {
                 case .fixed: detail = change.base.map { "was \($0.count) stalls" } ?? ""
                 case .unchanged: detail = ""
                 }
-                return [mark, change.kind.rawValue, Markdown.code(change.fingerprint), Markdown.cell(detail), Markdown.code(change.headline)]
+                return [mark, change.kind.rawValue, Markdown.code(change.fingerprint), Markdown.cell(detail), Markdown.code(names.display(change.headline))]
             }
             out.append(Markdown.table(["", "Change", "Fingerprint", "Detail", "Top frame"], rows))
         }

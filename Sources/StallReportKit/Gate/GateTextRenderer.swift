@@ -7,11 +7,14 @@ public struct GateTextRenderer: Sendable {
     public var style: TextStyle
     /// Offending fingerprints listed per budget before eliding the rest.
     public var offendersShown: Int
+    /// How frame names are shown: simplified (default) or full.
+    public var names: FrameNameStyle
 
     /// Creates a renderer.
-    public init(style: TextStyle = .plain, offendersShown: Int = 10) {
+    public init(style: TextStyle = .plain, offendersShown: Int = 10, names: FrameNameStyle = .simplified) {
         self.style = style
         self.offendersShown = offendersShown
+        self.names = names
     }
 
     /// The full text, ending with a newline.
@@ -81,14 +84,14 @@ public struct GateTextRenderer: Sendable {
         case .new:
             let mark = change.belowMinimum ? style.yellow("WARN") : style.red("FAIL")
             let note = change.belowMinimum ? " (fewer than \(minimum) occurrences: not failing)" : ""
-            return "\(mark) new \(style.cyan(change.fingerprint))  \(head)  \(change.headline)\(note)"
+            return "\(mark) new \(style.cyan(change.fingerprint))  \(head)  \(names.display(change.headline))\(note)"
         case .regressed:
             let mark = change.belowMinimum ? style.yellow("WARN") : style.red("FAIL")
             let note = change.belowMinimum ? " (fewer than \(minimum) occurrences: not failing)" : ""
-            return "\(mark) regressed \(style.cyan(change.fingerprint))  \(change.reasons.joined(separator: ", "))  \(change.headline)\(note)"
+            return "\(mark) regressed \(style.cyan(change.fingerprint))  \(change.reasons.joined(separator: ", "))  \(names.display(change.headline))\(note)"
         case .fixed:
             let base = change.base.map { "was \($0.count) stall\($0.count == 1 ? "" : "s")" } ?? ""
-            return "\(style.green("GOOD")) fixed \(style.cyan(change.fingerprint))  \(base), none now  \(change.headline)"
+            return "\(style.green("GOOD")) fixed \(style.cyan(change.fingerprint))  \(base), none now  \(names.display(change.headline))"
         case .unchanged:
             return "\(style.dim("SAME")) \(change.fingerprint)  \(head)"
         }
@@ -112,7 +115,7 @@ public struct GateTextRenderer: Sendable {
     }
 
     private func describe(_ group: FingerprintStats) -> String {
-        var text = group.headline
+        var text = names.display(group.headline)
         if let location = group.worst.stack.first?.location { text += " " + style.dim("(\(location))") }
         return text
     }

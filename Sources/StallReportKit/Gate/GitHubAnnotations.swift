@@ -12,10 +12,13 @@ public struct GitHubAnnotations: Sendable {
 
     /// The workspace root, to turn absolute source paths into repository-relative ones.
     public var workspace: String?
+    /// How frame names are shown: simplified (default) or full.
+    public var names: FrameNameStyle
 
     /// Creates an annotation writer.
-    public init(workspace: String?) {
+    public init(workspace: String?, names: FrameNameStyle = .simplified) {
         self.workspace = workspace
+        self.names = names
     }
 
     /// One annotation.
@@ -36,7 +39,7 @@ public struct GitHubAnnotations: Sendable {
     public func annotations(for result: GateResult) -> [Annotation] {
         var list: [Annotation] = []
         for check in result.failedChecks {
-            let offenders = check.offenders.prefix(5).map { "\($0.fingerprint) (\(check.kind.format(check.value(of: $0)))) \($0.headline)" }
+            let offenders = check.offenders.prefix(5).map { "\($0.fingerprint) (\(check.kind.format(check.value(of: $0)))) \(names.display($0.headline))" }
             var message = "\(check.verdictLine)"
             if !offenders.isEmpty { message += "\n" + offenders.joined(separator: "\n") }
             if check.offenders.count > 5 { message += "\n… and \(check.offenders.count - 5) more" }
@@ -51,7 +54,7 @@ public struct GitHubAnnotations: Sendable {
             let location = groups[change.fingerprint].flatMap(sourceLocation)
             let level = change.belowMinimum ? "warning" : "error"
             let suffix = change.belowMinimum ? "\n(below the minimum occurrences: not failing)" : ""
-            list.append(Annotation(level: level, title: "\(change.kind == .new ? "New" : "Regressed") main-thread stall", message: "\(what)\nat \(change.headline)\(suffix)", file: location?.0, line: location?.1))
+            list.append(Annotation(level: level, title: "\(change.kind == .new ? "New" : "Regressed") main-thread stall", message: "\(what)\nat \(names.display(change.headline))\(suffix)", file: location?.0, line: location?.1))
         }
         for match in result.expired where match.group != nil {
             list.append(Annotation(level: "warning", title: "Stall suppression expired",
@@ -61,7 +64,7 @@ public struct GitHubAnnotations: Sendable {
             list.append(Annotation(level: "warning", title: "Unusable stall report", message: problem.description, file: nil, line: nil))
         }
         for change in result.fixed {
-            list.append(Annotation(level: "notice", title: "Stall fixed", message: "\(change.fingerprint) \(change.headline) is in the baseline but did not occur", file: nil, line: nil))
+            list.append(Annotation(level: "notice", title: "Stall fixed", message: "\(change.fingerprint) \(names.display(change.headline)) is in the baseline but did not occur", file: nil, line: nil))
         }
         return list
     }

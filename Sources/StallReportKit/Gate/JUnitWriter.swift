@@ -5,8 +5,13 @@ import Foundation
 /// case fails when it breaks a per-fingerprint budget or is new/regressed against the baseline;
 /// suppressed fingerprints are skipped; fixed ones pass with a note.
 public struct JUnitWriter: Sendable {
+    /// How frame names are shown: simplified (default) or full.
+    public var names: FrameNameStyle
+
     /// Creates a writer.
-    public init() {}
+    public init(names: FrameNameStyle = .simplified) {
+        self.names = names
+    }
 
     private struct Case {
         var classname: String
@@ -24,7 +29,7 @@ public struct JUnitWriter: Sendable {
             if check.passed {
                 test.output = check.verdictLine
             } else {
-                let body = check.offenders.map { "\($0.fingerprint)  \(check.kind.format(check.value(of: $0)))  \($0.headline)" }.joined(separator: "\n")
+                let body = check.offenders.map { "\($0.fingerprint)  \(check.kind.format(check.value(of: $0)))  \(names.display($0.headline))" }.joined(separator: "\n")
                 test.failure = (check.verdictLine, body)
             }
             budgetCases.append(test)
@@ -34,7 +39,7 @@ public struct JUnitWriter: Sendable {
         let perFingerprint = result.checks.filter { $0.kind == .maxStallsPerFingerprint || $0.kind == .maxStallMs || $0.kind == .maxP95Ms }
         let changes = Dictionary((result.changes ?? []).map { ($0.fingerprint, $0) }, uniquingKeysWith: { a, _ in a })
         for group in result.counted {
-            var test = Case(classname: "stallreport.fingerprints", name: "\(group.fingerprint) \(group.headline)")
+            var test = Case(classname: "stallreport.fingerprints", name: "\(group.fingerprint) \(names.display(group.headline))")
             var reasons: [String] = []
             for check in perFingerprint where check.offenders.contains(where: { $0.fingerprint == group.fingerprint }) {
                 reasons.append("\(check.kind.title): \(check.kind.format(check.value(of: group))) > \(check.kind.format(check.limit))")
@@ -42,7 +47,7 @@ public struct JUnitWriter: Sendable {
             if let change = changes[group.fingerprint], change.isFailure {
                 reasons.append(change.kind == .new ? "new fingerprint (not in the baseline)" : "regressed: " + change.reasons.joined(separator: ", "))
             }
-            let stack = group.worst.stack.map { "at \($0.symbol)" + ($0.location.map { " (\($0))" } ?? "") }.joined(separator: "\n")
+            let stack = group.worst.stack.map { "at \(names.display($0.symbol))" + ($0.location.map { " (\($0))" } ?? "") }.joined(separator: "\n")
             let facts = "\(group.count) stalls, total \(Durations.format(group.totalMs)), p95 \(Durations.format(group.p95Ms)), max \(Durations.format(group.maxMs))\nexample: \(group.worst.path)\n\(stack)"
             if reasons.isEmpty {
                 test.output = facts
@@ -52,12 +57,12 @@ public struct JUnitWriter: Sendable {
             fingerprintCases.append(test)
         }
         for match in result.suppressed {
-            var test = Case(classname: "stallreport.fingerprints", name: "\(match.suppression.fingerprint) \(match.group?.headline ?? "")")
+            var test = Case(classname: "stallreport.fingerprints", name: "\(match.suppression.fingerprint) \(match.group.map { names.display($0.headline) } ?? "")")
             test.skipped = "suppressed until \(match.suppression.expires): \(match.suppression.reason)"
             fingerprintCases.append(test)
         }
         for change in result.fixed {
-            var test = Case(classname: "stallreport.fingerprints", name: "\(change.fingerprint) \(change.headline)")
+            var test = Case(classname: "stallreport.fingerprints", name: "\(change.fingerprint) \(names.display(change.headline))")
             test.output = "fixed: in the baseline (\(change.base?.count ?? 0) stalls) but not in this run"
             fingerprintCases.append(test)
         }

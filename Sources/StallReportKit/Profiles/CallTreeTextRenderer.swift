@@ -12,11 +12,14 @@ public struct CallTreeTextRenderer: Sendable {
     public var style: TextStyle
     /// Nodes with a smaller share of all samples (in percent) are hidden and counted.
     public var minPercent: Double
+    /// How frame names are shown: simplified (default) or full.
+    public var names: FrameNameStyle
 
     /// Creates a renderer.
-    public init(style: TextStyle = .plain, minPercent: Double = CallTreeTextRenderer.defaultMinPercent) {
+    public init(style: TextStyle = .plain, minPercent: Double = CallTreeTextRenderer.defaultMinPercent, names: FrameNameStyle = .simplified) {
         self.style = style
         self.minPercent = minPercent
+        self.names = names
     }
 
     /// The lines of the tree (without the synthetic root).
@@ -38,7 +41,7 @@ public struct CallTreeTextRenderer: Sendable {
             let count = String(node.samples).leftPadded(to: countWidth)
             let indent = String(repeating: "  ", count: min(depth, Self.maxIndent))
             let deep = depth > Self.maxIndent ? style.dim("[\(depth)] ") : ""
-            var name = node.frame.name
+            var name = names.display(node.frame)
             if node.frame.inApp { name = style.bold(style.cyan(name)) } else if node.frame.isSynthetic { name = style.yellow(name) }
             var line = "  \(share) \(count)  \(indent)\(deep)\(name)"
             if node.selfMs > 0, node.children.isEmpty == false {

@@ -33,6 +33,14 @@ public struct StackFrameSummary: Codable, Sendable, Equatable {
         return String(symbol.prefix(limit - 1)) + "…"
     }
 
+    /// `text` cut in the middle to at most `limit` characters (`/a/b/…/File.swift:12`), keeping
+    /// its end, where a source location's file name and line are.
+    public static func middleAbbreviated(_ text: String, limit: Int) -> String {
+        guard text.count > limit, limit > 2 else { return text }
+        let tail = (limit - 1) * 2 / 3
+        return String(text.prefix(limit - 1 - tail)) + "…" + String(text.suffix(tail))
+    }
+
     /// How many frames a summary keeps.
     public static let defaultLimit = 5
 

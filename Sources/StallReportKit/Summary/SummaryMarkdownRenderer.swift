@@ -4,10 +4,13 @@ import Foundation
 public struct SummaryMarkdownRenderer: Sendable {
     /// Stack frames shown per fingerprint.
     public var framesPerStack: Int
+    /// How frame names are shown: simplified (default) or full.
+    public var names: FrameNameStyle
 
     /// Creates a renderer.
-    public init(framesPerStack: Int = StackFrameSummary.defaultLimit) {
+    public init(framesPerStack: Int = StackFrameSummary.defaultLimit, names: FrameNameStyle = .simplified) {
         self.framesPerStack = framesPerStack
+        self.names = names
     }
 
     /// The Markdown text, ending with a newline.
@@ -50,7 +53,7 @@ public struct SummaryMarkdownRenderer: Sendable {
             return row + [
                 Durations.format(group.p50Ms), Durations.format(group.p95Ms),
                 Durations.format(group.p99Ms), Durations.format(group.maxMs), Markdown.cell(group.classificationMix),
-                Markdown.code(StackFrameSummary.abbreviated(group.headline, limit: 80)),
+                Markdown.code(StackFrameSummary.abbreviated(names.display(group.headline), limit: 80)),
             ]
         }
         var header = ["#", byAttribute ? (summary.grouping.groupNoun ?? "").capitalized : "Fingerprint", "Count"]
@@ -72,7 +75,7 @@ public struct SummaryMarkdownRenderer: Sendable {
             let title = byAttribute ? "\(Markdown.cell(group.label)) (longest stall \(Markdown.code(group.worst.fingerprint)))" : Markdown.code(group.fingerprint)
             out.append("**#\(index + 1)** \(title) — first seen \(SummaryTextRenderer.shortDate(group.firstSeen)), last seen \(SummaryTextRenderer.shortDate(group.lastSeen)), example \(Markdown.code(group.worst.path))")
             out.append("")
-            out += Self.stackLines(group, limit: framesPerStack)
+            out += Self.stackLines(group, limit: framesPerStack, names: names)
         }
         out.append("")
         out.append("### Durations")
@@ -83,13 +86,13 @@ public struct SummaryMarkdownRenderer: Sendable {
     }
 
     /// Bullet lines of a group's representative stack.
-    public static func stackLines(_ group: FingerprintStats, limit: Int) -> [String] {
+    public static func stackLines(_ group: FingerprintStats, limit: Int, names: FrameNameStyle = .simplified) -> [String] {
         if group.worst.stack.isEmpty {
             if let syscall = group.worst.syscall { return ["- no stack: thread was in syscall \(Markdown.code(syscall))"] }
             return ["- no stack captured"]
         }
         return group.worst.stack.prefix(limit).map { frame in
-            var line = "- \(Markdown.code(frame.symbol))"
+            var line = "- \(Markdown.code(names.display(frame.symbol)))"
             if let location = frame.location { line += " \(Markdown.code(location))" }
             if !frame.inApp { line += " (system)" }
             return line

@@ -6,11 +6,27 @@ public struct SummaryTextRenderer: Sendable {
     public var style: TextStyle
     /// Stack frames shown per fingerprint.
     public var framesPerStack: Int
+    /// How frame names are shown: simplified (default) or full.
+    public var names: FrameNameStyle
+
+    /// All table columns (P50, P99, time per hour, first and last seen) instead of the compact
+    /// table that fits ``maxWidth``.
+    public var wide: Bool
+
+    /// Width the compact table and the stack lines fit in, in characters; the top frame is cut
+    /// (with `…`) to fit.
+    public static let maxWidth = 120
+
+    /// Narrowest the top-frame column is cut to, however wide the other columns are.
+    static let minTopFrameWidth = 24
 
     /// Creates a renderer.
-    public init(style: TextStyle = .plain, framesPerStack: Int = StackFrameSummary.defaultLimit) {
+    public init(style: TextStyle = .plain, framesPerStack: Int = StackFrameSummary.defaultLimit, names: FrameNameStyle = .simplified,
+                wide: Bool = false) {
         self.style = style
         self.framesPerStack = framesPerStack
+        self.names = names
+        self.wide = wide
     }
 
     /// The full text, ending with a newline.
@@ -28,9 +44,9 @@ public struct SummaryTextRenderer: Sendable {
         if t.rateLimited > 0 { read += " (\(t.rateLimited) compact, rate-limited)" }
         if t.problems > 0 { read += ", " + style.yellow("\(t.problems) problem\(t.problems == 1 ? "" : "s") (see stderr)") }
         out.append(read)
-        out += SessionTextLines(style: style).lines(summary)
+        out += SessionTextLines(style: style).lines(summary).flatMap(wrapped)
         if let worst = summary.worst {
-            out.append("worst: \(style.bold(Durations.format(worst.durationMs))) \(worst.fingerprint) \(worst.classification.rawValue), \(worst.status.rawValue), started \(SummaryTextRenderer.shortDate(worst.startedAt)), \(worst.path)")
+            out += wrapped("worst: \(style.bold(Durations.format(worst.durationMs))) \(worst.fingerprint) \(worst.classification.rawValue), \(worst.status.rawValue), started \(SummaryTextRenderer.shortDate(worst.startedAt)), \(worst.path)")
         }
         guard !summary.groups.isEmpty else {
             out.append("")
@@ -43,11 +59,12 @@ public struct SummaryTextRenderer: Sendable {
         var columns: [TextTable.Column] = [.init("#", .right), .init(summary.grouping.columnTitle), .init("COUNT", .right)]
         if byAttribute { columns.append(.init("FPS", .right)) }
         columns.append(.init("TOTAL", .right))
-        if withRates { columns += [.init("STALLS/H", .right), .init("TIME/H", .right)] }
-        columns += [
-            .init("P50", .right), .init("P95", .right), .init("P99", .right), .init("MAX", .right),
-            .init("CLASSIFICATION"), .init("FIRST SEEN"), .init("LAST SEEN"), .init("TOP FRAME"),
-        ]
+        if withRates { columns.append(.init("STALLS/H", .right)) }
+        if withRates && wide { columns.append(.init("TIME/H", .right)) }
+        columns += wide ? [.init("P50", .right), .init("P95", .right), .init("P99", .right)] : [.init("P95", .right)]
+        columns += [.init("MAX", .right), .init("CLASSIFICATION")]
+        if wide { columns += [.init("FIRST SEEN"), .init("LAST SEEN")] }
+        columns.append(.init("TOP FRAME"))
         var table = TextTable(columns: columns)
         for (index, group) in summary.groups.enumerated() {
             var count = "\(group.count)"
@@ -57,16 +74,17 @@ public struct SummaryTextRenderer: Sendable {
             if byAttribute { row.append("\(group.distinctFingerprints)") }
             row.append(Durations.format(group.totalMs))
             if let rates = summary.rates(of: group) {
-                row += [StallRates.formatRate(rates.stallsPerHour), StallRates.formatTimeRate(rates.stallMsPerHour)]
+                row.append(StallRates.formatRate(rates.stallsPerHour))
+                if wide { row.append(StallRates.formatTimeRate(rates.stallMsPerHour)) }
             }
-            row += [
-                Durations.format(group.p50Ms), Durations.format(group.p95Ms), Durations.format(group.p99Ms),
-                Durations.format(group.maxMs), group.classificationMix,
-                SummaryTextRenderer.shortDate(group.firstSeen), SummaryTextRenderer.shortDate(group.lastSeen),
-                StackFrameSummary.abbreviated(group.headline),
-            ]
+            row += wide ? [Durations.format(group.p50Ms), Durations.format(group.p95Ms), Durations.format(group.p99Ms)]
+                : [Durations.format(group.p95Ms)]
+            row += [Durations.format(group.maxMs), group.classificationMix]
+            if wide { row += [SummaryTextRenderer.shortDate(group.firstSeen), SummaryTextRenderer.shortDate(group.lastSeen)] }
+            row.append(names.display(group.headline))
             table.rows.append(row)
         }
+        fitTopFrames(&table)
         out.append(table.render(header: style.bold) { row, column, text in
             switch column {
             case 1: return style.cyan(text)
@@ -100,10 +118,72 @@ public struct SummaryTextRenderer: Sendable {
             return ["    no stack captured"]
         }
         return group.worst.stack.prefix(limit).map { frame in
-            var line = "    at \(frame.symbol)"
-            if let location = frame.location { line += " " + style.dim("(\(location))") }
+            let name = names.display(frame.symbol)
+            var line = "    at \(wide ? name : StackFrameSummary.abbreviated(name, limit: Self.maxWidth - 7))"
+            var width = line.count
+            if let location = frame.location {
+                // A location that would run past the width goes on a line of its own.
+                let text = "(\(location))"
+                if wide || width + 1 + text.count <= Self.maxWidth {
+                    line += " " + style.dim(text)
+                    width += 1 + text.count
+                } else {
+                    line += "\n       " + style.dim(StackFrameSummary.middleAbbreviated(text, limit: Self.maxWidth - 7))
+                    width = 7 + text.count
+                }
+            }
             if !frame.inApp { line += style.dim(" [system]") }
             return line
+        }
+    }
+
+    /// `line` as is when it fits ``maxWidth`` (or the table is wide), else broken after the last
+    /// `; ` or `, ` that fits, the rest on indented lines.
+    func wrapped(_ line: String) -> [String] {
+        guard !wide, Self.visibleWidth(line) > Self.maxWidth else { return [line] }
+        var lines: [String] = []
+        var rest = line
+        while Self.visibleWidth(rest) > Self.maxWidth {
+            let breaks = ["; ", ", "].flatMap { separator in
+                rest.ranges(of: separator).filter { Self.visibleWidth(String(rest[..<$0.lowerBound])) < Self.maxWidth }.map(\.upperBound)
+            }
+            guard let cut = breaks.max(), cut > rest.startIndex else { break }
+            lines.append(String(rest[..<cut]).replacingOccurrences(of: " +$", with: "", options: .regularExpression))
+            rest = "  " + rest[cut...]
+        }
+        return lines + [rest]
+    }
+
+    /// Characters of `text` a terminal shows: colour escape sequences do not count.
+    static func visibleWidth(_ text: String) -> Int {
+        var width = 0
+        var inEscape = false
+        for character in text {
+            if inEscape {
+                if character.isLetter { inEscape = false }
+            } else if character == "\u{1B}" {
+                inEscape = true
+            } else {
+                width += 1
+            }
+        }
+        return width
+    }
+
+    /// Cuts the last column (the top frame) so that the table fits ``maxWidth``: to 60 characters
+    /// in the wide table, to what the other columns leave (at least 24) in the compact one.
+    private func fitTopFrames(_ table: inout TextTable) {
+        let last = table.columns.count - 1
+        var limit = 60
+        if !wide {
+            var used = 0
+            for column in 0..<last {
+                used += table.rows.map { $0[column].count }.reduce(table.columns[column].header.count, max) + 2
+            }
+            limit = max(Self.minTopFrameWidth, Self.maxWidth - used)
+        }
+        for row in table.rows.indices {
+            table.rows[row][last] = StackFrameSummary.abbreviated(table.rows[row][last], limit: limit)
         }
     }
 

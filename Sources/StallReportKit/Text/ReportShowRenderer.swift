@@ -8,11 +8,14 @@ public struct ReportShowRenderer: Sendable {
     public var style: TextStyle
     /// How the call tree is drawn.
     public var tree: CallTreeTextRenderer
+    /// How frame names are shown: simplified (default) or full.
+    public var names: FrameNameStyle
 
     /// Creates a renderer.
-    public init(style: TextStyle = .plain, minPercent: Double = CallTreeTextRenderer.defaultMinPercent) {
+    public init(style: TextStyle = .plain, minPercent: Double = CallTreeTextRenderer.defaultMinPercent, names: FrameNameStyle = .simplified) {
         self.style = style
-        self.tree = CallTreeTextRenderer(style: style, minPercent: minPercent)
+        self.tree = CallTreeTextRenderer(style: style, minPercent: minPercent, names: names)
+        self.names = names
     }
 
     /// The full text, ending with a newline.
@@ -84,7 +87,7 @@ public struct ReportShowRenderer: Sendable {
         return frames.enumerated().map { index, frame in
             let number = String(index).padding(toLength: numberWidth, withPad: " ", startingAt: 0)
             let image = images[index].padding(toLength: max(imageWidth, images[index].count), withPad: " ", startingAt: 0)
-            var name = frame.symbol.flatMap { $0.isEmpty ? nil : $0 } ?? "???"
+            var name = frame.symbol.flatMap { $0.isEmpty ? nil : names.display($0) } ?? "???"
             if let offset = frame.offset { name += " + \(offset)" }
             var line = "  \(number)  \(image)  \(frame.address)  \(frame.inApp ? style.bold(style.cyan(name)) : name)"
             if let file = frame.file {

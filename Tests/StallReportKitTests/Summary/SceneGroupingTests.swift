@@ -45,7 +45,8 @@ struct SceneGroupingTests {
     func text() {
         let text = SummaryTextRenderer().render(Self.summary())
         #expect(text.hasPrefix("7 stalls, 3 distinct (by fingerprint) in 3 scenes, total stall time 4.05 s\n"), "\(text)")
-        #expect(text.contains("#  SCENE             COUNT  FPS   TOTAL     P50"), "\(text)")
+        #expect(text.contains("#  SCENE             COUNT  FPS   TOTAL     P95"), "\(text)")
+        #expect(SummaryTextRenderer(wide: true).render(Self.summary()).contains("#  SCENE             COUNT  FPS   TOTAL     P50"))
         #expect(text.contains("1  checkout    2 (1 fatal)    2  1.80 s"), "\(text)")
         #expect(text.contains("3  (no scene)            2    1"), "\(text)")
         #expect(text.contains("#1 checkout — longest stall: lock\n"))

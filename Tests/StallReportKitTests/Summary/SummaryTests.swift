@@ -104,9 +104,14 @@ struct SummaryTests {
         #expect(StackFrameSummary.abbreviated("App.spin()") == "App.spin()")
         var record = ReportFixtures.record("long", 400)
         record.stack = [StackFrameSummary(symbol: long, file: nil, line: nil, inApp: true)]
-        let text = SummaryTextRenderer().render(Summary(collection: ReportFixtures.collection([record])))
+        let summary = Summary(collection: ReportFixtures.collection([record]))
+        let text = SummaryTextRenderer(names: .full, wide: true).render(summary)
         #expect(text.contains("  " + StackFrameSummary.abbreviated(long) + "\n"))
         #expect(text.contains("    at \(long)\n"))
+        // By default: simplified, and the table fits 120 columns.
+        let simple = SummaryTextRenderer().render(summary)
+        #expect(simple.contains("    at static Scenarios.waitForLockHeldByWorker(milliseconds:)\n"), "\(simple)")
+        #expect(simple.split(separator: "\n").allSatisfy { $0.count <= SummaryTextRenderer.maxWidth }, "\(simple)")
     }
 
     @Test("Durations are formatted for people")

@@ -23,13 +23,16 @@ public enum PprofExport {
     }
 
     /// The serialized, uncompressed `Profile` message of `stalls` (in the order given).
-    public static func encode(_ stalls: [PprofStall], comment: String? = nil, layouts: @escaping ImageLayouts = localImageLayouts) -> [UInt8] {
-        var builder = PprofProfileBuilder(layouts: layouts)
+    public static func encode(_ stalls: [PprofStall], comment: String? = nil, names: FrameNameStyle = .simplified,
+                              layouts: @escaping ImageLayouts = localImageLayouts) -> [UInt8] {
+        var builder = PprofProfileBuilder(layouts: layouts, names: names)
         return builder.build(stalls, comment: comment).encoded()
     }
 
     /// The gzip-compressed profile of `stalls`: the bytes of a `.pb.gz` file.
-    public static func render(_ stalls: [PprofStall], comment: String? = nil, layouts: @escaping ImageLayouts = localImageLayouts) throws -> Data {
-        Data(try Gzip.compress(encode(stalls, comment: comment, layouts: layouts)))
+    /// Function names are shown `names` style (`system_name` always keeps the full name).
+    public static func render(_ stalls: [PprofStall], comment: String? = nil, names: FrameNameStyle = .simplified,
+                              layouts: @escaping ImageLayouts = localImageLayouts) throws -> Data {
+        Data(try Gzip.compress(encode(stalls, comment: comment, names: names, layouts: layouts)))
     }
 }

@@ -21,6 +21,8 @@ import Foundation
 struct PprofProfileBuilder {
     /// Where the layout of an image file comes from.
     let layouts: PprofExport.ImageLayouts
+    /// How function names are shown.
+    let names: FrameNameStyle
 
     private var profile = PprofProfile()
     private var strings: [String: Int64] = ["": 0]
@@ -46,7 +48,8 @@ struct PprofProfileBuilder {
         case synthetic(String)
     }
 
-    init(layouts: @escaping PprofExport.ImageLayouts) {
+    init(layouts: @escaping PprofExport.ImageLayouts, names: FrameNameStyle = .simplified) {
+        self.names = names
         self.layouts = layouts
     }
 
@@ -229,7 +232,7 @@ struct PprofProfileBuilder {
     private mutating func function(_ symbol: String, file: String?) -> UInt64 {
         let key = FunctionKey(name: symbol, file: file)
         if let known = functionIDs[key] { return known }
-        let names = PprofFunctionNames.names(forSymbol: symbol)
+        let names = PprofFunctionNames.names(forSymbol: symbol, style: self.names)
         let id = UInt64(profile.functions.count + 1)
         profile.functions.append(.init(id: id, name: string(names.display), systemName: string(names.system),
                                        filename: file.map { string($0) } ?? 0, startLine: 0))
