@@ -37,7 +37,7 @@ import Testing
         #expect((stallMilliseconds(in: message) ?? 0) >= 300, "\(message)")
         // The report is kept for the failure and is the stall's.
         let path = try #require(reportPath(in: message))
-        let report = try JSONDecoder().decode(StallReport.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        let report = try ReportCoding.makeDecoder().decode(StallReport.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
         #expect(report.representativeFunction.contains("sleepPastTheBudgetForTest"))
         try FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent())
     }
