@@ -1,4 +1,7 @@
 import Foundation
+import NIOCore
+import NIOPosix
+import StallMonitorNIO
 import StallMonitorTesting
 import Testing
 
@@ -18,5 +21,12 @@ struct StallBudgetAttributeTests {
         let scope = try #require(StallBudget.current)
         #expect(scope.budget.budget == .milliseconds(300))
         #expect(try StallBudget.configuration().threshold == .milliseconds(300))
+    }
+
+    @Test(.stallBudget(.milliseconds(100)) { try StallMonitor.start($0, eventLoopGroup: MultiThreadedEventLoopGroup.singleton) })
+    func servesWithoutStalling() async throws {
+        let scope = try #require(StallBudget.current)
+        #expect(scope.watchingMonitors.first?.watchedLoops.first?.kind == StallMonitor.nioEventLoopKind)
+        #expect(try await MultiThreadedEventLoopGroup.singleton.next().submit { 21 * 2 }.get() == 42)
     }
 }
