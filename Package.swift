@@ -11,6 +11,9 @@ let package = Package(
         .library(name: "StallMonitorNIO", targets: ["StallMonitorNIO"]),
         // A monitor as a swift-service-lifecycle Service (a ServiceGroup's member).
         .library(name: "StallMonitorServiceLifecycle", targets: ["StallMonitorServiceLifecycle"]),
+        // Tests that fail on stalls: a Swift Testing trait, and an XCTest helper (each its own product).
+        .library(name: "StallMonitorTesting", targets: ["StallMonitorTesting"]),
+        .library(name: "StallMonitorXCTest", targets: ["StallMonitorXCTest"]),
         .executable(name: "stallreport", targets: ["stallreport"]),
         .executable(name: "stall-demo", targets: ["stall-demo"]),
         .executable(name: "idle-work-demo", targets: ["idle-work-demo"]),
@@ -61,6 +64,12 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // A test's stall budget (scope, watches, violations) shared by the two test integrations.
+        .target(name: "StallBudgetCore", dependencies: ["StallMonitor"]),
+        // `@Test(.stallBudget(.milliseconds(100)))`: a Swift Testing trait.
+        .target(name: "StallMonitorTesting", dependencies: ["StallBudgetCore", "StallMonitor"]),
+        // `assertNoStalls(budget:) { … }`: the XCTestCase helper.
+        .target(name: "StallMonitorXCTest", dependencies: ["StallBudgetCore", "StallMonitor"]),
         // A plain SwiftNIO HTTP server whose routes stall in known ways (Scripts/nio-demo).
         .executableTarget(
             name: "nio-stall-demo",
@@ -152,6 +161,15 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        .testTarget(
+            name: "StallMonitorTestingTests",
+            dependencies: [
+                "StallMonitorTesting", "StallMonitorNIO",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(name: "StallMonitorXCTestTests", dependencies: ["StallMonitorXCTest"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport", "stall-demo", "stallreport", "idle-work-demo", "nio-stall-demo", "async-main-host"]

@@ -191,6 +191,7 @@ public final class StallMonitor: Sendable {
             sweeper.sweep()
         }
         heartbeat = writer.repeating(every: configuration.sessionHeartbeatInterval) { session.heartbeat() }
+        configuration.onStart?(self)
     }
 
     /// What the warning says of a loop that has not run since the monitor started.
@@ -332,6 +333,18 @@ public final class StallMonitor: Sendable {
         get { controls.scene }
         set { controls.scene = newValue }
     }
+
+    /// When each watched loop that is in an awake span now began it (``monotonicNanoseconds()``),
+    /// for the test integrations, which wait after a test's body for spans that began during it.
+    package var openSpanStarts: [UInt64] {
+        threads.compactMap { thread in
+            let span = thread.tracker.currentSpan()
+            return span.phase == .open ? span.start : nil
+        }
+    }
+
+    /// The monotonic clock span starts are dated with, in nanoseconds.
+    package static func monotonicNanoseconds() -> UInt64 { CStallMonitor_monotonic_ns() }
 
     /// The session record file of this monitor, next to the reports.
     public var sessionRecordURL: URL { session.url }

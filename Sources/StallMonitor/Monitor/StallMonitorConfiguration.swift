@@ -84,6 +84,10 @@ extension StallMonitor {
         /// at warning level (once; ``StallMonitor/watchedLoops`` tells it at any time): nothing
         /// of it is watched. Default 3 s.
         public var loopSilenceWarning: Duration
+        /// Called with each monitor started with this configuration, once it watches its loops: how
+        /// the test integrations (`StallMonitorTesting`, `StallMonitorXCTest`) learn of monitors
+        /// that code under test starts with a stall budget's configuration, to flush and stop them.
+        package var onStart: (@Sendable (StallMonitor) -> Void)?
 
         /// A configuration with the defaults above.
         public init(

@@ -1,0 +1,68 @@
+import Foundation
+import StallMonitor
+
+/// How long a test's loops may stall, and which loops are watched: what the Swift Testing trait
+/// (`.stallBudget(_:)`, `StallMonitorTesting`) and the XCTest helper (`assertNoStalls(budget:)`,
+/// `StallMonitorXCTest`) carry.
+///
+/// Every stall that begins while the test runs and lasts longer than ``budget`` fails the test,
+/// once per stall. Loops are watched by the monitors ``watches`` start before the test, and by
+/// every monitor code in the test starts with ``configuration()`` (a `ResidentLoopThread`'s, an
+/// event loop group's).
+public struct StallBudget: Sendable {
+    /// The longest awake span a watched loop may have: the monitors' threshold.
+    public var budget: Duration
+    /// Monitors started before the test body and stopped after it.
+    public var watches: [Watch]
+    /// Where reports are written; nil writes them to a new temporary directory per test, deleted
+    /// afterwards unless a stall failed the test (its reports stay for the failure message's path).
+    public var reportDirectory: URL?
+    /// How long to wait, after the body returns, for a stall that began while it ran to end (it
+    /// counts in full). A stall still going on then is reported as ending at that moment.
+    public var settleTimeout: Duration
+
+    /// A budget of `budget` for the loops `watches` watch and those watched with ``configuration()``.
+    public init(_ budget: Duration, watching watches: [Watch] = [], reportDirectory: URL? = nil,
+                settleTimeout: Duration = .seconds(10)) {
+        self.budget = budget
+        self.watches = watches
+        self.reportDirectory = reportDirectory
+        self.settleTimeout = settleTimeout
+    }
+
+    /// A loop the budget watches from before the test body starts: a way to start a monitor with
+    /// the budget's configuration.
+    public struct Watch: Sendable {
+        /// Starts the monitor (the configuration's threshold is the budget; keep its `onReport`).
+        public let start: @Sendable (StallMonitor.Configuration) throws -> StallMonitor
+
+        /// A watch that starts its monitor with `start`, e.g.
+        /// `.monitor { try StallMonitor.start($0, eventLoopGroup: MultiThreadedEventLoopGroup.singleton) }`.
+        public static func monitor(_ start: @escaping @Sendable (StallMonitor.Configuration) throws -> StallMonitor) -> Watch {
+            Watch(start: start)
+        }
+
+        /// The main thread's RunLoop (`StallMonitor.start(_:loop: .main)`). Under `swift test` on
+        /// Linux it runs only while an XCTest test waits (`wait(for:timeout:)`, an `async` test);
+        /// Swift Testing parks the main thread in `dispatchMain()`, so there starting fails with
+        /// `loopNotRunning` and the test fails saying so.
+        public static let mainRunLoop = Watch { try StallMonitor.start($0, loop: .main) }
+    }
+}
+
+extension StallBudget {
+    /// The budget of the test running now (the innermost one), if it has one.
+    @TaskLocal public static var current: StallBudgetScope?
+
+    /// A monitor configuration whose stalls count against the running test's budget: pass it to
+    /// `StallMonitor.start`, `StallMonitor.start(_:eventLoopGroup:)` or `ResidentLoopThread(name:monitor:)`.
+    /// Keep its `onReport`; other settings may be changed. Monitors started with it are flushed and
+    /// stopped when the test ends. Throws ``StallBudgetError`` outside a test with a stall budget.
+    public static func configuration() throws(StallBudgetError) -> StallMonitor.Configuration {
+        guard let scope = current else {
+            throw StallBudgetError("StallBudget.configuration() was called outside a test with a stall budget "
+                + "(@Test(.stallBudget(…)) or assertNoStalls(budget:))")
+        }
+        return scope.configuration
+    }
+}
