@@ -31,7 +31,7 @@ import Testing
         }
         try #require(messages.count == 1, "\(messages)")
         let message = messages[0]
-        #expect(message.contains("sleepPastTheBudgetForTest"), "\(message)")
+        #expect(message.contains("in static BudgetStalls.sleepPastTheBudgetForTest(milliseconds:) ("), "the simplified name: \(message)")
         #expect(message.contains("exceeded the 100 ms stall budget"), "\(message)")
         #expect(message.contains("runLoop thread 'budget-loop'"), "\(message)")
         #expect((stallMilliseconds(in: message) ?? 0) >= 300, "\(message)")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import StallReportKit
+@testable import StallReportModel
+import StallReportKit
 
 @Suite("Simplified Swift names")
 struct SimplifiedSwiftNameTests {
