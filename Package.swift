@@ -177,3 +177,10 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// API documentation (DocC): `Scripts/docs` sets STALLMONITOR_DOCS=1, which adds swift-docc-plugin
+// for `swift package generate-documentation`. Builds, tests and CI never resolve it, and apps that
+// depend on StallMonitor never fetch it.
+if Context.environment["STALLMONITOR_DOCS"] != nil {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"))
+}
