@@ -19,7 +19,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
-        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        // Metrics (the API) for the library; MetricsTestKit's counterTotal (2.13) for the tests.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         // Only stall-demo's --prometheus uses it (never the StallMonitor library).

@@ -34,8 +34,6 @@ final class StallMetrics: Sendable {
 
     /// Per loop: when its times were last emitted and its awake time then.
     private struct LoopState {
-        var name: String
-        var kind: String
         var at: UInt64
         var awake: UInt64
         var active: FloatingPointCounter
@@ -142,7 +140,7 @@ final class StallMetrics: Sendable {
         let name = Self.loopName(threadName: ThreadProcFiles.threadName(tid: tid), isMainThread: tid == getpid())
         let dims = dimensions + [("loop.kind", thread.loopKind), ("loop.name", name)]
         return LoopState(
-            name: name, kind: thread.loopKind, at: startedAt, awake: 0,
+            at: startedAt, awake: 0,
             active: FloatingPointCounter(label: "\(prefix).loop.time", dimensions: dims + [("loop.state", "active")], factory: factory),
             idle: FloatingPointCounter(label: "\(prefix).loop.time", dimensions: dims + [("loop.state", "idle")], factory: factory),
             utilization: Gauge(label: "\(prefix).loop.utilization", dimensions: dims, factory: factory))
