@@ -22,8 +22,12 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // Metrics (the API) for the library; MetricsTestKit's counterTotal (2.13) for the tests.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        // Only stall-demo's --prometheus uses it (never the StallMonitor library).
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
     ],
     targets: [
         // C shim: signal handler, libunwind and libdw loaded with dlopen, image list, thread helpers.
@@ -46,6 +50,7 @@ let package = Package(
                 "CStallMonitor",
                 "StallReportModel",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
         // Watches every event loop of a SwiftNIO EventLoopGroup (a pull probe of the core).
@@ -98,6 +103,8 @@ let package = Package(
                 "StallReportModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         // The same work on the main RunLoop directly and through an IdleWorkQueue (Scripts/demo).
@@ -150,12 +157,15 @@ let package = Package(
             dependencies: [
                 "StallMonitor", "StallReportModel", "StallReportKit", "CStallMonitor", "StallMonitorServiceLifecycle",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
         .testTarget(
             name: "StallMonitorNIOTests",
             dependencies: [
                 "StallMonitor", "StallMonitorNIO", "StallReportModel", "CStallMonitor",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -45,6 +45,11 @@ struct StallDemoCommand: ParsableCommand {
     @Option(name: .customLong("max-report-files"), help: "Most stall reports kept in the output directory (oldest deleted first).")
     var maxReportFiles: Int = 1_000
 
+    @Option(name: .customLong("prometheus"), help: ArgumentHelp(
+        "Export the monitor's metrics through swift-prometheus and write them at exit to this file ('-': standard output).",
+        valueName: "file"))
+    var prometheus: String?
+
     @Flag(help: "Run without StallMonitor (a reference run for a debugger's or eu-stack's backtrace).")
     var noMonitor = false
 
@@ -66,6 +71,8 @@ struct StallDemoCommand: ParsableCommand {
         let selected = try DemoScenario.select(only)
         let directory = URL(fileURLWithPath: output, isDirectory: true)
         DemoScenario.parkSeconds = parkSeconds
+        let export = prometheus.map { PrometheusExport(destination: $0) }
+        export?.bootstrap()
         let monitor = noMonitor ? nil : try StallMonitor.start(.init(
             threshold: .milliseconds(thresholdMs),
             reportDirectory: directory,
@@ -98,6 +105,12 @@ struct StallDemoCommand: ParsableCommand {
         monitor.stop()
         let statistics = monitor.statistics
         print("stall-demo: \(statistics.stallsDetected) stalls detected, \(statistics.reportsWritten) reports written, \(statistics.samplesTaken) samples")
+        do {
+            try export?.write()
+        } catch {
+            FileHandle.standardError.write(Data("stall-demo: cannot write the metrics to \(prometheus ?? "-"): \(error)\n".utf8))
+            throw ExitCode(1)
+        }
         if !statistics.errors.isEmpty {
             let last = statistics.lastError.map { "; last: \($0)" } ?? ""
             FileHandle.standardError.write(Data("stall-demo: errors \(statistics.errors)\(last)\n".utf8))

@@ -80,6 +80,7 @@ public final class StallMonitor: Sendable {
     private let counters: MonitorCounters
     private let controls: MonitorControls
     private let session: SessionRecorder
+    private let metrics: StallMetrics
     /// Rewrites the session record every ``Configuration/sessionHeartbeatInterval``.
     private let heartbeat: RepeatingTimer
     private let stopped = Atomic<Bool>(false)
@@ -136,6 +137,7 @@ public final class StallMonitor: Sendable {
             return MonitoredThread(tracker: tracker, probe: probe)
         }
         let counters = MonitorCounters()
+        let metrics = StallMetrics(options: configuration.metrics, startedAt: CStallMonitor_monotonic_ns())
         let errors = ErrorReporter(logger: configuration.logger, interval: configuration.logInterval)
         let controls = MonitorControls()
         let process = HostFacts.process(appVersion: configuration.appVersion)
@@ -150,7 +152,7 @@ public final class StallMonitor: Sendable {
             limiter: FingerprintRateLimiter(limit: configuration.maxReportsPerFingerprint, window: configuration.rateLimitWindow.nanoseconds),
             quota: ReportQuota(directory: configuration.reportDirectory, maxFiles: configuration.maxReportFiles,
                                maxBytes: configuration.maxReportBytes, counters: counters, errors: errors),
-            session: session, onReport: configuration.onReport)
+            session: session, metrics: metrics, onReport: configuration.onReport)
         let watches = threads.map { thread in ThreadWatch(
             thread: thread,
             settings: .init(
@@ -170,7 +172,7 @@ public final class StallMonitor: Sendable {
         self.session = session
         // Waking a threshold (at least 250 ms) late means the whole process was stopped.
         self.watchdog = Watchdog(
-            watches: watches, wakeup: wakeup, counters: counters, stoppedAfter: max(threshold, 250_000_000),
+            watches: watches, wakeup: wakeup, counters: counters, metrics: metrics, stoppedAfter: max(threshold, 250_000_000),
             silenceCheck: .init(after: UInt64(configuration.loopSilenceWarning.nanoseconds)) { silent in
                 for thread in silent { errors.report(.loopNotRunning(Self.silenceMessage(thread, after: configuration.loopSilenceWarning))) }
             })
@@ -190,7 +192,11 @@ public final class StallMonitor: Sendable {
             session.heartbeat()
             sweeper.sweep()
         }
-        heartbeat = writer.repeating(every: configuration.sessionHeartbeatInterval) { session.heartbeat() }
+        self.metrics = metrics
+        heartbeat = writer.repeating(every: configuration.sessionHeartbeatInterval) {
+            session.heartbeat()
+            Self.emitMetrics(metrics, threads: threads, counters: counters, errors: errors)
+        }
         configuration.onStart?(self)
     }
 
@@ -206,6 +212,14 @@ public final class StallMonitor: Sendable {
         default:
             return "the watched \(thread.loopKind) has not run a task in the \(waited) since the monitor started: it is not watched."
         }
+    }
+
+    /// Emits the loops' times and brings the dropped-report counters up to date (writer queue:
+    /// each heartbeat, and at stop).
+    private static func emitMetrics(_ metrics: StallMetrics, threads: [MonitoredThread], counters: MonitorCounters,
+                                    errors: ErrorReporter) {
+        metrics.emitLoopTime(threads, now: CStallMonitor_monotonic_ns())
+        metrics.syncDropped(counters, errors: errors.counts)
     }
 
     private static func sessionCounts(threads: [MonitoredThread], counters: MonitorCounters, errors: ErrorReporter)
@@ -239,7 +253,9 @@ public final class StallMonitor: Sendable {
         // In a forked child only the calling thread exists: there is no watchdog to join and no
         // writer to flush. Leave the inherited handler in place; nothing sends it here.
         guard getpid() == ownerPID else { return nil }
-        return Shutdown(watchdog: watchdog, heartbeat: heartbeat, session: session, writer: writer)
+        let metrics = self.metrics, threads = self.threads, counters = self.counters, errors = self.errors
+        return Shutdown(watchdog: watchdog, heartbeat: heartbeat, session: session, writer: writer,
+                        emitMetrics: { Self.emitMetrics(metrics, threads: threads, counters: counters, errors: errors) })
     }
 
     /// The blocking part of stopping: joins the watchdog, writes what is queued, then releases
@@ -249,12 +265,18 @@ public final class StallMonitor: Sendable {
         let heartbeat: RepeatingTimer
         let session: SessionRecorder
         let writer: ReportWriter
+        /// The last emission of the loops' times and dropped counts.
+        let emitMetrics: @Sendable () -> Void
 
         func finish() {
             watchdog.stop()
             heartbeat.cancel()
             let session = self.session
-            writer.perform { session.heartbeat(stopping: true) }
+            let emitMetrics = self.emitMetrics
+            writer.perform {
+                session.heartbeat(stopping: true)
+                emitMetrics()
+            }
             writer.flush(timeout: .seconds(5))
             StackSampler.uninstall()
             Symbolicator.shared.release()

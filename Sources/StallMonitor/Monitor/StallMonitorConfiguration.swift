@@ -88,6 +88,10 @@ extension StallMonitor {
         /// the test integrations (`StallMonitorTesting`, `StallMonitorXCTest`) learn of monitors
         /// that code under test starts with a stall budget's configuration, to flush and stop them.
         package var onStart: (@Sendable (StallMonitor) -> Void)?
+        /// Where the monitor's swift-metrics go (stall durations and counts, dropped reports, loop
+        /// utilisation; see the README's metrics table). Default: the global `MetricsSystem`
+        /// factory, labels prefixed `stallmonitor`. The monitor never bootstraps the metrics system.
+        public var metrics: MetricsOptions
 
         /// A configuration with the defaults above.
         public init(
@@ -115,7 +119,8 @@ extension StallMonitor {
             reportWhileDebugged: Bool = false,
             symbolicateInProcess: Bool = true,
             sessionHeartbeatInterval: Duration = .seconds(60),
-            loopSilenceWarning: Duration = .seconds(3)
+            loopSilenceWarning: Duration = .seconds(3),
+            metrics: MetricsOptions = MetricsOptions()
         ) {
             self.threshold = threshold
             self.reportDirectory = reportDirectory
@@ -142,6 +147,7 @@ extension StallMonitor {
             self.symbolicateInProcess = symbolicateInProcess
             self.sessionHeartbeatInterval = sessionHeartbeatInterval
             self.loopSilenceWarning = loopSilenceWarning
+            self.metrics = metrics
         }
 
         func validate() throws(StallMonitorError) {
@@ -162,6 +168,7 @@ extension StallMonitor {
             if sessionHeartbeatInterval < .seconds(1) { throw .invalidConfiguration("sessionHeartbeatInterval must be at least 1 s") }
             if logInterval <= .zero { throw .invalidConfiguration("logInterval must be positive") }
             if loopSilenceWarning <= .zero { throw .invalidConfiguration("loopSilenceWarning must be positive") }
+            if metrics.labelPrefix.isEmpty { throw .invalidConfiguration("metrics.labelPrefix must not be empty") }
             if !reportDirectory.isFileURL { throw .invalidConfiguration("reportDirectory must be a file URL") }
         }
     }

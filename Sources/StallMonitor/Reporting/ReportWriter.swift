@@ -33,6 +33,7 @@ final class ReportWriter: Sendable {
     private let limiter: FingerprintRateLimiter
     private let quota: ReportQuota
     private let session: SessionRecorder
+    private let metrics: StallMetrics?
     private let onReport: (@Sendable (StallReport, URL) -> Void)?
     private let files = Locked<[UUID: StallFile]>([:])
     /// Names of `inProgress` reports on disk of every monitor of this process (several may share
@@ -40,7 +41,7 @@ final class ReportWriter: Sendable {
     private static let unfinished = Locked<Set<String>>([])
 
     init(builder: ReportBuilder, store: ReportFileStore, errors: ErrorReporter, counters: MonitorCounters,
-         limiter: FingerprintRateLimiter, quota: ReportQuota, session: SessionRecorder,
+         limiter: FingerprintRateLimiter, quota: ReportQuota, session: SessionRecorder, metrics: StallMetrics? = nil,
          onReport: (@Sendable (StallReport, URL) -> Void)?) {
         self.builder = builder
         self.store = store
@@ -49,6 +50,7 @@ final class ReportWriter: Sendable {
         self.limiter = limiter
         self.quota = quota
         self.session = session
+        self.metrics = metrics
         self.onReport = onReport
     }
 
@@ -111,6 +113,7 @@ final class ReportWriter: Sendable {
             let box = UncheckedBox(recording)
             perform { [self] in
                 var report = builder.build(box.value, status: .ended, naming: .full).report
+                metrics?.recordStall(report)
                 if !limiter.admit(report.fingerprint, at: box.value.end) {
                     report = report.compacted()
                     counters.reportsRateLimited.add(1, ordering: .relaxed)
@@ -123,6 +126,7 @@ final class ReportWriter: Sendable {
                     logWritten(report, to: url)
                     onReport?(report, url)
                 }
+                metrics?.syncDropped(counters, errors: errors.counts)
                 session.heartbeat()
             }
         case .retracted(let stallID):

@@ -49,6 +49,11 @@ final class SpanTracker: Sendable {
     let longestPass = Atomic<UInt64>(0)
     let depth = Atomic<Int>(0)
 
+    /// Total length of the spans that ended (every one, short ones too), in nanoseconds, and the
+    /// sequence of the last span added to it: the loop's awake time, for its utilisation metric.
+    let awakeEnded = Atomic<UInt64>(0)
+    let awakeEndedThrough = Atomic<UInt64>(0)
+
     /// The last spans longer than `publishAfter` that ended, for the watchdog.
     let endedSpans = EndedSpanLog()
 
@@ -210,7 +215,10 @@ final class SpanTracker: Sendable {
 
     @inline(__always)
     private func publishEnd(sequence: UInt64, at end: UInt64) {
-        guard end &- spanStart.load(ordering: .relaxed) >= publishAfter else { return }
+        let start = spanStart.load(ordering: .relaxed)
+        awakeEnded.add(end > start ? end &- start : 0, ordering: .relaxed)
+        awakeEndedThrough.store(sequence, ordering: .releasing)
+        guard end &- start >= publishAfter else { return }
         let passBegan = passStart.load(ordering: .relaxed)
         let lastPass = end > passBegan ? end - passBegan : 0
         let longest = max(longestPass.load(ordering: .relaxed), lastPass)
@@ -275,6 +283,31 @@ final class SpanTracker: Sendable {
     /// The published spans after span `sequence` (each one longer than ``publishAfter``), oldest first.
     func endedSpans(after sequence: UInt64) -> [EndedSpan] {
         endedSpans.spans(after: sequence)
+    }
+
+    /// The loop's awake time up to `now`, in nanoseconds: the spans that ended, plus the one in
+    /// progress up to now (up to its suspension while suspended). Read off the loop's thread; a
+    /// read racing a span's end may count that span twice once (callers never let it go back).
+    func awakeNanos(now: UInt64) -> UInt64 {
+        var result: UInt64 = 0
+        for _ in 0..<4 {
+            let current = state.load(ordering: .sequentiallyConsistent)
+            let through = awakeEndedThrough.load(ordering: .acquiring)
+            let ended = awakeEnded.load(ordering: .relaxed)
+            let start = spanStart.load(ordering: .relaxed)
+            let suspended = suspendedAt.load(ordering: .relaxed)
+            var inProgress: UInt64 = 0
+            if through != current >> 2 {
+                switch Phase(rawValue: current & 3) {
+                case .open: inProgress = now > start ? now - start : 0
+                case .suspended: inProgress = suspended > start ? suspended - start : 0
+                default: break
+                }
+            }
+            result = ended &+ inProgress
+            if state.load(ordering: .sequentiallyConsistent) == current { break }
+        }
+        return result
     }
 
     /// Pass counts of the span in progress (approximate while it runs).

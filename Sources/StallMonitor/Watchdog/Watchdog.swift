@@ -19,19 +19,23 @@ final class Watchdog: @unchecked Sendable {
     private var silenceCheck: SilenceCheck?
     private let wakeup: WakeupSignal
     private let counters: MonitorCounters
+    /// Its discard counts (debugger attached, process stopped, watchdog starved) are brought up
+    /// to date after each step, so they show at once without a wake-up of their own.
+    private let metrics: StallMetrics?
     private let running = Atomic<Bool>(true)
     private let exited = DispatchSemaphore(value: 0)
     /// Waking this much later than asked means the whole process was stopped (unless a monitored
     /// thread ran meanwhile, see ``ThreadWatch/noteProcessStopped(lateness:now:)``).
     private let stoppedAfter: UInt64
 
-    init(watches: [ThreadWatch], wakeup: WakeupSignal, counters: MonitorCounters, stoppedAfter: UInt64,
+    init(watches: [ThreadWatch], wakeup: WakeupSignal, counters: MonitorCounters, metrics: StallMetrics? = nil, stoppedAfter: UInt64,
          silenceCheck: SilenceCheck? = nil) {
         self.watches = watches
         self.pollers = watches.compactMap { $0.thread.probe as? any PolledLoopProbe }
         self.silenceCheck = silenceCheck
         self.wakeup = wakeup
         self.counters = counters
+        self.metrics = metrics
         self.stoppedAfter = stoppedAfter
     }
 
@@ -96,6 +100,7 @@ final class Watchdog: @unchecked Sendable {
             for watch in watches {
                 if let due = watch.step(now: now) { deadline = min(deadline ?? .max, due) }
             }
+            metrics?.syncDropped(counters)
             guard running.load(ordering: .sequentiallyConsistent) else { break }
             if let deadline {
                 let sleeping = CStallMonitor_monotonic_ns()
@@ -130,5 +135,6 @@ final class Watchdog: @unchecked Sendable {
         }
         for watch in watches { watch.finishOnStop() }
         for poller in pollers { poller.finishPolling() }
+        metrics?.syncDropped(counters)
     }
 }
