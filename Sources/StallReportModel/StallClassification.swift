@@ -5,7 +5,7 @@ import Foundation
 /// An open set of values: a newer monitor may write a classification this code does not know, and
 /// the report still reads (``isKnown`` is false, ``rawValue`` holds what was written), so readers
 /// count it instead of rejecting the report. Compare with the known values; keep a default.
-public struct StallClassification: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+public struct StallClassification: OpenReportValue {
     /// The value as written in reports, e.g. `cpu`.
     public let rawValue: String
 
@@ -23,10 +23,4 @@ public struct StallClassification: RawRepresentable, Codable, Hashable, Sendable
 
     /// The classifications this version writes, in display order.
     public static let known: [StallClassification] = [.cpu, .blocked, .mixed, .congestion]
-
-    /// Whether this version of the model knows the value.
-    public var isKnown: Bool { Self.known.contains(self) }
-
-    /// The value as written in reports.
-    public var description: String { rawValue }
 }

@@ -119,7 +119,7 @@ extension StallReport {
     public struct Sample: Codable, Sendable, Equatable {
         /// How the sample was taken. An open set of values: a kind written by a newer monitor
         /// reads as itself (``isKnown`` false) and such a sample counts as one without a stack.
-        public struct Kind: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+        public struct Kind: OpenReportValue {
             /// The value as written in reports, e.g. `stack`.
             public let rawValue: String
 
@@ -137,12 +137,6 @@ extension StallReport {
 
             /// The kinds this version writes.
             public static let known: [Kind] = [.stack, .syscall, .none]
-
-            /// Whether this version of the model knows the value.
-            public var isKnown: Bool { Self.known.contains(self) }
-
-            /// The value as written in reports.
-            public var description: String { rawValue }
         }
 
         /// Milliseconds from the span start to this sample.

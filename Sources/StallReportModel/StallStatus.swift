@@ -4,7 +4,7 @@ import Foundation
 ///
 /// An open set of values, like ``StallClassification``: a status written by a newer monitor reads
 /// as itself (``isKnown`` false) and is counted, never rejected.
-public struct StallStatus: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+public struct StallStatus: OpenReportValue {
     /// The value as written in reports, e.g. `ended`.
     public let rawValue: String
 
@@ -20,10 +20,4 @@ public struct StallStatus: RawRepresentable, Codable, Hashable, Sendable, Custom
 
     /// The statuses this version writes, in display order.
     public static let known: [StallStatus] = [.ended, .inProgress, .fatal]
-
-    /// Whether this version of the model knows the value.
-    public var isKnown: Bool { Self.known.contains(self) }
-
-    /// The value as written in reports.
-    public var description: String { rawValue }
 }
