@@ -106,8 +106,8 @@ final class StallMetrics: Sendable {
         dropped[.debuggerAttached]?.sync(to: counters.discardedWhileDebugged.load(ordering: .relaxed))
         dropped[.processStopped]?.sync(to: counters.discardedProcessStopped.load(ordering: .relaxed))
         if let errors {
-            dropped[.reportWrite]?.sync(to: errors[StallMonitorError.reportWrite(path: "", reason: "").kind] ?? 0)
-            dropped[.reportEncoding]?.sync(to: errors[StallMonitorError.reportEncoding("").kind] ?? 0)
+            dropped[.reportWrite]?.sync(to: errors[StallMonitorError.Code.reportWrite.name] ?? 0)
+            dropped[.reportEncoding]?.sync(to: errors[StallMonitorError.Code.reportEncoding.name] ?? 0)
         }
     }
 
