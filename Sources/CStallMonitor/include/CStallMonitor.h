@@ -143,6 +143,15 @@ CStallMonitorSampleResult CStallMonitor_sampler_snapshot(pid_t tid, uint64_t tim
 /// The calling thread's stack bounds (pthread_getattr_np). Returns 0, or -1 when unknown.
 int CStallMonitor_current_stack_bounds(uintptr_t *low, uintptr_t *high);
 
+/// The writable mapping of this process that contains `address` (from /proc/self/maps), e.g.
+/// the stack of a thread that was never armed, found from its stack pointer. Returns 0, or -1
+/// when no mapping contains it or the file cannot be read.
+int CStallMonitor_mapping_containing(uintptr_t address, uintptr_t *low, uintptr_t *high);
+
+/// Loads 8 bytes at `address` atomically (acquire): a word another library updates atomically
+/// (libdispatch's queue state).
+uint64_t CStallMonitor_load_u64(const void *address);
+
 /// Opaque libdw unwinding session over this process (its modules and executable mappings when
 /// it opened). Use from one thread at a time.
 typedef struct CStallMonitorUnwinder CStallMonitorUnwinder;
