@@ -11,8 +11,8 @@ import StallMonitor
 ///
 ///     async-main-host refuse            # exit 3, the error on stderr
 ///     async-main-host silent            # exit 0; the warning on stderr, then `watchedLoops` on stdout
-///     async-main-host cpu <dir>         # a @MainActor function spins 400 ms; reports in <dir>
-///     async-main-host block <dir>       # a @MainActor function sleeps 400 ms
+///     async-main-host cpu <dir> [<s>]   # a @MainActor function spins 400 ms (after <s> idle seconds); reports in <dir>
+///     async-main-host block <dir> [<s>] # a @MainActor function sleeps 400 ms
 ///     async-main-host short <dir>       # 5000 short MainActor jobs, then 200 main-queue blocks
 ///     async-main-host idle <dir> <s>    # nothing runs for <s> seconds: the watchdog's cost
 @main
@@ -39,7 +39,7 @@ struct AsyncMainHost {
             await monitor.stop()
         case "cpu", "block", "short", "idle":
             await watchMainActor(mode: mode, configuration: configuration,
-                                 idleSeconds: arguments.count > 2 ? Double(arguments[2]) ?? 2 : 2)
+                                 idleSeconds: arguments.count > 2 ? Double(arguments[2]) ?? 0 : mode == "idle" ? 2 : 0)
         default:
             try? await Task.sleep(for: .milliseconds(50))  // now on a Dispatch worker thread
             do {
@@ -62,6 +62,11 @@ struct AsyncMainHost {
             exit(2)
         }
         try? await Task.sleep(for: .milliseconds(200))  // the main thread parks; workers drain the main queue
+        if mode == "cpu" || mode == "block", idleSeconds > 0 {
+            // Idle long enough and libdispatch retires its idle workers (after 5 s): the stall
+            // then runs on a worker the monitor never armed.
+            try? await Task.sleep(for: .seconds(idleSeconds))
+        }
         switch mode {
         case "cpu":
             let (tid, ms) = MainActorWork.spinOnMainActorForTest(milliseconds: 400)

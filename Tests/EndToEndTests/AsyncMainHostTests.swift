@@ -25,12 +25,15 @@ struct AsyncMainHostTests {
         #expect(run.stdout.contains("hasRun [false]"), "\(run.stdout)")
     }
 
+    /// The third argument idles the program first for that many seconds: libdispatch retires idle
+    /// workers after 5 s, so the stall then runs on a worker the monitor never armed (found from
+    /// the queue's state, its stack from /proc/self/maps, sampled with SIGPROF).
     @Test("a @MainActor function that stalls 400 ms (CPU, sleep) gives one report naming it, with the worker thread that ran it",
-          arguments: [("cpu", "spinOnMainActorForTest"), ("block", "sleepOnMainActorForTest")])
-    func mainActorStall(mode: String, function: String) throws {
+          arguments: [("cpu", "spinOnMainActorForTest", 0), ("block", "sleepOnMainActorForTest", 0), ("cpu", "spinOnMainActorForTest", 6)])
+    func mainActorStall(mode: String, function: String, idleFirst: Int) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("async-main-host-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let run = try StallReportCLI.run([mode, directory.path], timeout: 120, executable: "async-main-host")
+        let run = try StallReportCLI.run([mode, directory.path, "\(idleFirst)"], timeout: 120, executable: "async-main-host")
         try #require(run.status == 0, "\(run)")
         // "stalled thread <tid> for <ms> ms": the stall's own clock, on the thread that ran it.
         let words = try #require(run.stdout.split(separator: "\n").first { $0.hasPrefix("stalled thread") }?

@@ -140,6 +140,10 @@ typedef struct {
 CStallMonitorSampleResult CStallMonitor_sampler_snapshot(pid_t tid, uint64_t timeout_ns,
                                                          CStallMonitorSnapshot *snapshot);
 
+/// Whether `signal_number` has no handler in this process (its default action, no SA_SIGINFO
+/// handler). 1 or 0.
+int CStallMonitor_signal_is_free(int signal_number);
+
 /// The calling thread's stack bounds (pthread_getattr_np). Returns 0, or -1 when unknown.
 int CStallMonitor_current_stack_bounds(uintptr_t *low, uintptr_t *high);
 

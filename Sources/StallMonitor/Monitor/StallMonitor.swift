@@ -140,7 +140,7 @@ public final class StallMonitor: Sendable {
         }
         if let error = queue.verify() { throw error }
         try ReportFileStore.prepare(configuration.reportDirectory)
-        let signal = try StackSampler.install(signal: configuration.signal)
+        let signal = try StackSampler.installForDispatchWorkers(signal: configuration.signal)
         return StallMonitor(configuration: configuration, signal: signal,
                             probes: [MainQueueProbe(queue, interval: UInt64(mainActorPollInterval.nanoseconds))])
     }

@@ -635,7 +635,14 @@ final class ThreadWatch {
             let sentAt = CStallMonitor_monotonic_ns()
             let signalOutcome: StackSampler.Outcome
             var unwinderName = "libunwind"
-            if recording.unwinder.name == "libdw", settings.unwinding == .snapshot, let bounds = stackBounds(of: tid, sp: nil) {
+            var bounds = stackBounds(of: tid, sp: nil)
+            if bounds == nil, recording.unwinder.name == "libdw", settings.unwinding == .snapshot,
+               let sp = SnapshotUnwinder.shared.stackPointer(tid: tid, timeout: settings.sampleTimeout) {
+                // A span thread that never armed itself (a Dispatch worker): its stack is the
+                // mapping that holds its stack pointer, read from one registers-only snapshot.
+                bounds = stackBounds(of: tid, sp: sp)
+            }
+            if recording.unwinder.name == "libdw", settings.unwinding == .snapshot, let bounds {
                 switch SnapshotUnwinder.shared.unwindRunning(
                     tid: tid, bounds: bounds, copyBytes: settings.stackCopyBytes, timeout: settings.sampleTimeout,
                     maxFrames: settings.maxFrames) {
