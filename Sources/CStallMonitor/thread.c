@@ -119,3 +119,11 @@ int CStallMonitor_mapping_containing(uintptr_t address, uintptr_t *low, uintptr_
 uint64_t CStallMonitor_load_u64(const void *address) {
     return __atomic_load_n((const uint64_t *)address, __ATOMIC_ACQUIRE);
 }
+
+static __thread uint64_t thread_visitor;
+
+int CStallMonitor_thread_first_visit(uint64_t visitor) {
+    if (thread_visitor == visitor) return 0;
+    thread_visitor = visitor;
+    return 1;
+}

@@ -14,6 +14,7 @@ import StallMonitor
 ///     async-main-host cpu <dir> [<s>]   # a @MainActor function spins 400 ms (after <s> idle seconds); reports in <dir>
 ///     async-main-host block <dir> [<s>] # a @MainActor function sleeps 400 ms
 ///     async-main-host short <dir>       # 5000 short MainActor jobs, then 200 main-queue blocks
+///     async-main-host expected <dir>    # 400 ms of MainActor work declared with expectLongWork
 ///     async-main-host idle <dir> <s>    # nothing runs for <s> seconds: the watchdog's cost
 @main
 struct AsyncMainHost {
@@ -37,7 +38,7 @@ struct AsyncMainHost {
             try? await Task.sleep(for: .milliseconds(1_500))
             print("hasRun \(monitor.watchedLoops.map(\.hasRun))")
             await monitor.stop()
-        case "cpu", "block", "short", "idle":
+        case "cpu", "block", "short", "expected", "idle":
             await watchMainActor(mode: mode, configuration: configuration,
                                  idleSeconds: arguments.count > 2 ? Double(arguments[2]) ?? 0 : mode == "idle" ? 2 : 0)
         default:
@@ -77,6 +78,9 @@ struct AsyncMainHost {
         case "short":
             let jobs = await MainActorWork.shortJobs(5_000)
             print("ran \(jobs) short MainActor jobs")
+        case "expected":
+            let (tid, ms) = monitor.expectLongWork { MainActorWork.spinOnMainActorForTest(milliseconds: 400) }
+            print("expected long work on thread \(tid) for \(String(format: "%.1f", ms)) ms")
         default:
             // Measured off the MainActor: the main queue stays idle meanwhile.
             let line = await Task.detached { WatchdogCost.measure(seconds: idleSeconds) }.value
@@ -85,7 +89,8 @@ struct AsyncMainHost {
         try? await Task.sleep(for: .milliseconds(300))
         await monitor.flush(timeout: .seconds(10))
         let statistics = monitor.statistics
-        print("spans \(statistics.spans) stalls \(statistics.stallsDetected) reports \(statistics.reportsWritten)")
+        print("spans \(statistics.spans) stalls \(statistics.stallsDetected) reports \(statistics.reportsWritten) "
+              + "expected \(statistics.expectedLongWork)")
         print("watched \(monitor.watchedLoops.map { "\($0.kind) hasRun=\($0.hasRun)" })")
         await monitor.stop()
     }

@@ -67,6 +67,17 @@ struct AsyncMainHostTests {
         #expect(try Self.reports(in: directory).isEmpty)
     }
 
+    @Test("MainActor work declared with expectLongWork is not reported")
+    func expectedLongWork() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("async-main-host-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let run = try StallReportCLI.run(["expected", directory.path], timeout: 120, executable: "async-main-host")
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("expected long work on thread"), "\(run.stdout)")
+        #expect(run.stdout.contains("stalls 0 reports 0 expected 1"), "\(run.stdout)")
+        #expect(try Self.reports(in: directory).isEmpty)
+    }
+
     /// The stall reports in `directory`, in file-name order.
     static func reports(in directory: URL) throws -> [StallReport] {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])

@@ -152,6 +152,11 @@ int CStallMonitor_current_stack_bounds(uintptr_t *low, uintptr_t *high);
 /// when no mapping contains it or the file cannot be read.
 int CStallMonitor_mapping_containing(uintptr_t address, uintptr_t *low, uintptr_t *high);
 
+/// Whether the calling thread is seen for the first time by the visitor `visitor` (a nonzero id):
+/// 1 the first time (and marks it), 0 after. A thread-local mark, so a new thread that reuses
+/// an old thread's kernel id is new here.
+int CStallMonitor_thread_first_visit(uint64_t visitor);
+
 /// Loads 8 bytes at `address` atomically (acquire): a word another library updates atomically
 /// (libdispatch's queue state).
 uint64_t CStallMonitor_load_u64(const void *address);

@@ -85,6 +85,7 @@ final class ThreadWatch {
             tid: tid, name: ThreadProcFiles.threadName(tid: tid), isMainThread: tid == getpid(), loopKind: thread.loopKind,
             armingProblems: thread.armingProblems(of: tid))
         procFiles = ThreadProcFiles(tid: tid)
+        mappedStacks[tid] = nil  // looked up again: the id may be a new thread's
         lastRunningReading = nil
         blockedMaskSeen = false
     }
@@ -92,8 +93,10 @@ final class ThreadWatch {
     /// The stack bounds of thread `tid`: known when it armed itself, otherwise the mapping that
     /// holds its stack pointer `sp` (a worker that never ran the probe's work), cached per thread.
     private func stackBounds(of tid: Int32, sp: UInt?) -> SnapshotUnwinder.StackBounds? {
-        if let bounds = thread.stackBounds(of: tid) { return bounds }
-        if let cached = mappedStacks[tid] { return cached }
+        // Bounds that do not hold the known stack pointer are another thread's (a reused id).
+        func holds(_ bounds: SnapshotUnwinder.StackBounds) -> Bool { sp.map { bounds.low <= $0 && $0 < bounds.high } ?? true }
+        if let bounds = thread.stackBounds(of: tid), holds(bounds) { return bounds }
+        if let cached = mappedStacks[tid], holds(cached) { return cached }
         guard let sp else { return nil }
         var low: UInt = 0
         var high: UInt = 0

@@ -35,9 +35,10 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
     private let detached = Atomic<Bool>(false)
     /// When the last token ran on the main queue (monotonic ns).
     private let tokenRanAt = Atomic<UInt64>(0)
-    /// Workers a token already armed (touched only by blocks on the serial main queue, and the lock).
-    private let armedWorkers = Locked<Set<Int32>>([])
-    private let armed = Atomic<Bool>(false)
+    /// Marks the workers a token of this probe already armed (a thread-local mark, so a new
+    /// worker that reuses a retired one's thread id is armed again).
+    private let visitor: UInt64
+    private static let visitors = Atomic<UInt64>(0)
     /// Arms the calling worker (set by attach before any token is queued).
     private let armWorker = Locked<(@Sendable () -> Void)?>(nil)
 
@@ -55,6 +56,7 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
     init(_ queue: MainQueueState, interval: UInt64) {
         self.queue = queue
         self.interval = max(interval, 1_000_000)
+        visitor = Self.visitors.add(1, ordering: .relaxed).newValue
     }
 
     func attach(to tracker: SpanTracker, arm: @escaping @Sendable () -> Void) {
@@ -75,8 +77,7 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
     private func tokenRan() {
         tokenRanAt.store(CStallMonitor_monotonic_ns(), ordering: .releasing)
         guard !detached.load(ordering: .relaxed) else { return }
-        let tid = CStallMonitor_gettid()
-        if armedWorkers.withLock({ $0.insert(tid).inserted }), let arm = armWorker.withLock({ $0 }) { arm() }
+        if CStallMonitor_thread_first_visit(visitor) != 0, let arm = armWorker.withLock({ $0 }) { arm() }
     }
 
     func poll(now: UInt64) -> UInt64? {
