@@ -92,7 +92,12 @@ struct AsyncMainHost {
         print("spans \(statistics.spans) stalls \(statistics.stallsDetected) reports \(statistics.reportsWritten) "
               + "expected \(statistics.expectedLongWork)")
         print("watched \(monitor.watchedLoops.map { "\($0.kind) hasRun=\($0.hasRun)" })")
+        let signal = monitor.signal
         await monitor.stop()
+        var action = sigaction()
+        sigaction(signal, nil, &action)
+        let restored = action.__sigaction_handler.sa_handler == nil  // SIG_DFL
+        print("sampling signal \(signal == SIGPROF ? "SIGPROF" : "\(signal)"), default again after stop: \(restored)")
     }
 }
 

@@ -41,6 +41,8 @@ struct AsyncMainHostTests {
         let thread = String(words[2])
         let measured = try #require(Double(words[4]))
         #expect(run.stdout.contains("watched [\"mainActor hasRun=true\"]"), "\(run.stdout)")
+        // SIGPROF (free in this host) samples workers that never armed; stop restores it.
+        #expect(run.stdout.contains("sampling signal SIGPROF, default again after stop: true"), "\(run.stdout)")
 
         let reports = try Self.reports(in: directory)
         try #require(reports.count == 1, "\(reports.map(\.durationMs)) \(run)")
