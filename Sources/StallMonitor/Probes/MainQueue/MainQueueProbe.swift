@@ -67,6 +67,8 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
 
     func detach() {
         detached.store(true, ordering: .sequentiallyConsistent)
+        // The arming closure holds the monitored thread, which holds this probe: let both go.
+        armWorker.withLock { $0 = nil }
     }
 
     func hasRun(tracker: SpanTracker, armed: Bool) -> Bool { armed }
