@@ -48,8 +48,9 @@ struct MainQueueState: @unchecked Sendable {
 
     /// Checks the layout: on the main queue, the owner read must be the calling thread. Called on
     /// the main queue already (MainActor code) it checks at once; otherwise it runs a block there
-    /// and waits for it at most `timeout`. Never waits on the main thread (a RunLoop.main program
-    /// drains the main queue there: waiting would deadlock it).
+    /// and waits for it at most `timeout`, and refuses when the main thread runs it (a RunLoop.main
+    /// program: `loop: .main` watches that). Never waits on the main thread (a RunLoop.main
+    /// program drains the main queue there: waiting would deadlock it).
     func verify(timeout: Duration = .seconds(2)) -> StallMonitorError? {
         let me = CStallMonitor_gettid()
         if owner() == me { return nil }
@@ -63,13 +64,20 @@ struct MainQueueState: @unchecked Sendable {
         let done = DispatchSemaphore(value: 0)
         let state = self
         DispatchQueue.main.async {
-            seen.store(Int64(state.owner() == CStallMonitor_gettid() ? 1 : 0), ordering: .releasing)
+            let tid = CStallMonitor_gettid()
+            // 2: run by the main thread, which a RunLoop.main program binds the main queue to.
+            seen.store(tid == getpid() ? 2 : Int64(state.owner() == tid ? 1 : 0), ordering: .releasing)
             done.signal()
         }
         guard done.wait(timeout: .now() + .nanoseconds(Int(timeout.nanoseconds))) == .success else {
             return .loopNotRunning(
                 "the Dispatch main queue did not run a block within \(timeout) of start(loop: .mainActor): nothing drains it "
                     + "(or it is stuck), so the MainActor cannot be watched")
+        }
+        if seen.load(ordering: .acquiring) == 2 {
+            return .unsupportedLoop(
+                "the main queue runs on the main thread here (a program that runs RunLoop.main): its MainActor "
+                    + "work runs in the main run loop, which `loop: .main` watches")
         }
         guard seen.load(ordering: .acquiring) == 1 else {
             return .unsupportedLoop(
