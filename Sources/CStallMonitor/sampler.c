@@ -227,7 +227,7 @@ static int load_unwinder(void) {
     return 1;
 }
 
-static int signal_is_free(int signal_number) {
+int CStallMonitor_signal_is_free(int signal_number) {
     struct sigaction current;
     if (sigaction(signal_number, NULL, &current) != 0) return 0;
     if (current.sa_flags & SA_SIGINFO) return current.sa_sigaction == NULL;
@@ -236,12 +236,14 @@ static int signal_is_free(int signal_number) {
 
 static int pick_signal(int requested, char *error, size_t error_size) {
     if (requested != 0) {
-        if (requested < SIGRTMIN || requested > SIGRTMAX) {
-            snprintf(error, error_size, "signal %d is not a real-time signal (SIGRTMIN=%d..SIGRTMAX=%d)",
+        // SIGPROF too: libdispatch leaves it unblocked on its worker threads (for profilers), so a
+        // MainActor job running on a worker never armed can be sampled with it.
+        if ((requested < SIGRTMIN || requested > SIGRTMAX) && requested != SIGPROF) {
+            snprintf(error, error_size, "signal %d is not a real-time signal (SIGRTMIN=%d..SIGRTMAX=%d) or SIGPROF",
                      requested, SIGRTMIN, SIGRTMAX);
             return -1;
         }
-        if (!signal_is_free(requested)) {
+        if (!CStallMonitor_signal_is_free(requested)) {
             snprintf(error, error_size, "signal %d already has a handler; choose another", requested);
             return -1;
         }
@@ -250,10 +252,10 @@ static int pick_signal(int requested, char *error, size_t error_size) {
     // Prefer the upper middle of the range: libraries tend to take SIGRTMIN+n from the bottom.
     int first = SIGRTMIN + (SIGRTMAX - SIGRTMIN) / 2;
     for (int candidate = first; candidate <= SIGRTMAX; candidate++) {
-        if (signal_is_free(candidate)) return candidate;
+        if (CStallMonitor_signal_is_free(candidate)) return candidate;
     }
     for (int candidate = first - 1; candidate >= SIGRTMIN; candidate--) {
-        if (signal_is_free(candidate)) return candidate;
+        if (CStallMonitor_signal_is_free(candidate)) return candidate;
     }
     snprintf(error, error_size, "every real-time signal already has a handler");
     return -1;

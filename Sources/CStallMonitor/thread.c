@@ -3,6 +3,9 @@
 #include "CStallMonitor.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -84,4 +87,43 @@ int CStallMonitor_unblock_signal(int signal_number) {
 
 int CStallMonitor_set_thread_name(const char *name) {
     return pthread_setname_np(pthread_self(), name);
+}
+
+int CStallMonitor_mapping_containing(uintptr_t address, uintptr_t *low, uintptr_t *high) {
+    FILE *maps = fopen("/proc/self/maps", "re");
+    if (maps == NULL) return -1;
+    char line[512];
+    int found = -1;
+    int at_line_start = 1;
+    while (fgets(line, sizeof line, maps) != NULL) {
+        // The rest of a line longer than the buffer (a long path) is not a line of its own.
+        int starts_line = at_line_start;
+        at_line_start = strchr(line, '\n') != NULL;
+        if (!starts_line) continue;
+        uintptr_t start = 0, end = 0;
+        char perms[8] = {0};
+        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s", &start, &end, perms) != 3) continue;
+        if (address >= start && address < end) {
+            if (perms[0] == 'r' && perms[1] == 'w') {
+                *low = start;
+                *high = end;
+                found = 0;
+            }
+            break;
+        }
+    }
+    fclose(maps);
+    return found;
+}
+
+uint64_t CStallMonitor_load_u64(const void *address) {
+    return __atomic_load_n((const uint64_t *)address, __ATOMIC_ACQUIRE);
+}
+
+static __thread uint64_t thread_visitor;
+
+int CStallMonitor_thread_first_visit(uint64_t visitor) {
+    if (thread_visitor == visitor) return 0;
+    thread_visitor = visitor;
+    return 1;
 }

@@ -13,6 +13,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
     case reportSize = "report-size"
     case blockingStacks = "blocking-stacks"
     case nioServer = "nio-server"
+    case mainActor = "main-actor"
 
     var number: Int { Self.allCases.firstIndex(of: self)! + 1 }
 
@@ -29,6 +30,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
         case .reportSize: return "Report size"
         case .blockingStacks: return "Stacks of threads asleep in a syscall, and their cost to the watchdog"
         case .nioServer: return "SwiftNIO server: throughput, idle wake-ups, stalls in handlers"
+        case .mainActor: return "MainActor under async main: idle wake-ups, stall timing"
         }
     }
 
@@ -45,6 +47,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
         case .reportSize: return try ReportSizeFigure.run(context)
         case .blockingStacks: return try BlockingStacksFigure.run(context)
         case .nioServer: return try NIOServerFigure.run(context)
+        case .mainActor: return try MainActorFigure.run(context)
         }
     }
 

@@ -1,8 +1,9 @@
 import Foundation
+import StallReportModel
 import Testing
 
 /// A real program with `async main` (no main RunLoop ever runs): the monitor never watches nothing
-/// silently.
+/// silently, and watches the MainActor, which Dispatch worker threads run, with `loop: .mainActor`.
 @Suite("async main host", .serialized)
 struct AsyncMainHostTests {
     @Test("started for the main run loop from a worker thread, the monitor refuses with a clear error")
@@ -11,6 +12,7 @@ struct AsyncMainHostTests {
         #expect(run.status == 3, "\(run)")
         #expect(run.stderr.contains("never runs RunLoop.main"), "\(run.stderr)")
         #expect(run.stderr.contains("async main"))
+        #expect(run.stderr.contains("loop: .mainActor"), "the error points to the loop to watch: \(run.stderr)")
         #expect(!run.stdout.contains("started"))
     }
 
@@ -21,5 +23,68 @@ struct AsyncMainHostTests {
         let warnings = run.stderr.split(separator: "\n").filter { $0.contains("warning") && $0.contains("loopNotRunning") }
         #expect(warnings.count == 1, "\(run.stderr)")
         #expect(run.stdout.contains("hasRun [false]"), "\(run.stdout)")
+    }
+
+    /// The third argument idles the program first for that many seconds: libdispatch retires idle
+    /// workers after 5 s, so the stall then runs on a worker the monitor never armed (found from
+    /// the queue's state, its stack from /proc/self/maps, sampled with SIGPROF).
+    @Test("a @MainActor function that stalls 400 ms (CPU, sleep) gives one report naming it, with the worker thread that ran it",
+          arguments: [("cpu", "spinOnMainActorForTest", 0), ("block", "sleepOnMainActorForTest", 0), ("cpu", "spinOnMainActorForTest", 6)])
+    func mainActorStall(mode: String, function: String, idleFirst: Int) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("async-main-host-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let run = try StallReportCLI.run([mode, directory.path, "\(idleFirst)"], timeout: 120, executable: "async-main-host")
+        try #require(run.status == 0, "\(run)")
+        // "stalled thread <tid> for <ms> ms": the stall's own clock, on the thread that ran it.
+        let words = try #require(run.stdout.split(separator: "\n").first { $0.hasPrefix("stalled thread") }?
+            .split(separator: " "), "\(run.stdout)")
+        let thread = String(words[2])
+        let measured = try #require(Double(words[4]))
+        #expect(run.stdout.contains("watched [\"mainActor hasRun=true\"]"), "\(run.stdout)")
+        // SIGPROF (free in this host) samples workers that never armed; stop restores it.
+        #expect(run.stdout.contains("sampling signal SIGPROF, default again after stop: true"), "\(run.stdout)")
+
+        let reports = try Self.reports(in: directory)
+        try #require(reports.count == 1, "\(reports.map(\.durationMs)) \(run)")
+        let report = reports[0]
+        #expect(report.loop.kind == "mainActor")
+        #expect("\(report.loop.threadID)" == thread, "the report names the worker that ran the job")
+        #expect(!report.loop.isMainThread)
+        #expect(report.representativeFunction.contains(function), "\(report.representativeFunction)")
+        #expect(report.samples.contains { $0.kind == .stack }, "samples carry the worker's stack")
+        // The end is exact (the probe's token runs right after the job); the start is dated to
+        // half a poll interval (20 ms) when the watchdog keeps its pace: generous bounds.
+        #expect(report.durationMs >= measured - 60 && report.durationMs <= measured + 300,
+                "report \(report.durationMs) ms, function \(measured) ms")
+    }
+
+    @Test("thousands of short MainActor jobs and a burst of main-queue blocks give no report")
+    func shortJobs() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("async-main-host-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let run = try StallReportCLI.run(["short", directory.path], timeout: 120, executable: "async-main-host")
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("ran 5200 short MainActor jobs"), "\(run.stdout)")
+        #expect(run.stdout.contains("stalls 0 reports 0"), "\(run.stdout)")
+        #expect(try Self.reports(in: directory).isEmpty)
+    }
+
+    @Test("MainActor work declared with expectLongWork is not reported")
+    func expectedLongWork() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("async-main-host-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let run = try StallReportCLI.run(["expected", directory.path], timeout: 120, executable: "async-main-host")
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("expected long work on thread"), "\(run.stdout)")
+        #expect(run.stdout.contains("stalls 0 reports 0 expected 1"), "\(run.stdout)")
+        #expect(try Self.reports(in: directory).isEmpty)
+    }
+
+    /// The stall reports in `directory`, in file-name order.
+    static func reports(in directory: URL) throws -> [StallReport] {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
+            .filter { $0.hasPrefix("stall-") && $0.hasSuffix(".json") }
+            .sorted()
+        return try names.map { try StallReport.read(from: directory.appendingPathComponent($0)) }
     }
 }

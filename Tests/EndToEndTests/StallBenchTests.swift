@@ -51,12 +51,30 @@ struct StallBenchTests {
         #expect((data.last?["stacks"] as? Double ?? 0) > 0, "running stacks were timed: \(data)")
     }
 
-    @Test("list names the eleven figures; an unknown figure is a usage error")
+    @Test("--figure main-actor --quick: an idle MainActor's watchdog cost and MainActor stalls, from async-main-host")
+    func mainActorQuick() throws {
+        let directory = try ReportDirectory()
+        let output = directory.url.appendingPathComponent("bench")
+        let run = try StallReportCLI.run(
+            ["run", "--figure", "main-actor", "--quick", "--output", output.path],
+            environment: ["STALL_BENCH_TMPDIR": directory.path], timeout: 120, executable: "stall-bench")
+        #expect(run.status == 0, "\(run)")
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: output.appendingPathComponent("latest.json"))) as? [String: Any]
+        let figures = try #require(json?["figures"] as? [[String: Any]])
+        let rows = try #require(figures.first?["rows"] as? [[String: Any]])
+        #expect(rows.map { $0["figure"] as? String } == ["12a", "12b"])
+        let data = rows.compactMap { $0["data"] as? [String: Any] }
+        #expect((data.first?["wakeupsPerSecond"] as? Double ?? 0) > 0, "the polling watchdog woke: \(data)")
+        #expect(data.last?["runs"] as? Double == 2, "\(data)")
+    }
+
+    @Test("list names the twelve figures; an unknown figure is a usage error")
     func listAndValidation() throws {
         let list = try StallReportCLI.run(["list"], executable: "stall-bench")
         #expect(list.status == 0)
-        #expect(list.stdoutLines.count == 11)
+        #expect(list.stdoutLines.count == 12)
         #expect(list.stdout.contains("summarize-throughput") && list.stdout.contains("blocking-stacks") && list.stdout.contains("nio-server"))
+        #expect(list.stdout.contains("main-actor"))
         let bad = try StallReportCLI.run(["run", "--figure", "nope"], executable: "stall-bench")
         #expect(bad.status == 64, "\(bad)")
         #expect(bad.stderr.contains("unknown figure"))

@@ -140,8 +140,26 @@ typedef struct {
 CStallMonitorSampleResult CStallMonitor_sampler_snapshot(pid_t tid, uint64_t timeout_ns,
                                                          CStallMonitorSnapshot *snapshot);
 
+/// Whether `signal_number` has no handler in this process (its default action, no SA_SIGINFO
+/// handler). 1 or 0.
+int CStallMonitor_signal_is_free(int signal_number);
+
 /// The calling thread's stack bounds (pthread_getattr_np). Returns 0, or -1 when unknown.
 int CStallMonitor_current_stack_bounds(uintptr_t *low, uintptr_t *high);
+
+/// The writable mapping of this process that contains `address` (from /proc/self/maps), e.g.
+/// the stack of a thread that was never armed, found from its stack pointer. Returns 0, or -1
+/// when no mapping contains it or the file cannot be read.
+int CStallMonitor_mapping_containing(uintptr_t address, uintptr_t *low, uintptr_t *high);
+
+/// Whether the calling thread is seen for the first time by the visitor `visitor` (a nonzero id):
+/// 1 the first time (and marks it), 0 after. A thread-local mark, so a new thread that reuses
+/// an old thread's kernel id is new here.
+int CStallMonitor_thread_first_visit(uint64_t visitor);
+
+/// Loads 8 bytes at `address` atomically (acquire): a word another library updates atomically
+/// (libdispatch's queue state).
+uint64_t CStallMonitor_load_u64(const void *address);
 
 /// Opaque libdw unwinding session over this process (its modules and executable mappings when
 /// it opened). Use from one thread at a time.

@@ -18,7 +18,17 @@ public final class StallMonitor: Sendable {
         case main
         /// The run loop of the thread calling ``start(_:loop:)``.
         case current
+        /// The MainActor of a program with `async main` or `dispatchMain()`: the Dispatch main
+        /// queue, drained by whichever Dispatch worker thread picks it up. Each stall is reported
+        /// with the worker that ran it (loop kind `mainActor`). Looked at every 20 ms
+        /// (``start(_:mainActorPollInterval:)`` sets another interval). A program whose main
+        /// thread runs `RunLoop.main` drains the main queue there: watch `.main` instead, whose
+        /// observers see MainActor work too.
+        case mainActor
     }
+
+    /// The loop kind reports name for the MainActor (``Loop/mainActor``).
+    public static let mainActorKind = MainQueueProbe.loopKind
 
     /// What the monitor has seen and done so far.
     public struct Statistics: Sendable, Equatable {
@@ -93,12 +103,46 @@ public final class StallMonitor: Sendable {
     /// Throws ``StallMonitorError/loopNotRunning(_:)`` for `.main` when the main thread is known
     /// never to run its run loop: a program with `async main` or `dispatchMain()`, whose main
     /// thread is parked in `sigsuspend` (or has exited) while a worker thread calls this.
+    ///
+    /// For ``Loop/mainActor`` (see ``start(_:mainActorPollInterval:)``) it throws
+    /// ``StallMonitorError/Code/unsupportedLoop`` when this toolchain's main queue cannot be read.
     public static func start(_ configuration: Configuration, loop: Loop = .main) throws(StallMonitorError) -> StallMonitor {
+        if loop == .mainActor { return try start(configuration, mainActorPollInterval: .milliseconds(20)) }
         try configuration.validate()
         if loop == .main, let why = MainThreadState.whyNoMainRunLoop() { throw .loopNotRunning(why) }
         try ReportFileStore.prepare(configuration.reportDirectory)
         let signal = try StackSampler.install(signal: configuration.signal)
         return StallMonitor(configuration: configuration, signal: signal, probes: [RunLoopProbe(loop)])
+    }
+
+    /// Starts watching the MainActor of a program with `async main` or `dispatchMain()` (the
+    /// Dispatch main queue, drained by Dispatch worker threads), as ``start(_:loop:)`` with
+    /// ``Loop/mainActor`` does, looking at it every `mainActorPollInterval`.
+    ///
+    /// No runtime hook is installed: the watchdog reads which thread drains the main queue from
+    /// libdispatch's queue state (one memory load per look; none of the app's jobs is wrapped or
+    /// delayed), and while it is busy queues a no-op block on it whose run ends the span. The
+    /// interval bounds how precisely a stall's start is dated (half an interval) and is the
+    /// watchdog's wake-up rate while the queue is idle.
+    ///
+    /// Call it from MainActor code or from a thread other than the main thread. It checks that
+    /// this libdispatch's queue state reads as expected (known for Swift 6.3 on 64-bit Linux) and
+    /// throws ``StallMonitorError/Code/unsupportedLoop`` otherwise, or
+    /// ``StallMonitorError/Code/loopNotRunning`` when the main queue does not run a block within
+    /// 2 s: it never starts watching nothing.
+    public static func start(_ configuration: Configuration, mainActorPollInterval: Duration) throws(StallMonitorError) -> StallMonitor {
+        try configuration.validate()
+        guard mainActorPollInterval >= .milliseconds(1) else { throw .invalidConfiguration("the poll interval must be at least 1 ms") }
+        let queue: MainQueueState
+        switch MainQueueState.locate() {
+        case .success(let found): queue = found
+        case .failure(let error): throw error
+        }
+        if let error = queue.verify() { throw error }
+        try ReportFileStore.prepare(configuration.reportDirectory)
+        let signal = try StackSampler.installForDispatchWorkers(signal: configuration.signal)
+        return StallMonitor(configuration: configuration, signal: signal,
+                            probes: [MainQueueProbe(queue, interval: UInt64(mainActorPollInterval.nanoseconds))])
     }
 
     /// Starts watching loops that call nobody back (the event loops of a SwiftNIO group), each
@@ -180,6 +224,10 @@ public final class StallMonitor: Sendable {
         let maxFrames = configuration.maxFramesPerSample
         let report: @Sendable (String) -> Void = { errors.report(.threadArming($0)) }
         for thread in threads {
+            if thread.probe.threadPerSpan {
+                thread.probe.attach(to: thread.tracker) { thread.armWorker(signal: signal, report: report) }
+                continue
+            }
             thread.probe.attach(to: thread.tracker) {
                 thread.arm(signal: signal, sampleTimeout: timeout, maxFrames: maxFrames, report: report)
             }
@@ -317,7 +365,9 @@ public final class StallMonitor: Sendable {
     /// (on another thread it just runs `body`).
     public func expectLongWork<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         let tid = CStallMonitor_gettid()
-        guard let tracker = threads.first(where: { $0.armedTID.load(ordering: .acquiring) == tid })?.tracker
+        guard let tracker = threads.first(where: {
+                $0.probe.threadPerSpan ? $0.probe.runsLoopWork(on: tid) : $0.armedTID.load(ordering: .acquiring) == tid
+            })?.tracker
             ?? (threads.count == 1 && threads[0].probe is RunLoopProbe ? threads[0].tracker : nil)
         else { return try body() }
         tracker.markExpectedLongWork()
@@ -327,13 +377,14 @@ public final class StallMonitor: Sendable {
 
     /// A loop the monitor watches, as it is now.
     public struct WatchedLoop: Sendable, Equatable {
-        /// The loop kind reports name: `runLoop`, `nioEventLoop`.
+        /// The loop kind reports name: `runLoop`, `nioEventLoop`, `mainActor`.
         public var kind: String
         /// Whether the loop has been seen running since the monitor started. A loop that has not
         /// within ``Configuration/loopSilenceWarning`` is said through the logger: nothing of it is
         /// watched (e.g. `RunLoop.main` in a program whose main thread never runs it).
         public var hasRun: Bool
-        /// The kernel id of the loop's thread, once it has run.
+        /// The kernel id of the loop's thread, once it has run (for the MainActor: the worker
+        /// thread that ran its latest span, or the first one seen).
         public var threadID: Int32?
         /// The name of the loop's thread (an event loop's `NIO-ELT-0-#1`), once it has run.
         public var threadName: String?
@@ -343,7 +394,9 @@ public final class StallMonitor: Sendable {
     /// each has run yet.
     public var watchedLoops: [WatchedLoop] {
         threads.map { thread in
-            let tid = thread.armedTID.load(ordering: .acquiring)
+            // A loop whose thread changes from span to span: the thread of its latest span.
+            let spanThread = thread.probe.threadPerSpan ? thread.tracker.spanThread.load(ordering: .relaxed) : 0
+            let tid = spanThread != 0 ? spanThread : thread.armedTID.load(ordering: .acquiring)
             return WatchedLoop(kind: thread.loopKind, hasRun: thread.hasRun, threadID: tid == 0 ? nil : tid,
                                threadName: tid == 0 ? nil : ThreadProcFiles.threadName(tid: tid))
         }

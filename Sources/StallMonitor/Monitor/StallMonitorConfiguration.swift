@@ -22,7 +22,9 @@ extension StallMonitor {
         public var maxFramesPerSample: Int
         /// How long the watchdog waits for the stuck thread to answer one sample. Default 10 ms.
         public var sampleTimeout: Duration
-        /// The real-time signal used for sampling; nil picks a free one at start.
+        /// The signal used for sampling (a real-time signal, or `SIGPROF`); nil picks a free one at
+        /// start: `SIGPROF` for ``StallMonitor/Loop/mainActor`` when nothing handles it (libdispatch
+        /// leaves it unblocked on its workers), otherwise a real-time signal.
         public var signal: Int32?
         /// How stacks are unwound. Default ``StallMonitor/Unwinding/snapshot``.
         public var unwinding: Unwinding

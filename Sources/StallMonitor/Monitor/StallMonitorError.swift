@@ -35,6 +35,11 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
         /// its run loop (`async main`, `dispatchMain()`), and said through the logger when a loop
         /// has not run within ``StallMonitor/Configuration/loopSilenceWarning`` of the start.
         public static let loopNotRunning = Code("loopNotRunning")
+        /// The loop asked for cannot be watched with this toolchain or in this program: thrown by
+        /// ``StallMonitor/start(_:loop:)`` for `.mainActor` when libdispatch's main queue cannot be
+        /// read as expected (another compiler version, an unknown layout) or the program drains the
+        /// main queue on its main thread (watch `RunLoop.main` there).
+        public static let unsupportedLoop = Code("unsupportedLoop")
 
         /// The code's name.
         public var description: String { name }
@@ -72,6 +77,8 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
     public static func threadStart(_ why: String) -> Self { Self(code: .threadStart, reason: why) }
     /// A watched loop does not run (see ``Code/loopNotRunning``).
     public static func loopNotRunning(_ why: String) -> Self { Self(code: .loopNotRunning, reason: why) }
+    /// The loop cannot be watched with this toolchain or in this program (see ``Code/unsupportedLoop``).
+    public static func unsupportedLoop(_ why: String) -> Self { Self(code: .unsupportedLoop, reason: why) }
 
     /// A one-line explanation.
     public var description: String {
@@ -85,6 +92,7 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
         case .threadArming: return "preparing the monitored thread: \(reason)"
         case .threadStart: return "starting a resident loop thread: \(reason)"
         case .loopNotRunning: return reason
+        case .unsupportedLoop: return "cannot watch this loop: \(reason)"
         default: return path.map { "\(code.name), \($0): \(reason)" } ?? "\(code.name): \(reason)"
         }
     }

@@ -5,10 +5,11 @@
 /// ``PolledLoopProbe``); it runs the monitor's arming step once on the loop's thread. The
 /// watchdog, sampler, writer and report builder see only the tracker and the probe's ``kind``.
 ///
-/// ``RunLoopProbe`` (CFRunLoop observers, push) and ``ThreadPollingProbe`` (a loop thread looked
-/// at from outside, e.g. a SwiftNIO event loop) are the implementations.
+/// ``RunLoopProbe`` (CFRunLoop observers, push), ``ThreadPollingProbe`` (a loop thread looked
+/// at from outside, e.g. a SwiftNIO event loop) and ``MainQueueProbe`` (the Dispatch main queue,
+/// a different worker thread per span) are the implementations.
 protocol LoopProbe: AnyObject, Sendable {
-    /// The loop kind reports and summaries name (`runLoop`, `nioEventLoop`).
+    /// The loop kind reports and summaries name (`runLoop`, `nioEventLoop`, `mainActor`).
     var kind: String { get }
 
     /// Starts feeding `tracker` and runs `arm` once on the loop's thread: at once when called
@@ -21,9 +22,21 @@ protocol LoopProbe: AnyObject, Sendable {
     /// Whether the loop has been seen running since the probe attached (its thread armed and, for
     /// a push probe, at least one span began). A loop that has not after a few seconds is said.
     func hasRun(tracker: SpanTracker, armed: Bool) -> Bool
+
+    /// Whether the loop's thread changes from span to span (the Dispatch main queue): `arm` then
+    /// arms each new thread the probe meets (``MonitoredThread/armWorker(signal:report:)``), and
+    /// each span carries its thread (``SpanTracker/spanThread``).
+    var threadPerSpan: Bool { get }
+
+    /// Whether thread `tid` runs the loop's work now (for a loop whose thread changes from span
+    /// to span; the others are known by their armed thread).
+    func runsLoopWork(on tid: Int32) -> Bool
 }
 
 extension LoopProbe {
+    var threadPerSpan: Bool { false }
+    func runsLoopWork(on tid: Int32) -> Bool { false }
+
     func hasRun(tracker: SpanTracker, armed: Bool) -> Bool {
         armed && tracker.currentSpan().sequence > 0
     }

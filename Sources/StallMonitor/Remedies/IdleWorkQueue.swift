@@ -89,8 +89,9 @@ public final class IdleWorkQueue: @unchecked Sendable {
     /// Creates a queue that runs work on the thread of `loop` (the main run loop by default;
     /// `.current` is the calling thread's, so create it on that thread, or use
     /// ``ResidentLoopThread/makeIdleWorkQueue(_:)``). Throws `invalidConfiguration` for a budget
-    /// that is not positive or a capacity below 1.
+    /// that is not positive, a capacity below 1, or `.mainActor` (no run loop).
     public convenience init(loop: StallMonitor.Loop = .main, _ configuration: Configuration = .init()) throws(StallMonitorError) {
+        if loop == .mainActor { throw .invalidConfiguration("an idle work queue runs on a run loop; `.mainActor` is none") }
         try self.init(runLoop: loop.cfRunLoop, configuration)
     }
 

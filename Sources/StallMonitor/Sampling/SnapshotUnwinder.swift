@@ -84,6 +84,20 @@ final class SnapshotUnwinder: Sendable {
         }
     }
 
+    /// The stack pointer of thread `tid` (running on a CPU), from a snapshot that copies its
+    /// registers only: how the stack of a thread that never armed itself is found (the mapping
+    /// holding that address). nil when the signal is not answered.
+    func stackPointer(tid: Int32, timeout: UInt64) -> UInt? {
+        var byte: UInt8 = 0
+        return withUnsafeMutablePointer(to: &byte) { buffer in
+            var snapshot = CStallMonitorSnapshot()
+            snapshot.stack = buffer
+            snapshot.stack_capacity = 0  // with no bounds the handler copies no stack bytes
+            let result = StackSampler.withRequestLock { CStallMonitor_sampler_snapshot(tid, timeout, &snapshot) }
+            return result == CStallMonitorSampleOK && snapshot.sp != 0 ? snapshot.sp : nil
+        }
+    }
+
     /// Takes the stack of thread `tid`, asleep in the kernel with user stack pointer `sp` and
     /// program counter `pc`, without touching it; `stillAsleep` is asked after the copy and must
     /// confirm that the thread has not run since `sp` and `pc` were read.

@@ -1,4 +1,5 @@
 import CStallMonitor
+import Glibc
 import StallReportModel
 
 /// The process-wide sampling signal handler seen from Swift: install and uninstall (reference
@@ -24,6 +25,19 @@ enum StackSampler {
             throw .signalUnavailable(CString.decode(message))
         }
         return result
+    }
+
+    /// Installs the handler for watching Dispatch workers: `SIGPROF` when no signal is asked for,
+    /// no monitor has installed the handler yet and `SIGPROF` has no handler, because libdispatch
+    /// blocks every other asynchronous signal on its workers but leaves `SIGPROF` to profilers: a
+    /// MainActor stall on a worker that never ran the probe's work is then sampled while it runs.
+    /// Otherwise as ``install(signal:)``. Returns the signal in use.
+    static func installForDispatchWorkers(signal: Int32?) throws(StallMonitorError) -> Int32 {
+        if signal == nil, CStallMonitor_sampler_signal() == 0, CStallMonitor_signal_is_free(SIGPROF) != 0,
+           let profiling = try? install(signal: SIGPROF) {
+            return profiling
+        }
+        return try install(signal: signal)
     }
 
     /// Drops one installation; the last restores the previous signal disposition.

@@ -9,6 +9,9 @@ struct EndedSpan: Equatable {
     var end: UInt64
     var passes: Int
     var longestPass: UInt64
+    /// The kernel id of the thread that ran it, when the loop's thread changes from span to span
+    /// (``SpanTracker/spanThread``); 0: the loop's own thread.
+    var thread: Int32 = 0
 }
 
 /// The long spans that ended most recently, for the watchdog: a ring of ``capacity`` slots filled
@@ -29,6 +32,7 @@ final class EndedSpanLog: Sendable {
     private let ends: InlineArray<16, Atomic<UInt64>>
     private let passes: InlineArray<16, Atomic<Int>>
     private let longestPasses: InlineArray<16, Atomic<UInt64>>
+    private let threads: InlineArray<16, Atomic<Int32>>
     private let indices: InlineArray<16, Atomic<UInt64>>
     /// Spans published so far (the index the next one gets); stored by the monitored thread only.
     private let published = Atomic<UInt64>(0)
@@ -39,6 +43,7 @@ final class EndedSpanLog: Sendable {
         ends = InlineArray { _ in Atomic(0) }
         passes = InlineArray { _ in Atomic(0) }
         longestPasses = InlineArray { _ in Atomic(0) }
+        threads = InlineArray { _ in Atomic(0) }
         indices = InlineArray { _ in Atomic(0) }
     }
 
@@ -58,6 +63,7 @@ final class EndedSpanLog: Sendable {
         ends[slot].store(span.end, ordering: .relaxed)
         passes[slot].store(span.passes, ordering: .relaxed)
         longestPasses[slot].store(span.longestPass, ordering: .relaxed)
+        threads[slot].store(span.thread, ordering: .relaxed)
         indices[slot].store(index, ordering: .relaxed)
         sequences[slot].store(span.sequence, ordering: .releasing)
         published.store(index &+ 1, ordering: .releasing)
@@ -91,7 +97,8 @@ final class EndedSpanLog: Sendable {
             start: starts[slot].load(ordering: .relaxed),
             end: ends[slot].load(ordering: .relaxed),
             passes: passes[slot].load(ordering: .relaxed),
-            longestPass: longestPasses[slot].load(ordering: .relaxed))
+            longestPass: longestPasses[slot].load(ordering: .relaxed),
+            thread: threads[slot].load(ordering: .relaxed))
         atomicMemoryFence(ordering: .acquiring)
         guard sequences[slot].load(ordering: .relaxed) == sequence else { return nil }
         return span

@@ -29,6 +29,10 @@ final class MonitoredThread: @unchecked Sendable {
     private let stackHigh = Atomic<UInt>(0)
     /// Written by ``arm(signal:sampleTimeout:maxFrames:report:)`` before ``armedTID`` is published.
     private let problems = Locked<[String]>([])
+    /// Threads that run spans of a loop whose thread changes from span to span (Dispatch
+    /// workers draining the main queue), armed by ``armWorker(signal:report:)``: stack bounds
+    /// and arming problems by kernel thread id.
+    private let workers = Locked<[Int32: (bounds: SnapshotUnwinder.StackBounds?, problems: [String])]>([:])
 
     /// What went wrong when the thread armed itself; complete once ``armedTID`` is set.
     var armingProblems: [String] { problems.withLock { $0 } }
@@ -38,6 +42,19 @@ final class MonitoredThread: @unchecked Sendable {
         let high = stackHigh.load(ordering: .acquiring)
         guard high != 0 else { return nil }
         return .init(low: stackLow.load(ordering: .acquiring), high: high)
+    }
+
+    /// The stack bounds of thread `tid`: the armed thread's, or a worker's armed by
+    /// ``armWorker(signal:report:)``; nil when unknown.
+    func stackBounds(of tid: Int32) -> SnapshotUnwinder.StackBounds? {
+        if let worker = workers.withLock({ $0[tid] }) { return worker.bounds }
+        return tid == armedTID.load(ordering: .acquiring) ? stackBounds : nil
+    }
+
+    /// What went wrong when thread `tid` armed itself (the armed thread or a worker).
+    func armingProblems(of tid: Int32) -> [String] {
+        if let worker = workers.withLock({ $0[tid] }) { return worker.problems }
+        return tid == armedTID.load(ordering: .acquiring) ? armingProblems : []
     }
 
     init(tracker: SpanTracker, probe: any LoopProbe) {
@@ -83,6 +100,26 @@ final class MonitoredThread: @unchecked Sendable {
         problems.withLock { $0 = found }
         for problem in found { report("thread \(tid): \(problem)") }
         armedTID.store(tid, ordering: .releasing)
+    }
+
+    /// Runs on a worker thread that has just run the loop's work (a Dispatch worker draining the
+    /// main queue), once per worker: notes its stack bounds and unblocks the sampling signal
+    /// (libdispatch workers block every asynchronous signal) so that a later stall on it can be
+    /// sampled while it runs. No alternate signal stack (the handler then runs on the worker's
+    /// own, large stack) and no warm-up sample: this runs inside the loop's work. The first
+    /// worker armed also marks the loop armed (``armedTID``).
+    func armWorker(signal: Int32, report: (String) -> Void) {
+        let tid = CStallMonitor_gettid()
+        var low: UInt = 0
+        var high: UInt = 0
+        let bounds: SnapshotUnwinder.StackBounds? =
+            CStallMonitor_current_stack_bounds(&low, &high) == 0 ? .init(low: low, high: high) : nil
+        var found: [String] = []
+        let unblocked = CStallMonitor_unblock_signal(signal)
+        if unblocked < 0 { found.append("cannot unblock signal \(signal): \(CString.errorMessage(-unblocked))") }
+        workers.withLock { $0[tid] = (bounds, found) }
+        for problem in found { report("thread \(tid): \(problem)") }
+        _ = armedTID.compareExchange(expected: 0, desired: tid, ordering: .acquiringAndReleasing)
     }
 
     /// The steps of arming, replaceable in tests to make one fail.

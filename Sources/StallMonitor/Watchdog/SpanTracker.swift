@@ -34,6 +34,9 @@ final class SpanTracker: Sendable {
     let suspendedAt = Atomic<UInt64>(0)
     /// The thread's voluntary context switches when the current span began.
     let spanStartSwitches = Atomic<UInt64>(0)
+    /// The kernel id of the thread that runs the current span, for a loop whose thread changes
+    /// from span to span (the Dispatch main queue); 0: the loop's own (armed) thread.
+    let spanThread = Atomic<Int32>(0)
     /// The calling thread's voluntary context switches (replaced in tests).
     let voluntarySwitches: @Sendable () -> UInt64
     /// The idle yields declared on the thread when the current span began.
@@ -224,16 +227,19 @@ final class SpanTracker: Sendable {
         let longest = max(longestPass.load(ordering: .relaxed), lastPass)
         endedSpans.publish(EndedSpan(
             sequence: sequence, start: spanStart.load(ordering: .relaxed), end: end,
-            passes: passes.load(ordering: .relaxed), longestPass: longest))
+            passes: passes.load(ordering: .relaxed), longestPass: longest,
+            thread: spanThread.load(ordering: .relaxed)))
     }
 
     // MARK: Pull probes (called on the watchdog thread by a ``PolledLoopProbe``, the only writer then)
 
     /// The probe saw the loop busy: a span began at `start` (at or before now, estimated by the
-    /// probe), the thread's voluntary context switches then being `switches`.
-    func spanBegan(at start: UInt64, switches: UInt64) {
+    /// probe), the thread's voluntary context switches then being `switches`. `thread` is the
+    /// kernel id of the thread running it when that changes from span to span (0: the loop's own).
+    func spanBegan(at start: UInt64, switches: UInt64, thread: Int32 = 0) {
         let current = state.load(ordering: .relaxed)
         guard current & 3 != Phase.open.rawValue else { return }
+        spanThread.store(thread, ordering: .relaxed)
         begin(after: current, at: start, switches: switches)
     }
 

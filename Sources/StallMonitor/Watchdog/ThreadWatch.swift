@@ -29,6 +29,8 @@ final class ThreadWatch {
     private let emit: (StallEvent) -> Void
     private var procFiles: ThreadProcFiles?
     private var identity: MonitoredThread.Identity?
+    /// Stack mappings of span threads that never armed themselves, by kernel thread id.
+    private var mappedStacks: [Int32: SnapshotUnwinder.StackBounds] = [:]
     private var recording: StallRecording?
     private var nextSampleAt: UInt64 = 0
     private var lastFinishedSequence: UInt64 = 0
@@ -74,6 +76,36 @@ final class ThreadWatch {
         return true
     }
 
+    /// Makes `tid` (a span's thread, ``SpanTracker/spanThread``; 0: the armed thread) the thread
+    /// the watch samples and reports: a loop whose thread changes from span to span (the Dispatch
+    /// main queue) is met again, identity and /proc files, whenever a span runs on another thread.
+    private func meetSpanThread(_ tid: Int32) {
+        guard tid != 0, identity?.tid != tid, recording == nil else { return }
+        identity = MonitoredThread.Identity(
+            tid: tid, name: ThreadProcFiles.threadName(tid: tid), isMainThread: tid == getpid(), loopKind: thread.loopKind,
+            armingProblems: thread.armingProblems(of: tid))
+        procFiles = ThreadProcFiles(tid: tid)
+        mappedStacks[tid] = nil  // looked up again: the id may be a new thread's
+        lastRunningReading = nil
+        blockedMaskSeen = false
+    }
+
+    /// The stack bounds of thread `tid`: known when it armed itself, otherwise the mapping that
+    /// holds its stack pointer `sp` (a worker that never ran the probe's work), cached per thread.
+    private func stackBounds(of tid: Int32, sp: UInt?) -> SnapshotUnwinder.StackBounds? {
+        // Bounds that do not hold the known stack pointer are another thread's (a reused id).
+        func holds(_ bounds: SnapshotUnwinder.StackBounds) -> Bool { sp.map { bounds.low <= $0 && $0 < bounds.high } ?? true }
+        if let bounds = thread.stackBounds(of: tid), holds(bounds) { return bounds }
+        if let cached = mappedStacks[tid], holds(cached) { return cached }
+        guard let sp else { return nil }
+        var low: UInt = 0
+        var high: UInt = 0
+        guard CStallMonitor_mapping_containing(sp, &low, &high) == 0 else { return nil }
+        if mappedStacks.count > 64 { mappedStacks.removeAll() }
+        mappedStacks[tid] = .init(low: low, high: high)
+        return mappedStacks[tid]
+    }
+
     /// Whether a span is open now (used to avoid parking while one is).
     var hasOpenSpan: Bool {
         guard thread.armedTID.load(ordering: .acquiring) != 0 else { return false }
@@ -109,6 +141,7 @@ final class ThreadWatch {
         }
         let trackFrom = span.start &+ settings.lead
         if now < trackFrom { return trackFrom }
+        meetSpanThread(thread.tracker.spanThread.load(ordering: .relaxed))
         beginTracking(sequence: span.sequence, start: span.start, now: now)
         sampleOrSkip(now: now)
         return nextDeadlineWhileTracking(now: now)
@@ -136,6 +169,7 @@ final class ThreadWatch {
         // The last span is published only when the next one begins, which will not happen now:
         // if the watchdog never tracked it, it ends where the loop went to wait, or now.
         let span = thread.tracker.currentSpan()
+        if span.phase != .closed { meetSpanThread(thread.tracker.spanThread.load(ordering: .relaxed)) }
         if let identity, span.phase != .closed, span.sequence != lastFinishedSequence {
             lastFinishedSequence = span.sequence
             let end = span.phase == .suspended ? span.suspendedAt : now
@@ -151,7 +185,7 @@ final class ThreadWatch {
     /// and says why. The tracker keeps the last ``EndedSpanLog/capacity`` long spans; older ones
     /// were overwritten and are counted (``MonitorCounters/longSpansOverwritten``).
     private func reportMissedStalls(now: UInt64) {
-        guard let identity else { return }
+        guard identity != nil else { return }
         let missed = thread.tracker.endedSpans(after: lastFinishedSequence)
         if let oldest = missed.first, oldest.index > nextUncheckedIndex {
             counters.longSpansOverwritten.add(Int(oldest.index - nextUncheckedIndex), ordering: .relaxed)
@@ -159,6 +193,8 @@ final class ThreadWatch {
         for ended in missed {
             lastFinishedSequence = ended.sequence
             nextUncheckedIndex = ended.index &+ 1
+            meetSpanThread(ended.thread)
+            guard let identity else { continue }
             reportMissed(identity: identity, sequence: ended.sequence, start: ended.start, end: ended.end,
                          passes: (ended.passes, ended.longestPass), now: now)
         }
@@ -515,7 +551,7 @@ final class ThreadWatch {
             // frozen; copy it and unwind the copy here, if the thread did not run meanwhile.
             lastRunningReading = nil
             recording.attempted += 1
-            guard recording.unwinder.libdw, let bounds = thread.stackBounds else {
+            guard recording.unwinder.libdw, let bounds = stackBounds(of: tid, sp: sp) else {
                 noStack(recording.unwinder.name == "unavailable" ? "noUnwinder" : "blockedWithoutLibdw",
                         note: "not interrupted: without libdw snapshots only the syscall's PC is known")
                 return .done
@@ -602,7 +638,14 @@ final class ThreadWatch {
             let sentAt = CStallMonitor_monotonic_ns()
             let signalOutcome: StackSampler.Outcome
             var unwinderName = "libunwind"
-            if recording.unwinder.name == "libdw", settings.unwinding == .snapshot, let bounds = thread.stackBounds {
+            var bounds = stackBounds(of: tid, sp: nil)
+            if bounds == nil, recording.unwinder.name == "libdw", settings.unwinding == .snapshot,
+               let sp = SnapshotUnwinder.shared.stackPointer(tid: tid, timeout: settings.sampleTimeout) {
+                // A span thread that never armed itself (a Dispatch worker): its stack is the
+                // mapping that holds its stack pointer, read from one registers-only snapshot.
+                bounds = stackBounds(of: tid, sp: sp)
+            }
+            if recording.unwinder.name == "libdw", settings.unwinding == .snapshot, let bounds {
                 switch SnapshotUnwinder.shared.unwindRunning(
                     tid: tid, bounds: bounds, copyBytes: settings.stackCopyBytes, timeout: settings.sampleTimeout,
                     maxFrames: settings.maxFrames) {

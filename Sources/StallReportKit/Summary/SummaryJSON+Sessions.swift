@@ -120,7 +120,7 @@ extension SummaryJSON {
     /// One loop with `--group-by loop`: the same ``GroupJSON`` numbers as a fingerprint group, with
     /// the loop's kind and thread, its distinct fingerprints and the worst one.
     public struct LoopJSON: GroupNumbersJSON, Codable, Sendable, Equatable {
-        /// The loop kind (`runLoop`, `nioEventLoop`); absent when unknown.
+        /// The loop kind (`runLoop`, `nioEventLoop`, `mainActor`); absent when unknown.
         public var kind: String?
         /// The loop's thread name (`NIO-ELT-0-#1`); absent when unknown.
         public var thread: String?

@@ -21,7 +21,7 @@ enum MainThreadState {
         guard parked || state == "Z" || state == "X" else { return nil }
         return "the main thread never runs RunLoop.main here (it is \(parked ? "parked in sigsuspend" : "gone"), "
             + "as in a program with `async main` or `dispatchMain()`, whose main queue and MainActor run on Dispatch "
-            + "worker threads): nothing would be watched. Watch a loop this program runs (see the README's "
-            + "\"Which loop does my program run?\")."
+            + "worker threads): nothing would be watched. Watch its MainActor with `loop: .mainActor`, or another loop this "
+            + "program runs (see the README's \"Which loop does my program run?\")."
     }
 }

@@ -1,0 +1,126 @@
+import CStallMonitor
+import Dispatch
+import Synchronization
+
+/// The pull probe of the Dispatch main queue, which runs the MainActor's work in an `async main`
+/// or `dispatchMain()` program on whichever Dispatch worker thread drains it: a thread that
+/// changes from span to span.
+///
+/// - **Idle** while nobody drains the main queue: its drain owner (``MainQueueState``, one
+///   memory load, no syscall) is 0.
+/// - **Busy** while a worker drains it: a span begins on that worker (its thread id goes with the
+///   span), dated from the middle of the interval since the last idle look, or from when the
+///   queue last ran this probe's token if that is later.
+/// - **Progress**: while busy, the probe queues a token on the main queue; the queue is serial,
+///   so the token runs only after the job in progress, and its run time ends the span there. A
+///   queue busy with short jobs runs every token within a few of them and never stalls; a stuck
+///   job holds the token back. A different worker draining, or nobody, also ends the span.
+///
+/// The token also arms the worker it runs on, once per worker: its stack bounds and the sampling
+/// signal unblocked (``MonitoredThread/armWorker(signal:report:)``), so a stall that later runs on
+/// that worker is sampled while on the CPU; a stall on a worker that never ran a token is still
+/// unwound while it sleeps in the kernel (from `/proc`, no signal), but not while it runs.
+///
+/// While the main queue is idle the watchdog still wakes once per interval for that one load:
+/// nothing tells it when the queue starts draining.
+final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
+    /// The loop kind reports name.
+    static let loopKind = "mainActor"
+    let kind = MainQueueProbe.loopKind
+    var threadPerSpan: Bool { true }
+    /// Whether `tid` drains the main queue now (MainActor code calling ``StallMonitor/expectLongWork(_:)``).
+    func runsLoopWork(on tid: Int32) -> Bool { queue.owner() == tid }
+    private let queue: MainQueueState
+    private let interval: UInt64
+    private let detached = Atomic<Bool>(false)
+    /// When the last token ran on the main queue (monotonic ns).
+    private let tokenRanAt = Atomic<UInt64>(0)
+    /// Marks the workers a token of this probe already armed (a thread-local mark, so a new
+    /// worker that reuses a retired one's thread id is armed again).
+    private let visitor: UInt64
+    private static let visitors = Atomic<UInt64>(0)
+    /// Arms the calling worker (set by attach before any token is queued).
+    private let armWorker = Locked<(@Sendable () -> Void)?>(nil)
+
+    // Watchdog-thread state (and `tracker`, set by attach before the watchdog starts).
+    private var tracker: SpanTracker?
+    /// When the queue last did not run a span: a look that found it idle (the next span began
+    /// somewhere after it: the middle of the interval is taken), or a point of progress (a token
+    /// ran, another worker took over: the next job began right after it).
+    private var lastEnd: (at: UInt64, exact: Bool)?
+    /// When the outstanding token was queued.
+    private var tokenQueuedAt: UInt64?
+    /// The thread of the open span; nil while none is open.
+    private var spanThread: Int32?
+
+    init(_ queue: MainQueueState, interval: UInt64) {
+        self.queue = queue
+        self.interval = max(interval, 1_000_000)
+        visitor = Self.visitors.add(1, ordering: .relaxed).newValue
+    }
+
+    func attach(to tracker: SpanTracker, arm: @escaping @Sendable () -> Void) {
+        self.tracker = tracker
+        armWorker.withLock { $0 = arm }
+        DispatchQueue.main.async { [self] in tokenRan() }
+    }
+
+    func detach() {
+        detached.store(true, ordering: .sequentiallyConsistent)
+        // The arming closure holds the monitored thread, which holds this probe: let both go.
+        armWorker.withLock { $0 = nil }
+    }
+
+    func hasRun(tracker: SpanTracker, armed: Bool) -> Bool { armed }
+
+    func finishPolling() {}
+
+    /// Runs on the main queue: notes the time, arms a worker not seen before.
+    private func tokenRan() {
+        tokenRanAt.store(CStallMonitor_monotonic_ns(), ordering: .releasing)
+        guard !detached.load(ordering: .relaxed) else { return }
+        if CStallMonitor_thread_first_visit(visitor) != 0, let arm = armWorker.withLock({ $0 }) { arm() }
+    }
+
+    func poll(now: UInt64) -> UInt64? {
+        guard !detached.load(ordering: .relaxed), let tracker else { return nil }
+        if let queued = tokenQueuedAt {
+            let ran = tokenRanAt.load(ordering: .acquiring)
+            if ran >= queued {
+                tokenQueuedAt = nil
+                if spanThread != nil {
+                    tracker.spanEnded(at: ran)
+                    spanThread = nil
+                    lastEnd = (ran, true)
+                }
+            }
+        }
+        let owner = queue.owner()
+        if owner == 0 {
+            // Nobody drains the queue: the job of an open span finished since the last look.
+            if spanThread != nil {
+                tracker.spanEnded(at: now)
+                spanThread = nil
+            }
+            lastEnd = (now, false)
+            return now &+ interval
+        }
+        if let open = spanThread, open != owner {
+            // Another worker drains the queue now: the open span's job finished.
+            tracker.spanEnded(at: now)
+            spanThread = nil
+            lastEnd = (now, true)
+        }
+        if spanThread == nil {
+            var start = now
+            if let lastEnd, lastEnd.at < now { start = lastEnd.exact ? lastEnd.at : lastEnd.at + (now - lastEnd.at) / 2 }
+            tracker.spanBegan(at: start, switches: 0, thread: owner)
+            spanThread = owner
+        }
+        if tokenQueuedAt == nil {
+            tokenQueuedAt = CStallMonitor_monotonic_ns()
+            DispatchQueue.main.async { [self] in tokenRan() }
+        }
+        return now &+ interval
+    }
+}
