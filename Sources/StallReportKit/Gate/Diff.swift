@@ -112,14 +112,14 @@ public struct DiffJSON: Codable, Sendable, Equatable {
 }
 
 /// Renders a ``DiffResult`` as text or Markdown.
-public struct DiffRenderer: Sendable {
+package struct DiffRenderer: Sendable {
     /// Colours for text, or none.
-    public var style: TextStyle
+    package var style: TextStyle
     /// How frame names are shown: simplified (default) or full.
-    public var names: FrameNameStyle
+    package var names: FrameNameStyle
 
     /// Creates a renderer.
-    public init(style: TextStyle = .plain, names: FrameNameStyle = .simplified) {
+    package init(style: TextStyle = .plain, names: FrameNameStyle = .simplified) {
         self.style = style
         self.names = names
     }
@@ -146,7 +146,7 @@ public struct DiffRenderer: Sendable {
     }
 
     /// Aligned text, ending with a newline.
-    public func renderText(_ diff: DiffResult) -> String {
+    package func renderText(_ diff: DiffResult) -> String {
         var out = [style.bold(headline(diff))]
         out.append("regression: count or p95 more than \(Int((diff.policy.tolerance * 100).rounded()))% above base; min occurrences \(diff.policy.minOccurrences)")
         if diff.changes.isEmpty {
@@ -178,7 +178,7 @@ public struct DiffRenderer: Sendable {
     }
 
     /// Markdown, ending with a newline.
-    public func renderMarkdown(_ diff: DiffResult) -> String {
+    package func renderMarkdown(_ diff: DiffResult) -> String {
         var out = ["## Stall diff", "", headline(diff) + "."]
         if diff.changes.isEmpty {
             out += ["", "No stalls on either side."]

@@ -1,18 +1,18 @@
 import Foundation
 
 /// The gate's verdict as Markdown, appended to `GITHUB_STEP_SUMMARY` in GitHub Actions.
-public struct GateMarkdownRenderer: Sendable {
+package struct GateMarkdownRenderer: Sendable {
     /// Creates a renderer.
     /// How frame names are shown: simplified (default) or full.
-    public var names: FrameNameStyle
+    package var names: FrameNameStyle
 
     /// Creates a renderer.
-    public init(names: FrameNameStyle = .simplified) {
+    package init(names: FrameNameStyle = .simplified) {
         self.names = names
     }
 
     /// The Markdown text, ending with a newline.
-    public func render(_ result: GateResult) -> String {
+    package func render(_ result: GateResult) -> String {
         var out: [String] = []
         out.append(result.passed ? "## ✅ Stall gate passed" : "## ❌ Stall gate failed")
         out.append("")

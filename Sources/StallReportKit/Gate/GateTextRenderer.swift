@@ -2,23 +2,23 @@ import Foundation
 
 /// The human verdict of `stallreport gate`: every budget with its outcome and the offending
 /// fingerprints, the baseline comparison, suppressions, and a final verdict line.
-public struct GateTextRenderer: Sendable {
+package struct GateTextRenderer: Sendable {
     /// Colours, or none.
-    public var style: TextStyle
+    package var style: TextStyle
     /// Offending fingerprints listed per budget before eliding the rest.
-    public var offendersShown: Int
+    package var offendersShown: Int
     /// How frame names are shown: simplified (default) or full.
-    public var names: FrameNameStyle
+    package var names: FrameNameStyle
 
     /// Creates a renderer.
-    public init(style: TextStyle = .plain, offendersShown: Int = 10, names: FrameNameStyle = .simplified) {
+    package init(style: TextStyle = .plain, offendersShown: Int = 10, names: FrameNameStyle = .simplified) {
         self.style = style
         self.offendersShown = offendersShown
         self.names = names
     }
 
     /// The full text, ending with a newline.
-    public func render(_ result: GateResult) -> String {
+    package func render(_ result: GateResult) -> String {
         var out: [String] = []
         var scope = "\(result.stallsCounted) stall\(result.stallsCounted == 1 ? "" : "s") counted (\(result.counted.count) fingerprint\(result.counted.count == 1 ? "" : "s")), total stall time \(Durations.format(result.totalCountedMs))"
         let suppressedStalls = result.suppressed.reduce(0) { $0 + ($1.group?.count ?? 0) }
@@ -78,7 +78,7 @@ public struct GateTextRenderer: Sendable {
     }
 
     /// One line for a baseline change.
-    public func changeLine(_ change: FingerprintChange, minimum: Int) -> String {
+    package func changeLine(_ change: FingerprintChange, minimum: Int) -> String {
         let head = change.head.map { "\($0.count) stall\($0.count == 1 ? "" : "s"), p95 \(Durations.format($0.p95Ms))" } ?? ""
         switch change.kind {
         case .new:
@@ -98,7 +98,7 @@ public struct GateTextRenderer: Sendable {
     }
 
     /// `PASSED` or `FAILED` with what failed.
-    public func verdict(_ result: GateResult) -> String {
+    package func verdict(_ result: GateResult) -> String {
         if result.passed {
             var good = ""
             if !result.fixed.isEmpty { good = "; \(result.fixed.count) fixed fingerprint\(result.fixed.count == 1 ? "" : "s")" }

@@ -6,37 +6,37 @@ import Foundation
 /// ones are dropped silently. So at most 10 of each are written, and when any are left out one
 /// final `::notice` says how many, with a pointer to the log. Annotations point at the source
 /// line of the stall's top app frame when that file lies inside the workspace.
-public struct GitHubAnnotations: Sendable {
+package struct GitHubAnnotations: Sendable {
     /// GitHub's per-step limit for each annotation level.
-    public static let limitPerLevel = 10
+    package static let limitPerLevel = 10
 
     /// The workspace root, to turn absolute source paths into repository-relative ones.
-    public var workspace: String?
+    package var workspace: String?
     /// How frame names are shown: simplified (default) or full.
-    public var names: FrameNameStyle
+    package var names: FrameNameStyle
 
     /// Creates an annotation writer.
-    public init(workspace: String?, names: FrameNameStyle = .simplified) {
+    package init(workspace: String?, names: FrameNameStyle = .simplified) {
         self.workspace = workspace
         self.names = names
     }
 
     /// One annotation.
-    public struct Annotation: Sendable, Equatable {
+    package struct Annotation: Sendable, Equatable {
         /// `error`, `warning` or `notice`.
-        public var level: String
+        package var level: String
         /// Short title.
-        public var title: String
+        package var title: String
         /// Message (may span lines).
-        public var message: String
+        package var message: String
         /// Repository-relative file, when known.
-        public var file: String?
+        package var file: String?
         /// Line in the file, when known.
-        public var line: Int?
+        package var line: Int?
     }
 
     /// Every annotation the result calls for, before capping.
-    public func annotations(for result: GateResult) -> [Annotation] {
+    package func annotations(for result: GateResult) -> [Annotation] {
         var list: [Annotation] = []
         for check in result.failedChecks {
             let offenders = check.offenders.prefix(5).map { "\($0.fingerprint) (\(check.kind.format(check.value(of: $0)))) \(names.display($0.headline))" }
@@ -71,7 +71,7 @@ public struct GitHubAnnotations: Sendable {
 
     /// The workflow-command lines to print on stdout, capped per level, plus one summary line
     /// when annotations were left out.
-    public func render(_ result: GateResult) -> String {
+    package func render(_ result: GateResult) -> String {
         let all = annotations(for: result)
         var shown: [String: Int] = [:]
         var dropped: [String: Int] = [:]
@@ -96,7 +96,7 @@ public struct GitHubAnnotations: Sendable {
     }
 
     /// One `::level file=…,line=…,title=…::message` line.
-    public func command(_ annotation: Annotation) -> String {
+    package func command(_ annotation: Annotation) -> String {
         var properties: [String] = []
         if let file = annotation.file {
             properties.append("file=\(Self.escapeProperty(file))")
@@ -107,12 +107,12 @@ public struct GitHubAnnotations: Sendable {
     }
 
     /// Escapes a message: `%`, CR and LF.
-    public static func escapeData(_ text: String) -> String {
+    package static func escapeData(_ text: String) -> String {
         text.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\r", with: "%0D").replacingOccurrences(of: "\n", with: "%0A")
     }
 
     /// Escapes a property value: as a message, plus `:` and `,`.
-    public static func escapeProperty(_ text: String) -> String {
+    package static func escapeProperty(_ text: String) -> String {
         escapeData(text).replacingOccurrences(of: ":", with: "%3A").replacingOccurrences(of: ",", with: "%2C")
     }
 

@@ -4,12 +4,12 @@ import Foundation
 /// `stallreport.budgets`) and one per fingerprint (suite `stallreport.fingerprints`). A fingerprint
 /// case fails when it breaks a per-fingerprint budget or is new/regressed against the baseline;
 /// suppressed fingerprints are skipped; fixed ones pass with a note.
-public struct JUnitWriter: Sendable {
+package struct JUnitWriter: Sendable {
     /// How frame names are shown: simplified (default) or full.
-    public var names: FrameNameStyle
+    package var names: FrameNameStyle
 
     /// Creates a writer.
-    public init(names: FrameNameStyle = .simplified) {
+    package init(names: FrameNameStyle = .simplified) {
         self.names = names
     }
 
@@ -22,7 +22,7 @@ public struct JUnitWriter: Sendable {
     }
 
     /// The XML document.
-    public func render(_ result: GateResult) -> String {
+    package func render(_ result: GateResult) -> String {
         var budgetCases: [Case] = []
         for check in result.checks {
             var test = Case(classname: "stallreport.budgets", name: "\(check.kind.rawValue) ≤ \(check.kind.format(check.limit))")
@@ -101,7 +101,7 @@ public struct JUnitWriter: Sendable {
     }
 
     /// Escapes text for XML attributes and character data; drops characters XML 1.0 forbids.
-    public func escape(_ text: String) -> String {
+    package func escape(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.count)
         for scalar in text.unicodeScalars {

@@ -2,28 +2,28 @@ import Foundation
 
 /// Draws a ``CallTree`` as indented text: one line per node with its share of all samples, its
 /// sample count and its name, root first, heaviest callee first at every level.
-public struct CallTreeTextRenderer: Sendable {
+package struct CallTreeTextRenderer: Sendable {
     /// Default share below which nodes are hidden.
-    public static let defaultMinPercent = 1.0
+    package static let defaultMinPercent = 1.0
     /// Deepest indentation drawn; deeper nodes say their depth instead.
-    public static let maxIndent = 40
+    package static let maxIndent = 40
 
     /// Colours, or none.
-    public var style: TextStyle
+    package var style: TextStyle
     /// Nodes with a smaller share of all samples (in percent) are hidden and counted.
-    public var minPercent: Double
+    package var minPercent: Double
     /// How frame names are shown: simplified (default) or full.
-    public var names: FrameNameStyle
+    package var names: FrameNameStyle
 
     /// Creates a renderer.
-    public init(style: TextStyle = .plain, minPercent: Double = CallTreeTextRenderer.defaultMinPercent, names: FrameNameStyle = .simplified) {
+    package init(style: TextStyle = .plain, minPercent: Double = CallTreeTextRenderer.defaultMinPercent, names: FrameNameStyle = .simplified) {
         self.style = style
         self.minPercent = minPercent
         self.names = names
     }
 
     /// The lines of the tree (without the synthetic root).
-    public func render(_ tree: CallTree) -> [String] {
+    package func render(_ tree: CallTree) -> [String] {
         let total = Double(tree.sampleCount)
         guard total > 0 else { return ["  (no samples)"] }
         var lines: [String] = []

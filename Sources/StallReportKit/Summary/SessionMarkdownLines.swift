@@ -1,9 +1,9 @@
 import Foundation
 
 /// The stall-rate and session paragraph of the Markdown summary, shown when session records were read.
-public enum SessionMarkdownLines {
+package enum SessionMarkdownLines {
     /// The lines, starting with an empty line (none without session records).
-    public static func lines(_ summary: Summary) -> [String] {
+    package static func lines(_ summary: Summary) -> [String] {
         guard let sessions = summary.sessions else { return [] }
         var out = [""]
         if let rates = summary.rates {

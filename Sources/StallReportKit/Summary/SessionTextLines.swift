@@ -1,20 +1,20 @@
 import Foundation
 
 /// The stall-rate and session lines of the text summary, shown when session records were read.
-public struct SessionTextLines: Sendable {
+package struct SessionTextLines: Sendable {
     /// Colours, or none.
-    public var style: TextStyle
+    package var style: TextStyle
     /// Paths of sessions that ended without a clean stop listed before eliding the rest.
-    public var uncleanPathsShown: Int
+    package var uncleanPathsShown: Int
 
     /// Creates the renderer.
-    public init(style: TextStyle = .plain, uncleanPathsShown: Int = 5) {
+    package init(style: TextStyle = .plain, uncleanPathsShown: Int = 5) {
         self.style = style
         self.uncleanPathsShown = uncleanPathsShown
     }
 
     /// The lines (none without session records).
-    public func lines(_ summary: Summary) -> [String] {
+    package func lines(_ summary: Summary) -> [String] {
         guard let sessions = summary.sessions else { return [] }
         var out: [String] = []
         if let rates = summary.rates {
@@ -43,7 +43,7 @@ public struct SessionTextLines: Sendable {
     }
 
     /// `sessions: 2, 1.00 h monitored (…); 1 ended without a clean stop (crashed or killed), …`
-    public func sessionLine(_ sessions: SessionTotals) -> String {
+    package func sessionLine(_ sessions: SessionTotals) -> String {
         var line = "sessions: \(sessions.sessions), \(StallRates.formatHours(sessions.monitoredMs)) monitored"
         line += ", \(sessions.stallsRecorded) stall\(sessions.stallsRecorded == 1 ? "" : "s") detected by the monitors"
         var unclean = "\(sessions.endedUncleanly) ended without a clean stop (crashed or killed)"
@@ -55,14 +55,14 @@ public struct SessionTextLines: Sendable {
     }
 
     /// `reports dropped: 3 (deletedForQuota 2, reportWrite 1)` or `reports dropped: none`.
-    public func droppedLine(_ sessions: SessionTotals) -> String {
+    package func droppedLine(_ sessions: SessionTotals) -> String {
         let total = sessions.reportsDroppedTotal
         guard total > 0 else { return "reports dropped: none" }
         return style.yellow("reports dropped: \(total) (\(Self.reasons(sessions.reportsDropped)))")
     }
 
     /// `deletedForQuota 2, reportWrite 1`: reasons, most first, then by name.
-    public static func reasons(_ dropped: [String: Int]) -> String {
+    package static func reasons(_ dropped: [String: Int]) -> String {
         dropped.filter { $0.value > 0 }.sorted { ($1.value, $0.key) < ($0.value, $1.key) }
             .map { "\($0.key) \($0.value)" }.joined(separator: ", ")
     }

@@ -1,20 +1,20 @@
 import Foundation
 
 /// Renders a ``Summary`` as Markdown, e.g. for a CI job summary.
-public struct SummaryMarkdownRenderer: Sendable {
+package struct SummaryMarkdownRenderer: Sendable {
     /// Stack frames shown per fingerprint.
-    public var framesPerStack: Int
+    package var framesPerStack: Int
     /// How frame names are shown: simplified (default) or full.
-    public var names: FrameNameStyle
+    package var names: FrameNameStyle
 
     /// Creates a renderer.
-    public init(framesPerStack: Int = StackFrameSummary.defaultLimit, names: FrameNameStyle = .simplified) {
+    package init(framesPerStack: Int = StackFrameSummary.defaultLimit, names: FrameNameStyle = .simplified) {
         self.framesPerStack = framesPerStack
         self.names = names
     }
 
     /// The Markdown text, ending with a newline.
-    public func render(_ summary: Summary, heading: String = "## Stall summary") -> String {
+    package func render(_ summary: Summary, heading: String = "## Stall summary") -> String {
         let t = summary.totals
         var out = [heading, ""]
         let byAttribute = summary.grouping != .fingerprint
@@ -86,7 +86,7 @@ public struct SummaryMarkdownRenderer: Sendable {
     }
 
     /// Bullet lines of a group's representative stack.
-    public static func stackLines(_ group: FingerprintStats, limit: Int, names: FrameNameStyle = .simplified) -> [String] {
+    package static func stackLines(_ group: FingerprintStats, limit: Int, names: FrameNameStyle = .simplified) -> [String] {
         if group.worst.stack.isEmpty {
             if let syscall = group.worst.syscall { return ["- no stack: thread was in syscall \(Markdown.code(syscall))"] }
             return ["- no stack captured"]

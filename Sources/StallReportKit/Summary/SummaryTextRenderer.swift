@@ -1,27 +1,27 @@
 import Foundation
 
 /// Renders a ``Summary`` as an aligned plain-text report for terminals and logs.
-public struct SummaryTextRenderer: Sendable {
+package struct SummaryTextRenderer: Sendable {
     /// Colours, or none.
-    public var style: TextStyle
+    package var style: TextStyle
     /// Stack frames shown per fingerprint.
-    public var framesPerStack: Int
+    package var framesPerStack: Int
     /// How frame names are shown: simplified (default) or full.
-    public var names: FrameNameStyle
+    package var names: FrameNameStyle
 
     /// All table columns (P50, P99, time per hour, first and last seen) instead of the compact
     /// table that fits ``maxWidth``.
-    public var wide: Bool
+    package var wide: Bool
 
     /// Width the compact table and the stack lines fit in, in characters; the top frame is cut
     /// (with `…`) to fit.
-    public static let maxWidth = 120
+    package static let maxWidth = 120
 
     /// Narrowest the top-frame column is cut to, however wide the other columns are.
     static let minTopFrameWidth = 24
 
     /// Creates a renderer.
-    public init(style: TextStyle = .plain, framesPerStack: Int = StackFrameSummary.defaultLimit, names: FrameNameStyle = .simplified,
+    package init(style: TextStyle = .plain, framesPerStack: Int = StackFrameSummary.defaultLimit, names: FrameNameStyle = .simplified,
                 wide: Bool = false) {
         self.style = style
         self.framesPerStack = framesPerStack
@@ -30,7 +30,7 @@ public struct SummaryTextRenderer: Sendable {
     }
 
     /// The full text, ending with a newline.
-    public func render(_ summary: Summary) -> String {
+    package func render(_ summary: Summary) -> String {
         var out: [String] = []
         let t = summary.totals
         var headline = "\(t.stalls) stall\(t.stalls == 1 ? "" : "s"), \(t.fingerprints) distinct (by fingerprint)"
@@ -112,7 +112,7 @@ public struct SummaryTextRenderer: Sendable {
     }
 
     /// The `at symbol (file:line)` lines of a group's representative stack.
-    public func stackLines(_ group: FingerprintStats, limit: Int) -> [String] {
+    package func stackLines(_ group: FingerprintStats, limit: Int) -> [String] {
         if group.worst.stack.isEmpty {
             if let syscall = group.worst.syscall { return ["    no stack: thread was in syscall \(syscall)"] }
             return ["    no stack captured"]
@@ -188,16 +188,16 @@ public struct SummaryTextRenderer: Sendable {
     }
 
     /// `2026-03-01 12:00:03Z`: a start time to the second, UTC.
-    public static func shortDate(_ date: Date) -> String {
+    package static func shortDate(_ date: Date) -> String {
         let text = ReportCoding.formatDate(date)
         return String(text.prefix(19)).replacingOccurrences(of: "T", with: " ") + "Z"
     }
 }
 
 /// Text bars for a ``DurationHistogram``.
-public enum HistogramRenderer {
+package enum HistogramRenderer {
     /// One line per bucket from the first to the last non-empty one: label, bar, count.
-    public static func lines(_ histogram: DurationHistogram, style: TextStyle, width: Int = 40) -> [String] {
+    package static func lines(_ histogram: DurationHistogram, style: TextStyle, width: Int = 40) -> [String] {
         let buckets = histogram.trimmed
         guard let most = buckets.map(\.count).max(), most > 0 else { return ["  (no stalls)"] }
         let labelWidth = buckets.map(\.label.count).max() ?? 0

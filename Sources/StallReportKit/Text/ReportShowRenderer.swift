@@ -3,23 +3,23 @@ import Foundation
 /// Renders one report as text, like a crash log: the facts of the stall, the representative stack
 /// (numbered, leaf first: image, address, symbol + offset, file:line) and the call tree of all
 /// samples (``CallTreeTextRenderer``). App frames are highlighted when ``style`` has colours.
-public struct ReportShowRenderer: Sendable {
+package struct ReportShowRenderer: Sendable {
     /// Colours, or none.
-    public var style: TextStyle
+    package var style: TextStyle
     /// How the call tree is drawn.
-    public var tree: CallTreeTextRenderer
+    package var tree: CallTreeTextRenderer
     /// How frame names are shown: simplified (default) or full.
-    public var names: FrameNameStyle
+    package var names: FrameNameStyle
 
     /// Creates a renderer.
-    public init(style: TextStyle = .plain, minPercent: Double = CallTreeTextRenderer.defaultMinPercent, names: FrameNameStyle = .simplified) {
+    package init(style: TextStyle = .plain, minPercent: Double = CallTreeTextRenderer.defaultMinPercent, names: FrameNameStyle = .simplified) {
         self.style = style
         self.tree = CallTreeTextRenderer(style: style, minPercent: minPercent, names: names)
         self.names = names
     }
 
     /// The full text, ending with a newline.
-    public func render(_ report: StallReport, path: String) -> String {
+    package func render(_ report: StallReport, path: String) -> String {
         var out = header(report, path: path)
         out.append("")
         out.append(style.bold("Representative stack (leaf first):"))
@@ -33,7 +33,7 @@ public struct ReportShowRenderer: Sendable {
     }
 
     /// The facts of the stall, one per line.
-    public func header(_ report: StallReport, path: String) -> [String] {
+    package func header(_ report: StallReport, path: String) -> [String] {
         var lines: [String] = []
         let title = "Stall of \(Durations.format(report.durationMs)) on thread \(report.loop.threadName) (\(report.classification.rawValue), \(report.status.rawValue))"
         lines.append(style.bold(report.status == .ended ? title : style.red(title)))
@@ -76,7 +76,7 @@ public struct ReportShowRenderer: Sendable {
     }
 
     /// The representative stack as numbered crash-log lines.
-    public func stack(_ report: StallReport) -> [String] {
+    package func stack(_ report: StallReport) -> [String] {
         let frames = report.representativeStack.compactMap { report.frames.indices.contains($0) ? report.frames[$0] : nil }
         guard !frames.isEmpty else { return ["  (no stack: \(noStackReason(report)))"] }
         let images = frames.map { frame -> String in

@@ -2,25 +2,25 @@ import Foundation
 
 /// ANSI colours for text output, or none. Colour is used only when output goes to a terminal and
 /// `NO_COLOR` is not set (see ``TextStyle/automatic(isTerminal:environment:)``).
-public struct TextStyle: Sendable, Equatable {
+package struct TextStyle: Sendable, Equatable {
     /// Whether escape sequences are written at all.
-    public var colors: Bool
+    package var colors: Bool
 
     /// Creates a style.
-    public init(colors: Bool) {
+    package init(colors: Bool) {
         self.colors = colors
     }
 
     /// Plain text, no escape sequences.
-    public static let plain = TextStyle(colors: false)
+    package static let plain = TextStyle(colors: false)
 
     /// Colour when `isTerminal` and `NO_COLOR` is absent or empty (https://no-color.org).
-    public static func automatic(isTerminal: Bool, environment: [String: String]) -> TextStyle {
+    package static func automatic(isTerminal: Bool, environment: [String: String]) -> TextStyle {
         TextStyle(colors: isTerminal && !noColor(environment))
     }
 
     /// True when `NO_COLOR` is set to a non-empty value.
-    public static func noColor(_ environment: [String: String]) -> Bool {
+    package static func noColor(_ environment: [String: String]) -> Bool {
         if let value = environment["NO_COLOR"], !value.isEmpty { return true }
         return false
     }
@@ -30,15 +30,15 @@ public struct TextStyle: Sendable, Equatable {
     }
 
     /// Bold.
-    public func bold(_ text: String) -> String { wrap(text, "1") }
+    package func bold(_ text: String) -> String { wrap(text, "1") }
     /// Dim (secondary information).
-    public func dim(_ text: String) -> String { wrap(text, "2") }
+    package func dim(_ text: String) -> String { wrap(text, "2") }
     /// Red (failures).
-    public func red(_ text: String) -> String { wrap(text, "31") }
+    package func red(_ text: String) -> String { wrap(text, "31") }
     /// Yellow (warnings).
-    public func yellow(_ text: String) -> String { wrap(text, "33") }
+    package func yellow(_ text: String) -> String { wrap(text, "33") }
     /// Green (success, good news).
-    public func green(_ text: String) -> String { wrap(text, "32") }
+    package func green(_ text: String) -> String { wrap(text, "32") }
     /// Cyan (names).
-    public func cyan(_ text: String) -> String { wrap(text, "36") }
+    package func cyan(_ text: String) -> String { wrap(text, "36") }
 }

@@ -2,9 +2,9 @@ import Foundation
 
 /// A plain-text table with aligned columns. Widths count characters of the uncoloured text;
 /// colour is applied after padding, so escape sequences never break alignment.
-public struct TextTable: Sendable {
+package struct TextTable: Sendable {
     /// Alignment of a column.
-    public enum Alignment: Sendable {
+    package enum Alignment: Sendable {
         /// Pad on the right.
         case left
         /// Pad on the left (numbers).
@@ -12,31 +12,31 @@ public struct TextTable: Sendable {
     }
 
     /// A column: header text and alignment.
-    public struct Column: Sendable {
+    package struct Column: Sendable {
         /// Header text.
-        public var header: String
+        package var header: String
         /// Alignment of the cells.
-        public var alignment: Alignment
+        package var alignment: Alignment
 
         /// Creates a column.
-        public init(_ header: String, _ alignment: Alignment = .left) {
+        package init(_ header: String, _ alignment: Alignment = .left) {
             self.header = header
             self.alignment = alignment
         }
     }
 
     /// The columns.
-    public var columns: [Column]
+    package var columns: [Column]
     /// The rows: plain cell text, one per column.
-    public var rows: [[String]] = []
+    package var rows: [[String]] = []
 
     /// Creates an empty table.
-    public init(columns: [Column]) {
+    package init(columns: [Column]) {
         self.columns = columns
     }
 
     /// Renders the table; `colorRow` may colour each padded cell (row index, column index, text).
-    public func render(indent: String = "", header headerStyle: (String) -> String = { $0 },
+    package func render(indent: String = "", header headerStyle: (String) -> String = { $0 },
                        color colorCell: (Int, Int, String) -> String = { _, _, text in text }) -> String {
         var widths = columns.map { $0.header.count }
         for row in rows {

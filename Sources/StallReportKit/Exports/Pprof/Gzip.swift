@@ -6,18 +6,18 @@ import CStallMonitorZlib
 /// The header carries no file name and a modification time of 0, so the same input always gives
 /// the same bytes. Every zlib return code is checked; a failure is a ``Gzip/Failure`` naming the
 /// call and zlib's code and message.
-public enum Gzip {
+package enum Gzip {
     /// A zlib call that did not succeed.
-    public struct Failure: Error, CustomStringConvertible, Sendable {
+    package struct Failure: Error, CustomStringConvertible, Sendable {
         /// The zlib function.
-        public var call: String
+        package var call: String
         /// zlib's return code (`Z_…`).
-        public var code: Int32
+        package var code: Int32
         /// zlib's message, when it gave one.
-        public var message: String?
+        package var message: String?
 
         /// `deflate failed: zlib error -2 (stream error)`.
-        public var description: String {
+        package var description: String {
             "gzip compression failed: \(call) returned zlib error \(code)" + (message.map { " (\($0))" } ?? "")
         }
     }
@@ -30,7 +30,7 @@ public enum Gzip {
     static let chunkSize = 64 * 1024
 
     /// `data` compressed as one gzip member.
-    public static func compress(_ data: [UInt8], level: Int32 = Z_DEFAULT_COMPRESSION) throws(Failure) -> [UInt8] {
+    package static func compress(_ data: [UInt8], level: Int32 = Z_DEFAULT_COMPRESSION) throws(Failure) -> [UInt8] {
         var stream = z_stream()
         let initialized = CStallMonitorZlib_deflateInit2(&stream, level, Z_DEFLATED, gzipWindowBits, memoryLevel, Z_DEFAULT_STRATEGY)
         guard initialized == Z_OK else { throw failure("deflateInit2", initialized, stream) }
