@@ -131,7 +131,10 @@ struct UninterruptibleSleepTests {
         #expect(report.samples.contains { $0.threadState == "D" }, "\(report.samples.map(\.threadState))")
         try check(report)
 
-        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 400) }
+        // 900 ms: long enough that the watchdog samples it even when a loaded machine keeps the
+        // whole process off the CPUs for a few hundred ms (seen under TSan with other builds
+        // running: one attempt in a 400 ms stall, after it ended).
+        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 900) }
         #expect(monitor.waitForStalls(2), "\(monitor.statistics)")
         let second = try #require(try directory.reports().last)
         // Sampling works normally again (a sample may time out when the VM deschedules the vCPU

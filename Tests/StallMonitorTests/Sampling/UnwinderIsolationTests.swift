@@ -54,7 +54,9 @@ struct UnwinderIsolationTests {
         defer { loop.stop() }
         let monitor = try loop.startMonitor(directory.configuration())
         defer { monitor.stop() }
-        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 320) }
+        // 900 ms, so that a loaded machine that keeps the process off the CPUs for a few hundred
+        // ms (seen under TSan) still leaves the watchdog time to sample it.
+        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 900) }
         #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
         #expect(monitor.statistics.samplesTaken > 0, "libunwind was loaded and used")
 
