@@ -2,6 +2,8 @@
 // deadline waits on semaphores.
 #include "CStallMonitor.h"
 
+#include <malloc.h>
+
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -84,4 +86,8 @@ int CStallMonitor_unblock_signal(int signal_number) {
 
 int CStallMonitor_set_thread_name(const char *name) {
     return pthread_setname_np(pthread_self(), name);
+}
+
+int CStallMonitor_trim_heap(void) {
+    return malloc_trim(0);
 }

@@ -23,6 +23,8 @@ final class Symbolicator: Sendable {
         var images: [String] = []
         /// Running monitors that use this symbolicator.
         var users = 0
+        /// When the session was last used (monotonic ns; 0: not since it was released).
+        var lastUse: UInt64 = 0
     }
 
     /// One per process: libdw sessions are expensive and the cache is shared by every monitor.
@@ -54,6 +56,23 @@ final class Symbolicator: Sendable {
             state.users = max(0, state.users - 1)
             if state.users == 0 { reset(&state) }
         }
+    }
+
+    /// Closes the session and forgets every name when it was last used before `cutoff`
+    /// (monotonic ns) and `now` is after it. Returns whether a session was released.
+    func releaseIfUnused(since cutoff: UInt64, now: UInt64) -> Bool {
+        state.withLock { state in
+            guard state.lastUse != 0, state.lastUse <= cutoff, now > cutoff else { return false }
+            state.lastUse = 0
+            guard state.opened else { return false }
+            reset(&state)
+            return true
+        }
+    }
+
+    /// Whether a libdw session is open now (for tests and diagnostics).
+    var isOpen: Bool {
+        state.withLock { $0.session != nil }
     }
 
     /// Looks up every address at once (one lock round trip per report). `images` identifies the
@@ -112,6 +131,7 @@ final class Symbolicator: Sendable {
     }
 
     private func open(_ state: inout State) {
+        state.lastUse = CStallMonitor_monotonic_ns()
         guard !state.opened else { return }
         state.opened = true
         var error = [CChar](repeating: 0, count: 256)

@@ -104,7 +104,8 @@ final class SpanTracker: Sendable {
             longestPass.store(now &- passBegan, ordering: .relaxed)
         }
         passStart.store(now, ordering: .relaxed)
-        passes.add(1, ordering: .relaxed)
+        // The loop's thread is the only writer: a load and a store, not a locked add.
+        passes.store(passes.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
     }
 
     /// The loop is about to wait for events.
@@ -163,7 +164,10 @@ final class SpanTracker: Sendable {
         guard current & 3 == Phase.open.rawValue else { return }
         suspendedAt.store(now, ordering: .relaxed)
         suspendedAfterIdleYield.store(idleYields() != spanStartIdleYields.load(ordering: .relaxed), ordering: .relaxed)
-        state.store((current & ~3) | Phase.suspended.rawValue, ordering: .sequentiallyConsistent)
+        // Releasing (a plain store on x86, not an exchange): the watchdog reads the state with
+        // an acquiring load at least; only `begin`, which may wake a parked watchdog, needs the
+        // sequentially consistent store that pairs with `watchdogParked`.
+        state.store((current & ~3) | Phase.suspended.rawValue, ordering: .releasing)
     }
 
     @inline(__always)
@@ -181,7 +185,7 @@ final class SpanTracker: Sendable {
                 return
             }
             if now &- suspended <= reentryGrace {
-                state.store((current & ~3) | Phase.open.rawValue, ordering: .sequentiallyConsistent)
+                state.store((current & ~3) | Phase.open.rawValue, ordering: .releasing)
                 return
             }
             // Longer than the grace, but if the thread never slept since the span began, the
