@@ -22,6 +22,9 @@ struct MemoryHost: ParsableCommand {
     @Option(help: "Scratch directory for reports.")
     var reports: String
 
+    @Option(help: "Copy /proc/self/smaps into this directory at each phase (idle.smaps, stall.smaps, …), to see where memory goes.")
+    var smapsDirectory: String?
+
     @Option(help: "The monitor's releaseCachesAfter in milliseconds; the last phase is measured after it has passed.")
     var releaseAfterMs = 2_000
 
@@ -51,9 +54,17 @@ struct MemoryHost: ParsableCommand {
     static func mappings() -> (libraries: [String], count: Int) {
         guard let text = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return ([], 0) }
         let lines = text.split(separator: "\n")
-        let names = ["libdw.so", "libelf.so", "libunwind.so"]
-        let found = names.filter { name in lines.contains { $0.contains("/" + name) } }
-        return (found.map { String($0.dropLast(3)) }, lines.count)
+        let names = ["libdw", "libelf", "libunwind"]  // files are named libdw-0.190.so, libunwind.so.8…
+        let found = names.filter { name in lines.contains { $0.contains("/" + name + "-") || $0.contains("/" + name + ".so") } }
+        return (found, lines.count)
+    }
+
+    private func saveSmaps(_ phase: String) {
+        // Read to the end: /proc files report size 0, which Foundation's whole-file readers trust.
+        guard let smapsDirectory, let file = FileHandle(forReadingAtPath: "/proc/self/smaps"),
+              let data = try? file.readToEnd() else { return }
+        try? file.close()
+        try? data.write(to: URL(fileURLWithPath: smapsDirectory + "/" + phase + ".smaps"))
     }
 
     func run() throws {
@@ -69,12 +80,14 @@ struct MemoryHost: ParsableCommand {
         phases.idle = CStallClock.residentBytes()
         phases.idleAnon = CStallClock.statusField("RssAnon:")
         (phases.librariesIdle, phases.mappingsIdle) = Self.mappings()
+        saveSmaps("idle")
         let stallMappings = Box(([String](), 0))
         MainLoop.run(steps: [.init(gap: 0.05) {
             _ = Workloads.recurse(100) {
                 Workloads.spin(until: CStallClock.now() + stallNanoseconds)
                 stall.value = (CStallClock.residentBytes(), CStallClock.statusField("RssAnon:"))  // still inside the stall
                 stallMappings.value = Self.mappings()
+                saveSmaps("stall")
             }
         }])
         (phases.stall, phases.stallAnon) = stall.value
@@ -85,11 +98,13 @@ struct MemoryHost: ParsableCommand {
         phases.afterReport = CStallClock.residentBytes()
         phases.afterReportAnon = CStallClock.statusField("RssAnon:")
         phases.mappingsAfterReport = Self.mappings().count
+        saveSmaps("after-report")
         // Past the quiet period (the release runs at most half a period after it ends).
         MainLoop.idle(seconds: Double(releaseAfterMs) / 1_000 * 1.5 + 0.5)
         phases.afterQuiet = CStallClock.residentBytes()
         phases.afterQuietAnon = CStallClock.statusField("RssAnon:")
         (phases.librariesAfterQuiet, phases.mappingsAfterQuiet) = Self.mappings()
+        saveSmaps("after-quiet")
         phases.peak = CStallClock.statusField("VmHWM:")
         session?.stop()
         let data = try JSONEncoder().encode(phases)

@@ -59,10 +59,10 @@ final class Symbolicator: Sendable {
     }
 
     /// Closes the session and forgets every name when it was last used before `cutoff`
-    /// (monotonic ns) and `now` is after it. Returns whether a session was released.
-    func releaseIfUnused(since cutoff: UInt64, now: UInt64) -> Bool {
+    /// (monotonic ns). Returns whether a session was released.
+    func releaseIfUnused(since cutoff: UInt64) -> Bool {
         state.withLock { state in
-            guard state.lastUse != 0, state.lastUse <= cutoff, now > cutoff else { return false }
+            guard state.lastUse != 0, state.lastUse <= cutoff else { return false }
             state.lastUse = 0
             guard state.opened else { return false }
             reset(&state)

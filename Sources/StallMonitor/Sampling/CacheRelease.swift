@@ -8,8 +8,9 @@ enum CacheRelease {
     /// released. Called on the writer queue by a timer of every running monitor.
     @discardableResult
     static func releaseIfQuiet(for quiet: UInt64, now: UInt64 = CStallMonitor_monotonic_ns()) -> Bool {
-        let unwinder = SnapshotUnwinder.shared.releaseIfUnused(since: now &- quiet, now: now)
-        let symbols = Symbolicator.shared.releaseIfUnused(since: now &- quiet, now: now)
+        guard now >= quiet else { return false }  // not that long since boot
+        let unwinder = SnapshotUnwinder.shared.releaseIfUnused(since: now - quiet)
+        let symbols = Symbolicator.shared.releaseIfUnused(since: now - quiet)
         guard unwinder || symbols else { return false }
         StackSampler.withRequestLock { CStallMonitor_sampler_release_buffers() }
         _ = CStallMonitor_trim_heap()  // libdw's caches were freed to the heap: return its free pages

@@ -75,10 +75,10 @@ final class SnapshotUnwinder: Sendable {
     }
 
     /// Closes the session and frees the stack copy when both were last used before `cutoff`
-    /// (monotonic ns) and `now` is after it. Returns whether anything was released.
-    func releaseIfUnused(since cutoff: UInt64, now: UInt64) -> Bool {
+    /// (monotonic ns). Returns whether anything was released.
+    func releaseIfUnused(since cutoff: UInt64) -> Bool {
         state.withLock { state in
-            guard state.lastUse != 0, state.lastUse <= cutoff, now > cutoff else { return false }
+            guard state.lastUse != 0, state.lastUse <= cutoff else { return false }
             state.lastUse = 0
             guard state.opened || state.stack != nil else { return false }
             close(&state)
