@@ -91,3 +91,8 @@ int CStallMonitor_set_thread_name(const char *name) {
 int CStallMonitor_trim_heap(void) {
     return malloc_trim(0);
 }
+
+long CStallMonitor_heap_in_use(void) {
+    struct mallinfo2 info = mallinfo2();
+    return (long)(info.uordblks + info.hblkhd);
+}

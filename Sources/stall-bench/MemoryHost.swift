@@ -52,7 +52,10 @@ struct MemoryHost: ParsableCommand {
 
     /// The heavy libraries the monitor may load, and how many mappings the process has.
     static func mappings() -> (libraries: [String], count: Int) {
-        guard let text = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return ([], 0) }
+        // Read to the end: /proc files report size 0, which Foundation's whole-file readers trust.
+        guard let file = FileHandle(forReadingAtPath: "/proc/self/maps"), let data = try? file.readToEnd() else { return ([], 0) }
+        try? file.close()
+        let text = String(decoding: data, as: UTF8.self)
         let lines = text.split(separator: "\n")
         let names = ["libdw", "libelf", "libunwind"]  // files are named libdw-0.190.so, libunwind.so.8…
         let found = names.filter { name in lines.contains { $0.contains("/" + name + "-") || $0.contains("/" + name + ".so") } }

@@ -62,6 +62,9 @@ int CStallMonitor_set_thread_name(const char *name);
 /// freed. Returns 1 when memory was released.
 int CStallMonitor_trim_heap(void);
 
+/// Bytes of heap in use (glibc mallinfo2: allocated chunks, mmapped ones included).
+long CStallMonitor_heap_in_use(void);
+
 /// Waits on `sem` until CLOCK_MONOTONIC reaches `deadline_ns` (0: no deadline), retrying on EINTR.
 /// Returns 0 when the semaphore was taken, ETIMEDOUT on timeout, another errno on failure.
 int CStallMonitor_sem_wait_until(sem_t *sem, uint64_t deadline_ns);

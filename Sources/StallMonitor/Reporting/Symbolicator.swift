@@ -25,6 +25,11 @@ final class Symbolicator: Sendable {
         var users = 0
         /// When the session was last used (monotonic ns; 0: not since it was released).
         var lastUse: UInt64 = 0
+        /// Heap bytes in use when the session opened (its caches are what grew since).
+        var heapAtOpen = 0
+        /// Whether libdw loaded, known since the first open (kept when a session is closed only
+        /// to bound its caches).
+        var libdwKnown: (name: String, note: String?)?
     }
 
     /// One per process: libdw sessions are expensive and the cache is shared by every monitor.
@@ -33,11 +38,17 @@ final class Symbolicator: Sendable {
     /// Entries kept before the cache is cleared (bounds memory in long-running hosts).
     private static let cacheLimit = 50_000
 
+    /// How much libdw's caches (DWARF line tables, CU and symbol tables) may grow the heap before
+    /// the session is closed after a batch of lookups; the names found stay cached. A large debug
+    /// binary's DWARF costs tens of MiB: it is read again only for addresses not named yet.
+    static let sessionHeapLimit = 4 << 20
+
     private let state = Locked(State())
 
     /// Which symbolicator is in use and why the better one is not.
     func describe() -> (name: String, note: String?) {
         state.withLock { state in
+            if let known = state.libdwKnown { return known }
             open(&state)
             return state.session != nil ? ("libdw", nil) : ("dladdr", state.note)
         }
@@ -64,9 +75,9 @@ final class Symbolicator: Sendable {
         state.withLock { state in
             guard state.lastUse != 0, state.lastUse <= cutoff else { return false }
             state.lastUse = 0
-            guard state.opened else { return false }
+            let held = state.opened || !state.cache.isEmpty
             reset(&state)
-            return true
+            return held
         }
     }
 
@@ -80,9 +91,11 @@ final class Symbolicator: Sendable {
     /// and the cache cleared, since an address may now belong to another library.
     func symbolicate(_ addresses: [UInt], images: [String]) -> [UInt: Symbol] {
         state.withLock { state in
-            if state.opened && state.images != images { reset(&state) }
-            state.images = images
-            open(&state)
+            if state.images != images {
+                reset(&state)
+                state.images = images
+            }
+            state.lastUse = CStallMonitor_monotonic_ns()
             if state.cache.count > Self.cacheLimit { state.cache.removeAll(keepingCapacity: true) }
             var result: [UInt: Symbol] = [:]
             for address in addresses {
@@ -90,9 +103,14 @@ final class Symbolicator: Sendable {
                     result[address] = cached
                     continue
                 }
+                open(&state)  // only for addresses not named yet
                 let symbol = lookup(address, session: state.session)
                 state.cache[address] = symbol
                 result[address] = symbol
+            }
+            if state.session != nil, CStallMonitor_heap_in_use() - state.heapAtOpen > Self.sessionHeapLimit {
+                closeSession(&state)  // its caches outgrew the bound; the names stay cached
+                _ = CStallMonitor_trim_heap()
             }
             return result
         }
@@ -103,7 +121,7 @@ final class Symbolicator: Sendable {
     /// not yet looked up. Empty when the loaded images changed since the names were found.
     func cachedSymbols(_ addresses: [UInt], images: [String]) -> [UInt: Symbol] {
         state.withLock { state in
-            guard state.opened, state.images == images else { return [:] }
+            guard !state.cache.isEmpty, state.images == images else { return [:] }
             var result: [UInt: Symbol] = [:]
             for address in addresses {
                 if let cached = state.cache[address] { result[address] = cached }
@@ -115,6 +133,7 @@ final class Symbolicator: Sendable {
     /// Like ``describe()``, but nil instead of opening a session that is not open yet.
     func describeIfOpen() -> (name: String, note: String?)? {
         state.withLock { state in
+            if let known = state.libdwKnown { return known }
             guard state.opened else { return nil }
             return state.session != nil ? ("libdw", nil) : ("dladdr", state.note)
         }
@@ -122,24 +141,32 @@ final class Symbolicator: Sendable {
 
     /// Closes the session and forgets every name; the next lookup opens a new session.
     private func reset(_ state: inout State) {
+        closeSession(&state)
+        state.libdwKnown = nil
+        state.cache.removeAll()
+        state.images = []
+    }
+
+    /// Closes the libdw session (its files and caches); the names found stay in the cache.
+    private func closeSession(_ state: inout State) {
         if let session = state.session { CStallMonitor_symbolizer_close(session) }
         state.session = nil
         state.opened = false
         state.note = nil
-        state.cache.removeAll()
-        state.images = []
     }
 
     private func open(_ state: inout State) {
         state.lastUse = CStallMonitor_monotonic_ns()
         guard !state.opened else { return }
         state.opened = true
+        state.heapAtOpen = CStallMonitor_heap_in_use()
         var error = [CChar](repeating: 0, count: 256)
         state.session = CStallMonitor_symbolizer_open(&error, error.count)
         if state.session == nil {
             state.note = CString.decode(error)
                 + "; names come from dladdr (exported symbols only, no file:line)"
         }
+        state.libdwKnown = state.session != nil ? ("libdw", nil) : ("dladdr", state.note)
     }
 
     private func lookup(_ address: UInt, session: OpaquePointer?) -> Symbol {

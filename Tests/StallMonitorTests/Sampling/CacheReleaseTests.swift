@@ -48,11 +48,33 @@ struct CacheReleaseTests {
         defer { monitor.stop() }
         try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 600) }
         #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
-        #expect(SnapshotUnwinder.shared.isOpen && Symbolicator.shared.isOpen)
+        #expect(SnapshotUnwinder.shared.isOpen)
         #expect(!CacheRelease.releaseIfQuiet(for: 30_000_000_000), "used less than 30 s ago")
-        #expect(SnapshotUnwinder.shared.isOpen && Symbolicator.shared.isOpen)
+        #expect(SnapshotUnwinder.shared.isOpen)
         #expect(CacheRelease.releaseIfQuiet(for: 0, now: monotonicNow() + 1), "used before now")
         #expect(!SnapshotUnwinder.shared.isOpen && !Symbolicator.shared.isOpen)
+    }
+
+    @Test("the symbolication session of a binary with large DWARF (this test bundle) is closed after its batch; the names stay cached")
+    func symbolicationSessionBounded() throws {
+        let directory = ReportDirectory()
+        defer { directory.remove() }
+        let loop = try MonitoredLoopThread(name: "cache-bound")
+        defer { loop.stop() }
+        let monitor = try loop.startMonitor(directory.configuration())  // quiet release: 30 s
+        defer { monitor.stop() }
+        for round in 1...2 {
+            try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 500) }
+            #expect(monitor.waitForStalls(round), "\(monitor.statistics)")
+            #expect(!Symbolicator.shared.isOpen, "DWARF caches of this test bundle grow the heap past \(Symbolicator.sessionHeapLimit) bytes")
+        }
+        let reports = try directory.reports()
+        try #require(reports.count == 2)
+        for report in reports {
+            #expect(report.symbolication.symbolicator == "libdw")
+            let named = report.representativeStack.map { report.frames[$0] }.first { ($0.symbol ?? "").contains("spinOnCPUForStallTest") }
+            #expect(named?.file?.hasSuffix("StallingWork.swift") == true, "\(String(describing: named))")
+        }
     }
 
     @Test("releaseCachesAfter below 10 ms is rejected")
