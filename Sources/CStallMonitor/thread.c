@@ -5,6 +5,8 @@
 #include <malloc.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -92,7 +94,15 @@ int CStallMonitor_trim_heap(void) {
     return malloc_trim(0);
 }
 
-long CStallMonitor_heap_in_use(void) {
-    struct mallinfo2 info = mallinfo2();
-    return (long)(info.uordblks + info.hblkhd);
+long CStallMonitor_resident_bytes(void) {
+    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char text[128];
+    ssize_t size = read(fd, text, sizeof(text) - 1);
+    close(fd);
+    if (size <= 0) return 0;
+    text[size] = '\0';
+    unsigned long pages = 0, resident = 0;
+    if (sscanf(text, "%lu %lu", &pages, &resident) != 2) return 0;
+    return (long)resident * sysconf(_SC_PAGESIZE);
 }

@@ -48,17 +48,21 @@ enum MemoryFigure {
             ("7c", "Extra RSS after the stall's report was written", .monitor, \.afterReport, \.afterReportAnon, 16),
             ("7d", "Extra RSS during the stall, symbolicateInProcess off", .offlineSymbols, \.stall, \.stallAnon, 4),
             ("7e", "Extra RSS after the report, symbolicateInProcess off", .offlineSymbols, \.afterReport, \.afterReportAnon, 4),
-            ("7g", "Extra RSS after the quiet period (caches released)", .monitor, \.afterQuiet, \.afterQuietAnon, 4),
-            ("7h", "Extra RSS after the quiet period, symbolicateInProcess off", .offlineSymbols, \.afterQuiet, \.afterQuietAnon, 4),
-        ] as [(String, String, Variant, KeyPath<MemoryHost.Phases, Double>, KeyPath<MemoryHost.Phases, Double>, Double)] {
+            ("7g", "Extra RSS after the quiet period (caches released)", .monitor, \.afterQuiet, \.afterQuietAnon, nil),
+            ("7h", "Extra RSS after the quiet period, symbolicateInProcess off", .offlineSymbols, \.afterQuiet, \.afterQuietAnon, nil),
+        ] as [(String, String, Variant, KeyPath<MemoryHost.Phases, Double>, KeyPath<MemoryHost.Phases, Double>, Double?)] {
             let base = median(.none, phase)
             let extra = median(variant, phase) - base
             let extraAnon = median(variant, anon) - median(.none, anon)
-            rows.append(.judged(part, name,
-                                value: "\(Format.mib(extra)) (\(Format.mib(base + extra)) vs \(Format.mib(base)); anonymous \(Format.mib(extraAnon)), mapped files \(Format.mib(extra - extraAnon)))",
-                                goal: "≤ \(Format.fixed(limit, 0)) MiB extra", ok: extra <= limit * mib, method: method,
-                                data: ["extraBytes": extra, "extraAnonBytes": extraAnon, "extraFileBytes": extra - extraAnon,
-                                       "withoutBytes": base, "withBytes": base + extra]))
+            let value = "\(Format.mib(extra)) (\(Format.mib(base + extra)) vs \(Format.mib(base)); anonymous \(Format.mib(extraAnon)), mapped files \(Format.mib(extra - extraAnon)))"
+            let data = ["extraBytes": extra, "extraAnonBytes": extraAnon, "extraFileBytes": extra - extraAnon,
+                        "withoutBytes": base, "withBytes": base + extra]
+            if let limit {
+                rows.append(.judged(part, name, value: value, goal: "≤ \(Format.fixed(limit, 0)) MiB extra", ok: extra <= limit * mib,
+                                    method: method, data: data))
+            } else {
+                rows.append(ResultRow(part, name, value: value, goal: "stated", verdict: .info, method: method, data: data))
+            }
         }
         let idleLibraries = Set((phases[.monitor] ?? []).flatMap(\.librariesIdle) + (phases[.offlineSymbols] ?? []).flatMap(\.librariesIdle))
         rows.append(.judged("7i", "Unwinding libraries mapped by the idle monitor (before the first stall)",

@@ -26,6 +26,15 @@ static inline uint64_t CStallMonitor_monotonic_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/// CLOCK_MONOTONIC_COARSE in nanoseconds: the time of the last scheduler tick (vDSO, a few ns
+/// where CLOCK_MONOTONIC costs tens on a VM). Never ahead of CLOCK_MONOTONIC; behind it by at
+/// most about one tick (1–4 ms) on a running thread. For durations where a tick does not matter.
+static inline uint64_t CStallMonitor_coarse_monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /// The calling thread's kernel thread id.
 pid_t CStallMonitor_gettid(void);
 
@@ -62,8 +71,8 @@ int CStallMonitor_set_thread_name(const char *name);
 /// freed. Returns 1 when memory was released.
 int CStallMonitor_trim_heap(void);
 
-/// Bytes of heap in use (glibc mallinfo2: allocated chunks, mmapped ones included).
-long CStallMonitor_heap_in_use(void);
+/// The process's resident set in bytes (/proc/self/statm); 0 when unknown.
+long CStallMonitor_resident_bytes(void);
 
 /// Waits on `sem` until CLOCK_MONOTONIC reaches `deadline_ns` (0: no deadline), retrying on EINTR.
 /// Returns 0 when the semaphore was taken, ETIMEDOUT on timeout, another errno on failure.

@@ -25,8 +25,9 @@ final class Symbolicator: Sendable {
         var users = 0
         /// When the session was last used (monotonic ns; 0: not since it was released).
         var lastUse: UInt64 = 0
-        /// Heap bytes in use when the session opened (its caches are what grew since).
-        var heapAtOpen = 0
+        /// Resident bytes when the session opened (its caches and mapped files are most of what
+        /// grew since).
+        var residentAtOpen = 0
         /// Whether libdw loaded, known since the first open (kept when a session is closed only
         /// to bound its caches).
         var libdwKnown: (name: String, note: String?)?
@@ -38,10 +39,11 @@ final class Symbolicator: Sendable {
     /// Entries kept before the cache is cleared (bounds memory in long-running hosts).
     private static let cacheLimit = 50_000
 
-    /// How much libdw's caches (DWARF line tables, CU and symbol tables) may grow the heap before
-    /// the session is closed after a batch of lookups; the names found stay cached. A large debug
-    /// binary's DWARF costs tens of MiB: it is read again only for addresses not named yet.
-    static let sessionHeapLimit = 4 << 20
+    /// How much the process may grow while a session is open (libdw's DWARF line, CU and symbol
+    /// tables on the heap, the debug sections it maps) before the session is closed after a batch
+    /// of lookups; the names found stay cached. A large debug binary's DWARF costs tens of MiB:
+    /// it is read again only for addresses not named yet. A small binary's session stays open.
+    static let sessionGrowthLimit = 4 << 20
 
     private let state = Locked(State())
 
@@ -108,7 +110,7 @@ final class Symbolicator: Sendable {
                 state.cache[address] = symbol
                 result[address] = symbol
             }
-            if state.session != nil, CStallMonitor_heap_in_use() - state.heapAtOpen > Self.sessionHeapLimit {
+            if state.session != nil, CStallMonitor_resident_bytes() - state.residentAtOpen > Self.sessionGrowthLimit {
                 closeSession(&state)  // its caches outgrew the bound; the names stay cached
                 _ = CStallMonitor_trim_heap()
             }
@@ -159,7 +161,7 @@ final class Symbolicator: Sendable {
         state.lastUse = CStallMonitor_monotonic_ns()
         guard !state.opened else { return }
         state.opened = true
-        state.heapAtOpen = CStallMonitor_heap_in_use()
+        state.residentAtOpen = CStallMonitor_resident_bytes()
         var error = [CChar](repeating: 0, count: 256)
         state.session = CStallMonitor_symbolizer_open(&error, error.count)
         if state.session == nil {

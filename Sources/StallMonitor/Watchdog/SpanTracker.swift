@@ -95,12 +95,14 @@ final class SpanTracker: Sendable {
         }
     }
 
-    /// A new pass of the loop began (its timers and sources are next).
+    /// A new pass of the loop began (its timers and sources are next). `now` may come from the
+    /// coarse clock, a tick behind the one that began the span: a pass then measures up to a tick
+    /// long or short, never negative.
     @inline(__always)
     func passBegan(at now: UInt64) {
         guard state.load(ordering: .relaxed) & 3 == Phase.open.rawValue else { return }
         let passBegan = passStart.load(ordering: .relaxed)
-        if now &- passBegan > longestPass.load(ordering: .relaxed) {
+        if now > passBegan, now &- passBegan > longestPass.load(ordering: .relaxed) {
             longestPass.store(now &- passBegan, ordering: .relaxed)
         }
         passStart.store(now, ordering: .relaxed)

@@ -66,7 +66,7 @@ struct CacheReleaseTests {
         for round in 1...2 {
             try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 500) }
             #expect(monitor.waitForStalls(round), "\(monitor.statistics)")
-            #expect(!Symbolicator.shared.isOpen, "DWARF caches of this test bundle grow the heap past \(Symbolicator.sessionHeapLimit) bytes")
+            #expect(!Symbolicator.shared.isOpen, "DWARF caches of this test bundle grow the process past \(Symbolicator.sessionGrowthLimit) bytes")
         }
         let reports = try directory.reports()
         try #require(reports.count == 2)
