@@ -98,6 +98,26 @@ Dwfl *CStallMonitor_libdw_begin_self(char *error, size_t error_size) {
     return dwfl;
 }
 
+int CStallMonitor_libdw_loadable(char *note, size_t note_size) {
+    if (note != NULL && note_size > 0) note[0] = '\0';
+    // Loaded already (or known not to load): the answer is known.
+    void *resident = dlopen("libdw.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+    if (resident != NULL) {
+        dlclose(resident);
+        return 1;
+    }
+    void *library = dlopen("libdw.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (library == NULL) {
+        const char *error = dlerror();
+        if (note != NULL) snprintf(note, note_size, "libdw could not be loaded: %s", error ? error : "unknown error");
+        return 0;
+    }
+    int complete = dlsym(library, "dwfl_getthread_frames") != NULL && dlsym(library, "dwfl_attach_state") != NULL;
+    if (!complete && note != NULL) snprintf(note, note_size, "libdw lacks dwfl_getthread_frames");
+    dlclose(library);  // unmapped again until a stall needs it
+    return complete;
+}
+
 const CStallMonitorLibdw *CStallMonitor_libdw(const char **note) {
     pthread_once(&once, load);
     if (note != NULL) *note = loaded == NULL ? why_not : NULL;

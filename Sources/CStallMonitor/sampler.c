@@ -10,8 +10,8 @@
 // interrupted registers from its ucontext and the stack bytes from SP up to a bound (never past
 // the stack's end, which the request carries) into the slot and returns; the watchdog unwinds the
 // copy later (unwinder.c), so the thread pauses only for a copy. Or frames: the handler unwinds
-// itself with libunwind (loaded with dlopen, per-thread caching, warmed up on each monitored
-// thread), the fallback when libdw is missing. The handler touches only static memory, libunwind
+// itself with libunwind (loaded with dlopen only when a monitor needs it, per-thread caching,
+// warmed up on each monitored thread when it arms), the fallback when libdw is missing. The handler touches only static memory, libunwind
 // in frames mode, and sem_post: no allocation, no locks, no Swift.
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -25,6 +25,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <ucontext.h>
@@ -44,7 +45,8 @@ typedef int (*get_reg_fn)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
 typedef int (*set_caching_policy_fn)(unw_addr_space_t, unw_caching_policy_t);
 
 static struct {
-    void *library;
+    // Published with release once the functions below are set (they never change afterwards).
+    void *_Atomic library;
     init_local2_fn init_local2;
     step_fn step;
     get_reg_fn get_reg;
@@ -184,7 +186,7 @@ void CStallMonitor_sampler_handler_activity(pid_t tid, int *running, uint64_t *e
 }
 
 static int load_unwinder(void) {
-    if (unwinder.library != NULL) return 1;
+    if (atomic_load(&unwinder.library) != NULL) return 1;
     const char *names[] = {"libunwind.so.8", "libunwind.so"};
     void *library = NULL;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && library == NULL; i++) {
@@ -222,9 +224,16 @@ static int load_unwinder(void) {
     unwinder.step = step;
     unwinder.get_reg = get_reg;
     unwinder.init_local2 = init_local2;
-    unwinder.library = library;
     unwinder.note[0] = '\0';
+    atomic_store(&unwinder.library, library);
     return 1;
+}
+
+int CStallMonitor_sampler_load_unwinder(void) {
+    pthread_mutex_lock(&install_lock);
+    int loaded = load_unwinder();
+    pthread_mutex_unlock(&install_lock);
+    return loaded;
 }
 
 int CStallMonitor_signal_is_free(int signal_number) {
@@ -285,7 +294,6 @@ int CStallMonitor_sampler_install(int requested_signal, char *error, size_t erro
         }
         semaphore_ready = 1;
     }
-    load_unwinder();
     int chosen = pick_signal(requested_signal, error, error_size);
     if (chosen < 0) {
         pthread_mutex_unlock(&install_lock);
@@ -331,7 +339,7 @@ int CStallMonitor_sampler_signal(void) {
 
 int CStallMonitor_sampler_unwinder_available(char *note, size_t note_size) {
     pthread_mutex_lock(&install_lock);
-    int available = unwinder.library != NULL;
+    int available = atomic_load(&unwinder.library) != NULL;
     if (!available && note != NULL && note_size > 0) {
         snprintf(note, note_size, "%s", unwinder.note[0] ? unwinder.note : "libunwind not loaded");
     }
@@ -410,13 +418,23 @@ CStallMonitorSampleResult CStallMonitor_sampler_sample(pid_t tid, uint64_t timeo
     *count = 0;
     *truncated = 0;
     int signal_number = atomic_load(&installed_signal);
-    if (signal_number == 0 || unwinder.library == NULL) return CStallMonitorSampleUnavailable;
+    if (signal_number == 0 || atomic_load(&unwinder.library) == NULL) return CStallMonitorSampleUnavailable;
     CStallMonitorSampleResult result = send_request(tid, timeout_ns, signal_number, REQUEST_FRAMES, NULL);
     if (result == CStallMonitorSampleOK) {
         copy_out(frames, capacity, count, truncated);
         atomic_store(&slot.word, 0);
     }
     return result;
+}
+
+void CStallMonitor_sampler_release_buffers(void) {
+    // Only while no request is in flight: a handler writes the buffer only after claiming one.
+    if (atomic_load(&slot.word) != 0) return;
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0) return;
+    uintptr_t begin = ((uintptr_t)slot.stack + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    uintptr_t end = ((uintptr_t)slot.stack + sizeof(slot.stack)) & ~((uintptr_t)page - 1);
+    if (end > begin) madvise((void *)begin, end - begin, MADV_DONTNEED);
 }
 
 CStallMonitorSampleResult CStallMonitor_sampler_snapshot(pid_t tid, uint64_t timeout_ns,

@@ -2,7 +2,10 @@
 // deadline waits on semaphores.
 #include "CStallMonitor.h"
 
+#include <malloc.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -126,4 +129,21 @@ int CStallMonitor_thread_first_visit(uint64_t visitor) {
     if (thread_visitor == visitor) return 0;
     thread_visitor = visitor;
     return 1;
+}
+
+int CStallMonitor_trim_heap(void) {
+    return malloc_trim(0);
+}
+
+long CStallMonitor_resident_bytes(void) {
+    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char text[128];
+    ssize_t size = read(fd, text, sizeof(text) - 1);
+    close(fd);
+    if (size <= 0) return 0;
+    text[size] = '\0';
+    unsigned long pages = 0, resident = 0;
+    if (sscanf(text, "%lu %lu", &pages, &resident) != 2) return 0;
+    return (long)resident * sysconf(_SC_PAGESIZE);
 }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -247,6 +248,10 @@ static int frame_callback(Dwfl_Frame *state, void *arg) {
     return DWARF_CB_OK;
 }
 
+/// How far past the ELF entry point a return address in `_start` may lie (glibc's x86_64
+/// `_start` is 0x22 bytes, the next function starts after alignment padding at 0x30).
+#define START_CODE_BYTES 0x30
+
 /// What the symbol table says about the code at `address`: where its function starts and
 /// whether threads begin there (the process's `_start`, or the C library's
 /// clone/start_thread that every pthread starts in). Cached.
@@ -257,12 +262,24 @@ static const symbol_facts *lookup_symbol(CStallMonitorUnwinder *session, uintptr
     }
     const CStallMonitorLibdw *lib = CStallMonitor_libdw(NULL);
     static const char *const entries[] = {"_start", "__clone3", "__clone", "clone3", "clone", "start_thread", "thread_start"};
+    int slot = cache->next;
+    int capacity = (int)(sizeof(cache->entries) / sizeof(cache->entries[0]));
+    // The main thread's outermost frame lies in the executable's `_start`, its ELF entry point (a
+    // few dozen bytes of assembly): known without the executable's symbol table, which for a big
+    // Swift binary is megabytes that a complete walk then never reads.
+    uintptr_t entry = (uintptr_t)getauxval(AT_ENTRY);
+    if (entry != 0 && address >= entry && address - entry < START_CODE_BYTES) {
+        cache->next = (slot + 1) % capacity;
+        if (cache->count < capacity) cache->count++;
+        cache->entries[slot].address = address;
+        cache->entries[slot].function_start = entry;
+        cache->entries[slot].is_thread_entry = 1;
+        return &cache->entries[slot];
+    }
     Dwfl_Module *module = lib->addrmodule(session->dwfl, address);
     GElf_Off offset = 0;
     GElf_Sym symbol;
     const char *name = module != NULL ? lib->module_addrinfo(module, address, &offset, &symbol, NULL, NULL, NULL) : NULL;
-    int slot = cache->next;
-    int capacity = (int)(sizeof(cache->entries) / sizeof(cache->entries[0]));
     cache->next = (slot + 1) % capacity;
     if (cache->count < capacity) cache->count++;
     cache->entries[slot].address = address;

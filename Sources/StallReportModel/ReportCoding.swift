@@ -33,6 +33,7 @@ public enum ReportCoding {
     /// (the format style truncates, and a parsed `.196` is often stored as `.19599…`).
     public static func formatDate(_ date: Date) -> String {
         let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+        if milliseconds.magnitude < 9e15, let text = ISO8601UTC.format(milliseconds: Int64(milliseconds)) { return text }
         let seconds = (milliseconds / 1000).rounded(.down)
         let whole = Date(timeIntervalSince1970: seconds).formatted(Date.ISO8601FormatStyle())
         let fraction = Int(milliseconds - seconds * 1000)
@@ -42,6 +43,7 @@ public enum ReportCoding {
 
     /// Parses an ISO 8601 date with or without fractional seconds.
     public static func parseDate(_ text: String) -> Date? {
+        if let date = ISO8601UTC.parse(text) { return date }
         if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return date }
         return try? Date.ISO8601FormatStyle().parse(text)
     }

@@ -68,6 +68,23 @@ struct StallBenchTests {
         #expect(data.last?["runs"] as? Double == 2, "\(data)")
     }
 
+    @Test("memory-host: the idle monitor maps no unwinding library; a stall loads libdw and not libunwind")
+    func memoryHostLibraries() throws {
+        let directory = try ReportDirectory()
+        for offline in [false, true] {
+            let run = try StallReportCLI.run(
+                ["memory-host", "--monitor", "--stall-ms", "600", "--release-after-ms", "300", "--reports", directory.path]
+                    + (offline ? ["--offline-symbols"] : []),
+                timeout: 120, executable: "stall-bench")
+            #expect(run.status == 0, "\(run)")
+            let line = try #require(run.stdoutLines.last)
+            let phases = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect((phases["librariesIdle"] as? [String]) == [], "nothing heavy before the first stall: \(phases)")
+            #expect((phases["librariesStall"] as? [String] ?? []).contains("libdw"), "the stall's snapshots are unwound by libdw: \(phases)")
+            #expect(!(phases["librariesStall"] as? [String] ?? []).contains("libunwind"), "libunwind is not needed with libdw: \(phases)")
+        }
+    }
+
     @Test("list names the twelve figures; an unknown figure is a usage error")
     func listAndValidation() throws {
         let list = try StallReportCLI.run(["list"], executable: "stall-bench")

@@ -26,6 +26,15 @@ static inline uint64_t CStallMonitor_monotonic_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/// CLOCK_MONOTONIC_COARSE in nanoseconds: the time of the last scheduler tick (vDSO, a few ns
+/// where CLOCK_MONOTONIC costs tens on a VM). Never ahead of CLOCK_MONOTONIC; behind it by at
+/// most about one tick (1–4 ms) on a running thread. For durations where a tick does not matter.
+static inline uint64_t CStallMonitor_coarse_monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /// The calling thread's kernel thread id.
 pid_t CStallMonitor_gettid(void);
 
@@ -58,6 +67,13 @@ int CStallMonitor_unblock_signal(int signal_number);
 /// Returns 0 or an errno.
 int CStallMonitor_set_thread_name(const char *name);
 
+/// Returns the heap's free pages to the kernel (glibc malloc_trim), after large caches were
+/// freed. Returns 1 when memory was released.
+int CStallMonitor_trim_heap(void);
+
+/// The process's resident set in bytes (/proc/self/statm); 0 when unknown.
+long CStallMonitor_resident_bytes(void);
+
 /// Waits on `sem` until CLOCK_MONOTONIC reaches `deadline_ns` (0: no deadline), retrying on EINTR.
 /// Returns 0 when the semaphore was taken, ETIMEDOUT on timeout, another errno on failure.
 int CStallMonitor_sem_wait_until(sem_t *sem, uint64_t deadline_ns);
@@ -82,8 +98,8 @@ typedef enum {
 
 /// Installs the process-wide sampling signal handler (reference counted: every successful call
 /// needs one CStallMonitor_sampler_uninstall). `requested_signal` 0 picks a free real-time signal;
-/// otherwise it must be a real-time signal with no handler. Loads libunwind with dlopen.
-/// Returns the signal number, or -1 with a message in `error`.
+/// otherwise it must be a real-time signal with no handler. Loads nothing: libunwind is loaded
+/// by CStallMonitor_sampler_load_unwinder. Returns the signal number, or -1 with a message in `error`.
 int CStallMonitor_sampler_install(int requested_signal, char *error, size_t error_size);
 
 /// Drops one reference; the last one restores the previous signal disposition.
@@ -95,6 +111,12 @@ int CStallMonitor_sampler_signal(void);
 /// Sampling signal handlers on thread `tid` (or a thread sharing its bucket): how many are
 /// running now, and how many were entered since the process started.
 void CStallMonitor_sampler_handler_activity(pid_t tid, int *running, uint64_t *entered);
+
+/// Loads libunwind with dlopen (once per process; never from a signal handler). Returns 1 when
+/// it is loaded. Frames requests (CStallMonitor_sampler_sample) answer Unavailable until then;
+/// take one warm-up sample on each thread before relying on them (libunwind's first use on a
+/// thread allocates).
+int CStallMonitor_sampler_load_unwinder(void);
 
 /// 1 when libunwind was loaded, 0 otherwise; `note` receives the reason when not.
 int CStallMonitor_sampler_unwinder_available(char *note, size_t note_size);
@@ -144,6 +166,11 @@ CStallMonitorSampleResult CStallMonitor_sampler_snapshot(pid_t tid, uint64_t tim
 /// handler). 1 or 0.
 int CStallMonitor_signal_is_free(int signal_number);
 
+/// Gives the pages of the handler's stack-copy buffer back to the kernel (madvise DONTNEED; they
+/// read as zero and are faulted in again by the next snapshot). Does nothing while a request is
+/// in flight; call with requests serialized (no request can start meanwhile).
+void CStallMonitor_sampler_release_buffers(void);
+
 /// The calling thread's stack bounds (pthread_getattr_np). Returns 0, or -1 when unknown.
 int CStallMonitor_current_stack_bounds(uintptr_t *low, uintptr_t *high);
 
@@ -173,6 +200,11 @@ enum {
     /// loaded since it opened (re-open and retry) or a corrupt stack. Frames before it are kept.
     CStallMonitorUnwindUnknownCode = 1,
 };
+
+/// Whether libdw can be loaded, without keeping it loaded: a library not loaded yet is opened
+/// and closed again (its pages are unmapped), so an idle monitor maps nothing heavy. Returns 1
+/// when it loads, 0 with the reason in `note` otherwise.
+int CStallMonitor_libdw_loadable(char *note, size_t note_size);
 
 /// Opens a session (loads libdw with dlopen on first use). Returns NULL with a reason in `error`.
 CStallMonitorUnwinder *CStallMonitor_unwinder_open(char *error, size_t error_size);

@@ -93,6 +93,9 @@ public final class StallMonitor: Sendable {
     private let metrics: StallMetrics
     /// Rewrites the session record every ``Configuration/sessionHeartbeatInterval``.
     private let heartbeat: RepeatingTimer
+    /// Releases libdw's sessions and the stack-copy buffers once stalls have been quiet for
+    /// ``Configuration/releaseCachesAfter``.
+    private let cacheRelease: RepeatingTimer
     private let stopped = Atomic<Bool>(false)
     /// The process that started the monitor: a forked child has no watchdog or writer threads.
     private let ownerPID = getpid()
@@ -223,6 +226,7 @@ public final class StallMonitor: Sendable {
         let timeout = configuration.sampleTimeout.nanoseconds
         let maxFrames = configuration.maxFramesPerSample
         let report: @Sendable (String) -> Void = { errors.report(.threadArming($0)) }
+        StackSampler.prepareHandlerUnwinder(for: configuration.unwinding)
         for thread in threads {
             if thread.probe.threadPerSpan {
                 thread.probe.attach(to: thread.tracker) { thread.armWorker(signal: signal, report: report) }
@@ -241,6 +245,10 @@ public final class StallMonitor: Sendable {
             sweeper.sweep()
         }
         self.metrics = metrics
+        let quiet = UInt64(configuration.releaseCachesAfter.nanoseconds)
+        cacheRelease = writer.repeating(every: configuration.releaseCachesAfter / 2) {
+            CacheRelease.releaseIfQuiet(for: quiet)
+        }
         heartbeat = writer.repeating(every: configuration.sessionHeartbeatInterval) {
             session.heartbeat()
             Self.emitMetrics(metrics, threads: threads, counters: counters, errors: errors)
@@ -302,7 +310,7 @@ public final class StallMonitor: Sendable {
         // writer to flush. Leave the inherited handler in place; nothing sends it here.
         guard getpid() == ownerPID else { return nil }
         let metrics = self.metrics, threads = self.threads, counters = self.counters, errors = self.errors
-        return Shutdown(watchdog: watchdog, heartbeat: heartbeat, session: session, writer: writer,
+        return Shutdown(watchdog: watchdog, heartbeat: heartbeat, cacheRelease: cacheRelease, session: session, writer: writer,
                         emitMetrics: { Self.emitMetrics(metrics, threads: threads, counters: counters, errors: errors) })
     }
 
@@ -311,6 +319,7 @@ public final class StallMonitor: Sendable {
     private struct Shutdown: Sendable {
         let watchdog: Watchdog
         let heartbeat: RepeatingTimer
+        let cacheRelease: RepeatingTimer
         let session: SessionRecorder
         let writer: ReportWriter
         /// The last emission of the loops' times and dropped counts.
@@ -319,6 +328,7 @@ public final class StallMonitor: Sendable {
         func finish() {
             watchdog.stop()
             heartbeat.cancel()
+            cacheRelease.cancel()
             let session = self.session
             let emitMetrics = self.emitMetrics
             writer.perform {

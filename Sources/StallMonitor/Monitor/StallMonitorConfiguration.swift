@@ -77,6 +77,11 @@ extension StallMonitor {
         /// caches out of the host's memory; reports then carry addresses, images and build IDs,
         /// and `stallreport symbolicate` names them later. Default on.
         public var symbolicateInProcess: Bool
+        /// How long after its last use (the last sample unwound, the last report named) libdw's
+        /// sessions are released: their DWARF and CFI caches, the debug files they mapped and the
+        /// stack-copy buffers. The next stall loads them again (a few ms on its first sample).
+        /// Default 30 s; at least 10 ms.
+        public var releaseCachesAfter: Duration = .seconds(30)
         /// How often the session record is rewritten while nothing else happens (a timer of the
         /// writer queue; the watchdog keeps parking while the loop idles). A process that dies
         /// without `stop()` is counted as monitored up to its last heartbeat. Default 60 s, at
@@ -169,6 +174,7 @@ extension StallMonitor {
             if maxReportFiles < 1 || maxReportBytes < 4096 { throw .invalidConfiguration("maxReportFiles must be at least 1 and maxReportBytes at least 4096") }
             if sessionHeartbeatInterval < .seconds(1) { throw .invalidConfiguration("sessionHeartbeatInterval must be at least 1 s") }
             if logInterval <= .zero { throw .invalidConfiguration("logInterval must be positive") }
+            if releaseCachesAfter < .milliseconds(10) { throw .invalidConfiguration("releaseCachesAfter must be at least 10 ms") }
             if loopSilenceWarning <= .zero { throw .invalidConfiguration("loopSilenceWarning must be positive") }
             if metrics.labelPrefix.isEmpty { throw .invalidConfiguration("metrics.labelPrefix must not be empty") }
             if !reportDirectory.isFileURL { throw .invalidConfiguration("reportDirectory must be a file URL") }

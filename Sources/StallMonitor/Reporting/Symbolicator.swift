@@ -23,6 +23,14 @@ final class Symbolicator: Sendable {
         var images: [String] = []
         /// Running monitors that use this symbolicator.
         var users = 0
+        /// When the session was last used (monotonic ns; 0: not since it was released).
+        var lastUse: UInt64 = 0
+        /// Resident bytes when the session opened (its caches and mapped files are most of what
+        /// grew since).
+        var residentAtOpen = 0
+        /// Whether libdw loaded, known since the first open (kept when a session is closed only
+        /// to bound its caches).
+        var libdwKnown: (name: String, note: String?)?
     }
 
     /// One per process: libdw sessions are expensive and the cache is shared by every monitor.
@@ -31,11 +39,18 @@ final class Symbolicator: Sendable {
     /// Entries kept before the cache is cleared (bounds memory in long-running hosts).
     private static let cacheLimit = 50_000
 
+    /// How much the process may grow while a session is open (libdw's DWARF line, CU and symbol
+    /// tables on the heap, the debug sections it maps) before the session is closed after a batch
+    /// of lookups; the names found stay cached. A large debug binary's DWARF costs tens of MiB:
+    /// it is read again only for addresses not named yet. A small binary's session stays open.
+    static let sessionGrowthLimit = 4 << 20
+
     private let state = Locked(State())
 
     /// Which symbolicator is in use and why the better one is not.
     func describe() -> (name: String, note: String?) {
         state.withLock { state in
+            if let known = state.libdwKnown { return known }
             open(&state)
             return state.session != nil ? ("libdw", nil) : ("dladdr", state.note)
         }
@@ -56,14 +71,33 @@ final class Symbolicator: Sendable {
         }
     }
 
+    /// Closes the session and forgets every name when it was last used before `cutoff`
+    /// (monotonic ns). Returns whether a session was released.
+    func releaseIfUnused(since cutoff: UInt64) -> Bool {
+        state.withLock { state in
+            guard state.lastUse != 0, state.lastUse <= cutoff else { return false }
+            state.lastUse = 0
+            let held = state.opened || !state.cache.isEmpty
+            reset(&state)
+            return held
+        }
+    }
+
+    /// Whether a libdw session is open now (for tests and diagnostics).
+    var isOpen: Bool {
+        state.withLock { $0.session != nil }
+    }
+
     /// Looks up every address at once (one lock round trip per report). `images` identifies the
     /// loaded images: when it changed (a library was loaded or unloaded), the session is reopened
     /// and the cache cleared, since an address may now belong to another library.
     func symbolicate(_ addresses: [UInt], images: [String]) -> [UInt: Symbol] {
         state.withLock { state in
-            if state.opened && state.images != images { reset(&state) }
-            state.images = images
-            open(&state)
+            if state.images != images {
+                reset(&state)
+                state.images = images
+            }
+            state.lastUse = CStallMonitor_monotonic_ns()
             if state.cache.count > Self.cacheLimit { state.cache.removeAll(keepingCapacity: true) }
             var result: [UInt: Symbol] = [:]
             for address in addresses {
@@ -71,9 +105,14 @@ final class Symbolicator: Sendable {
                     result[address] = cached
                     continue
                 }
+                open(&state)  // only for addresses not named yet
                 let symbol = lookup(address, session: state.session)
                 state.cache[address] = symbol
                 result[address] = symbol
+            }
+            if state.session != nil, CStallMonitor_resident_bytes() - state.residentAtOpen > Self.sessionGrowthLimit {
+                closeSession(&state)  // its caches outgrew the bound; the names stay cached
+                _ = CStallMonitor_trim_heap()
             }
             return result
         }
@@ -84,7 +123,7 @@ final class Symbolicator: Sendable {
     /// not yet looked up. Empty when the loaded images changed since the names were found.
     func cachedSymbols(_ addresses: [UInt], images: [String]) -> [UInt: Symbol] {
         state.withLock { state in
-            guard state.opened, state.images == images else { return [:] }
+            guard !state.cache.isEmpty, state.images == images else { return [:] }
             var result: [UInt: Symbol] = [:]
             for address in addresses {
                 if let cached = state.cache[address] { result[address] = cached }
@@ -96,6 +135,7 @@ final class Symbolicator: Sendable {
     /// Like ``describe()``, but nil instead of opening a session that is not open yet.
     func describeIfOpen() -> (name: String, note: String?)? {
         state.withLock { state in
+            if let known = state.libdwKnown { return known }
             guard state.opened else { return nil }
             return state.session != nil ? ("libdw", nil) : ("dladdr", state.note)
         }
@@ -103,23 +143,32 @@ final class Symbolicator: Sendable {
 
     /// Closes the session and forgets every name; the next lookup opens a new session.
     private func reset(_ state: inout State) {
-        if let session = state.session { CStallMonitor_symbolizer_close(session) }
-        state.session = nil
-        state.opened = false
-        state.note = nil
+        closeSession(&state)
+        state.libdwKnown = nil
         state.cache.removeAll()
         state.images = []
     }
 
+    /// Closes the libdw session (its files and caches); the names found stay in the cache.
+    private func closeSession(_ state: inout State) {
+        if let session = state.session { CStallMonitor_symbolizer_close(session) }
+        state.session = nil
+        state.opened = false
+        state.note = nil
+    }
+
     private func open(_ state: inout State) {
+        state.lastUse = CStallMonitor_monotonic_ns()
         guard !state.opened else { return }
         state.opened = true
+        state.residentAtOpen = CStallMonitor_resident_bytes()
         var error = [CChar](repeating: 0, count: 256)
         state.session = CStallMonitor_symbolizer_open(&error, error.count)
         if state.session == nil {
             state.note = CString.decode(error)
                 + "; names come from dladdr (exported symbols only, no file:line)"
         }
+        state.libdwKnown = state.session != nil ? ("libdw", nil) : ("dladdr", state.note)
     }
 
     private func lookup(_ address: UInt, session: OpaquePointer?) -> Symbol {

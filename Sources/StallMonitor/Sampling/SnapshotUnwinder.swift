@@ -33,6 +33,8 @@ final class SnapshotUnwinder: Sendable {
         var openedAt: UInt64 = 0
         var note: String?
         var users = 0
+        /// When the session was last used (monotonic ns; 0: not since it was released).
+        var lastUse: UInt64 = 0
         /// The stack copy and frame buffers (allocated once, reused).
         var stack: UnsafeMutableRawPointer?
         var frames = [UInt](repeating: 0, count: Int(CSTALLMONITOR_MAX_FRAMES))
@@ -50,6 +52,7 @@ final class SnapshotUnwinder: Sendable {
     /// Whether libdw can be used, and why not. Opens the session (loads libdw) when not yet open.
     func availability() -> (available: Bool, note: String?) {
         state.withLock { state in
+            state.lastUse = CStallMonitor_monotonic_ns()
             open(&state)
             return (state.session != nil, state.note)
         }
@@ -69,6 +72,25 @@ final class SnapshotUnwinder: Sendable {
             state.stack?.deallocate()
             state.stack = nil
         }
+    }
+
+    /// Closes the session and frees the stack copy when both were last used before `cutoff`
+    /// (monotonic ns). Returns whether anything was released.
+    func releaseIfUnused(since cutoff: UInt64) -> Bool {
+        state.withLock { state in
+            guard state.lastUse != 0, state.lastUse <= cutoff else { return false }
+            state.lastUse = 0
+            guard state.opened || state.stack != nil else { return false }
+            close(&state)
+            state.stack?.deallocate()
+            state.stack = nil
+            return true
+        }
+    }
+
+    /// Whether a libdw session is open now (for tests and diagnostics).
+    var isOpen: Bool {
+        state.withLock { $0.session != nil }
     }
 
     /// Signals running thread `tid` for a snapshot and unwinds it.
@@ -155,6 +177,7 @@ final class SnapshotUnwinder: Sendable {
     }
 
     private func ensureSession(_ state: inout State) -> OpaquePointer? {
+        state.lastUse = CStallMonitor_monotonic_ns()
         open(&state)
         return state.session
     }

@@ -45,6 +45,19 @@ enum StackSampler {
         CStallMonitor_sampler_uninstall()
     }
 
+    /// Loads libunwind when `mode` needs it in the signal handler: always for
+    /// `.libunwindInHandler`, and for `.snapshot` only when libdw cannot be loaded (libunwind is
+    /// then the fallback for running threads). Otherwise nothing is loaded: libdw is mapped at the
+    /// first stall, on the watchdog, so an idle monitor stays small. Call before the monitored
+    /// threads arm (arming takes the warm-up sample that makes libunwind safe in the handler).
+    static func prepareHandlerUnwinder(for mode: StallMonitor.Unwinding) {
+        if mode == .snapshot {
+            var note = [CChar](repeating: 0, count: 256)
+            guard CStallMonitor_libdw_loadable(&note, note.count) == 0 else { return }
+        }
+        _ = CStallMonitor_sampler_load_unwinder()
+    }
+
     /// Whether libunwind is loaded, and why not.
     static func unwinderStatus() -> (available: Bool, note: String?) {
         var note = [CChar](repeating: 0, count: 256)

@@ -98,16 +98,19 @@ final class SpanTracker: Sendable {
         }
     }
 
-    /// A new pass of the loop began (its timers and sources are next).
+    /// A new pass of the loop began (its timers and sources are next). `now` may come from the
+    /// coarse clock, a tick behind the one that began the span: a pass then measures up to a tick
+    /// long or short, never negative.
     @inline(__always)
     func passBegan(at now: UInt64) {
         guard state.load(ordering: .relaxed) & 3 == Phase.open.rawValue else { return }
         let passBegan = passStart.load(ordering: .relaxed)
-        if now &- passBegan > longestPass.load(ordering: .relaxed) {
+        if now > passBegan, now &- passBegan > longestPass.load(ordering: .relaxed) {
             longestPass.store(now &- passBegan, ordering: .relaxed)
         }
         passStart.store(now, ordering: .relaxed)
-        passes.add(1, ordering: .relaxed)
+        // The loop's thread is the only writer: a load and a store, not a locked add.
+        passes.store(passes.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
     }
 
     /// The loop is about to wait for events.
@@ -166,7 +169,10 @@ final class SpanTracker: Sendable {
         guard current & 3 == Phase.open.rawValue else { return }
         suspendedAt.store(now, ordering: .relaxed)
         suspendedAfterIdleYield.store(idleYields() != spanStartIdleYields.load(ordering: .relaxed), ordering: .relaxed)
-        state.store((current & ~3) | Phase.suspended.rawValue, ordering: .sequentiallyConsistent)
+        // Releasing (a plain store on x86, not an exchange): the watchdog reads the state with
+        // an acquiring load at least; only `begin`, which may wake a parked watchdog, needs the
+        // sequentially consistent store that pairs with `watchdogParked`.
+        state.store((current & ~3) | Phase.suspended.rawValue, ordering: .releasing)
     }
 
     @inline(__always)
@@ -184,7 +190,7 @@ final class SpanTracker: Sendable {
                 return
             }
             if now &- suspended <= reentryGrace {
-                state.store((current & ~3) | Phase.open.rawValue, ordering: .sequentiallyConsistent)
+                state.store((current & ~3) | Phase.open.rawValue, ordering: .releasing)
                 return
             }
             // Longer than the grace, but if the thread never slept since the span began, the

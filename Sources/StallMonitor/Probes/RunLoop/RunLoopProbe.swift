@@ -4,7 +4,7 @@ import StallReportModel
 
 /// The probe for a `CFRunLoop` (Foundation's `RunLoop`): `CFRunLoopObserver`s in the common
 /// modes turn the loop's activities into ``SpanTracker`` events. The callback is a C function
-/// pointer: it reads the monotonic clock (vDSO) and updates atomics; at a run's entry it also
+/// pointer: it reads the monotonic clock (vDSO; the coarse one for a pass's start) and updates atomics; at a run's entry it also
 /// reads the run's mode, on the loop's own thread.
 ///
 /// Two observers, so that the work of every other observer counts in the span: one ordered first
@@ -70,7 +70,7 @@ final class RunLoopProbe: LoopProbe, @unchecked Sendable {
             guard let info else { return }
             // The observer holds a reference (context retain): no retain/release per callback.
             Unmanaged<RunLoopEvents>.fromOpaque(info)._withUnsafeGuaranteedRef {
-                $0.record(activity, at: CStallMonitor_monotonic_ns())
+                $0.record(activity)
             }
         }
     }
@@ -101,18 +101,21 @@ final class RunLoopEvents: @unchecked Sendable {
         self.tracker = tracker
     }
 
-    /// Turns one run loop activity into the tracker's loop event.
+    /// Turns one run loop activity into the tracker's loop event, reading the clock it needs:
+    /// the monotonic clock where a span may begin or end, the coarse one (the last tick, a few ns
+    /// instead of ~40 on a VM) for the start of a pass, which only measures the longest pass (a
+    /// tick's error there changes no verdict). That read is most of the observers' cost per pass.
     @inline(__always)
-    func record(_ activity: CFRunLoopActivity, at now: UInt64) {
+    func record(_ activity: CFRunLoopActivity) {
         switch activity {
         case .entry:
             enterRun(mode: CFRunLoopCopyCurrentMode(runLoop))
-            tracker.loopEntered(at: now)
-        case .beforeTimers: tracker.passBegan(at: now)
-        case .beforeWaiting: tracker.loopWillWait(at: now)
-        case .afterWaiting: tracker.loopWoke(at: now)
+            tracker.loopEntered(at: CStallMonitor_monotonic_ns())
+        case .beforeTimers: tracker.passBegan(at: CStallMonitor_coarse_monotonic_ns())
+        case .beforeWaiting: tracker.loopWillWait(at: CStallMonitor_monotonic_ns())
+        case .afterWaiting: tracker.loopWoke(at: CStallMonitor_monotonic_ns())
         case .exit:
-            tracker.loopExited(at: now)
+            tracker.loopExited(at: CStallMonitor_monotonic_ns())
             leaveRun()
         default: break
         }

@@ -1,0 +1,19 @@
+import CStallMonitor
+
+/// Gives memory back once stalls have been quiet for a while: libdw's unwinding and
+/// symbolication sessions (their CFI and DWARF caches and the files they mapped), the stack-copy
+/// buffers, and the heap pages all that freed. The next stall opens new sessions.
+enum CacheRelease {
+    /// Releases what was last used at least `quiet` nanoseconds ago. Returns whether anything was
+    /// released. Called on the writer queue by a timer of every running monitor.
+    @discardableResult
+    static func releaseIfQuiet(for quiet: UInt64, now: UInt64 = CStallMonitor_monotonic_ns()) -> Bool {
+        guard now >= quiet else { return false }  // not that long since boot
+        let unwinder = SnapshotUnwinder.shared.releaseIfUnused(since: now - quiet)
+        let symbols = Symbolicator.shared.releaseIfUnused(since: now - quiet)
+        guard unwinder || symbols else { return false }
+        StackSampler.withRequestLock { CStallMonitor_sampler_release_buffers() }
+        _ = CStallMonitor_trim_heap()  // libdw's caches were freed to the heap: return its free pages
+        return true
+    }
+}
