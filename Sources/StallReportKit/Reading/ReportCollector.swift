@@ -6,8 +6,9 @@ import Foundation
 /// Files are found first (``ReportScanner``). Session records (`*.session`, one per monitored
 /// process, small) are read first, so that each stall can be matched to its process's session.
 /// Then a fixed pool of workers (one per core by default) takes report files from a shared
-/// counter, decodes each with ``ReportLoader`` and folds it into the worker's own per-group
-/// accumulators at once; the decoded report is dropped right away. Memory therefore grows with
+/// counter, reduces each to a ``StallRecord`` (``FastRecordReader``: straight from the bytes, or
+/// with the full ``ReportLoader`` whenever the file is anything but a plain valid report) and
+/// folds it into the worker's own per-group accumulators at once; no report is kept. Memory therefore grows with
 /// the number of groups and durations, not with the size or number of reports. The workers'
 /// results are merged at the end (``WorkerPool``: no lock).
 public struct ReportCollector: Sendable {
@@ -64,10 +65,12 @@ public struct ReportCollector: Sendable {
         let grouping = self.grouping
         let locals = WorkerPool.run(workers: min(workers, max(1, files.count))) { _ in
             var local = ReportCollection(grouping: grouping)
+            var reader = FastRecordReader(loader: loader)
+            defer { reader.release() }
             while let path = queue.next() {
-                switch loader.load(path: path) {
-                case .success(let report):
-                    local.add(StallRecord(report: report, path: path), filter: filter, sessionIndex: index)
+                switch reader.record(path: path) {
+                case .success(let record):
+                    local.add(record, filter: filter, sessionIndex: index)
                 case .failure(let error):
                     local.problems.append(ReportProblem(path: path, message: error.description))
                 }
