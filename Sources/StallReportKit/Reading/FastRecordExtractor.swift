@@ -225,10 +225,11 @@ struct FastRecordExtractor {
             case 2, 3: _ = try cursor.double(positive: true)
             case 4: _ = try cursor.int(minimum: 1)
             case 8:
-                var keys = Set<String>()
+                var keys: [JSONStringSpan] = []
                 try cursor.forEachMember { cursor, key throws(FastPathMiss) in
-                    // Duplicate keys in a dictionary: leave to the full decoder.
-                    guard keys.insert(try cursor.value(of: key)).inserted else { throw FastPathMiss() }
+                    // Escaped or duplicate keys in a dictionary: leave to the full decoder.
+                    guard !key.hasEscapes, !keys.contains(where: { cursor.sameBytes($0, key) }) else { throw FastPathMiss() }
+                    keys.append(key)
                     _ = try cursor.int()
                 }
             case 9: _ = try cursor.bool()

@@ -32,11 +32,47 @@ struct JSONByteCursor {
 
     @inline(__always) func byte(at index: Int) -> UInt8 { base[index] }
 
+    @inline(__always) private func word(at index: Int) -> UInt64 {
+        UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+    }
+
+    private static let ones: UInt64 = 0x0101_0101_0101_0101
+    private static let highBits: UInt64 = 0x8080_8080_8080_8080
+
+    /// High bit set at the word's zero bytes (exact up to the first one; borrows may mark bytes after it).
+    @inline(__always) private static func zeroBytes(_ word: UInt64) -> UInt64 {
+        (word &- ones) & ~word & highBits
+    }
+
+    /// Marks, in the 8 bytes at `index`, those that end or escape a string or need checks (below
+    /// 0x20, at or above 0x80); the lowest mark is exactly the first such byte.
+    @inline(__always) private func specialBytes(at index: Int) -> UInt64 {
+        let bytes = word(at: index)
+        let quotes = Self.zeroBytes(bytes ^ (Self.ones &* 0x22))
+        let backslashes = Self.zeroBytes(bytes ^ (Self.ones &* 0x5C))
+        let unusual = ((bytes &- Self.ones &* 0x20) | bytes) & Self.highBits
+        return quotes | backslashes | unusual
+    }
+
     /// Skips JSON whitespace; returns the next byte (0 at the end).
     @inline(__always) mutating func peek() -> UInt8 {
         while position < count {
             let byte = base[position]
-            if byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { position += 1 } else { return byte }
+            if byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 {
+                position += 1
+                // Indentation: the run of spaces, eight bytes at a time.
+                while position + 8 <= count {
+                    let others = word(at: position) ^ 0x2020_2020_2020_2020
+                    if others == 0 {
+                        position += 8
+                    } else {
+                        position += others.trailingZeroBitCount >> 3
+                        break
+                    }
+                }
+            } else {
+                return byte
+            }
         }
         return 0
     }
@@ -95,7 +131,18 @@ struct JSONByteCursor {
         try expect(UInt8(ascii: "\""))
         let start = position
         var escapes = false
-        while position < count {
+        while true {
+            // Eight plain bytes at a time, up to the first byte that needs a look.
+            while position + 8 <= count {
+                let special = specialBytes(at: position)
+                if special == 0 {
+                    position += 8
+                } else {
+                    position += special.trailingZeroBitCount >> 3
+                    break
+                }
+            }
+            guard position < count else { throw FastPathMiss() }
             let byte = base[position]
             if byte == UInt8(ascii: "\"") {
                 position += 1
@@ -112,7 +159,6 @@ struct JSONByteCursor {
                 try skipUTF8Sequence()
             }
         }
-        throw FastPathMiss()
     }
 
     /// A string's value.
@@ -357,6 +403,11 @@ struct JSONByteCursor {
         repeat { try element(&self) } while try next(close: UInt8(ascii: "]"))
     }
 
+    /// True when two spans hold the same bytes.
+    func sameBytes(_ a: JSONStringSpan, _ b: JSONStringSpan) -> Bool {
+        a.end - a.start == b.end - b.start && memcmp(base + a.start, base + b.start, a.end - a.start) == 0
+    }
+
     /// Which of `names` the key is (its index), or nil for an unknown key.
     func keyIndex(_ key: JSONStringSpan, in names: [[UInt8]]) throws(FastPathMiss) -> Int? {
         if key.hasEscapes {
@@ -366,7 +417,12 @@ struct JSONByteCursor {
         let length = key.end - key.start
         let first = base[key.start]
         for (index, name) in names.enumerated() where name.count == length && name[0] == first {
-            if name.withUnsafeBufferPointer({ memcmp($0.baseAddress!, base + key.start, length) == 0 }) { return index }
+            var same = true
+            for offset in 1..<max(1, length) where name[offset] != base[key.start + offset] {
+                same = false
+                break
+            }
+            if same { return index }
         }
         return nil
     }
