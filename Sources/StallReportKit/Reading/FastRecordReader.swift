@@ -48,6 +48,39 @@ struct FastRecordReader {
         return loader.load(path: path).map { StallRecord(report: $0, path: path) }
     }
 
+    /// What ``report(path:skipping:)`` found.
+    enum ReportOutcome {
+        /// The report, fully decoded.
+        case report(StallReport)
+        /// A valid report that `skipping` turned down from its record, not decoded further.
+        case skipped
+        /// Why the file could not be read (the full loader's words).
+        case failure(ReportLoadError)
+    }
+
+    /// The report at `path`, fully decoded (for readers that need every sample), unless
+    /// `skipping` turns it down from its record first; the file is read once either way.
+    mutating func report(path: String, skipping: (StallRecord) -> Bool) -> ReportOutcome {
+        guard let size = readFile(path) else {
+            fullCount += 1
+            switch loader.load(path: path) {
+            case .success(let report): return skipping(StallRecord(report: report, path: path)) ? .skipped : .report(report)
+            case .failure(let error): return .failure(error)
+            }
+        }
+        let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<size])
+        if let record = try? extractor.record(from: bytes, path: path) {
+            fastCount += 1
+            if skipping(record) { return .skipped }
+        } else {
+            fullCount += 1
+        }
+        switch loader.load(data: Data(bytes)) {
+        case .success(let report): return skipping(StallRecord(report: report, path: path)) ? .skipped : .report(report)
+        case .failure(let error): return .failure(error)
+        }
+    }
+
     /// Reads a regular file within the size limit into the buffer; nil on anything unusual
     /// (the full loader then reads it again and says what is wrong).
     private mutating func readFile(_ path: String) -> Int? {
@@ -71,6 +104,9 @@ struct FastRecordReader {
             }
             if count == 0 { break }
             size += count
+            // The size fstat gave: done, without another read to see the end (a file still being
+            // written is caught by the scanner as truncated, and the full loader reads it again).
+            if size == expected { break }
         }
         // Grew while being read, or shrank to nothing: let the full loader deal with it.
         guard size > 0, size < buffer.count, size <= loader.maxFileSize else { return nil }

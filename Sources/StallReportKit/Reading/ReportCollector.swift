@@ -35,7 +35,7 @@ public struct ReportCollector: Sendable {
 
     /// Scans `paths` and reads every report and session record found.
     public func collect(_ paths: [String]) -> ReportCollection {
-        let scan = ReportScanner(reportEmptyDirectories: reportEmptyDirectories).scan(paths)
+        let scan = ReportScanner(reportEmptyDirectories: reportEmptyDirectories).scanCompact(paths)
         var result = read(files: scan.files, sessionFiles: scan.sessionFiles)
         result.problems = (scan.problems + result.problems).sorted { ($0.path, $0.message) < ($1.path, $1.message) }
         return result
@@ -43,6 +43,13 @@ public struct ReportCollector: Sendable {
 
     /// Reads the given report files and session record files (already found) in parallel.
     public func read(files: [String], sessionFiles: [String] = []) -> ReportCollection {
+        var list = FileList()
+        let directory = list.addDirectory("")
+        for file in files { list.append(name: file, directory: directory) }
+        return read(files: list, sessionFiles: sessionFiles)
+    }
+
+    private func read(files: FileList, sessionFiles: [String]) -> ReportCollection {
         let sessionLoader = SessionLoader(maxFileSize: loader.maxFileSize, maxNestingDepth: loader.maxNestingDepth)
         let sessionResults = parallelMap(sessionFiles) { sessionLoader.load(path: $0) }
         var sessions = SessionTotals()
@@ -59,7 +66,8 @@ public struct ReportCollector: Sendable {
         }
         let index = SessionIndex(records)
 
-        let queue = WorkQueue(files)
+        // Zero-sized items: the queue only hands out indices into `files`.
+        let queue = WorkQueue([Void](repeating: (), count: files.count))
         let loader = self.loader
         let filter = self.filter
         let grouping = self.grouping
@@ -67,7 +75,8 @@ public struct ReportCollector: Sendable {
             var local = ReportCollection(grouping: grouping)
             var reader = FastRecordReader(loader: loader)
             defer { reader.release() }
-            while let path = queue.next() {
+            while let number = queue.nextIndex() {
+                let path = files.path(at: number)
                 switch reader.record(path: path) {
                 case .success(let record):
                     local.add(record, filter: filter, sessionIndex: index)
