@@ -24,7 +24,7 @@ struct FastRecordExtractor {
         representative.reserveCapacity(64)
     }
 
-    private static func names(_ list: [String]) -> [[UInt8]] { list.map { Array($0.utf8) } }
+    private static func names(_ list: [String]) -> KeyTable { KeyTable(list) }
 
     private static let topKeys = names([
         "schemaVersion", "id", "fingerprint", "status", "startedAt", "durationMs", "thresholdMs", "classification",

@@ -310,11 +310,22 @@ struct JSONByteCursor {
 
     /// A non-negative integer of at most 18 digits, at least `minimum`; anything else is a miss.
     mutating func int(minimum: Int = 0) throws(FastPathMiss) -> Int {
-        let span = try numberSpan()
-        guard span.integer, base[span.start] != UInt8(ascii: "-"), span.end - span.start <= 18 else { throw FastPathMiss() }
+        _ = peek()
+        let start = position
         var value = 0
-        for index in span.start..<span.end { value = value * 10 + Int(base[index] - UInt8(ascii: "0")) }
-        guard value >= minimum else { throw FastPathMiss() }
+        while position < count {
+            let digit = base[position] &- UInt8(ascii: "0")
+            guard digit < 10 else { break }
+            value = value &* 10 &+ Int(digit)
+            position += 1
+        }
+        let length = position - start
+        // No digits (a sign, another value), a leading zero, too long, or a fraction or exponent next.
+        guard length > 0, length <= 18, length == 1 || base[start] != UInt8(ascii: "0"), value >= minimum else { throw FastPathMiss() }
+        if position < count {
+            let next = base[position]
+            guard next != UInt8(ascii: "."), next | 0x20 != UInt8(ascii: "e") else { throw FastPathMiss() }
+        }
         return value
     }
 
@@ -408,22 +419,44 @@ struct JSONByteCursor {
         a.end - a.start == b.end - b.start && memcmp(base + a.start, base + b.start, a.end - a.start) == 0
     }
 
-    /// Which of `names` the key is (its index), or nil for an unknown key.
-    func keyIndex(_ key: JSONStringSpan, in names: [[UInt8]]) throws(FastPathMiss) -> Int? {
+    /// Which of the table's names the key is, or nil for an unknown key.
+    func keyIndex(_ key: JSONStringSpan, in table: KeyTable) throws(FastPathMiss) -> Int? {
         if key.hasEscapes {
             let text = Array(try value(of: key).utf8)
-            return names.firstIndex(of: text)
+            return table.names.firstIndex(of: text)
         }
         let length = key.end - key.start
-        let first = base[key.start]
-        for (index, name) in names.enumerated() where name.count == length && name[0] == first {
-            var same = true
-            for offset in 1..<max(1, length) where name[offset] != base[key.start + offset] {
-                same = false
-                break
-            }
+        // The key's first (up to) eight bytes, as the table packs its names.
+        var prefix: UInt64 = 0
+        if key.start + 8 <= count {
+            prefix = word(at: key.start)
+            if length < 8 { prefix &= (1 << UInt64(length * 8)) &- 1 }
+        } else {
+            for offset in 0..<min(length, 8) { prefix |= UInt64(base[key.start + offset]) << UInt64(offset * 8) }
+        }
+        for index in 0..<table.prefixes.count where table.prefixes[index] == prefix && table.lengths[index] == length {
+            if length <= 8 { return index }
+            let same = table.names[index].withUnsafeBufferPointer { memcmp($0.baseAddress! + 8, base + key.start + 8, length - 8) == 0 }
             if same { return index }
         }
         return nil
+    }
+}
+
+/// Key names of one kind of object, packed for ``JSONByteCursor/keyIndex(_:in:)``: a key is
+/// matched by its length and first eight bytes in one comparison.
+struct KeyTable: Sendable {
+    let names: [[UInt8]]
+    let prefixes: [UInt64]
+    let lengths: [Int]
+
+    init(_ list: [String]) {
+        names = list.map { Array($0.utf8) }
+        prefixes = names.map { name in
+            var prefix: UInt64 = 0
+            for (offset, byte) in name.prefix(8).enumerated() { prefix |= UInt64(byte) << UInt64(offset * 8) }
+            return prefix
+        }
+        lengths = names.map(\.count)
     }
 }
