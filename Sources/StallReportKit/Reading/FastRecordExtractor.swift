@@ -1,5 +1,4 @@
 import Foundation
-import StallReportModel
 
 /// Reduces the JSON bytes of a report straight to a ``StallRecord``, without building the report.
 ///
