@@ -106,4 +106,11 @@ extension StallReport {
     public func encoded(pretty: Bool = true) throws -> Data {
         try ReportCoding.makeEncoder(pretty: pretty).encode(self)
     }
+
+    /// The bytes the monitor writes to a report file: compact JSON (no indentation), a third
+    /// smaller than pretty-printed and quicker to read; `jq .` or `stallreport show` print it
+    /// readably. Readers accept both.
+    package func fileData() throws -> Data {
+        try encoded(pretty: false)
+    }
 }

@@ -14,9 +14,15 @@ public enum StaleStatus {
     /// own. Whether its process still runs is decided by ``ProcessLiveness`` (pid and the start
     /// time the report recorded).
     public static func effectiveStatus(of report: StallReport) -> StallStatus {
-        guard report.status == .inProgress, report.process.hostName == hostName else { return report.status }
-        let running = ProcessLiveness.isRunning(
-            pid: report.process.pid, startTicks: report.process.startTicks, executableName: report.process.executableName)
+        effectiveStatus(status: report.status, hostName: report.process.hostName, pid: report.process.pid,
+                        startTicks: report.process.startTicks, executableName: report.process.executableName)
+    }
+
+    /// The same decision from the report's fields (for readers that do not build the report).
+    public static func effectiveStatus(status: StallStatus, hostName reportHost: String, pid: Int, startTicks: UInt64?,
+                                       executableName: String) -> StallStatus {
+        guard status == .inProgress, reportHost == hostName else { return status }
+        let running = ProcessLiveness.isRunning(pid: pid, startTicks: startTicks, executableName: executableName)
         return running ? .inProgress : .fatal
     }
 }

@@ -26,7 +26,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
         case .detectionLatency: return "Detection latency"
         case .accuracy: return "Accuracy of reported durations"
         case .memory: return "Memory (RSS) of the host"
-        case .summarizeThroughput: return "stallreport summarize throughput vs jq"
+        case .summarizeThroughput: return "stallreport summarize throughput vs a Python orjson script and jq"
         case .reportSize: return "Report size"
         case .blockingStacks: return "Stacks of threads asleep in a syscall, and their cost to the watchdog"
         case .nioServer: return "SwiftNIO server: throughput, idle wake-ups, stalls in handlers"

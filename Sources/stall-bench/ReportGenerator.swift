@@ -26,14 +26,14 @@ struct ReportGenerator {
         let files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
             .filter { $0.pathExtension == "json" }.sorted { $0.path < $1.path }
         guard !files.isEmpty else { throw BenchError("no reports in \(directory.path) to copy") }
-        let encoder = ReportCoding.makeEncoder()
         templates = try files.map { file in
             var report = try StallReport.read(from: file)
             report.id = Self.idMark
             report.fingerprint = Self.fingerprintMark
             report.durationMs = Self.durationMark
             report.startedAt = Self.dateMark
-            return try Self.cut(encoder.encode(report))
+            // Encoded as the monitor writes its files.
+            return try Self.cut(report.fileData())
         }
         var random = SeededRandom(seed: 0xf1a9)
         fingerprints = (0..<fingerprintCount).map { _ in

@@ -29,7 +29,7 @@ enum ReportSizeFigure {
                 "9\(["a", "b", "c"][index])", "Report size at \(targets[index]) samples",
                 value: "\(Format.count(bytes)) bytes (\(report.samples.count) samples × \(Int(framesPerSample.rounded())) frames; \(report.frames.count) distinct frames, \(report.images.count) images; inline frames would be ~\(Format.count(unshared / 1_024)) KiB)",
                 goal: "stated; small (shared frame table)", verdict: .info,
-                method: "file size of the pretty-printed JSON the monitor wrote for a CPU stall of \(Int(report.durationMs)) ms (threshold 100 ms, 10 ms interval, maxSamplesPerStall 500)",
+                method: "file size of the (compact) JSON the monitor wrote for a CPU stall of \(Int(report.durationMs)) ms (threshold 100 ms, 10 ms interval, maxSamplesPerStall 500)",
                 data: ["bytes": bytes, "samples": Double(report.samples.count), "distinctFrames": Double(report.frames.count),
                        "images": Double(report.images.count), "framesPerSample": framesPerSample, "inlineFramesBytesEstimate": unshared]))
         }

@@ -10,6 +10,9 @@ enum Subprocess {
         var seconds: Double
         /// "Maximum resident set size" from `/usr/bin/time -v`, in bytes (0 when not measured).
         var peakRSS: Double
+        /// User plus system CPU time of the child and the children it waited for, from
+        /// `/usr/bin/time -v` (its `wait4` rusage), in seconds (0 when not measured).
+        var cpuSeconds: Double = 0
     }
 
     /// Runs `executable arguments…`; stdout goes to `stdoutFile` when given (else captured).
@@ -49,16 +52,20 @@ enum Subprocess {
         try out.close()
         try err.close()
         var peak = 0.0
-        if timed, let text = try? String(contentsOf: timeLog, encoding: .utf8),
-           let line = text.split(separator: "\n").first(where: { $0.contains("Maximum resident set size") }),
-           let kilobytes = line.split(separator: ":").last.flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) }) {
-            peak = kilobytes * 1024
+        var cpu = 0.0
+        if timed, let text = try? String(contentsOf: timeLog, encoding: .utf8) {
+            func field(_ name: String) -> Double? {
+                text.split(separator: "\n").first(where: { $0.contains(name) })
+                    .flatMap { $0.split(separator: ":").last }.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+            }
+            peak = (field("Maximum resident set size") ?? 0) * 1024
+            cpu = (field("User time (seconds)") ?? 0) + (field("System time (seconds)") ?? 0)
         }
         return Run(
             status: process.terminationStatus,
             stdout: stdoutFile == nil ? (try Data(contentsOf: outURL)) : Data(),
             stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self),
-            seconds: seconds, peakRSS: peak)
+            seconds: seconds, peakRSS: peak, cpuSeconds: cpu)
     }
 
     /// Runs a shell pipeline under `/usr/bin/time -v` (peak RSS is the largest process in it).

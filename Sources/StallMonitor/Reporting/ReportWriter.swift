@@ -151,7 +151,7 @@ final class ReportWriter: Sendable {
         guard let file = files.withLock({ $0[stallID] }) else { return nil }
         let data: Data
         do {
-            data = try report.encoded()
+            data = try report.fileData()
         } catch {
             errors.report(.reportEncoding(String(describing: error)))
             return nil

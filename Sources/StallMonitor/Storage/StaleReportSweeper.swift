@@ -32,7 +32,7 @@ struct StaleReportSweeper {
             else { continue }
             report.status = .fatal
             do {
-                _ = try store.write(try report.encoded(), name: name, replacing: true)
+                _ = try store.write(try report.fileData(), name: name, replacing: true)
                 marked += 1
             } catch let error as StallMonitorError {
                 errors.report(error)

@@ -44,10 +44,14 @@ public struct ProfileReader: Sendable {
 
     /// Whether a report passes the filters.
     public func accepts(_ report: StallReport, path: String) -> Bool {
-        if !fingerprints.isEmpty && !fingerprints.contains(report.fingerprint) { return false }
-        return filter.accepts(StallRecord(fingerprint: report.fingerprint, durationMs: report.durationMs, startedAt: report.startedAt,
-                                          status: report.status, classification: report.classification, path: path,
-                                          stack: [], syscall: nil))
+        accepts(StallRecord(fingerprint: report.fingerprint, durationMs: report.durationMs, startedAt: report.startedAt,
+                            status: report.status, classification: report.classification, path: path, stack: [], syscall: nil))
+    }
+
+    /// True when a report of this record passes the filters (fingerprint, time window, duration).
+    func accepts(_ record: StallRecord) -> Bool {
+        if !fingerprints.isEmpty && !fingerprints.contains(record.fingerprint) { return false }
+        return filter.accepts(record)
     }
 
     /// What was read, each matching report reduced to an `Item`.
@@ -74,21 +78,25 @@ public struct ProfileReader: Sendable {
     /// Scans `paths`, reads every report found and keeps `reduce(report, path)` of each one that
     /// passes the filters (the decoded report itself is dropped at once).
     public func read<Item: Sendable>(_ paths: [String], reducing reduce: @escaping @Sendable (StallReport, String) -> Item) -> Reduced<Item> {
-        let scan = ReportScanner(reportEmptyDirectories: reportEmptyDirectories).scan(paths)
+        let scan = ReportScanner(reportEmptyDirectories: reportEmptyDirectories).scanCompact(paths)
         let files = scan.files
-        let queue = WorkQueue(files)
+        // Zero-sized items: the queue only hands out indices into `files`.
+        let queue = WorkQueue([Void](repeating: (), count: files.count))
         typealias Keyed = (startedAt: Date, path: String, item: Item)
         let locals = WorkerPool.run(workers: min(workers, max(1, files.count))) { _ in
             var local = (items: [Keyed](), problems: [ReportProblem](), reportsRead: 0, reportsFilteredOut: 0)
-            while let path = queue.next() {
-                switch loader.load(path: path) {
-                case .success(let report):
+            var reader = FastRecordReader(loader: loader)
+            defer { reader.release() }
+            while let number = queue.nextIndex() {
+                let path = files.path(at: number)
+                // The fast path decides the filters; only the reports that pass are decoded in full.
+                switch reader.report(path: path, skipping: { !accepts($0) }) {
+                case .report(let report):
                     local.reportsRead += 1
-                    if accepts(report, path: path) {
-                        local.items.append((report.startedAt, path, reduce(report, path)))
-                    } else {
-                        local.reportsFilteredOut += 1
-                    }
+                    local.items.append((report.startedAt, path, reduce(report, path)))
+                case .skipped:
+                    local.reportsRead += 1
+                    local.reportsFilteredOut += 1
                 case .failure(let error):
                     local.problems.append(ReportProblem(path: path, message: error.description))
                 }

@@ -6,8 +6,9 @@ import Foundation
 /// Files are found first (``ReportScanner``). Session records (`*.session`, one per monitored
 /// process, small) are read first, so that each stall can be matched to its process's session.
 /// Then a fixed pool of workers (one per core by default) takes report files from a shared
-/// counter, decodes each with ``ReportLoader`` and folds it into the worker's own per-group
-/// accumulators at once; the decoded report is dropped right away. Memory therefore grows with
+/// counter, reduces each to a ``StallRecord`` (``FastRecordReader``: straight from the bytes, or
+/// with the full ``ReportLoader`` whenever the file is anything but a plain valid report) and
+/// folds it into the worker's own per-group accumulators at once; no report is kept. Memory therefore grows with
 /// the number of groups and durations, not with the size or number of reports. The workers'
 /// results are merged at the end (``WorkerPool``: no lock).
 public struct ReportCollector: Sendable {
@@ -34,7 +35,7 @@ public struct ReportCollector: Sendable {
 
     /// Scans `paths` and reads every report and session record found.
     public func collect(_ paths: [String]) -> ReportCollection {
-        let scan = ReportScanner(reportEmptyDirectories: reportEmptyDirectories).scan(paths)
+        let scan = ReportScanner(reportEmptyDirectories: reportEmptyDirectories).scanCompact(paths)
         var result = read(files: scan.files, sessionFiles: scan.sessionFiles)
         result.problems = (scan.problems + result.problems).sorted { ($0.path, $0.message) < ($1.path, $1.message) }
         return result
@@ -42,6 +43,13 @@ public struct ReportCollector: Sendable {
 
     /// Reads the given report files and session record files (already found) in parallel.
     public func read(files: [String], sessionFiles: [String] = []) -> ReportCollection {
+        var list = FileList()
+        let directory = list.addDirectory("")
+        for file in files { list.append(name: file, directory: directory) }
+        return read(files: list, sessionFiles: sessionFiles)
+    }
+
+    private func read(files: FileList, sessionFiles: [String]) -> ReportCollection {
         let sessionLoader = SessionLoader(maxFileSize: loader.maxFileSize, maxNestingDepth: loader.maxNestingDepth)
         let sessionResults = parallelMap(sessionFiles) { sessionLoader.load(path: $0) }
         var sessions = SessionTotals()
@@ -58,16 +66,20 @@ public struct ReportCollector: Sendable {
         }
         let index = SessionIndex(records)
 
-        let queue = WorkQueue(files)
+        // Zero-sized items: the queue only hands out indices into `files`.
+        let queue = WorkQueue([Void](repeating: (), count: files.count))
         let loader = self.loader
         let filter = self.filter
         let grouping = self.grouping
         let locals = WorkerPool.run(workers: min(workers, max(1, files.count))) { _ in
             var local = ReportCollection(grouping: grouping)
-            while let path = queue.next() {
-                switch loader.load(path: path) {
-                case .success(let report):
-                    local.add(StallRecord(report: report, path: path), filter: filter, sessionIndex: index)
+            var reader = FastRecordReader(loader: loader)
+            defer { reader.release() }
+            while let number = queue.nextIndex() {
+                let path = files.path(at: number)
+                switch reader.record(path: path) {
+                case .success(let record):
+                    local.add(record, filter: filter, sessionIndex: index)
                 case .failure(let error):
                     local.problems.append(ReportProblem(path: path, message: error.description))
                 }

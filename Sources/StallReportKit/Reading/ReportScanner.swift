@@ -46,16 +46,37 @@ public struct ReportScanner: Sendable {
     }
 
     private struct State {
-        var files: [String] = []
+        var files = FileList()
         var sessionFiles: [String] = []
         var problems: [ReportProblem] = []
+        /// Files that may be reached more than once: given by name, reached through a link, or
+        /// with several names (hard links). A file with one name found in a walked directory is
+        /// looked up here but not added: it cannot be reached twice that way, so memory does not
+        /// grow with the number of reports.
         var seenFiles: Set<FileID> = []
+        /// Report entries of those files, by file.
+        var repeatable: [FileID: Int] = [:]
         var seenDirectories: Set<FileID> = []
+        var argumentDirectory = -1
     }
 
     /// Scans `paths` (files and/or directories).
     public func scan(_ paths: [String]) -> Result {
+        let found = scanCompact(paths)
+        return Result(files: found.files.paths, sessionFiles: found.sessionFiles, problems: found.problems)
+    }
+
+    /// What ``scanCompact(_:)`` found: report files in a ``FileList``.
+    struct CompactResult: Sendable {
+        var files: FileList
+        var sessionFiles: [String]
+        var problems: [ReportProblem]
+    }
+
+    /// ``scan(_:)`` with the report files kept compactly.
+    func scanCompact(_ paths: [String]) -> CompactResult {
         var state = State()
+        state.argumentDirectory = state.files.addDirectory("")
         for path in paths {
             let before = state.files.count + state.sessionFiles.count
             guard let info = statInfo(path, state: &state) else { continue }
@@ -68,19 +89,40 @@ public struct ReportScanner: Sendable {
                 }
             } else if info.isRegular {
                 if state.seenFiles.insert(info.id).inserted {
-                    if SessionRecord.isSessionFileName(path) { state.sessionFiles.append(path) } else { state.files.append(path) }
+                    if SessionRecord.isSessionFileName(path) {
+                        state.sessionFiles.append(path)
+                    } else {
+                        state.repeatable[info.id] = state.files.count
+                        state.files.append(name: path, directory: state.argumentDirectory)
+                    }
                 }
             } else {
                 state.problems.append(ReportProblem(path: path, message: "not a regular file or directory"))
             }
         }
-        return Result(files: state.files, sessionFiles: state.sessionFiles, problems: state.problems)
+        return CompactResult(files: Self.withoutRepeats(state), sessionFiles: state.sessionFiles, problems: state.problems)
+    }
+
+    /// The report files, each once: a file found by its one name in a directory and also given
+    /// by name or through a link is kept where it came first.
+    private static func withoutRepeats(_ state: State) -> FileList {
+        guard !state.repeatable.isEmpty, state.files.count > state.repeatable.count else { return state.files }
+        let repeatableEntries = Set(state.repeatable.values)
+        var removed = Set<Int>()
+        for index in 0..<state.files.count where !repeatableEntries.contains(index) {
+            var st = stat()
+            guard stat(state.files.path(at: index), &st) == 0 else { continue }
+            let id = FileID(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+            if let other = state.repeatable[id] { removed.insert(max(index, other)) }
+        }
+        return removed.isEmpty ? state.files : state.files.removing(removed)
     }
 
     private struct Info {
         var id: FileID
         var isDirectory: Bool
         var isRegular: Bool
+        var links: UInt64 = 1
     }
 
     /// `stat` (following links) with each failure turned into a problem line.
@@ -89,7 +131,8 @@ public struct ReportScanner: Sendable {
         var st = stat()
         if stat(path, &st) == 0 {
             let type = st.st_mode & S_IFMT
-            return Info(id: FileID(device: UInt64(st.st_dev), inode: UInt64(st.st_ino)), isDirectory: type == S_IFDIR, isRegular: type == S_IFREG)
+            return Info(id: FileID(device: UInt64(st.st_dev), inode: UInt64(st.st_ino)), isDirectory: type == S_IFDIR, isRegular: type == S_IFREG,
+                        links: UInt64(st.st_nlink))
         }
         let code = errno
         if quiet { return nil }
@@ -123,18 +166,21 @@ public struct ReportScanner: Sendable {
             state.problems.append(ReportProblem(path: directory, message: "directory nesting deeper than \(maxDirectoryDepth) levels; not searched"))
             return
         }
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
-        } catch {
-            let reason = (error as NSError).localizedDescription
-            state.problems.append(ReportProblem(path: directory, message: "cannot read directory: \(reason)"))
+        guard let names = DirectoryNames(directory) else {
+            do {
+                _ = try FileManager.default.contentsOfDirectory(atPath: directory)
+                state.problems.append(ReportProblem(path: directory, message: "cannot read directory"))
+            } catch {
+                let reason = (error as NSError).localizedDescription
+                state.problems.append(ReportProblem(path: directory, message: "cannot read directory: \(reason)"))
+            }
             return
         }
         var inside = ancestors
         inside.insert(id)
         let base = directory.hasSuffix("/") ? directory : directory + "/"
-        for name in names where !name.hasPrefix(".") {
+        var directoryNumber: Int?
+        for name in names.sorted() where !name.hasPrefix(".") {
             let path = base + name
             var lst = stat()
             guard lstat(path, &lst) == 0 else { continue }  // vanished while walking
@@ -145,13 +191,26 @@ public struct ReportScanner: Sendable {
             // Cheap skip of plain files that are not *.json, without following anything.
             if !isLink, lstType != S_IFDIR, !looksLikeReport { continue }
             // A link that is not named *.json only matters if it leads to a directory.
-            guard let info = statInfo(path, quiet: !looksLikeReport, state: &state) else { continue }
+            // A plain file or directory: lstat said it all; a link is followed.
+            let info = isLink ? statInfo(path, quiet: !looksLikeReport, state: &state)
+                : Info(id: FileID(device: UInt64(lst.st_dev), inode: UInt64(lst.st_ino)), isDirectory: lstType == S_IFDIR,
+                       isRegular: lstType == S_IFREG, links: UInt64(lst.st_nlink))
+            guard let info else { continue }
             if info.isDirectory {
                 walk(directory: path, id: info.id, ancestors: inside, depth: depth + 1, state: &state)
             } else if looksLikeReport {
                 if info.isRegular {
-                    if state.seenFiles.insert(info.id).inserted {
-                        if isSession { state.sessionFiles.append(path) } else { state.files.append(path) }
+                    if isSession {
+                        if state.seenFiles.insert(info.id).inserted { state.sessionFiles.append(path) }
+                    } else if isLink || info.links > 1 {
+                        if state.seenFiles.insert(info.id).inserted {
+                            state.repeatable[info.id] = state.files.count
+                            if directoryNumber == nil { directoryNumber = state.files.addDirectory(base) }
+                            state.files.append(name: name, directory: directoryNumber!)
+                        }
+                    } else if !state.seenFiles.contains(info.id) {
+                        if directoryNumber == nil { directoryNumber = state.files.addDirectory(base) }
+                        state.files.append(name: name, directory: directoryNumber!)
                     }
                 } else {
                     state.problems.append(ReportProblem(path: path, message: "not a regular file"))

@@ -65,6 +65,29 @@ struct ReportScannerTests {
         #expect(messages.count == 2)
     }
 
+    @Test("A file found in a directory and also given by name, or hard-linked, is read once, where it came first")
+    func repeatsKeepFirst() throws {
+        try touch("a.json")
+        try touch("b.json")
+        try touch("c.json")
+        try FileManager.default.linkItem(atPath: root.appendingPathComponent("c.json").path, toPath: root.appendingPathComponent("d.json").path)
+        let b = root.appendingPathComponent("b.json").path
+        let directoryFirst = ReportScanner().scan([root.path, b])
+        #expect(directoryFirst.files == ["a.json", "b.json", "c.json"].map { root.path + "/" + $0 })
+        let fileFirst = ReportScanner().scan([b, root.path])
+        #expect(fileFirst.files == [b] + ["a.json", "c.json"].map { root.path + "/" + $0 })
+        let collected = ReportCollector(workers: 2).collect([root.path, b])
+        #expect(collected.filesFound == 3)
+    }
+
+    @Test("Names sort as Swift strings sort, also beyond ASCII")
+    func nonASCIIOrder() throws {
+        let names = ["z.json", "\u{e9}t\u{e9}.json", "e\u{301}a.json", "E.json", "a.json", "\u{1F600}.json"]
+        for name in names { try touch(name) }
+        let result = ReportScanner().scan([root.path])
+        #expect(result.files == names.sorted().map { root.path + "/" + $0 })
+    }
+
     @Test("A directory without reports and a missing path are problems; allow-empty mode drops the first")
     func emptyAndMissing() throws {
         try FileManager.default.createDirectory(at: root.appendingPathComponent("empty"), withIntermediateDirectories: true)

@@ -1,0 +1,372 @@
+import Foundation
+
+/// Reduces the JSON bytes of a report straight to a ``StallRecord``, without building the report.
+///
+/// It walks the whole document once and checks everything the full decoder checks (JSON grammar,
+/// UTF-8, every required key of every object and its type, duplicate keys, the schema's value
+/// ranges and table indices), materialising only the few strings a record needs. It is
+/// conservative: whatever it does not accept with certainty (a problem, or merely something
+/// unusual such as an exponent in an integer, `-0`, a NUL escape, a date in another ISO 8601
+/// form that does not parse) throws ``FastPathMiss``, and the caller decodes the file with the
+/// full decoder, whose result and error messages are the reference. Keys may come in any order,
+/// unknown keys are skipped (validated), and older reports without the newer optional keys read.
+struct FastRecordExtractor {
+    /// Nesting limit for skipped (unknown) values.
+    var depthLimit: Int
+    /// Reused between files: byte offset of each frame object, indices of the representative stack.
+    private var frameOffsets: [Int] = []
+    private var representative: [Int] = []
+
+    init(depthLimit: Int) {
+        self.depthLimit = depthLimit
+        frameOffsets.reserveCapacity(256)
+        representative.reserveCapacity(64)
+    }
+
+    private static func names(_ list: [String]) -> KeyTable { KeyTable(list) }
+
+    private static let topKeys = names([
+        "schemaVersion", "id", "fingerprint", "status", "startedAt", "durationMs", "thresholdMs", "classification",
+        "mainThreadCPUMs", "cpuObservedMs", "loop", "process", "sampling", "samples", "representativeStack", "frames",
+        "images", "symbolication", "tags", "scene", "processStoppedMs", "machineSuspendedMs", "rateLimited", "omittedSamples", "kind",
+    ])
+    /// Bits of the required top-level keys (the first 18).
+    private static let topRequired: UInt64 = (1 << 18) - 1
+    private static let loopKeys = names(["kind", "threadName", "threadID", "isMainThread", "mode", "passes", "longestPassMs", "armingProblems"])
+    private static let loopRequired: UInt64 = 0b0110_1111
+    private static let processKeys = names(["pid", "executableName", "executablePath", "appVersion", "hostName", "os", "osVersion", "architecture", "startTicks"])
+    private static let processRequired: UInt64 = 0b0_1111_0111
+    private static let samplingKeys = names([
+        "unwinder", "unwinderNote", "intervalMs", "effectiveIntervalMs", "maxSamples", "attempted", "taken", "timedOut", "skipped", "thinned", "dropped",
+    ])
+    private static let samplingRequired: UInt64 = 0b111_1111_1101
+    private static let sampleKeys = names(["offsetMs", "kind", "threadState", "syscall", "note", "frames", "truncated", "unwinder", "interrupted"])
+    private static let sampleRequired: UInt64 = 0b0_0010_0111
+    private static let frameKeys = names(["address", "image", "symbol", "offset", "file", "line", "inApp"])
+    private static let frameRequired: UInt64 = 0b100_0001
+    private static let imageKeys = names(["path", "loadAddress", "loadBias", "buildID", "isMainExecutable"])
+    private static let imageRequired: UInt64 = 0b1_0111
+    private static let symbolicationKeys = names(["symbolicator", "note"])
+    private static let symbolicationRequired: UInt64 = 0b01
+
+    /// Marks key `index` as seen; a key seen twice is a miss (decoders differ on duplicates).
+    @inline(__always) private static func see(_ index: Int, _ seen: inout UInt64) throws(FastPathMiss) {
+        let bit: UInt64 = 1 << UInt64(index)
+        guard seen & bit == 0 else { throw FastPathMiss() }
+        seen |= bit
+    }
+
+    @inline(__always) private static func optionalString(_ cursor: inout JSONByteCursor) throws(FastPathMiss) -> String? {
+        try cursor.takeNull() ? nil : cursor.string()
+    }
+
+    @inline(__always) private static func skipOptionalString(_ cursor: inout JSONByteCursor) throws(FastPathMiss) {
+        if try !cursor.takeNull() { _ = try cursor.stringSpan() }
+    }
+
+    /// The record of the report in `bytes`, read from `path`.
+    mutating func record(from bytes: UnsafeRawBufferPointer, path: String) throws(FastPathMiss) -> StallRecord {
+        var cursor = try JSONByteCursor(bytes, depthLimit: depthLimit)
+        frameOffsets.removeAll(keepingCapacity: true)
+        representative.removeAll(keepingCapacity: true)
+        var seen: UInt64 = 0
+        var fingerprint = ""
+        var status = ""
+        var startedAt = Date(timeIntervalSince1970: 0)
+        var durationMs = 0.0
+        var classification = ""
+        var loopKind = ""
+        var threadName = ""
+        var process = ProcessFacts()
+        var syscall: String?
+        var scene: String?
+        var rateLimited = false
+        var imageCount = 0
+        var largestFrameReference = -1
+        var largestImageReference = -1
+        var frameOffsets = self.frameOffsets
+        var representative = self.representative
+        defer {
+            self.frameOffsets = frameOffsets
+            self.representative = representative
+        }
+        guard cursor.peek() == UInt8(ascii: "{") else { throw FastPathMiss() }
+        try cursor.forEachMember { cursor, key throws(FastPathMiss) in
+            guard let index = try cursor.keyIndex(key, in: Self.topKeys) else { return try cursor.skipValue() }
+            try Self.see(index, &seen)
+            switch index {
+            case 0: guard try cursor.int() == StallReport.currentSchemaVersion else { throw FastPathMiss() }
+            case 1: _ = try cursor.stringSpan()
+            case 2: fingerprint = try cursor.string()
+            case 3: status = try cursor.string()
+            case 4: startedAt = try Self.date(cursor.string())
+            case 5: durationMs = try cursor.double()
+            case 6: _ = try cursor.double(positive: true)
+            case 7: classification = try cursor.string()
+            case 8, 9: _ = try cursor.double()
+            case 10: (loopKind, threadName) = try Self.loop(&cursor)
+            case 11: process = try Self.process(&cursor)
+            case 12: try Self.sampling(&cursor)
+            case 13:
+                try cursor.forEachElement { cursor throws(FastPathMiss) in
+                    let found = try Self.sample(&cursor, largestFrameReference: &largestFrameReference)
+                    if syscall == nil { syscall = found }
+                }
+            case 14:
+                try cursor.forEachElement { cursor throws(FastPathMiss) in
+                    let frame = try cursor.int()
+                    representative.append(frame)
+                    largestFrameReference = max(largestFrameReference, frame)
+                }
+            case 15:
+                try cursor.forEachElement { cursor throws(FastPathMiss) in
+                    _ = cursor.peek()
+                    frameOffsets.append(cursor.position)
+                    _ = try Self.frame(&cursor, extract: false, largestImageReference: &largestImageReference)
+                }
+            case 16:
+                try cursor.forEachElement { cursor throws(FastPathMiss) in
+                    try Self.image(&cursor)
+                    imageCount += 1
+                }
+            case 17: try Self.symbolication(&cursor)
+            case 18:
+                if try !cursor.takeNull() {
+                    try cursor.forEachMember { cursor, _ throws(FastPathMiss) in _ = try cursor.stringSpan() }
+                }
+            case 19: scene = try Self.optionalString(&cursor)
+            case 20, 21: if try !cursor.takeNull() { _ = try cursor.double() }
+            case 22: rateLimited = try cursor.takeNull() ? false : cursor.bool()
+            case 23: if try !cursor.takeNull() { _ = try cursor.int() }
+            default:
+                // `kind` is read by the version probe: anything but a string or null fails it there.
+                try Self.skipOptionalString(&cursor)
+            }
+        }
+        guard cursor.peek() == 0, seen & Self.topRequired == Self.topRequired,
+              largestFrameReference < frameOffsets.count, largestImageReference < imageCount else { throw FastPathMiss() }
+
+        var frames: [StackFrameSummary] = []
+        frames.reserveCapacity(representative.count)
+        for index in representative {
+            cursor.position = frameOffsets[index]
+            var ignored = -1
+            if let frame = try Self.frame(&cursor, extract: true, largestImageReference: &ignored) { frames.append(frame) }
+        }
+        let app = frames.filter(\.inApp)
+        let stack = Array((app.isEmpty ? frames : app).prefix(StackFrameSummary.defaultLimit))
+        let effective = StaleStatus.effectiveStatus(
+            status: StallStatus(rawValue: status), hostName: process.hostName, pid: process.pid, startTicks: process.startTicks,
+            executableName: process.executableName)
+        return StallRecord(
+            fingerprint: fingerprint, durationMs: durationMs, startedAt: startedAt, status: effective,
+            classification: StallClassification(rawValue: classification), path: path, stack: stack, syscall: syscall, scene: scene,
+            rateLimited: rateLimited, hostName: process.hostName, pid: process.pid, loop: "\(loopKind) \(threadName)")
+    }
+
+    private struct ProcessFacts {
+        var pid = 0
+        var executableName = ""
+        var hostName = ""
+        var startTicks: UInt64?
+    }
+
+    private static func loop(_ cursor: inout JSONByteCursor) throws(FastPathMiss) -> (String, String) {
+        var seen: UInt64 = 0
+        var kind = ""
+        var threadName = ""
+        try cursor.forEachMember { cursor, key throws(FastPathMiss) in
+            guard let index = try cursor.keyIndex(key, in: loopKeys) else { return try cursor.skipValue() }
+            try see(index, &seen)
+            switch index {
+            case 0: kind = try cursor.string()
+            case 1: threadName = try cursor.string()
+            case 2: _ = try cursor.int(minimum: 1)
+            case 3: _ = try cursor.bool()
+            case 4: try skipOptionalString(&cursor)
+            case 5: _ = try cursor.int()
+            case 6: _ = try cursor.double()
+            default:
+                if try !cursor.takeNull() { try cursor.forEachElement { cursor throws(FastPathMiss) in _ = try cursor.stringSpan() } }
+            }
+        }
+        guard seen & loopRequired == loopRequired else { throw FastPathMiss() }
+        return (kind, threadName)
+    }
+
+    private static func process(_ cursor: inout JSONByteCursor) throws(FastPathMiss) -> ProcessFacts {
+        var seen: UInt64 = 0
+        var facts = ProcessFacts()
+        try cursor.forEachMember { cursor, key throws(FastPathMiss) in
+            guard let index = try cursor.keyIndex(key, in: processKeys) else { return try cursor.skipValue() }
+            try see(index, &seen)
+            switch index {
+            case 0: facts.pid = try cursor.int(minimum: 1)
+            case 1: facts.executableName = try cursor.string()
+            case 4: facts.hostName = try cursor.string()
+            case 3: try skipOptionalString(&cursor)
+            case 8: facts.startTicks = try cursor.takeNull() ? nil : cursor.uint64()
+            default: _ = try cursor.stringSpan()
+            }
+        }
+        guard seen & processRequired == processRequired else { throw FastPathMiss() }
+        return facts
+    }
+
+    private static func sampling(_ cursor: inout JSONByteCursor) throws(FastPathMiss) {
+        var seen: UInt64 = 0
+        try cursor.forEachMember { cursor, key throws(FastPathMiss) in
+            guard let index = try cursor.keyIndex(key, in: samplingKeys) else { return try cursor.skipValue() }
+            try see(index, &seen)
+            switch index {
+            case 0: _ = try cursor.stringSpan()
+            case 1: try skipOptionalString(&cursor)
+            case 2, 3: _ = try cursor.double(positive: true)
+            case 4: _ = try cursor.int(minimum: 1)
+            case 8:
+                var keys: [JSONStringSpan] = []
+                try cursor.forEachMember { cursor, key throws(FastPathMiss) in
+                    // Escaped or duplicate keys in a dictionary: leave to the full decoder.
+                    guard !key.hasEscapes, !keys.contains(where: { cursor.sameBytes($0, key) }) else { throw FastPathMiss() }
+                    keys.append(key)
+                    _ = try cursor.int()
+                }
+            case 9: _ = try cursor.bool()
+            default: _ = try cursor.int()
+            }
+        }
+        guard seen & samplingRequired == samplingRequired else { throw FastPathMiss() }
+    }
+
+    /// Passes one sample; returns its syscall, if any.
+    private static func sample(_ cursor: inout JSONByteCursor, largestFrameReference: inout Int) throws(FastPathMiss) -> String? {
+        var seen: UInt64 = 0
+        var syscall: String?
+        var largest = largestFrameReference
+        try cursor.forEachMember { cursor, key throws(FastPathMiss) in
+            guard let index = try cursor.keyIndex(key, in: sampleKeys) else { return try cursor.skipValue() }
+            try see(index, &seen)
+            switch index {
+            case 0: _ = try cursor.double()
+            case 1, 2: _ = try cursor.stringSpan()
+            case 3: syscall = try optionalString(&cursor)
+            case 4, 7: try skipOptionalString(&cursor)
+            case 5: try cursor.forEachElement { cursor throws(FastPathMiss) in largest = max(largest, try cursor.int()) }
+            default: if try !cursor.takeNull() { _ = try cursor.bool() }
+            }
+        }
+        guard seen & sampleRequired == sampleRequired else { throw FastPathMiss() }
+        largestFrameReference = largest
+        return syscall
+    }
+
+    /// Passes one frame; with `extract`, returns its summary.
+    private static func frame(_ cursor: inout JSONByteCursor, extract: Bool, largestImageReference: inout Int) throws(FastPathMiss) -> StackFrameSummary? {
+        var seen: UInt64 = 0
+        var address: JSONStringSpan?
+        var symbol: JSONStringSpan?
+        var file: JSONStringSpan?
+        var line: Int?
+        var inApp = false
+        var largest = largestImageReference
+        try cursor.forEachMember { cursor, key throws(FastPathMiss) in
+            guard let index = try cursor.keyIndex(key, in: frameKeys) else { return try cursor.skipValue() }
+            try see(index, &seen)
+            switch index {
+            case 0: address = try cursor.stringSpan()
+            case 1: if try !cursor.takeNull() { largest = max(largest, try cursor.int()) }
+            case 2: symbol = try cursor.takeNull() ? nil : cursor.stringSpan()
+            case 3: if try !cursor.takeNull() { _ = try cursor.int() }
+            case 4: file = try cursor.takeNull() ? nil : cursor.stringSpan()
+            case 5: line = try cursor.takeNull() ? nil : cursor.int(minimum: 1)
+            default: inApp = try cursor.bool()
+            }
+        }
+        guard seen & frameRequired == frameRequired, let address else { throw FastPathMiss() }
+        largestImageReference = largest
+        guard extract else { return nil }
+        let symbolText = try symbol.map { span throws(FastPathMiss) in try cursor.value(of: span) }
+        let name: String
+        if let symbolText, !symbolText.isEmpty { name = symbolText } else { name = try cursor.value(of: address) }
+        return StackFrameSummary(symbol: name, file: try file.map { span throws(FastPathMiss) in try cursor.value(of: span) }, line: line, inApp: inApp)
+    }
+
+    private static func image(_ cursor: inout JSONByteCursor) throws(FastPathMiss) {
+        var seen: UInt64 = 0
+        try cursor.forEachMember { cursor, key throws(FastPathMiss) in
+            guard let index = try cursor.keyIndex(key, in: imageKeys) else { return try cursor.skipValue() }
+            try see(index, &seen)
+            switch index {
+            case 3: try skipOptionalString(&cursor)
+            case 4: _ = try cursor.bool()
+            default: _ = try cursor.stringSpan()
+            }
+        }
+        guard seen & imageRequired == imageRequired else { throw FastPathMiss() }
+    }
+
+    private static func symbolication(_ cursor: inout JSONByteCursor) throws(FastPathMiss) {
+        var seen: UInt64 = 0
+        try cursor.forEachMember { cursor, key throws(FastPathMiss) in
+            guard let index = try cursor.keyIndex(key, in: symbolicationKeys) else { return try cursor.skipValue() }
+            try see(index, &seen)
+            if index == 0 { _ = try cursor.stringSpan() } else { try skipOptionalString(&cursor) }
+        }
+        guard seen & symbolicationRequired == symbolicationRequired else { throw FastPathMiss() }
+    }
+
+    /// The date of the writer's form (`2026-11-25T11:57:45.123Z`) computed directly, exactly as
+    /// ``ReportCoding/parseDate(_:)`` computes it; any other form goes to that function.
+    static func date(_ text: String) throws(FastPathMiss) -> Date {
+        if let fast = canonicalDate(text) { return fast }
+        guard let date = ReportCoding.parseDate(text) else { throw FastPathMiss() }
+        return date
+    }
+
+    private static func canonicalDate(_ text: String) -> Date? {
+        var text = text
+        return text.withUTF8 { bytes -> Date? in
+            guard bytes.count == 24 || bytes.count == 20, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+                  bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+                  bytes[bytes.count - 1] == UInt8(ascii: "Z") else { return nil }
+            func number(_ from: Int, _ length: Int) -> Int? {
+                var value = 0
+                for index in from..<from + length {
+                    let digit = bytes[index] &- UInt8(ascii: "0")
+                    guard digit < 10 else { return nil }
+                    value = value * 10 + Int(digit)
+                }
+                return value
+            }
+            guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2), let hour = number(11, 2),
+                  let minute = number(14, 2), let second = number(17, 2), year >= 1970, (1...12).contains(month),
+                  day >= 1, day <= daysIn(month: month, year: year), hour < 24, minute < 60, second < 60 else { return nil }
+            var milliseconds = 0
+            if bytes.count == 24 {
+                guard bytes[19] == UInt8(ascii: "."), let fraction = number(20, 3) else { return nil }
+                milliseconds = fraction
+            }
+            let seconds = daysSinceEpoch(year: year, month: month, day: day) * 86_400 + hour * 3_600 + minute * 60 + second
+            // Same arithmetic as the format style: whole seconds since 2001 plus the fraction.
+            return Date(timeIntervalSinceReferenceDate: Double(seconds - 978_307_200) + Double(milliseconds) / 1000)
+        }
+    }
+
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (Howard Hinnant's algorithm).
+    private static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = y / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+}
