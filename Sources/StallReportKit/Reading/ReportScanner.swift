@@ -7,7 +7,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import StallReportModel
 
 /// Turns command-line paths into the list of report files to read.
 ///
