@@ -315,58 +315,10 @@ struct FastRecordExtractor {
         guard seen & symbolicationRequired == symbolicationRequired else { throw FastPathMiss() }
     }
 
-    /// The date of the writer's form (`2026-11-25T11:57:45.123Z`) computed directly, exactly as
-    /// ``ReportCoding/parseDate(_:)`` computes it; any other form goes to that function.
+    /// The date, parsed by the full decoder's own function (``ReportCoding/parseDate(_:)``, whose
+    /// writer's-form path does no Foundation work), so both paths give the very same `Date`.
     static func date(_ text: String) throws(FastPathMiss) -> Date {
-        if let fast = canonicalDate(text) { return fast }
         guard let date = ReportCoding.parseDate(text) else { throw FastPathMiss() }
         return date
-    }
-
-    private static func canonicalDate(_ text: String) -> Date? {
-        var text = text
-        return text.withUTF8 { bytes -> Date? in
-            guard bytes.count == 24 || bytes.count == 20, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
-                  bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
-                  bytes[bytes.count - 1] == UInt8(ascii: "Z") else { return nil }
-            func number(_ from: Int, _ length: Int) -> Int? {
-                var value = 0
-                for index in from..<from + length {
-                    let digit = bytes[index] &- UInt8(ascii: "0")
-                    guard digit < 10 else { return nil }
-                    value = value * 10 + Int(digit)
-                }
-                return value
-            }
-            guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2), let hour = number(11, 2),
-                  let minute = number(14, 2), let second = number(17, 2), year >= 1970, (1...12).contains(month),
-                  day >= 1, day <= daysIn(month: month, year: year), hour < 24, minute < 60, second < 60 else { return nil }
-            var milliseconds = 0
-            if bytes.count == 24 {
-                guard bytes[19] == UInt8(ascii: "."), let fraction = number(20, 3) else { return nil }
-                milliseconds = fraction
-            }
-            let seconds = daysSinceEpoch(year: year, month: month, day: day) * 86_400 + hour * 3_600 + minute * 60 + second
-            // Same arithmetic as the format style: whole seconds since 2001 plus the fraction.
-            return Date(timeIntervalSinceReferenceDate: Double(seconds - 978_307_200) + Double(milliseconds) / 1000)
-        }
-    }
-
-    private static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
-    }
-
-    /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (Howard Hinnant's algorithm).
-    private static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = y / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 }
