@@ -11,8 +11,10 @@
 // the stack's end, which the request carries) into the slot and returns; the watchdog unwinds the
 // copy later (unwinder.c), so the thread pauses only for a copy. Or frames: the handler unwinds
 // itself with libunwind (loaded with dlopen only when a monitor needs it, per-thread caching,
-// warmed up on each monitored thread when it arms), the fallback when libdw is missing. The handler touches only static memory, libunwind
-// in frames mode, and sem_post: no allocation, no locks, no Swift.
+// warmed up on each monitored thread when it arms), the fallback when libdw is missing. The handler
+// touches only static memory and libunwind in frames mode: no allocation, no locks, no Swift, and no
+// system call but gettid. It wakes nobody: the watchdog polls the state word with short sleeps
+// (a futex wake from the handler cost the interrupted thread ~10 µs on a VM, most of its pause).
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
@@ -27,6 +29,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <ucontext.h>
 
@@ -73,7 +76,6 @@ static struct {
     uintptr_t sp;
     size_t stack_size;
     uint64_t stack[CSTALLMONITOR_MAX_STACK_COPY / sizeof(uint64_t)];
-    sem_t done;
 } slot;
 
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "the handler needs lock-free 64-bit atomics");
@@ -94,19 +96,30 @@ static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
 static int install_count;
 static _Atomic int installed_signal;
 static struct sigaction previous_action;
-static int semaphore_ready;
 
-// Copies the interrupted thread's stack word by word: an instrumented memcpy (AddressSanitizer)
-// would report the poisoned red zones of the thread's own frames as overflows.
+// Copies the interrupted thread's stack in 256-byte blocks of inline loads and stores, then word by
+// word: never a call to memcpy, which AddressSanitizer intercepts (it would report the poisoned red
+// zones of the thread's own frames as overflows) and which is not guaranteed async-signal-safe.
+// The block copy is ~5× faster than a volatile word loop (64 KiB: ~0.6 µs against ~3.5 µs).
+#define CSM_COPY_BLOCK 256
 __attribute__((no_sanitize("address", "thread", "memory", "hwaddress")))
 static size_t copy_stack(uintptr_t sp) {
     if (sp < slot.stack_low || sp >= slot.stack_high || (sp & 7) != 0) return 0;
     size_t available = slot.stack_high - sp;
-    size_t size = available < slot.copy_limit ? available : slot.copy_limit;
-    size_t words = size / sizeof(uint64_t);
-    const volatile uint64_t *from = (const volatile uint64_t *)sp;
-    for (size_t i = 0; i < words; i++) slot.stack[i] = from[i];
-    return words * sizeof(uint64_t);
+    size_t size = (available < slot.copy_limit ? available : slot.copy_limit) & ~(size_t)7;
+    size_t done = 0;
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_memcpy_inline)
+    unsigned char *to = (unsigned char *)slot.stack;
+    const unsigned char *from = (const unsigned char *)sp;
+    for (; done + CSM_COPY_BLOCK <= size; done += CSM_COPY_BLOCK) {
+        __builtin_memcpy_inline(to + done, from + done, CSM_COPY_BLOCK);
+    }
+#endif
+#endif
+    const volatile uint64_t *words = (const volatile uint64_t *)sp;
+    for (size_t i = done / sizeof(uint64_t); i < size / sizeof(uint64_t); i++) slot.stack[i] = words[i];
+    return size;
 }
 
 static void take_snapshot(const ucontext_t *context) {
@@ -173,7 +186,6 @@ static void CStallMonitor_handler(int signal_number, siginfo_t *info, void *cont
             unwind_in_handler(context);
         }
         atomic_store(&slot.word, slot_word(self, SLOT_DONE));
-        sem_post(&slot.done);
     }
     atomic_fetch_sub(&handler_activity[bucket].running, 1);
     errno = saved_errno;
@@ -286,14 +298,6 @@ int CStallMonitor_sampler_install(int requested_signal, char *error, size_t erro
         pthread_mutex_unlock(&install_lock);
         return result;
     }
-    if (!semaphore_ready) {
-        if (sem_init(&slot.done, 0, 0) != 0) {
-            snprintf(error, error_size, "sem_init failed: %s", strerror(errno));
-            pthread_mutex_unlock(&install_lock);
-            return -1;
-        }
-        semaphore_ready = 1;
-    }
     int chosen = pick_signal(requested_signal, error, error_size);
     if (chosen < 0) {
         pthread_mutex_unlock(&install_lock);
@@ -364,6 +368,24 @@ static void copy_out_snapshot(CStallMonitorSnapshot *snapshot) {
     snapshot->stack_size = size;
 }
 
+/// Waits until the handler on `tid` has answered (the slot is DONE) or `deadline` passes: polls the
+/// state word, sleeping 20 µs between looks for the first half millisecond (a signal reaches a
+/// running thread in a few tens of µs), then longer, up to 1 ms. Returns 1 when answered.
+static int wait_for_answer(pid_t tid, uint64_t deadline) {
+    const uint64_t done = slot_word(tid, SLOT_DONE);
+    uint64_t waited = 0;
+    for (;;) {
+        if (atomic_load(&slot.word) == done) return 1;
+        uint64_t now = CStallMonitor_monotonic_ns();
+        if (now >= deadline) return 0;
+        uint64_t step = waited < 500000 ? 20000 : waited < 5000000 ? 200000 : 1000000;
+        if (step > deadline - now) step = deadline - now;
+        struct timespec pause = {.tv_sec = 0, .tv_nsec = (long)step};
+        nanosleep(&pause, NULL);
+        waited += step;
+    }
+}
+
 /// Publishes a request to thread `tid`, signals it and waits for the answer. On OK the slot is
 /// DONE and the caller copies the answer out, then sets the slot IDLE.
 static CStallMonitorSampleResult send_request(pid_t tid, uint64_t timeout_ns, int signal_number, int request,
@@ -374,8 +396,6 @@ static CStallMonitorSampleResult send_request(pid_t tid, uint64_t timeout_ns, in
         atomic_compare_exchange_strong(&slot.word, &word, 0);
     } else if (word != 0) {
         return CStallMonitorSampleBusy;
-    }
-    while (sem_trywait(&slot.done) == 0) {
     }
     // The slot is idle: no handler reads the request fields now (requests are serialized by the
     // caller). The compare-and-swap below publishes them.
@@ -395,20 +415,14 @@ static CStallMonitorSampleResult send_request(pid_t tid, uint64_t timeout_ns, in
         return CStallMonitorSampleSendFailed;
     }
     uint64_t deadline = CStallMonitor_monotonic_ns() + timeout_ns;
-    if (CStallMonitor_sem_wait_until(&slot.done, deadline) == 0 &&
-        atomic_load(&slot.word) == slot_word(tid, SLOT_DONE)) {
-        return CStallMonitorSampleOK;
-    }
+    if (wait_for_answer(tid, deadline)) return CStallMonitorSampleOK;
     uint64_t requested = slot_word(tid, SLOT_REQUESTED);
     if (atomic_compare_exchange_strong(&slot.word, &requested, 0)) {
         return CStallMonitorSampleTimedOut;  // withdrawn before the handler claimed it
     }
     // The handler claimed the request just now: it is answering; give it one more deadline.
     uint64_t grace = CStallMonitor_monotonic_ns() + timeout_ns;
-    if (CStallMonitor_sem_wait_until(&slot.done, grace) == 0 &&
-        atomic_load(&slot.word) == slot_word(tid, SLOT_DONE)) {
-        return CStallMonitorSampleOK;
-    }
+    if (wait_for_answer(tid, grace)) return CStallMonitorSampleOK;
     return CStallMonitorSampleTimedOut;  // still claimed: later calls answer Busy until it is done
 }
 
