@@ -197,20 +197,19 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
         worst = summary.worst.map(StallJSON.init)
         histogram = summary.histogram.buckets
         problems = summary.problems
+        // The groups go under the key of the grouping; `fingerprints` is always there (empty
+        // unless grouped by fingerprint) and `groupBy` only when the grouping is not the default.
+        fingerprints = []
+        omittedFingerprints = 0
+        if summary.grouping != .fingerprint { groupBy = summary.grouping }
         switch summary.grouping {
         case .fingerprint:
             fingerprints = summary.groups.map { FingerprintJSON($0, rates: summary.rates(of: $0)) }
             omittedFingerprints = summary.omittedGroups
         case .scene:
-            fingerprints = []
-            omittedFingerprints = 0
-            groupBy = .scene
             scenes = summary.groups.map { SceneJSON($0, rates: summary.rates(of: $0)) }
             omittedScenes = summary.omittedGroups
         case .loop:
-            fingerprints = []
-            omittedFingerprints = 0
-            groupBy = .loop
             loops = summary.groups.map { LoopJSON($0, rates: summary.rates(of: $0)) }
             omittedLoops = summary.omittedGroups
         }
