@@ -29,7 +29,7 @@ public struct Baseline: Codable, Sendable, Equatable {
         public var topFrame: String?
 
         /// Creates an entry.
-        public init(fingerprint: String, count: Int, p50Ms: Double, p95Ms: Double, maxMs: Double, totalMs: Double, topFrame: String?) {
+        package init(fingerprint: String, count: Int, p50Ms: Double, p95Ms: Double, maxMs: Double, totalMs: Double, topFrame: String?) {
             self.fingerprint = fingerprint
             self.count = count
             self.p50Ms = p50Ms
@@ -56,7 +56,7 @@ public struct Baseline: Codable, Sendable, Equatable {
     public var fingerprints: [Entry]
 
     /// Creates a baseline.
-    public init(createdAt: Date, reports: Int, fingerprints: [Entry]) {
+    package init(createdAt: Date, reports: Int, fingerprints: [Entry]) {
         self.baselineVersion = Self.currentVersion
         self.createdAt = createdAt
         self.reports = reports
@@ -115,7 +115,7 @@ public struct ConfigFileError: Error, Sendable, Equatable, CustomStringConvertib
     public var description: String { "\(path): \(message)" }
 
     /// Reads a small configuration file (at most 16 MiB, nesting at most 64 levels).
-    public static func read(path: String, what: String) throws(ConfigFileError) -> Data {
+    package static func read(path: String, what: String) throws(ConfigFileError) -> Data {
         let data: Data
         switch BoundedFileReader.contents(of: path, limit: 16 * 1024 * 1024) {
         case .success(let contents): data = contents
@@ -128,7 +128,7 @@ public struct ConfigFileError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     /// A short description of a decoding error.
-    public static func describe(_ error: any Error) -> String {
+    package static func describe(_ error: any Error) -> String {
         guard let error = error as? DecodingError else { return String(describing: error) }
         if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
             let underlying = (context.underlyingError as NSError?)?.debugDescription

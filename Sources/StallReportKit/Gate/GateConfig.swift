@@ -82,7 +82,7 @@ public struct GateConfig: Codable, Sendable, Equatable {
     }
 
     /// The first invalid value, described; nil when all values are valid.
-    public func validationMessage() -> String? {
+    package func validationMessage() -> String? {
         if let maxStalls, maxStalls < 0 { return "maxStalls must be 0 or more" }
         if let value = maxStallsPerFingerprint, value < 0 { return "maxStallsPerFingerprint must be 0 or more" }
         if let value = maxFatalStalls, value < 0 { return "maxFatalStalls must be 0 or more" }

@@ -48,7 +48,7 @@ extension SummaryJSON {
         public var uncleanSessions: [String]
 
         /// Creates the JSON form of session totals.
-        public init(_ totals: SessionTotals, rates: StallRates?, stallsWithoutSession: Int) {
+        package init(_ totals: SessionTotals, rates: StallRates?, stallsWithoutSession: Int) {
             sessions = totals.sessions
             cleanlyStopped = totals.cleanlyStopped
             endedUncleanly = totals.endedUncleanly
@@ -85,7 +85,7 @@ extension SummaryJSON {
         public var numbers: GroupJSON
 
         /// Creates the JSON form of a scene group.
-        public init(_ stats: FingerprintStats, rates: StallRates? = nil) {
+        package init(_ stats: FingerprintStats, rates: StallRates? = nil) {
             scene = stats.fingerprint.isEmpty ? nil : stats.fingerprint
             fingerprints = stats.distinctFingerprints
             worstFingerprint = stats.worst.fingerprint
@@ -132,7 +132,7 @@ extension SummaryJSON {
         public var numbers: GroupJSON
 
         /// Creates the JSON form of a loop group (its key is `<kind> <thread>`).
-        public init(_ stats: FingerprintStats, rates: StallRates? = nil) {
+        package init(_ stats: FingerprintStats, rates: StallRates? = nil) {
             let parts = stats.fingerprint.split(separator: " ", maxSplits: 1).map(String.init)
             kind = parts.first
             thread = parts.count > 1 ? parts[1] : nil

@@ -88,7 +88,7 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
         public var report: String
 
         /// Creates the JSON form of a record.
-        public init(_ record: StallRecord) {
+        package init(_ record: StallRecord) {
             fingerprint = record.fingerprint
             durationMs = record.durationMs
             startedAt = record.startedAt
@@ -135,7 +135,7 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
         public var stallMsPerHour: Double?
 
         /// Creates the JSON form of a group's numbers, with its rates when known.
-        public init(_ stats: FingerprintStats, rates: StallRates? = nil) {
+        package init(_ stats: FingerprintStats, rates: StallRates? = nil) {
             count = stats.count
             totalMs = stats.totalMs
             p50Ms = stats.p50Ms
@@ -164,7 +164,7 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
         public var numbers: GroupJSON
 
         /// Creates the JSON form of a group, with its rates when known.
-        public init(_ stats: FingerprintStats, rates: StallRates? = nil) {
+        package init(_ stats: FingerprintStats, rates: StallRates? = nil) {
             fingerprint = stats.fingerprint
             numbers = GroupJSON(stats, rates: rates)
         }

@@ -6,7 +6,7 @@ import Foundation
 /// whose program headers may not point at the notes) in the `SHT_NOTE` sections. Handles 32- and
 /// 64-bit files of either byte order. Reads only the headers and the notes, with every count and
 /// size checked against the file's length and small limits, so a damaged file is just "no ID".
-public enum ELFBuildID {
+package enum ELFBuildID {
     /// Largest note area read.
     static let maxNoteBytes = 1 << 16
     /// Most program or section headers looked at.
@@ -14,7 +14,7 @@ public enum ELFBuildID {
 
     /// The build ID of the file at `path` as lowercase hex, or nil when it is not an ELF file,
     /// cannot be read or has no build ID.
-    public static func read(path: String) -> String? {
+    package static func read(path: String) -> String? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
         guard let size = try? handle.seekToEnd() else { return nil }
