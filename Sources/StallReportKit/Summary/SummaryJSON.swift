@@ -12,7 +12,7 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
     /// The filters applied.
     public var filters: FiltersJSON
     /// Overall numbers.
-    public var totals: TotalsJSON
+    public var totals: Summary.Totals
     /// The longest stall, when there is one.
     public var worst: StallJSON?
     /// Duration distribution over fixed buckets (all buckets, empty ones included).
@@ -44,32 +44,6 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
         public var until: Date?
         /// Shortest duration included.
         public var minDurationMs: Double?
-    }
-
-    /// Overall numbers of a summary.
-    public struct TotalsJSON: Codable, Sendable, Equatable {
-        /// Candidate files found.
-        public var files: Int
-        /// Valid reports read.
-        public var reportsRead: Int
-        /// Valid reports left out by the filters.
-        public var filteredOut: Int
-        /// Stalls summarized.
-        public var stalls: Int
-        /// Distinct fingerprints.
-        public var fingerprints: Int
-        /// Sum of durations.
-        public var totalMs: Double
-        /// Stalls with status `ended`.
-        public var ended: Int
-        /// Stalls with status `inProgress`.
-        public var inProgress: Int
-        /// Stalls with status `fatal`.
-        public var fatal: Int
-        /// Files that could not be used.
-        public var problems: Int
-        /// Stalls from compact, rate-limited reports (counted like the others); absent when none.
-        public var rateLimited: Int?
     }
 
     /// One stall.
@@ -190,10 +164,7 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
     /// Creates the JSON form of a summary.
     public init(_ summary: Summary) {
         filters = FiltersJSON(since: summary.filter.since, until: summary.filter.until, minDurationMs: summary.filter.minDurationMs)
-        let t = summary.totals
-        totals = TotalsJSON(files: t.filesFound, reportsRead: t.reportsRead, filteredOut: t.reportsFilteredOut, stalls: t.stalls,
-                            fingerprints: t.fingerprints, totalMs: t.totalMs, ended: t.ended, inProgress: t.inProgress,
-                            fatal: t.fatal, problems: t.problems, rateLimited: t.rateLimited > 0 ? t.rateLimited : nil)
+        totals = summary.totals
         worst = summary.worst.map(StallJSON.init)
         histogram = summary.histogram.buckets
         problems = summary.problems
