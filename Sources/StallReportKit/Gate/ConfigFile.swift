@@ -1,5 +1,4 @@
 import Foundation
-import StallReportModel
 
 /// A problem with a file the user gave as configuration (gate config, baseline, suppressions): a
 /// path and what is wrong with it, like a ``ReportProblem``, but unlike a bad report it stops the
