@@ -1,6 +1,17 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+// The products of dependencies that targets use, each named once.
+let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
+let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
+let metrics: Target.Dependency = .product(name: "Metrics", package: "swift-metrics")
+let metricsTestKit: Target.Dependency = .product(name: "MetricsTestKit", package: "swift-metrics")
+let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
+let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
+let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio")
+let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+let prometheus: Target.Dependency = .product(name: "Prometheus", package: "swift-prometheus")
+
 let package = Package(
     name: "StallMonitor",
     products: [
@@ -44,31 +55,11 @@ let package = Package(
         // zlib (deflate with a gzip wrapper) for the pprof export; needs zlib1g-dev.
         .systemLibrary(name: "CStallMonitorZlib"),
         // The library host apps link.
-        .target(
-            name: "StallMonitor",
-            dependencies: [
-                "CStallMonitor",
-                "StallReportModel",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-            ]
-        ),
+        .target(name: "StallMonitor", dependencies: ["CStallMonitor", "StallReportModel", logging, metrics]),
         // Watches every event loop of a SwiftNIO EventLoopGroup (a pull probe of the core).
-        .target(
-            name: "StallMonitorNIO",
-            dependencies: [
-                "StallMonitor",
-                .product(name: "NIOCore", package: "swift-nio"),
-            ]
-        ),
+        .target(name: "StallMonitorNIO", dependencies: ["StallMonitor", nioCore]),
         // StallMonitorService: run()/graceful shutdown of a ServiceGroup.
-        .target(
-            name: "StallMonitorServiceLifecycle",
-            dependencies: [
-                "StallMonitor",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
-        ),
+        .target(name: "StallMonitorServiceLifecycle", dependencies: ["StallMonitor", serviceLifecycle]),
         // A test's stall budget (scope, watches, violations) shared by the two test integrations.
         .target(name: "StallBudgetCore", dependencies: ["StallMonitor"]),
         // `@Test(.stallBudget(.milliseconds(100)))`: a Swift Testing trait.
@@ -76,114 +67,30 @@ let package = Package(
         // `assertNoStalls(budget:) { … }`: the XCTestCase helper.
         .target(name: "StallMonitorXCTest", dependencies: ["StallBudgetCore", "StallMonitor"]),
         // A plain SwiftNIO HTTP server whose routes stall in known ways (Scripts/nio-demo).
-        .executableTarget(
-            name: "nio-stall-demo",
-            dependencies: [
-                "StallMonitor",
-                "StallMonitorNIO",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
-        .executableTarget(
-            name: "stallreport",
-            dependencies: [
-                "StallReportModel",
-                "StallReportKit",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
-        ),
-        .executableTarget(
-            name: "stall-demo",
-            dependencies: [
-                "StallMonitor",
-                "StallReportModel",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-            ]
-        ),
+        .executableTarget(name: "nio-stall-demo",
+                          dependencies: ["StallMonitor", "StallMonitorNIO", nioCore, nioPosix, nioHTTP1, argumentParser, logging]),
+        .executableTarget(name: "stallreport", dependencies: ["StallReportModel", "StallReportKit", argumentParser]),
+        .executableTarget(name: "stall-demo", dependencies: ["StallMonitor", "StallReportModel", argumentParser, logging, metrics, prometheus]),
         // The same work on the main RunLoop directly and through an IdleWorkQueue (Scripts/demo).
-        .executableTarget(
-            name: "idle-work-demo",
-            dependencies: [
-                "StallMonitor",
-                "StallReportModel",
-                "CStallMonitor",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
+        .executableTarget(name: "idle-work-demo", dependencies: ["StallMonitor", "StallReportModel", "CStallMonitor", argumentParser, logging]),
         // A host with `async main` (no main RunLoop): what the monitor says there (tests, README).
-        .executableTarget(
-            name: "async-main-host",
-            dependencies: [
-                "StallMonitor",
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
+        .executableTarget(name: "async-main-host", dependencies: ["StallMonitor", logging]),
         // Benchmarks of the monitor's cost and accuracy and of stallreport's speed (Scripts/bench).
-        .executableTarget(
-            name: "stall-bench",
-            dependencies: [
-                "StallMonitor",
-                "StallReportModel",
-                "StallReportKit",
-                "CStallMonitor",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
+        .executableTarget(name: "stall-bench",
+                          dependencies: ["StallMonitor", "StallReportModel", "StallReportKit", "CStallMonitor", argumentParser, logging]),
         // Stress run: thousands of stalls across several monitored threads (Scripts/stress).
-        .executableTarget(
-            name: "stall-stress",
-            dependencies: [
-                "StallMonitor",
-                "StallReportModel",
-                "StallReportKit",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
+        .executableTarget(name: "stall-stress", dependencies: ["StallMonitor", "StallReportModel", "StallReportKit", argumentParser, logging]),
         // Report fixtures shared by the StallReportKit and end-to-end tests (not a product).
         .target(name: "StallReportKitTestSupport", dependencies: ["StallReportModel", "StallReportKit"]),
         .testTarget(name: "StallReportKitTests", dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport"]),
-        .testTarget(
-            name: "StallMonitorTests",
-            dependencies: [
-                "StallMonitor", "StallReportModel", "StallReportKit", "CStallMonitor", "StallMonitorServiceLifecycle",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "MetricsTestKit", package: "swift-metrics"),
-            ]
-        ),
-        .testTarget(
-            name: "StallMonitorNIOTests",
-            dependencies: [
-                "StallMonitor", "StallMonitorNIO", "StallReportModel", "CStallMonitor",
-                .product(name: "MetricsTestKit", package: "swift-metrics"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]
-        ),
-        .testTarget(
-            name: "StallMonitorTestingTests",
-            dependencies: [
-                "StallMonitorTesting", "StallMonitorNIO",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-            ]
-        ),
+        .testTarget(name: "StallMonitorTests", dependencies: ["StallMonitor", "StallReportModel", "StallReportKit", "CStallMonitor",
+                                                           "StallMonitorServiceLifecycle", serviceLifecycle, metrics, metricsTestKit]),
+        .testTarget(name: "StallMonitorNIOTests", dependencies: ["StallMonitor", "StallMonitorNIO", "StallReportModel", "CStallMonitor",
+                                                              metricsTestKit, nioCore, nioPosix, nioHTTP1]),
+        .testTarget(name: "StallMonitorTestingTests", dependencies: ["StallMonitorTesting", "StallMonitorNIO", nioCore, nioPosix]),
         .testTarget(name: "StallMonitorXCTestTests", dependencies: ["StallMonitorXCTest"]),
-        .testTarget(
-            name: "EndToEndTests",
-            dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport", "stall-demo", "stallreport", "idle-work-demo", "nio-stall-demo", "async-main-host"]
-        ),
+        .testTarget(name: "EndToEndTests", dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport", "stall-demo", "stallreport",
+                                                       "idle-work-demo", "nio-stall-demo", "async-main-host"]),
     ],
     swiftLanguageModes: [.v6]
 )

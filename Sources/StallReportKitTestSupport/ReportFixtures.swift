@@ -61,8 +61,14 @@ public enum ReportFixtures {
     /// Writes `report` into `directory` as `name`.
     @discardableResult
     public static func write(_ report: StallReport, to directory: URL, name: String) throws -> URL {
+        try write(report.encoded(), to: directory, name: name)
+    }
+
+    /// Writes `data` into `directory` as `name`.
+    @discardableResult
+    public static func write(_ data: Data, to directory: URL, name: String) throws -> URL {
         let url = directory.appendingPathComponent(name)
-        try report.encoded().write(to: url)
+        try data.write(to: url)
         return url
     }
 

@@ -23,8 +23,8 @@ struct BaselineCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: ArgumentHelp("Report files and/or directories (searched recursively for *.json).", valueName: "path"))
-    var paths: [String] = []
+    @OptionGroup
+    var source: ReportPaths
 
     @Option(name: [.short, .long], help: ArgumentHelp("Where to write the baseline ('-' for stdout).", valueName: "file"))
     var output: String = "stall-baseline.json"
@@ -39,12 +39,11 @@ struct BaselineCommand: ParsableCommand {
     var reading: ReadingOptions
 
     func validate() throws {
-        try requirePaths(paths)
         try validateMilliseconds(minDuration, "--min-duration")
     }
 
     func run() throws {
-        let outcome = try Reading.collect(paths, options: reading, filter: window.filter(minDurationMs: minDuration))
+        let outcome = try Reading.collect(source.paths, options: reading, filter: window.filter(minDurationMs: minDuration))
         let baseline = Baseline(stats: outcome.collection.stats())
         let fingerprints = baseline.fingerprints.count
         try Output.save(try baseline.encoded(), to: output, what: "baseline",

@@ -53,20 +53,14 @@ struct DiffCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Only stalls lasting at least this many milliseconds (both sides).", valueName: "ms"))
     var minDuration: Double?
 
-    @Option(help: "Colour text output: auto (on a terminal), always, never. NO_COLOR always disables colour.")
-    var color: ColorChoice = .auto
+    @OptionGroup
+    var color: ColorOptions
 
     @OptionGroup(title: "Regression")
     var regression: RegressionOptions
 
-    @OptionGroup(title: "Time window")
-    var window: TimeWindowOptions
-
-    @OptionGroup(title: "Names")
-    var names: NameOptions
-
-    @OptionGroup(title: "Reading")
-    var reading: ReadingOptions
+    @OptionGroup
+    var input: ReportInputOptions
 
     func validate() throws {
         if base.isEmpty && head.isEmpty {
@@ -83,19 +77,19 @@ struct DiffCommand: ParsableCommand {
     func run() throws {
         let basePaths = base.isEmpty ? [paths[0]] : base
         let headPaths = head.isEmpty ? [paths[1]] : head
-        let filter = window.filter(minDurationMs: minDuration)
+        let filter = input.filter(minDurationMs: minDuration)
         // Each side may be empty (everything new or everything fixed), but not both.
-        let baseOutcome = try Reading.collect(basePaths, options: reading, filter: filter, label: "base", requireReports: false)
-        let headOutcome = try Reading.collect(headPaths, options: reading, filter: filter, label: "head", requireReports: false)
-        if !reading.allowEmpty && baseOutcome.collection.reportsRead == 0 && headOutcome.collection.reportsRead == 0 {
+        let baseOutcome = try input.collect(basePaths, filter: filter, label: "base", requireReports: false)
+        let headOutcome = try input.collect(headPaths, filter: filter, label: "head", requireReports: false)
+        if !input.reading.allowEmpty && baseOutcome.collection.reportsRead == 0 && headOutcome.collection.reportsRead == 0 {
             throw Output.inputError("no valid report in base (\(basePaths.joined(separator: " "))) nor head (\(headPaths.joined(separator: " "))); pass --allow-empty if that is expected")
         }
         let policy = RegressionPolicy(tolerance: regression.tolerance ?? GateConfig.defaultTolerance,
                                       minOccurrences: regression.minOccurrences ?? GateConfig.defaultMinOccurrences)
         let diff = DiffResult(base: baseOutcome.collection, head: headOutcome.collection, policy: policy)
         switch format {
-        case .text: Output.stdout(DiffRenderer(style: color.style(), names: names.style).renderText(diff))
-        case .markdown: Output.stdout(DiffRenderer(names: names.style).renderMarkdown(diff))
+        case .text: Output.stdout(DiffRenderer(style: color.style(), names: input.names.style).renderText(diff))
+        case .markdown: Output.stdout(DiffRenderer(names: input.names.style).renderMarkdown(diff))
         case .json: Output.stdout(try DiffJSON(diff).encoded())
         }
         try Reading.finish([baseOutcome, headOutcome])

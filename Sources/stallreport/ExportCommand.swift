@@ -53,56 +53,41 @@ struct ExportCommand: ParsableCommand {
     @Option(help: "Output format.")
     var format: Format
 
-    @Argument(help: ArgumentHelp("Report files and/or directories (searched recursively for *.json).", valueName: "path"))
-    var paths: [String] = []
+    @OptionGroup
+    var source: ReportPaths
 
     @Option(name: [.short, .long], help: ArgumentHelp("Where to write ('-' for stdout).", valueName: "file"))
     var output: String
 
-    @OptionGroup(title: "Filters")
-    var filters: ProfileFilterOptions
-
-    @OptionGroup(title: "Time window")
-    var window: TimeWindowOptions
-
-    @OptionGroup(title: "Names")
-    var names: NameOptions
-
-    @OptionGroup(title: "Reading")
-    var reading: ReadingOptions
-
-    func validate() throws {
-        try requirePaths(paths)
-    }
+    @OptionGroup
+    var input: ProfileInputOptions
 
     func run() throws {
-        let filter = window.filter(minDurationMs: filters.minDuration)
         switch format {
-        case .folded: try export(filter) { Data(FoldedExport.render($0, names: names.style).utf8) }
+        case .folded: try export { Data(FoldedExport.render($0, names: input.names).utf8) }
         case .speedscope:
-            try export(filter) {
-                try SpeedscopeExport.render($0, name: "stalls", exporter: "stallreport \(StallReportCommand.configuration.version)", names: names.style)
+            try export {
+                try SpeedscopeExport.render($0, name: "stalls", exporter: "stallreport \(StallReportCommand.configuration.version)", names: input.names)
             }
-        case .chromeTrace: try export(filter) { try ChromeTraceExport.render($0, names: names.style) }
-        case .pprof: try exportPprof(filter)
+        case .chromeTrace: try export { try ChromeTraceExport.render($0, names: input.names) }
+        case .pprof: try exportPprof()
         }
     }
 
     /// Reads the reports as profiles and writes `render(profiles)`.
-    private func export(_ filter: RecordFilter, render: ([StallProfile]) throws -> Data) throws {
-        let outcome = try ProfileReading.read(paths, options: reading, filter: filter, fingerprints: filters.fingerprints)
+    private func export(render: ([StallProfile]) throws -> Data) throws {
+        let outcome = try input.read(source.paths)
         try ProfileReading.deliver(try render(outcome.profiles), as: "\(format.rawValue) export", to: output, from: outcome)
     }
 
     /// Reads the reports keeping addresses and images, and writes the gzipped pprof profile.
-    private func exportPprof(_ filter: RecordFilter) throws {
-        let outcome = try ProfileReading.read(paths, options: reading, filter: filter, fingerprints: filters.fingerprints,
-                                              reducing: PprofStall.init(report:path:), sampleCount: \.samples.count)
+    private func exportPprof() throws {
+        let outcome = try input.read(source.paths, reducing: PprofStall.init(report:path:), sampleCount: \.samples.count)
         let stalls = outcome.profiles.count
         let comment = "stallreport \(StallReportCommand.configuration.version) export of \(stalls) stall\(stalls == 1 ? "" : "s")"
         let data: Data
         do {
-            data = try PprofExport.render(outcome.profiles, comment: comment, names: names.style)
+            data = try PprofExport.render(outcome.profiles, comment: comment, names: input.names)
         } catch {
             throw Output.inputError("cannot write pprof export to \(output): \(error)")
         }

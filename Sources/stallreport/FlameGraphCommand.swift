@@ -31,8 +31,8 @@ struct FlameGraphCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: ArgumentHelp("Report files and/or directories (searched recursively for *.json).", valueName: "path"))
-    var paths: [String] = []
+    @OptionGroup
+    var source: ReportPaths
 
     @Option(name: [.short, .long], help: ArgumentHelp("Where to write the HTML ('-' for stdout).", valueName: "file"))
     var output: String = "stalls.html"
@@ -40,26 +40,12 @@ struct FlameGraphCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Title of the page.", valueName: "text"))
     var title: String = "Stall flame graph"
 
-    @OptionGroup(title: "Filters")
-    var filters: ProfileFilterOptions
-
-    @OptionGroup(title: "Time window")
-    var window: TimeWindowOptions
-
-    @OptionGroup(title: "Names")
-    var names: NameOptions
-
-    @OptionGroup(title: "Reading")
-    var reading: ReadingOptions
-
-    func validate() throws {
-        try requirePaths(paths)
-    }
+    @OptionGroup
+    var input: ProfileInputOptions
 
     func run() throws {
-        let outcome = try ProfileReading.read(paths, options: reading, filter: window.filter(minDurationMs: filters.minDuration),
-                                              fingerprints: filters.fingerprints)
-        let html = try FlameGraphHTML.render(outcome.profiles, title: title, names: names.style)
+        let outcome = try input.read(source.paths)
+        let html = try FlameGraphHTML.render(outcome.profiles, title: title, names: input.names)
         try ProfileReading.deliver(Data(html.utf8), as: "flame graph", to: output, from: outcome)
     }
 }

@@ -66,8 +66,8 @@ struct GateCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: ArgumentHelp("Report files and/or directories (searched recursively for *.json).", valueName: "path"))
-    var paths: [String] = []
+    @OptionGroup
+    var source: ReportPaths
 
     @Option(help: ArgumentHelp("Gate config file (JSON) with budgets and settings; flags override it.", valueName: "file"))
     var config: String?
@@ -106,24 +106,17 @@ struct GateCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Also write the verdict as JUnit XML to this file.", valueName: "file"))
     var junit: String?
 
-    @Option(help: "Colour text output: auto (on a terminal), always, never. NO_COLOR always disables colour.")
-    var color: ColorChoice = .auto
+    @OptionGroup
+    var color: ColorOptions
 
     @Option(help: ArgumentHelp("Judge suppression expiry at this time instead of now (ISO 8601).", valueName: "date", visibility: .hidden),
             transform: TimeWindowOptions.parse)
     var now: Date?
 
-    @OptionGroup(title: "Time window")
-    var window: TimeWindowOptions
-
-    @OptionGroup(title: "Names")
-    var names: NameOptions
-
-    @OptionGroup(title: "Reading")
-    var reading: ReadingOptions
+    @OptionGroup
+    var input: ReportInputOptions
 
     func validate() throws {
-        try requirePaths(paths)
         if let maxStalls, maxStalls < 0 { throw ValidationError("--max-stalls must be 0 or more") }
         if let maxPerFingerprint, maxPerFingerprint < 0 { throw ValidationError("--max-per-fingerprint must be 0 or more") }
         if let maxFatal, maxFatal < 0 { throw ValidationError("--max-fatal must be 0 or more") }
@@ -158,20 +151,20 @@ struct GateCommand: ParsableCommand {
             throw Output.inputError("nothing to check: give at least one budget (e.g. --max-stalls 0), a --baseline, or a --config with budgets")
         }
 
-        let outcome = try Reading.collect(paths, options: reading, filter: window.filter(minDurationMs: settings.ignoreShorterThanMs))
+        let outcome = try input.collect(source.paths, filter: input.filter(minDurationMs: settings.ignoreShorterThanMs))
         let gate = Gate(config: settings, baseline: baselineFile, suppressions: suppressionList, now: now ?? Date())
         let result = gate.evaluate(outcome.collection)
 
-        Output.stdout(GateTextRenderer(style: color.style(), names: names.style).render(result))
+        Output.stdout(GateTextRenderer(style: color.style(), names: input.names.style).render(result))
 
-        if let junit { try Output.save(Data(JUnitWriter(names: names.style).render(result).utf8), to: junit, what: "JUnit XML") }
+        if let junit { try Output.save(Data(JUnitWriter(names: input.names.style).render(result).utf8), to: junit, what: "JUnit XML") }
         let environment = ProcessInfo.processInfo.environment
         if environment["GITHUB_ACTIONS"] == "true" {
             let workspace = environment["GITHUB_WORKSPACE"] ?? FileManager.default.currentDirectoryPath
-            Output.stdout(GitHubAnnotations(workspace: workspace, names: names.style).render(result))
+            Output.stdout(GitHubAnnotations(workspace: workspace, names: input.names.style).render(result))
             if let summaryPath = environment["GITHUB_STEP_SUMMARY"], !summaryPath.isEmpty {
                 do {
-                    try Output.append(GateMarkdownRenderer(names: names.style).render(result), to: summaryPath)
+                    try Output.append(GateMarkdownRenderer(names: input.names.style).render(result), to: summaryPath)
                 } catch {
                     Output.note("warning: cannot append to GITHUB_STEP_SUMMARY \(summaryPath): \((error as NSError).localizedDescription)")
                 }

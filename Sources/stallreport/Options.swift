@@ -62,6 +62,15 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     case text, json, markdown
 }
 
+/// `--color`: whether text output is coloured.
+struct ColorOptions: ParsableArguments {
+    @Option(help: "Colour text output: auto (on a terminal), always, never. NO_COLOR always disables colour.")
+    var color: ColorChoice = .auto
+
+    /// The style to use; `NO_COLOR` (non-empty) always wins.
+    func style() -> TextStyle { color.style() }
+}
+
 /// When to colour text output.
 enum ColorChoice: String, ExpressibleByArgument, CaseIterable {
     case auto, always, never
@@ -94,6 +103,16 @@ struct RegressionOptions: ParsableArguments {
 /// Throws the usage error of a command run without any report path.
 func requirePaths(_ paths: [String]) throws {
     if paths.isEmpty { throw ValidationError("give at least one report file or directory") }
+}
+
+/// The report paths of a command that reads them (at least one).
+struct ReportPaths: ParsableArguments {
+    @Argument(help: ArgumentHelp("Report files and/or directories (searched recursively for *.json).", valueName: "path"))
+    var paths: [String] = []
+
+    func validate() throws {
+        try requirePaths(paths)
+    }
 }
 
 /// Throws a usage error naming `flag` unless `value` is nil or a finite number of milliseconds, 0 or more.

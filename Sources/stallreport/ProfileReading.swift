@@ -16,14 +16,9 @@ enum ProfileReading {
         var strictFailure: Bool
     }
 
-    /// Reads `paths` as profiles of the stalls that pass `filter` and have one of `fingerprints`
-    /// (any, when empty), printing problems; throws exit status 2 when nothing valid was read.
-    static func read(_ paths: [String], options: ReadingOptions, filter: RecordFilter, fingerprints: [String]) throws -> Outcome<StallProfile> {
-        try read(paths, options: options, filter: filter, fingerprints: fingerprints, reducing: StallProfile.init(report:path:),
-                 sampleCount: \.samples.count)
-    }
-
-    /// The same, keeping `reduce(report, path)` of each matching report.
+    /// Reads `paths`, keeping `reduce(report, path)` of each report whose stall passes `filter` and
+    /// has one of `fingerprints` (any, when empty), printing problems; throws exit status 2 when
+    /// nothing valid was read.
     static func read<Item: Sendable>(_ paths: [String], options: ReadingOptions, filter: RecordFilter, fingerprints: [String],
                                      reducing reduce: @escaping @Sendable (StallReport, String) -> Item,
                                      sampleCount: (Item) -> Int) throws -> Outcome<Item> {

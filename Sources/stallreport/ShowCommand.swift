@@ -31,8 +31,8 @@ struct ShowCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Hide call-tree branches with a smaller share of the samples (percent; default 1).", valueName: "percent"))
     var minPercent: Double = CallTreeTextRenderer.defaultMinPercent
 
-    @Option(help: "Colour text output: auto (on a terminal), always, never. NO_COLOR always disables colour.")
-    var color: ColorChoice = .auto
+    @OptionGroup
+    var color: ColorOptions
 
     @OptionGroup(title: "Names")
     var names: NameOptions

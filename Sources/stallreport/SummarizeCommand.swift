@@ -105,20 +105,14 @@ struct SummarizeCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Only stalls lasting at least this many milliseconds.", valueName: "ms"))
     var minDuration: Double?
 
-    @Option(help: "Colour text output: auto (on a terminal), always, never. NO_COLOR always disables colour.")
-    var color: ColorChoice = .auto
+    @OptionGroup
+    var color: ColorOptions
 
     @Flag(help: "Text: all table columns (P50, P99, stall time per hour, first and last seen) instead of the compact table that fits 120 columns.")
     var wide = false
 
-    @OptionGroup(title: "Time window")
-    var window: TimeWindowOptions
-
-    @OptionGroup(title: "Names")
-    var names: NameOptions
-
-    @OptionGroup(title: "Reading")
-    var reading: ReadingOptions
+    @OptionGroup
+    var input: ReportInputOptions
 
     func validate() throws {
         try requirePaths(paths)
@@ -127,12 +121,12 @@ struct SummarizeCommand: ParsableCommand {
     }
 
     func run() throws {
-        let filter = window.filter(minDurationMs: minDuration)
-        let outcome = try Reading.collect(paths, options: reading, filter: filter, grouping: groupBy)
+        let filter = input.filter(minDurationMs: minDuration)
+        let outcome = try input.collect(paths, filter: filter, grouping: groupBy)
         let summary = Summary(collection: outcome.collection, filter: filter, top: top)
         switch format {
-        case .text: Output.stdout(SummaryTextRenderer(style: color.style(), names: names.style, wide: wide).render(summary))
-        case .markdown: Output.stdout(SummaryMarkdownRenderer(names: names.style).render(summary))
+        case .text: Output.stdout(SummaryTextRenderer(style: color.style(), names: input.names.style, wide: wide).render(summary))
+        case .markdown: Output.stdout(SummaryMarkdownRenderer(names: input.names.style).render(summary))
         case .json: Output.stdout(try SummaryJSON(summary).encoded())
         }
         try Reading.finish([outcome])

@@ -5,21 +5,33 @@ import Testing
 /// figure to check that it works and writes a usable results table. No timing is asserted.
 @Suite("stall-bench runner", .serialized)
 struct StallBenchTests {
-    @Test("--figure report-size --quick writes latest.json and latest.md with the figure's rows")
-    func reportSizeQuick() throws {
+    /// Runs `stall-bench run --figure <figure> --quick` with its output in `<directory>/bench`;
+    /// returns its `latest.json` and the directory (removed when released).
+    private static func runQuick(figure: String) throws -> (json: [String: Any], directory: ReportDirectory) {
         let directory = try ReportDirectory()
         let output = directory.url.appendingPathComponent("bench")
         let run = try StallReportCLI.run(
-            ["run", "--figure", "report-size", "--quick", "--output", output.path],
+            ["run", "--figure", figure, "--quick", "--output", output.path],
             environment: ["STALL_BENCH_TMPDIR": directory.path], timeout: 120, executable: "stall-bench")
-        #expect(run.status == 0, "\(run)")
-
+        try #require(run.status == 0, "\(run)")
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: output.appendingPathComponent("latest.json"))) as? [String: Any]
-        #expect(json?["quick"] as? Bool == true)
-        let figures = try #require(json?["figures"] as? [[String: Any]])
+        return (try #require(json), directory)
+    }
+
+    /// The rows of the first figure of a `latest.json`.
+    private static func rows(_ json: [String: Any]) throws -> [[String: Any]] {
+        let figures = try #require(json["figures"] as? [[String: Any]])
+        return try #require(figures.first?["rows"] as? [[String: Any]])
+    }
+
+    @Test("--figure report-size --quick writes latest.json and latest.md with the figure's rows")
+    func reportSizeQuick() throws {
+        let (json, directory) = try Self.runQuick(figure: "report-size")
+        #expect(json["quick"] as? Bool == true)
+        let figures = try #require(json["figures"] as? [[String: Any]])
         #expect(figures.count == 1)
         #expect(figures.first?["figure"] as? String == "report-size")
-        let rows = try #require(figures.first?["rows"] as? [[String: Any]])
+        let rows = try Self.rows(json)
         #expect(rows.count >= 2, "one row per report size and the bytes per extra sample")
         for row in rows {
             #expect(["pass", "fail", "info"].contains(row["verdict"] as? String ?? ""))
@@ -29,22 +41,14 @@ struct StallBenchTests {
         let bytes = rows.compactMap { ($0["data"] as? [String: Any])?["bytes"] as? Double }
         #expect(bytes.count >= 2 && bytes.allSatisfy { $0 > 1_000 }, "real report files were measured: \(bytes)")
 
-        let markdown = try String(contentsOf: output.appendingPathComponent("latest.md"), encoding: .utf8)
+        let markdown = try String(contentsOf: directory.url.appendingPathComponent("bench/latest.md"), encoding: .utf8)
         #expect(markdown.contains("| Figure | Measure | Value | Goal | Verdict | How measured |"))
         #expect(markdown.contains("| 9a |"))
     }
 
     @Test("--figure blocking-stacks --quick: stacks of threads asleep in syscalls, counted from real reports")
     func blockingStacksQuick() throws {
-        let directory = try ReportDirectory()
-        let output = directory.url.appendingPathComponent("bench")
-        let run = try StallReportCLI.run(
-            ["run", "--figure", "blocking-stacks", "--quick", "--output", output.path],
-            environment: ["STALL_BENCH_TMPDIR": directory.path], timeout: 120, executable: "stall-bench")
-        #expect(run.status == 0, "\(run)")
-        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: output.appendingPathComponent("latest.json"))) as? [String: Any]
-        let figures = try #require(json?["figures"] as? [[String: Any]])
-        let rows = try #require(figures.first?["rows"] as? [[String: Any]])
+        let rows = try Self.rows(try Self.runQuick(figure: "blocking-stacks").json)
         #expect(rows.map { $0["figure"] as? String } == ["10a", "10b", "10c", "10d"])
         let data = rows.compactMap { $0["data"] as? [String: Any] }
         #expect((data.first?["samples"] as? Double ?? 0) > 0, "samples of sleeping threads were counted: \(data)")
@@ -53,15 +57,7 @@ struct StallBenchTests {
 
     @Test("--figure main-actor --quick: an idle MainActor's watchdog cost and MainActor stalls, from async-main-host")
     func mainActorQuick() throws {
-        let directory = try ReportDirectory()
-        let output = directory.url.appendingPathComponent("bench")
-        let run = try StallReportCLI.run(
-            ["run", "--figure", "main-actor", "--quick", "--output", output.path],
-            environment: ["STALL_BENCH_TMPDIR": directory.path], timeout: 120, executable: "stall-bench")
-        #expect(run.status == 0, "\(run)")
-        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: output.appendingPathComponent("latest.json"))) as? [String: Any]
-        let figures = try #require(json?["figures"] as? [[String: Any]])
-        let rows = try #require(figures.first?["rows"] as? [[String: Any]])
+        let rows = try Self.rows(try Self.runQuick(figure: "main-actor").json)
         #expect(rows.map { $0["figure"] as? String } == ["12a", "12b"])
         let data = rows.compactMap { $0["data"] as? [String: Any] }
         #expect((data.first?["wakeupsPerSecond"] as? Double ?? 0) > 0, "the polling watchdog woke: \(data)")

@@ -9,10 +9,7 @@ struct StallReportCLIGateTests {
     let directory: ReportDirectory
     let reports: URL
 
-    init() throws {
-        directory = try ReportDirectory()
-        reports = try DemoScenario.write(to: directory)
-    }
+    init() throws { (directory, reports) = try DemoScenario.newDirectory() }
 
     /// One budget kind: a flag, a value that holds, a value that fails, the verdict line of each,
     /// and the fingerprints that must be named as offenders.

@@ -201,6 +201,13 @@ enum DemoScenario {
     static var sleep: String { fingerprint(sleepSymbols) }
     static var recursion: String { fingerprint(recursionSymbols) }
 
+    /// A fresh directory with the whole scenario written under `reports/`: the setup most
+    /// `stallreport` suites share.
+    static func newDirectory() throws -> (directory: ReportDirectory, reports: URL) {
+        let directory = try ReportDirectory()
+        return (directory, try write(to: directory))
+    }
+
     /// Writes the scenario into `directory` (optionally under a subdirectory).
     static func write(to directory: ReportDirectory, under subdirectory: String = "reports", only names: Set<String>? = nil) throws -> URL {
         let target = try directory.subdirectory(subdirectory)

@@ -11,10 +11,7 @@ struct StallReportCLIInputTests {
     let directory: ReportDirectory
     let reports: URL
 
-    init() throws {
-        directory = try ReportDirectory()
-        reports = try DemoScenario.write(to: directory)
-    }
+    init() throws { (directory, reports) = try DemoScenario.newDirectory() }
 
     /// Adds every kind of broken file next to the valid reports; returns file name → expected message.
     private func addBrokenFiles() throws -> [String: String] {

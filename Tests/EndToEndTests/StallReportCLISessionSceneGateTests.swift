@@ -8,10 +8,7 @@ struct StallReportCLISessionSceneGateTests {
     let directory: ReportDirectory
     let reports: URL
 
-    init() throws {
-        directory = try ReportDirectory()
-        reports = try DemoScenario.write(to: directory)
-    }
+    init() throws { (directory, reports) = try DemoScenario.newDirectory() }
 
     /// checkout: spin 300 + lock 1500 (fatal); feed: spin 400, 500; no scene: sleep 450.
     func sceneReports() throws -> URL {

@@ -7,10 +7,7 @@ struct StallReportCLISummarizeTests {
     let directory: ReportDirectory
     let reports: URL
 
-    init() throws {
-        directory = try ReportDirectory()
-        reports = try DemoScenario.write(to: directory)
-    }
+    init() throws { (directory, reports) = try DemoScenario.newDirectory() }
 
     @Test("Text: totals, an aligned table sorted by total stall time, stacks, examples and a histogram")
     func text() throws {

@@ -53,7 +53,7 @@ struct StallReportVizPprofTests {
         let wall = samples.reduce(Int64(0)) { $0 + Int64($1.output.2)! }
         #expect(count == demo.reports.reduce(0) { $0 + $1.report.samples.count })
         let expectedWall = demo.reports.reduce(Int64(0)) { total, entry in
-            total + Int64(entry.report.samples.count) * Int64((StallProfile.sampleWeightMs(of: entry.report) * 1_000_000).rounded())
+            total + Int64(entry.report.samples.count) * Int64((StallFacts.sampleWeightMs(of: entry.report) * 1_000_000).rounded())
         }
         #expect(wall == expectedWall)
         #expect(lines.contains("samples/count wall/nanoseconds[dflt]"))

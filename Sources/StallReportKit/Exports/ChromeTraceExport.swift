@@ -8,63 +8,63 @@ import Foundation
 /// leaf first) and the key facts. Metadata events (`"ph": "M"`) name each process and thread.
 public enum ChromeTraceExport {
     /// The top-level object.
-    public struct File: Codable, Sendable, Equatable {
+    package struct File: Codable, Sendable, Equatable {
         /// The events.
-        public var traceEvents: [Event]
+        package var traceEvents: [Event]
         /// How viewers show times.
-        public var displayTimeUnit: String
+        package var displayTimeUnit: String
     }
 
     /// One trace event.
-    public struct Event: Codable, Sendable, Equatable {
+    package struct Event: Codable, Sendable, Equatable {
         /// Event name.
-        public var name: String
+        package var name: String
         /// Categories, comma-separated.
-        public var cat: String
+        package var cat: String
         /// Phase: `X` (complete) or `M` (metadata).
-        public var ph: String
+        package var ph: String
         /// Start, microseconds since the Unix epoch (0 for metadata).
-        public var ts: Int64
+        package var ts: Int64
         /// Duration in microseconds (complete events only).
-        public var dur: Int64?
+        package var dur: Int64?
         /// Process id.
-        public var pid: Int
+        package var pid: Int
         /// Thread id.
-        public var tid: Int
+        package var tid: Int
         /// Details.
-        public var args: Args
+        package var args: Args
     }
 
     /// Details of an event: for metadata only ``name``; for a stall the rest.
-    public struct Args: Codable, Sendable, Equatable {
+    package struct Args: Codable, Sendable, Equatable {
         /// Process or thread name (metadata events).
-        public var name: String?
+        package var name: String?
         /// Report id.
-        public var id: String?
+        package var id: String?
         /// Fingerprint.
-        public var fingerprint: String?
+        package var fingerprint: String?
         /// Duration in milliseconds.
-        public var durationMs: Double?
+        package var durationMs: Double?
         /// Threshold in milliseconds.
-        public var thresholdMs: Double?
+        package var thresholdMs: Double?
         /// `cpu`, `blocked`, `mixed` or `congestion`.
-        public var classification: String?
+        package var classification: String?
         /// `ended`, `inProgress` or `fatal`.
-        public var status: String?
+        package var status: String?
         /// CPU time of the stuck thread in milliseconds.
-        public var mainThreadCPUMs: Double?
+        package var mainThreadCPUMs: Double?
         /// Number of samples.
-        public var samples: Int?
+        package var samples: Int?
         /// Samples × effective interval, in milliseconds.
-        public var sampledMs: Double?
+        package var sampledMs: Double?
         /// Representative stack, leaf first, `symbol` or `symbol (file)`.
-        public var stack: [String]?
+        package var stack: [String]?
         /// Path of the report file.
-        public var report: String?
+        package var report: String?
     }
 
     /// The trace of the given profiles.
-    public static func make(_ profiles: [StallProfile], names: FrameNameStyle = .simplified) -> File {
+    package static func make(_ profiles: [StallProfile], names: FrameNameStyle = .simplified) -> File {
         var events: [Event] = []
         var processes: [Int: String] = [:]
         var threads: [PairKey: String] = [:]

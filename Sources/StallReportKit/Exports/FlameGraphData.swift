@@ -2,72 +2,72 @@ import Foundation
 
 /// What the flame graph page shows: the merged call tree in a compact form, the frame table and
 /// the summary numbers of its header. Encoded as JSON inside the page.
-public struct FlameGraphData: Codable, Sendable, Equatable {
+package struct FlameGraphData: Codable, Sendable, Equatable {
     /// One function of the frame table.
-    public struct Frame: Codable, Sendable, Equatable {
+    package struct Frame: Codable, Sendable, Equatable {
         /// Function name as shown (simplified unless the data was made with full names).
-        public var name: String
+        package var name: String
         /// The full name when it differs from ``name``: shown on hover.
-        public var full: String?
+        package var full: String?
         /// Source file, when known.
-        public var file: String?
+        package var file: String?
         /// Image file name, when known.
-        public var image: String?
+        package var image: String?
         /// The app's own code.
-        public var app: Bool
+        package var app: Bool
         /// A synthetic frame (`all`, `[no stack]`, `[syscall …]`).
-        public var synthetic: Bool
+        package var synthetic: Bool
     }
 
     /// One node of the tree.
-    public struct Node: Codable, Sendable, Equatable {
+    package struct Node: Codable, Sendable, Equatable {
         /// Index into ``FlameGraphData/frames``.
-        public var f: Int
+        package var f: Int
         /// Time through this node, in milliseconds.
-        public var w: Double
+        package var w: Double
         /// Samples through this node.
-        public var n: Int
+        package var n: Int
         /// Callees, heaviest first; absent for a leaf.
-        public var c: [Node]?
+        package var c: [Node]?
     }
 
     /// Summary numbers for the header.
-    public struct Summary: Codable, Sendable, Equatable {
+    package struct Summary: Codable, Sendable, Equatable {
         /// Stalls merged.
-        public var stalls: Int
+        package var stalls: Int
         /// Distinct fingerprints.
-        public var fingerprints: Int
+        package var fingerprints: Int
         /// Sum of the stalls' durations, in milliseconds.
-        public var totalStallMs: Double
+        package var totalStallMs: Double
         /// Sum of the sample weights (samples × effective interval), in milliseconds.
-        public var sampledMs: Double
+        package var sampledMs: Double
         /// Samples merged.
-        public var samples: Int
+        package var samples: Int
         /// Longest stall, in milliseconds.
-        public var worstMs: Double
+        package var worstMs: Double
         /// Fingerprint of the longest stall.
-        public var worstFingerprint: String?
+        package var worstFingerprint: String?
         /// Start of the first stall (ISO 8601).
-        public var firstStart: String?
+        package var firstStart: String?
         /// Start of the last stall (ISO 8601).
-        public var lastStart: String?
+        package var lastStart: String?
         /// Stalls per classification.
-        public var classifications: [String: Int]
+        package var classifications: [String: Int]
         /// Executables the stalls came from.
-        public var executables: [String]
+        package var executables: [String]
     }
 
     /// Page title.
-    public var title: String
+    package var title: String
     /// Header numbers.
-    public var summary: Summary
+    package var summary: Summary
     /// Frame table.
-    public var frames: [Frame]
+    package var frames: [Frame]
     /// The tree; the root is the synthetic `all`.
-    public var root: Node
+    package var root: Node
 
     /// The data of the given profiles, frame names shown as `names` says.
-    public init(profiles: [StallProfile], title: String, names: FrameNameStyle = .simplified) {
+    package init(profiles: [StallProfile], title: String, names: FrameNameStyle = .simplified) {
         self.title = title
         let tree = CallTree(profiles: profiles)
         var frames: [Frame] = []

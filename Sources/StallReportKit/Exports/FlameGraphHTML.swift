@@ -12,7 +12,7 @@ public enum FlameGraphHTML {
     }
 
     /// The page for prepared data.
-    public static func render(_ data: FlameGraphData) throws -> String {
+    package static func render(_ data: FlameGraphData) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let json = String(decoding: try encoder.encode(data), as: UTF8.self)
@@ -23,14 +23,14 @@ public enum FlameGraphHTML {
     }
 
     /// JSON made safe inside a `<script>` element.
-    public static func escapeScript(_ json: String) -> String {
+    package static func escapeScript(_ json: String) -> String {
         json.replacingOccurrences(of: "<", with: "\\u003c")
             .replacingOccurrences(of: ">", with: "\\u003e")
             .replacingOccurrences(of: "&", with: "\\u0026")
     }
 
     /// Text made safe in HTML element content and attribute values.
-    public static func escapeHTML(_ text: String) -> String {
+    package static func escapeHTML(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;")
             .replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;")

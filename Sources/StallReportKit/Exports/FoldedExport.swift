@@ -15,7 +15,7 @@ public enum FoldedExport {
     public static let semicolonReplacement: Character = "\u{FF1B}"
 
     /// A frame name made safe for a folded line.
-    public static func clean(_ name: String) -> String {
+    package static func clean(_ name: String) -> String {
         var result = ""
         result.reserveCapacity(name.utf8.count)
         for character in name {

@@ -9,22 +9,22 @@ import Foundation
 /// same stack are merged into one sample carrying their summed weight. Stacks are root first.
 public enum SpeedscopeExport {
     /// The `$schema` value speedscope recognises.
-    public static let schemaURL = "https://www.speedscope.app/file-format-schema.json"
+    package static let schemaURL = "https://www.speedscope.app/file-format-schema.json"
 
     /// The top-level file.
-    public struct File: Codable, Sendable, Equatable {
+    package struct File: Codable, Sendable, Equatable {
         /// Always ``SpeedscopeExport/schemaURL``.
-        public var schema: String
+        package var schema: String
         /// Frames shared by the profiles.
-        public var shared: Shared
+        package var shared: Shared
         /// The profiles (one, merged).
-        public var profiles: [Profile]
+        package var profiles: [Profile]
         /// Name of the profile group.
-        public var name: String
+        package var name: String
         /// Profile shown first.
-        public var activeProfileIndex: Int
+        package var activeProfileIndex: Int
         /// The tool that wrote the file.
-        public var exporter: String
+        package var exporter: String
 
         enum CodingKeys: String, CodingKey {
             case schema = "$schema", shared, profiles, name, activeProfileIndex, exporter
@@ -32,39 +32,39 @@ public enum SpeedscopeExport {
     }
 
     /// The shared frame table.
-    public struct Shared: Codable, Sendable, Equatable {
+    package struct Shared: Codable, Sendable, Equatable {
         /// Frames referenced by index from the samples.
-        public var frames: [Frame]
+        package var frames: [Frame]
     }
 
     /// One frame.
-    public struct Frame: Codable, Sendable, Equatable {
+    package struct Frame: Codable, Sendable, Equatable {
         /// Function name.
-        public var name: String
+        package var name: String
         /// Source file, when known.
-        public var file: String?
+        package var file: String?
     }
 
     /// A `sampled` profile.
-    public struct Profile: Codable, Sendable, Equatable {
+    package struct Profile: Codable, Sendable, Equatable {
         /// Always `sampled`.
-        public var type: String
+        package var type: String
         /// Profile name.
-        public var name: String
+        package var name: String
         /// Unit of the weights: `milliseconds`.
-        public var unit: String
+        package var unit: String
         /// Start of the profile (0).
-        public var startValue: Double
+        package var startValue: Double
         /// End of the profile: the sum of the weights.
-        public var endValue: Double
+        package var endValue: Double
         /// Stacks as indices into the shared frames, root first.
-        public var samples: [[Int]]
+        package var samples: [[Int]]
         /// Weight of each stack, same length as ``samples``.
-        public var weights: [Double]
+        package var weights: [Double]
     }
 
     /// The speedscope file of the given profiles (in the order given).
-    public static func make(_ profiles: [StallProfile], name: String, exporter: String, names: FrameNameStyle = .simplified) -> File {
+    package static func make(_ profiles: [StallProfile], name: String, exporter: String, names: FrameNameStyle = .simplified) -> File {
         var frames: [Frame] = []
         var index: [ProfileFrame: Int] = [:]
         var samples: [[Int]] = []

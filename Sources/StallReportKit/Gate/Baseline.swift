@@ -29,7 +29,7 @@ public struct Baseline: Codable, Sendable, Equatable {
         public var topFrame: String?
 
         /// Creates an entry.
-        public init(fingerprint: String, count: Int, p50Ms: Double, p95Ms: Double, maxMs: Double, totalMs: Double, topFrame: String?) {
+        package init(fingerprint: String, count: Int, p50Ms: Double, p95Ms: Double, maxMs: Double, totalMs: Double, topFrame: String?) {
             self.fingerprint = fingerprint
             self.count = count
             self.p50Ms = p50Ms
@@ -56,7 +56,7 @@ public struct Baseline: Codable, Sendable, Equatable {
     public var fingerprints: [Entry]
 
     /// Creates a baseline.
-    public init(createdAt: Date, reports: Int, fingerprints: [Entry]) {
+    package init(createdAt: Date, reports: Int, fingerprints: [Entry]) {
         self.baselineVersion = Self.currentVersion
         self.createdAt = createdAt
         self.reports = reports
@@ -82,7 +82,7 @@ public struct Baseline: Codable, Sendable, Equatable {
 
     /// Reads a baseline file; the error is one line for people.
     public static func load(path: String) throws(ConfigFileError) -> Baseline {
-        let data = try ConfigFileError.read(path: path, what: "baseline")
+        let data = try ConfigFile.read(path: path, what: "baseline")
         do {
             let baseline = try ReportCoding.makeDecoder().decode(Baseline.self, from: data)
             guard baseline.baselineVersion == currentVersion else {
@@ -92,48 +92,7 @@ public struct Baseline: Codable, Sendable, Equatable {
         } catch let error as ConfigFileError {
             throw error
         } catch {
-            throw ConfigFileError(path: path, message: "not a baseline file: \(ConfigFileError.describe(error))")
+            throw ConfigFileError(path: path, message: "not a baseline file: \(ConfigFile.describe(error))")
         }
-    }
-}
-
-/// A problem with a file the user gave as configuration (gate config, baseline, suppressions).
-/// Unlike a bad report, this stops the command: exit status 2.
-public struct ConfigFileError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The file.
-    public var path: String
-    /// What is wrong.
-    public var message: String
-
-    /// Creates an error.
-    public init(path: String, message: String) {
-        self.path = path
-        self.message = message
-    }
-
-    /// `path: message`.
-    public var description: String { "\(path): \(message)" }
-
-    /// Reads a small configuration file (at most 16 MiB, nesting at most 64 levels).
-    public static func read(path: String, what: String) throws(ConfigFileError) -> Data {
-        let data: Data
-        switch BoundedFileReader.contents(of: path, limit: 16 * 1024 * 1024) {
-        case .success(let contents): data = contents
-        case .failure(.tooLarge): throw ConfigFileError(path: path, message: "\(what) file larger than 16 MiB")
-        case .failure(.unreadable(let why)): throw ConfigFileError(path: path, message: "cannot read \(what) file: \(why)")
-        }
-        if data.isEmpty { throw ConfigFileError(path: path, message: "\(what) file is empty") }
-        if JSONNesting.maxDepth(of: data, limit: 64) > 64 { throw ConfigFileError(path: path, message: "\(what) file nested deeper than 64 levels") }
-        return data
-    }
-
-    /// A short description of a decoding error.
-    public static func describe(_ error: any Error) -> String {
-        guard let error = error as? DecodingError else { return String(describing: error) }
-        if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
-            let underlying = (context.underlyingError as NSError?)?.debugDescription
-            return "invalid JSON" + (underlying.map { " (\($0))" } ?? "")
-        }
-        return error.summary()
     }
 }

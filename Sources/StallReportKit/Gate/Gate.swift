@@ -49,7 +49,7 @@ public enum BudgetKind: String, Sendable, Codable, CaseIterable {
     }
 
     /// Formats a value of this budget.
-    public func format(_ value: Double) -> String {
+    package func format(_ value: Double) -> String {
         isDuration ? Durations.format(value) : "\(Int(value))"
     }
 }
@@ -70,7 +70,7 @@ public struct BudgetCheck: Sendable, Equatable {
     public var passed: Bool { actual <= limit }
 
     /// The value one fingerprint contributes to this budget.
-    public func value(of group: FingerprintStats) -> Double {
+    package func value(of group: FingerprintStats) -> Double {
         switch kind {
         case .maxStalls, .maxStallsPerFingerprint: return Double(group.count)
         case .maxStallMs: return group.maxMs
@@ -81,7 +81,7 @@ public struct BudgetCheck: Sendable, Equatable {
     }
 
     /// Offender order: larger value first, then by impact (total time, count, fingerprint).
-    public func isWorse(_ a: FingerprintStats, than b: FingerprintStats) -> Bool {
+    package func isWorse(_ a: FingerprintStats, than b: FingerprintStats) -> Bool {
         let (va, vb) = (value(of: a), value(of: b))
         if va != vb { return va > vb }
         return FingerprintStats.byImpact(a, b)

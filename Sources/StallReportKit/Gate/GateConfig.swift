@@ -82,7 +82,7 @@ public struct GateConfig: Codable, Sendable, Equatable {
     }
 
     /// The first invalid value, described; nil when all values are valid.
-    public func validationMessage() -> String? {
+    package func validationMessage() -> String? {
         if let maxStalls, maxStalls < 0 { return "maxStalls must be 0 or more" }
         if let value = maxStallsPerFingerprint, value < 0 { return "maxStallsPerFingerprint must be 0 or more" }
         if let value = maxFatalStalls, value < 0 { return "maxFatalStalls must be 0 or more" }
@@ -97,7 +97,7 @@ public struct GateConfig: Codable, Sendable, Equatable {
     /// Reads a config file: JSON object, known keys only (plus `_comment`-style keys), relative
     /// paths resolved against the file's directory, values validated.
     public static func load(path: String) throws(ConfigFileError) -> GateConfig {
-        let data = try ConfigFileError.read(path: path, what: "gate config")
+        let data = try ConfigFile.read(path: path, what: "gate config")
         let object: Any
         do {
             object = try JSONSerialization.jsonObject(with: data)
@@ -115,7 +115,7 @@ public struct GateConfig: Codable, Sendable, Equatable {
         do {
             config = try JSONDecoder().decode(GateConfig.self, from: data)
         } catch {
-            throw ConfigFileError(path: path, message: "gate config: \(ConfigFileError.describe(error))")
+            throw ConfigFileError(path: path, message: "gate config: \(ConfigFile.describe(error))")
         }
         if let message = config.validationMessage() {
             throw ConfigFileError(path: path, message: message)

@@ -49,12 +49,12 @@ public struct SuppressionList: Codable, Sendable, Equatable {
 
     /// Reads and checks a suppressions file: every `expires` must be a date, fingerprints unique.
     public static func load(path: String) throws(ConfigFileError) -> SuppressionList {
-        let data = try ConfigFileError.read(path: path, what: "suppressions")
+        let data = try ConfigFile.read(path: path, what: "suppressions")
         let list: SuppressionList
         do {
             list = try JSONDecoder().decode(SuppressionList.self, from: data)
         } catch {
-            throw ConfigFileError(path: path, message: "not a suppressions file: \(ConfigFileError.describe(error))")
+            throw ConfigFileError(path: path, message: "not a suppressions file: \(ConfigFile.describe(error))")
         }
         var seen = Set<String>()
         for (index, entry) in list.suppressions.enumerated() {

@@ -5,26 +5,26 @@ import Foundation
 /// Each node is a frame reached by one path from the root; its weight is the time of every sample
 /// whose stack passes through it, its self weight the time of samples that end in it. Children are
 /// sorted heaviest first (then by name), so the first path from the root is the heaviest one.
-public struct CallTree: Sendable {
+package struct CallTree: Sendable {
     /// One node of the tree.
-    public struct Node: Sendable {
+    package struct Node: Sendable {
         /// The frame; the root node has a synthetic frame named `all`.
-        public var frame: ProfileFrame
+        package var frame: ProfileFrame
         /// Time of the samples that pass through this node, in milliseconds.
-        public var weightMs: Double
+        package var weightMs: Double
         /// Time of the samples that end in this node, in milliseconds.
-        public var selfMs: Double
+        package var selfMs: Double
         /// Number of samples that pass through this node.
-        public var samples: Int
+        package var samples: Int
         /// Callees, heaviest first.
-        public var children: [Node]
+        package var children: [Node]
     }
 
     /// The root: every sample passes through it.
-    public private(set) var root: Node
+    package private(set) var root: Node
 
     /// Builds the tree of the given profiles' samples.
-    public init(profiles: [StallProfile]) {
+    package init(profiles: [StallProfile]) {
         let builder = Builder()
         for profile in profiles {
             for sample in profile.samples {
@@ -35,10 +35,10 @@ public struct CallTree: Sendable {
     }
 
     /// Total time of all samples, in milliseconds.
-    public var totalMs: Double { root.weightMs }
+    package var totalMs: Double { root.weightMs }
 
     /// Number of samples.
-    public var sampleCount: Int { root.samples }
+    package var sampleCount: Int { root.samples }
 
     /// Mutable nodes with children indexed by frame, turned into sorted value nodes at the end.
     private final class Builder {

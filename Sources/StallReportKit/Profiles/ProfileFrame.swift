@@ -29,7 +29,7 @@ public struct ProfileFrame: Hashable, Sendable, Codable {
     }
 
     /// The profile frame of frame `index` of `report`; nil when the index is out of range.
-    public static func of(_ index: Int, in report: StallReport) -> ProfileFrame? {
+    package static func of(_ index: Int, in report: StallReport) -> ProfileFrame? {
         guard report.frames.indices.contains(index) else { return nil }
         let frame = report.frames[index]
         let image = frame.image.flatMap { report.images.indices.contains($0) ? report.images[$0] : nil }
@@ -48,12 +48,12 @@ public struct ProfileFrame: Hashable, Sendable, Codable {
     }
 
     /// The synthetic frame of a sample taken while the thread sat in a syscall, not unwound.
-    public static func syscall(_ name: String?) -> ProfileFrame {
+    package static func syscall(_ name: String?) -> ProfileFrame {
         ProfileFrame(name: "[syscall \(name ?? "?"), not unwound]", isSynthetic: true)
     }
 
     /// The synthetic frame of a sample without any stack.
-    public static let noStack = ProfileFrame(name: "[no stack]", isSynthetic: true)
+    package static let noStack = ProfileFrame(name: "[no stack]", isSynthetic: true)
 
     /// Frames are the same function when name, image and kind agree; ``file`` is only shown
     /// (the monitor knows the file of some addresses of a function and not of others).

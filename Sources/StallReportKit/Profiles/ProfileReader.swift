@@ -43,7 +43,7 @@ public struct ProfileReader: Sendable {
     }
 
     /// Whether a report passes the filters.
-    public func accepts(_ report: StallReport, path: String) -> Bool {
+    package func accepts(_ report: StallReport, path: String) -> Bool {
         accepts(StallRecord(fingerprint: report.fingerprint, durationMs: report.durationMs, startedAt: report.startedAt,
                             status: report.status, classification: report.classification, path: path, stack: [], syscall: nil))
     }

@@ -29,7 +29,7 @@ public struct RecordFilter: Sendable, Equatable {
 
     /// Parses a `--since`/`--until` value: an ISO 8601 date-time (`2026-03-01T12:00:00Z`, with or
     /// without fractional seconds) or a calendar date (`2026-03-01`, meaning its start in UTC).
-    public static func parseDate(_ text: String) -> Date? {
+    package static func parseDate(_ text: String) -> Date? {
         if let date = ReportCoding.parseDate(text) { return date }
         let style = Date.ISO8601FormatStyle().year().month().day()
         return try? style.parse(text)

@@ -4,7 +4,7 @@ import Foundation
 /// records found next to them and every problem met on the way.
 public struct ReportCollection: Sendable {
     /// One accumulator per group, for the reports that passed the filter.
-    public var groups: [String: FingerprintAccumulator]
+    package var groups: [String: FingerprintAccumulator]
     /// Problems, sorted by path.
     public var problems: [ReportProblem]
     /// Candidate files found.
@@ -26,7 +26,7 @@ public struct ReportCollection: Sendable {
     public var stallsWithoutSession: Int
 
     /// Creates a collection from its parts.
-    public init(groups: [String: FingerprintAccumulator] = [:], problems: [ReportProblem] = [], filesFound: Int = 0, reportsRead: Int = 0,
+    package init(groups: [String: FingerprintAccumulator] = [:], problems: [ReportProblem] = [], filesFound: Int = 0, reportsRead: Int = 0,
                 reportsFilteredOut: Int = 0, grouping: SummaryGrouping = .fingerprint) {
         self.groups = groups
         self.problems = problems
@@ -53,7 +53,7 @@ public struct ReportCollection: Sendable {
 
     /// Folds a record in, if the filter accepts it. With a `sessionIndex`, a record of a process
     /// without a session record is also counted in ``stallsWithoutSession``.
-    public mutating func add(_ record: StallRecord, filter: RecordFilter, sessionIndex: SessionIndex? = nil) {
+    package mutating func add(_ record: StallRecord, filter: RecordFilter, sessionIndex: SessionIndex? = nil) {
         reportsRead += 1
         guard filter.accepts(record) else {
             reportsFilteredOut += 1
@@ -66,7 +66,7 @@ public struct ReportCollection: Sendable {
     }
 
     /// Merges another collection (e.g. one worker's share) into this one.
-    public mutating func merge(_ other: ReportCollection) {
+    package mutating func merge(_ other: ReportCollection) {
         for (key, accumulator) in other.groups {
             groups[key, default: FingerprintAccumulator(fingerprint: key, grouping: accumulator.grouping)].merge(accumulator)
         }
@@ -83,7 +83,7 @@ public struct ReportCollection: Sendable {
 
 extension FingerprintStats {
     /// Order of impact: total stall time descending, then count descending, then fingerprint.
-    public static func byImpact(_ a: FingerprintStats, _ b: FingerprintStats) -> Bool {
+    package static func byImpact(_ a: FingerprintStats, _ b: FingerprintStats) -> Bool {
         if a.totalMs != b.totalMs { return a.totalMs > b.totalMs }
         if a.count != b.count { return a.count > b.count }
         return a.fingerprint < b.fingerprint

@@ -42,7 +42,7 @@ public struct ReportCollector: Sendable {
     }
 
     /// Reads the given report files and session record files (already found) in parallel.
-    public func read(files: [String], sessionFiles: [String] = []) -> ReportCollection {
+    package func read(files: [String], sessionFiles: [String] = []) -> ReportCollection {
         var list = FileList()
         let directory = list.addDirectory("")
         for file in files { list.append(name: file, directory: directory) }

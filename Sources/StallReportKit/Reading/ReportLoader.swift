@@ -91,7 +91,7 @@ public struct ReportLoadError: Error, Sendable, Equatable, CustomStringConvertib
     public let limit: Int?
 
     /// Creates a failure of a code; prefer the static functions named after the codes.
-    public init(code: Code, readError: ReportReadError? = nil, size: Int? = nil, limit: Int? = nil) {
+    package init(code: Code, readError: ReportReadError? = nil, size: Int? = nil, limit: Int? = nil) {
         self.code = code
         self.readError = readError
         self.size = size
@@ -99,11 +99,11 @@ public struct ReportLoadError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     /// Reading or decoding failed.
-    public static func read(_ error: ReportReadError) -> Self { Self(code: .read, readError: error) }
+    package static func read(_ error: ReportReadError) -> Self { Self(code: .read, readError: error) }
     /// The file is larger than the configured limit.
-    public static func tooLarge(size: Int, limit: Int) -> Self { Self(code: .tooLarge, size: size, limit: limit) }
+    package static func tooLarge(size: Int, limit: Int) -> Self { Self(code: .tooLarge, size: size, limit: limit) }
     /// The JSON nests deeper than the configured limit.
-    public static func tooDeep(limit: Int) -> Self { Self(code: .tooDeep, limit: limit) }
+    package static func tooDeep(limit: Int) -> Self { Self(code: .tooDeep, limit: limit) }
 
     /// A one-line explanation for humans.
     public var description: String {

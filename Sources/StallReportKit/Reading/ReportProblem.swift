@@ -2,7 +2,8 @@ import Foundation
 
 /// Something wrong with one input path: a file that is not a readable report, a dangling link,
 /// a symlink loop, a directory without reports. Problems never stop the rest from being processed.
-public struct ReportProblem: Sendable, Equatable, Codable, CustomStringConvertible {
+/// As ``ConfigFileError`` it names a bad configuration file instead, which stops the command.
+public struct ReportProblem: Error, Sendable, Equatable, Codable, CustomStringConvertible {
     /// The path as found (given on the command line or reached while walking a directory).
     public var path: String
     /// What is wrong, in one line.

@@ -17,24 +17,24 @@ import Darwin
 /// walked is reported as a loop instead of being followed forever, and a file or directory reached
 /// twice (through two links, or given twice) is read once. Results are sorted, so output does not
 /// depend on directory order.
-public struct ReportScanner: Sendable {
+package struct ReportScanner: Sendable {
     /// What the scan found.
-    public struct Result: Sendable, Equatable {
+    package struct Result: Sendable, Equatable {
         /// Report files to read, in a stable order, each once.
-        public var files: [String]
+        package var files: [String]
         /// Session record files (`*.session`) to read, in a stable order, each once.
-        public var sessionFiles: [String] = []
+        package var sessionFiles: [String] = []
         /// Paths that could not be used, one line each.
-        public var problems: [ReportProblem]
+        package var problems: [ReportProblem]
     }
 
     /// Deepest directory nesting walked before giving up on a branch.
-    public var maxDirectoryDepth: Int
+    package var maxDirectoryDepth: Int
     /// Whether a directory argument that contains no `*.json` (nor `*.session`) file is reported as a problem.
-    public var reportEmptyDirectories: Bool
+    package var reportEmptyDirectories: Bool
 
     /// Creates a scanner.
-    public init(maxDirectoryDepth: Int = 128, reportEmptyDirectories: Bool = true) {
+    package init(maxDirectoryDepth: Int = 128, reportEmptyDirectories: Bool = true) {
         self.maxDirectoryDepth = maxDirectoryDepth
         self.reportEmptyDirectories = reportEmptyDirectories
     }
@@ -60,7 +60,7 @@ public struct ReportScanner: Sendable {
     }
 
     /// Scans `paths` (files and/or directories).
-    public func scan(_ paths: [String]) -> Result {
+    package func scan(_ paths: [String]) -> Result {
         let found = scanCompact(paths)
         return Result(files: found.files.paths, sessionFiles: found.sessionFiles, problems: found.problems)
     }

@@ -3,7 +3,7 @@ import Foundation
 /// Which processes have a session record, so that stalls of processes without one (written by an
 /// older monitor, or whose session file was lost or broken) can be counted apart: a stall rate
 /// divides stalls by monitored time, and time nobody recorded cannot be in the denominator.
-public struct SessionIndex: Sendable, Equatable {
+package struct SessionIndex: Sendable, Equatable {
     private struct ProcessKey: Hashable, Sendable {
         var hostName: String
         var pid: Int
@@ -13,7 +13,7 @@ public struct SessionIndex: Sendable, Equatable {
     private var earliestStart: [ProcessKey: Date] = [:]
 
     /// Creates an index of `records`.
-    public init(_ records: some Sequence<SessionRecord>) {
+    package init(_ records: some Sequence<SessionRecord>) {
         for record in records {
             let key = ProcessKey(hostName: record.hostName, pid: record.pid)
             earliestStart[key] = min(earliestStart[key] ?? record.startedAt, record.startedAt)
@@ -21,14 +21,14 @@ public struct SessionIndex: Sendable, Equatable {
     }
 
     /// True when there is no session at all.
-    public var isEmpty: Bool { earliestStart.isEmpty }
+    package var isEmpty: Bool { earliestStart.isEmpty }
 
     /// Slack for clocks: a stall may be stamped slightly before its session's start.
-    public static let clockSlack: TimeInterval = 1
+    package static let clockSlack: TimeInterval = 1
 
     /// Whether a stall comes from a process with a session record: same host and pid, starting no
     /// earlier than that process's first session (less ``clockSlack``).
-    public func covers(_ record: StallRecord) -> Bool {
+    package func covers(_ record: StallRecord) -> Bool {
         guard let hostName = record.hostName, let pid = record.pid,
               let start = earliestStart[ProcessKey(hostName: hostName, pid: pid)] else { return false }
         return record.startedAt >= start.addingTimeInterval(-Self.clockSlack)

@@ -2,15 +2,12 @@ import Foundation
 
 /// Reads one session record file defensively (size and nesting limits, no blocking on FIFOs).
 public struct SessionLoader: Sendable {
-    /// Largest file, in bytes, that is read at all.
-    public var maxFileSize: Int
-    /// Deepest JSON nesting accepted.
-    public var maxNestingDepth: Int
+    /// The file rules: size and nesting limits.
+    private let file: DocumentFile
 
     /// Creates a loader; by default with the same limits as ``ReportLoader``.
     public init(maxFileSize: Int = ReportLoader.defaultMaxFileSize, maxNestingDepth: Int = JSONNesting.defaultLimit) {
-        self.maxFileSize = maxFileSize
-        self.maxNestingDepth = maxNestingDepth
+        file = DocumentFile(maxFileSize: maxFileSize, maxNestingDepth: maxNestingDepth)
     }
 
     /// Reads and decodes the record at `path`.
@@ -27,8 +24,6 @@ public struct SessionLoader: Sendable {
             return .failure(error)
         }
     }
-
-    private var file: DocumentFile { DocumentFile(maxFileSize: maxFileSize, maxNestingDepth: maxNestingDepth) }
 
     private static func error(_ refusal: DocumentFile.Refusal) -> SessionReadError {
         switch refusal {

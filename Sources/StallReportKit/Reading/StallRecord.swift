@@ -32,7 +32,7 @@ public struct StallRecord: Sendable, Equatable {
     public var loop: String?
 
     /// Creates a record.
-    public init(fingerprint: String, durationMs: Double, startedAt: Date, status: StallStatus, classification: StallClassification, path: String,
+    package init(fingerprint: String, durationMs: Double, startedAt: Date, status: StallStatus, classification: StallClassification, path: String,
                 stack: [StackFrameSummary], syscall: String?, scene: String? = nil, rateLimited: Bool = false, hostName: String? = nil, pid: Int? = nil,
                 loop: String? = nil) {
         self.fingerprint = fingerprint

@@ -5,38 +5,38 @@ import Foundation
 /// range, classification and status mix, and the worst stall's stack and path.
 /// Accumulators fold one record at a time and merge with each other, so reading can be split
 /// across threads; the result does not depend on the order records arrive in.
-public struct FingerprintAccumulator: Sendable, Equatable {
+package struct FingerprintAccumulator: Sendable, Equatable {
     /// The group key: the fingerprint, or with ``SummaryGrouping/scene`` the scene (empty for none).
-    public let fingerprint: String
+    package let fingerprint: String
     /// What the key is.
-    public let grouping: SummaryGrouping
+    package let grouping: SummaryGrouping
     /// Number of stalls.
-    public private(set) var count = 0
+    package private(set) var count = 0
     /// Sum of durations, in milliseconds.
-    public private(set) var totalMs = 0.0
+    package private(set) var totalMs = 0.0
     /// Every duration, in milliseconds, in arrival order.
-    public private(set) var durations: [Double] = []
+    package private(set) var durations: [Double] = []
     /// Earliest `startedAt`.
-    public private(set) var firstSeen: Date = .distantFuture
+    package private(set) var firstSeen: Date = .distantFuture
     /// Latest `startedAt`.
-    public private(set) var lastSeen: Date = .distantPast
+    package private(set) var lastSeen: Date = .distantPast
     /// Stalls per classification.
-    public private(set) var classifications: [StallClassification: Int] = [:]
+    package private(set) var classifications: [StallClassification: Int] = [:]
     /// Stalls per status.
-    public private(set) var statuses: [StallStatus: Int] = [:]
+    package private(set) var statuses: [StallStatus: Int] = [:]
     /// The longest stall (ties broken by path), whose stack and path represent the group.
-    public private(set) var worst: StallRecord?
+    package private(set) var worst: StallRecord?
     /// Distinct fingerprints in the group (one, when grouping by fingerprint).
-    public private(set) var fingerprints: Set<String> = []
+    package private(set) var fingerprints: Set<String> = []
 
     /// Creates an empty accumulator for the group `fingerprint` (a scene with ``SummaryGrouping/scene``).
-    public init(fingerprint: String, grouping: SummaryGrouping = .fingerprint) {
+    package init(fingerprint: String, grouping: SummaryGrouping = .fingerprint) {
         self.fingerprint = fingerprint
         self.grouping = grouping
     }
 
     /// Folds in one record of this group.
-    public mutating func add(_ record: StallRecord) {
+    package mutating func add(_ record: StallRecord) {
         precondition(grouping.key(of: record) == fingerprint)
         count += 1
         fingerprints.insert(record.fingerprint)
@@ -54,7 +54,7 @@ public struct FingerprintAccumulator: Sendable, Equatable {
     }
 
     /// Folds in another accumulator of the same group.
-    public mutating func merge(_ other: FingerprintAccumulator) {
+    package mutating func merge(_ other: FingerprintAccumulator) {
         precondition(other.fingerprint == fingerprint && other.grouping == grouping)
         guard other.count > 0 else { return }
         count += other.count
@@ -80,7 +80,7 @@ public struct FingerprintAccumulator: Sendable, Equatable {
     }
 
     /// The finished statistics of this fingerprint.
-    public func stats() -> FingerprintStats {
+    package func stats() -> FingerprintStats {
         FingerprintStats(self)
     }
 }
@@ -119,7 +119,7 @@ public struct FingerprintStats: Sendable, Equatable {
     public var worst: StallRecord
 
     /// Finishes an accumulator; it must hold at least one record.
-    public init(_ accumulator: FingerprintAccumulator) {
+    package init(_ accumulator: FingerprintAccumulator) {
         precondition(accumulator.count > 0, "stats of an empty accumulator")
         let sorted = accumulator.durations.sorted()
         fingerprint = accumulator.fingerprint

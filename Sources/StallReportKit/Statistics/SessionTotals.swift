@@ -36,7 +36,7 @@ public struct SessionTotals: Sendable, Equatable {
     public var uncleanPaths: [String] = []
 
     /// Creates empty totals.
-    public init() {}
+    package init() {}
 
     /// Monitored time in hours.
     public var monitoredHours: Double { monitoredMs / 3_600_000 }
@@ -51,7 +51,7 @@ public struct SessionTotals: Sendable, Equatable {
 
     /// Folds in one record read from `path`. `isRunning` tells whether a record without a clean
     /// stop belongs to a process that still runs (see ``SessionRecord/processIsRunning()``).
-    public mutating func add(_ record: SessionRecord, path: String, since: Date? = nil, until: Date? = nil,
+    package mutating func add(_ record: SessionRecord, path: String, since: Date? = nil, until: Date? = nil,
                              isRunning: (SessionRecord) -> Bool = { $0.processIsRunning() }) {
         guard let share = Self.share(of: record, since: since, until: until) else {
             filteredOut += 1
@@ -76,7 +76,7 @@ public struct SessionTotals: Sendable, Equatable {
     }
 
     /// Adds another set of totals (e.g. one worker's share).
-    public mutating func merge(_ other: SessionTotals) {
+    package mutating func merge(_ other: SessionTotals) {
         sessions += other.sessions
         cleanlyStopped += other.cleanlyStopped
         running += other.running

@@ -13,7 +13,7 @@ public struct StallRates: Sendable, Equatable {
     public var monitoredMs: Double
 
     /// Creates rates; `monitoredMs` must be more than 0.
-    public init(stalls: Int, stallMs: Double, fatal: Int, monitoredMs: Double) {
+    package init(stalls: Int, stallMs: Double, fatal: Int, monitoredMs: Double) {
         precondition(monitoredMs > 0, "rates need monitored time")
         self.stalls = stalls
         self.stallMs = stallMs
@@ -33,24 +33,24 @@ public struct StallRates: Sendable, Equatable {
     public var stalledFraction: Double { stallMs / monitoredMs }
 
     /// `6.00/h`, `0.25/h`, `1200/h`: a rate per hour (see ``formatNumber(_:)``).
-    public static func formatRate(_ value: Double) -> String {
+    package static func formatRate(_ value: Double) -> String {
         formatNumber(value) + "/h"
     }
 
     /// `6.00`, `0.25`, `12.5`, `1200`: two decimals below 10, one below 100, none above.
-    public static func formatNumber(_ value: Double) -> String {
+    package static func formatNumber(_ value: Double) -> String {
         if value >= 100 { return String(format: "%.0f", value) }
         if value >= 10 { return String(format: "%.1f", value) }
         return String(format: "%.2f", value)
     }
 
     /// `1.20 s/h`, `45 ms/h`: stall time per hour.
-    public static func formatTimeRate(_ msPerHour: Double) -> String {
+    package static func formatTimeRate(_ msPerHour: Double) -> String {
         Durations.format(msPerHour) + "/h"
     }
 
     /// `1.50 h`, `45.0 min`, `30 s`: a monitored duration.
-    public static func formatHours(_ ms: Double) -> String {
+    package static func formatHours(_ ms: Double) -> String {
         if ms >= 3_600_000 { return String(format: "%.2f h", ms / 3_600_000) }
         if ms >= 60_000 { return String(format: "%.1f min", ms / 60_000) }
         return Durations.format(ms)

@@ -12,7 +12,7 @@ public struct StackFrameSummary: Codable, Sendable, Equatable {
     public var inApp: Bool
 
     /// Creates a frame summary.
-    public init(symbol: String, file: String?, line: Int?, inApp: Bool) {
+    package init(symbol: String, file: String?, line: Int?, inApp: Bool) {
         self.symbol = symbol
         self.file = file
         self.line = line
@@ -28,14 +28,14 @@ public struct StackFrameSummary: Codable, Sendable, Equatable {
 
     /// `symbol` cut to at most `limit` characters, ending in `…` when cut: demangled Swift names
     /// can run to hundreds of characters, too wide for a table column.
-    public static func abbreviated(_ symbol: String, limit: Int = 60) -> String {
+    package static func abbreviated(_ symbol: String, limit: Int = 60) -> String {
         guard symbol.count > limit, limit > 1 else { return symbol }
         return String(symbol.prefix(limit - 1)) + "…"
     }
 
     /// `text` cut in the middle to at most `limit` characters (`/a/b/…/File.swift:12`), keeping
     /// its end, where a source location's file name and line are.
-    public static func middleAbbreviated(_ text: String, limit: Int) -> String {
+    package static func middleAbbreviated(_ text: String, limit: Int) -> String {
         guard text.count > limit, limit > 2 else { return text }
         let tail = (limit - 1) * 2 / 3
         return String(text.prefix(limit - 1 - tail)) + "…" + String(text.suffix(tail))
@@ -46,7 +46,7 @@ public struct StackFrameSummary: Codable, Sendable, Equatable {
 
     /// The frames a summary shows for `report`: from its representative stack (leaf first), the
     /// app's own frames when there are any, otherwise the top frames. Invalid indices are skipped.
-    public static func representative(of report: StallReport, limit: Int = defaultLimit) -> [StackFrameSummary] {
+    package static func representative(of report: StallReport, limit: Int = defaultLimit) -> [StackFrameSummary] {
         let frames = report.representativeStack.compactMap { index -> StallReport.Frame? in
             report.frames.indices.contains(index) ? report.frames[index] : nil
         }

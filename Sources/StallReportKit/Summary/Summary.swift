@@ -3,8 +3,9 @@ import Foundation
 /// The result of `stallreport summarize`: stalls grouped by fingerprint (or scene), worst first,
 /// with overall totals, a duration histogram and, when session records were read, stall rates. Its JSON form (see ``SummaryJSON``) is a stable interface.
 public struct Summary: Sendable {
-    /// Overall numbers.
-    public struct Totals: Sendable, Equatable {
+    /// Overall numbers; also their JSON form (``SummaryJSON/totals``: `filesFound` is `files`,
+    /// `reportsFilteredOut` is `filteredOut`).
+    public struct Totals: Codable, Sendable, Equatable {
         /// Candidate files found.
         public var filesFound: Int
         /// Valid reports read.
@@ -25,8 +26,14 @@ public struct Summary: Sendable {
         public var fatal: Int
         /// Files that could not be used.
         public var problems: Int
-        /// Stalls summarized that came from compact, rate-limited reports (counted like the others).
-        public var rateLimited: Int = 0
+        /// Stalls summarized that came from compact, rate-limited reports (counted like the
+        /// others); nil when none.
+        public var rateLimited: Int?
+
+        private enum CodingKeys: String, CodingKey {
+            case filesFound = "files", reportsRead, reportsFilteredOut = "filteredOut", stalls, fingerprints, totalMs, ended,
+                 inProgress, fatal, problems, rateLimited
+        }
     }
 
     /// Overall numbers.
@@ -82,7 +89,7 @@ public struct Summary: Sendable {
         self.omittedGroups = all.count - self.groups.count
         self.filter = filter
         self.problems = collection.problems
-        self.totals.rateLimited = collection.rateLimitedReports
+        self.totals.rateLimited = collection.rateLimitedReports > 0 ? collection.rateLimitedReports : nil
         self.grouping = collection.grouping
         self.sessions = collection.hasSessions ? collection.sessions : nil
         self.stallsWithoutSession = collection.hasSessions ? collection.stallsWithoutSession : 0

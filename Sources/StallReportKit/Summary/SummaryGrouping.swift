@@ -13,7 +13,7 @@ public enum SummaryGrouping: String, Sendable, Codable, CaseIterable {
     public static let noSceneLabel = "(no scene)"
 
     /// The key of the group `record` belongs to: its fingerprint, its scene or its loop (empty for none).
-    public func key(of record: StallRecord) -> String {
+    package func key(of record: StallRecord) -> String {
         switch self {
         case .fingerprint: return record.fingerprint
         case .scene: return record.scene ?? ""
@@ -22,7 +22,7 @@ public enum SummaryGrouping: String, Sendable, Codable, CaseIterable {
     }
 
     /// How a group key is shown: the key itself, ``noSceneLabel`` for the no-scene group.
-    public func label(forKey key: String) -> String {
+    package func label(forKey key: String) -> String {
         guard key.isEmpty else { return key }
         switch self {
         case .fingerprint: return key

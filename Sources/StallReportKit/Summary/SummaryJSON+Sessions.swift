@@ -48,7 +48,7 @@ extension SummaryJSON {
         public var uncleanSessions: [String]
 
         /// Creates the JSON form of session totals.
-        public init(_ totals: SessionTotals, rates: StallRates?, stallsWithoutSession: Int) {
+        package init(_ totals: SessionTotals, rates: StallRates?, stallsWithoutSession: Int) {
             sessions = totals.sessions
             cleanlyStopped = totals.cleanlyStopped
             endedUncleanly = totals.endedUncleanly
@@ -69,100 +69,6 @@ extension SummaryJSON {
             firstStartedAt = totals.firstStartedAt
             lastEndedAt = totals.lastEndedAt
             uncleanSessions = totals.uncleanPaths
-        }
-    }
-
-    /// One scene with `--group-by scene`: the same ``GroupJSON`` numbers as a fingerprint group
-    /// (read as `sceneJSON.count` …), with the scene, its distinct fingerprints and the worst one.
-    public struct SceneJSON: GroupNumbersJSON, Codable, Sendable, Equatable {
-        /// The scene; absent for the group of stalls without a scene.
-        public var scene: String?
-        /// Distinct fingerprints among the scene's stalls.
-        public var fingerprints: Int
-        /// Fingerprint of the longest stall.
-        public var worstFingerprint: String
-        /// The group's numbers, encoded inline.
-        public var numbers: GroupJSON
-
-        /// Creates the JSON form of a scene group.
-        public init(_ stats: FingerprintStats, rates: StallRates? = nil) {
-            scene = stats.fingerprint.isEmpty ? nil : stats.fingerprint
-            fingerprints = stats.distinctFingerprints
-            worstFingerprint = stats.worst.fingerprint
-            numbers = GroupJSON(stats, rates: rates)
-        }
-
-        private enum CodingKeys: String, CodingKey {
-            case scene, fingerprints, worstFingerprint
-        }
-
-        /// Decodes the scene's keys and the numbers from the same object.
-        public init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            scene = try container.decodeIfPresent(String.self, forKey: .scene)
-            fingerprints = try container.decode(Int.self, forKey: .fingerprints)
-            worstFingerprint = try container.decode(String.self, forKey: .worstFingerprint)
-            numbers = try GroupJSON(from: decoder)
-        }
-
-        /// Encodes the scene's keys and the numbers into one object (no `scene` key for no scene).
-        public func encode(to encoder: any Encoder) throws {
-            try numbers.encode(to: encoder)
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encodeIfPresent(scene, forKey: .scene)
-            try container.encode(fingerprints, forKey: .fingerprints)
-            try container.encode(worstFingerprint, forKey: .worstFingerprint)
-        }
-    }
-}
-
-extension SummaryJSON {
-    /// One loop with `--group-by loop`: the same ``GroupJSON`` numbers as a fingerprint group, with
-    /// the loop's kind and thread, its distinct fingerprints and the worst one.
-    public struct LoopJSON: GroupNumbersJSON, Codable, Sendable, Equatable {
-        /// The loop kind (`runLoop`, `nioEventLoop`, `mainActor`); absent when unknown.
-        public var kind: String?
-        /// The loop's thread name (`NIO-ELT-0-#1`); absent when unknown.
-        public var thread: String?
-        /// Distinct fingerprints among the loop's stalls.
-        public var fingerprints: Int
-        /// Fingerprint of the longest stall.
-        public var worstFingerprint: String
-        /// The group's numbers, encoded inline.
-        public var numbers: GroupJSON
-
-        /// Creates the JSON form of a loop group (its key is `<kind> <thread>`).
-        public init(_ stats: FingerprintStats, rates: StallRates? = nil) {
-            let parts = stats.fingerprint.split(separator: " ", maxSplits: 1).map(String.init)
-            kind = parts.first
-            thread = parts.count > 1 ? parts[1] : nil
-            fingerprints = stats.distinctFingerprints
-            worstFingerprint = stats.worst.fingerprint
-            numbers = GroupJSON(stats, rates: rates)
-        }
-
-        private enum CodingKeys: String, CodingKey {
-            case kind, thread, fingerprints, worstFingerprint
-        }
-
-        /// Decodes the loop's keys and the numbers from the same object.
-        public init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            kind = try container.decodeIfPresent(String.self, forKey: .kind)
-            thread = try container.decodeIfPresent(String.self, forKey: .thread)
-            fingerprints = try container.decode(Int.self, forKey: .fingerprints)
-            worstFingerprint = try container.decode(String.self, forKey: .worstFingerprint)
-            numbers = try GroupJSON(from: decoder)
-        }
-
-        /// Encodes the loop's keys and the numbers into one object.
-        public func encode(to encoder: any Encoder) throws {
-            try numbers.encode(to: encoder)
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encodeIfPresent(kind, forKey: .kind)
-            try container.encodeIfPresent(thread, forKey: .thread)
-            try container.encode(fingerprints, forKey: .fingerprints)
-            try container.encode(worstFingerprint, forKey: .worstFingerprint)
         }
     }
 }

@@ -12,7 +12,7 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
     /// The filters applied.
     public var filters: FiltersJSON
     /// Overall numbers.
-    public var totals: TotalsJSON
+    public var totals: Summary.Totals
     /// The longest stall, when there is one.
     public var worst: StallJSON?
     /// Duration distribution over fixed buckets (all buckets, empty ones included).
@@ -46,32 +46,6 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
         public var minDurationMs: Double?
     }
 
-    /// Overall numbers of a summary.
-    public struct TotalsJSON: Codable, Sendable, Equatable {
-        /// Candidate files found.
-        public var files: Int
-        /// Valid reports read.
-        public var reportsRead: Int
-        /// Valid reports left out by the filters.
-        public var filteredOut: Int
-        /// Stalls summarized.
-        public var stalls: Int
-        /// Distinct fingerprints.
-        public var fingerprints: Int
-        /// Sum of durations.
-        public var totalMs: Double
-        /// Stalls with status `ended`.
-        public var ended: Int
-        /// Stalls with status `inProgress`.
-        public var inProgress: Int
-        /// Stalls with status `fatal`.
-        public var fatal: Int
-        /// Files that could not be used.
-        public var problems: Int
-        /// Stalls from compact, rate-limited reports (counted like the others); absent when none.
-        public var rateLimited: Int?
-    }
-
     /// One stall.
     public struct StallJSON: Codable, Sendable, Equatable {
         /// Its fingerprint.
@@ -88,7 +62,7 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
         public var report: String
 
         /// Creates the JSON form of a record.
-        public init(_ record: StallRecord) {
+        package init(_ record: StallRecord) {
             fingerprint = record.fingerprint
             durationMs = record.durationMs
             startedAt = record.startedAt
@@ -135,7 +109,7 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
         public var stallMsPerHour: Double?
 
         /// Creates the JSON form of a group's numbers, with its rates when known.
-        public init(_ stats: FingerprintStats, rates: StallRates? = nil) {
+        package init(_ stats: FingerprintStats, rates: StallRates? = nil) {
             count = stats.count
             totalMs = stats.totalMs
             p50Ms = stats.p50Ms
@@ -164,7 +138,7 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
         public var numbers: GroupJSON
 
         /// Creates the JSON form of a group, with its rates when known.
-        public init(_ stats: FingerprintStats, rates: StallRates? = nil) {
+        package init(_ stats: FingerprintStats, rates: StallRates? = nil) {
             fingerprint = stats.fingerprint
             numbers = GroupJSON(stats, rates: rates)
         }
@@ -190,27 +164,23 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
     /// Creates the JSON form of a summary.
     public init(_ summary: Summary) {
         filters = FiltersJSON(since: summary.filter.since, until: summary.filter.until, minDurationMs: summary.filter.minDurationMs)
-        let t = summary.totals
-        totals = TotalsJSON(files: t.filesFound, reportsRead: t.reportsRead, filteredOut: t.reportsFilteredOut, stalls: t.stalls,
-                            fingerprints: t.fingerprints, totalMs: t.totalMs, ended: t.ended, inProgress: t.inProgress,
-                            fatal: t.fatal, problems: t.problems, rateLimited: t.rateLimited > 0 ? t.rateLimited : nil)
+        totals = summary.totals
         worst = summary.worst.map(StallJSON.init)
         histogram = summary.histogram.buckets
         problems = summary.problems
+        // The groups go under the key of the grouping; `fingerprints` is always there (empty
+        // unless grouped by fingerprint) and `groupBy` only when the grouping is not the default.
+        fingerprints = []
+        omittedFingerprints = 0
+        if summary.grouping != .fingerprint { groupBy = summary.grouping }
         switch summary.grouping {
         case .fingerprint:
             fingerprints = summary.groups.map { FingerprintJSON($0, rates: summary.rates(of: $0)) }
             omittedFingerprints = summary.omittedGroups
         case .scene:
-            fingerprints = []
-            omittedFingerprints = 0
-            groupBy = .scene
             scenes = summary.groups.map { SceneJSON($0, rates: summary.rates(of: $0)) }
             omittedScenes = summary.omittedGroups
         case .loop:
-            fingerprints = []
-            omittedFingerprints = 0
-            groupBy = .loop
             loops = summary.groups.map { LoopJSON($0, rates: summary.rates(of: $0)) }
             omittedLoops = summary.omittedGroups
         }

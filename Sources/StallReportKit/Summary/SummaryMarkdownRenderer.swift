@@ -27,7 +27,7 @@ package struct SummaryMarkdownRenderer: Sendable {
         out.append(intro)
         var read = "Read \(t.reportsRead) report\(t.reportsRead == 1 ? "" : "s") from \(t.filesFound) file\(t.filesFound == 1 ? "" : "s")"
         if t.reportsFilteredOut > 0 { read += "; \(t.reportsFilteredOut) left out by filters" }
-        if t.rateLimited > 0 { read += " (\(t.rateLimited) compact, rate-limited)" }
+        if let rateLimited = t.rateLimited { read += " (\(rateLimited) compact, rate-limited)" }
         if t.problems > 0 { read += "; \(t.problems) file\(t.problems == 1 ? "" : "s") could not be used" }
         out.append("")
         out.append(read + ".")

@@ -41,7 +41,7 @@ package struct SummaryTextRenderer: Sendable {
         out.append(status)
         var read = "read: \(t.reportsRead) report\(t.reportsRead == 1 ? "" : "s") from \(t.filesFound) file\(t.filesFound == 1 ? "" : "s")"
         if t.reportsFilteredOut > 0 { read += ", \(t.reportsFilteredOut) left out by filters" }
-        if t.rateLimited > 0 { read += " (\(t.rateLimited) compact, rate-limited)" }
+        if let rateLimited = t.rateLimited { read += " (\(rateLimited) compact, rate-limited)" }
         if t.problems > 0 { read += ", " + style.yellow("\(t.problems) problem\(t.problems == 1 ? "" : "s") (see stderr)") }
         out.append(read)
         out += SessionTextLines(style: style).lines(summary).flatMap(wrapped)

@@ -6,7 +6,7 @@ import Foundation
 /// whose program headers may not point at the notes) in the `SHT_NOTE` sections. Handles 32- and
 /// 64-bit files of either byte order. Reads only the headers and the notes, with every count and
 /// size checked against the file's length and small limits, so a damaged file is just "no ID".
-public enum ELFBuildID {
+package enum ELFBuildID {
     /// Largest note area read.
     static let maxNoteBytes = 1 << 16
     /// Most program or section headers looked at.
@@ -14,7 +14,7 @@ public enum ELFBuildID {
 
     /// The build ID of the file at `path` as lowercase hex, or nil when it is not an ELF file,
     /// cannot be read or has no build ID.
-    public static func read(path: String) -> String? {
+    package static func read(path: String) -> String? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
         guard let size = try? handle.seekToEnd() else { return nil }
@@ -71,21 +71,15 @@ public enum ELFBuildID {
         let is64 = ident[4] == 2
         guard ident.count >= (is64 ? 64 : 52) else { return nil }
         var header = Header(is64: is64, littleEndian: ident[5] == 1, phoff: 0, phentsize: 0, phnum: 0, shoff: 0, shentsize: 0, shnum: 0)
-        if is64 {
-            header.phoff = header.integer(ident, 32, 8)
-            header.shoff = header.integer(ident, 40, 8)
-            header.phentsize = Int(header.integer(ident, 54, 2))
-            header.phnum = Int(header.integer(ident, 56, 2))
-            header.shentsize = Int(header.integer(ident, 58, 2))
-            header.shnum = Int(header.integer(ident, 60, 2))
-        } else {
-            header.phoff = header.integer(ident, 28, 4)
-            header.shoff = header.integer(ident, 32, 4)
-            header.phentsize = Int(header.integer(ident, 42, 2))
-            header.phnum = Int(header.integer(ident, 44, 2))
-            header.shentsize = Int(header.integer(ident, 46, 2))
-            header.shnum = Int(header.integer(ident, 48, 2))
-        }
+        // e_phoff and e_shoff are addresses (8 or 4 bytes); e_phentsize, e_phnum, e_shentsize and
+        // e_shnum are consecutive 2-byte fields, at 54 (ELF64) or 42 (ELF32).
+        let (phoff, shoff, width, sizes) = is64 ? (32, 40, 8, 54) : (28, 32, 4, 42)
+        header.phoff = header.integer(ident, phoff, width)
+        header.shoff = header.integer(ident, shoff, width)
+        header.phentsize = Int(header.integer(ident, sizes, 2))
+        header.phnum = Int(header.integer(ident, sizes + 2, 2))
+        header.shentsize = Int(header.integer(ident, sizes + 4, 2))
+        header.shnum = Int(header.integer(ident, sizes + 6, 2))
         return header
     }
 

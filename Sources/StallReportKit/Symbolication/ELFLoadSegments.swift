@@ -4,29 +4,29 @@ import Foundation
 /// so an export can say which file offsets a run-time address range maps.
 ///
 /// Uses ``ELFBuildID``'s bounded reader: a damaged or foreign file gives nil, never a crash.
-public enum ELFLoadSegments {
+package enum ELFLoadSegments {
     /// One `PT_LOAD` segment.
-    public struct Segment: Sendable, Equatable {
+    package struct Segment: Sendable, Equatable {
         /// Offset of the segment in the file (`p_offset`).
-        public var fileOffset: UInt64
+        package var fileOffset: UInt64
         /// Link-time address of the segment (`p_vaddr`).
-        public var virtualAddress: UInt64
+        package var virtualAddress: UInt64
         /// Bytes of the segment in memory (`p_memsz`).
-        public var memorySize: UInt64
+        package var memorySize: UInt64
         /// Whether the segment is executable (`PF_X`).
-        public var isExecutable: Bool
+        package var isExecutable: Bool
     }
 
     /// The file's build ID and load segments.
-    public struct Layout: Sendable, Equatable {
+    package struct Layout: Sendable, Equatable {
         /// GNU build ID as lowercase hex, when the file has one.
-        public var buildID: String?
+        package var buildID: String?
         /// The `PT_LOAD` segments in program header order.
-        public var segments: [Segment]
+        package var segments: [Segment]
     }
 
     /// The layout of the ELF file at `path`; nil when it cannot be read or is not ELF.
-    public static func read(path: String) -> Layout? {
+    package static func read(path: String) -> Layout? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
         guard let size = try? handle.seekToEnd() else { return nil }

@@ -8,29 +8,29 @@ import Foundation
 /// only handles C++ and Rust names and leaves Swift's `$s…` names alone); no inlined frames, so a
 /// frame is named after the function that contains its address, as the in-process symbolicator
 /// does. File and line come from the line table, and only together (line 0 means no location).
-public struct LLVMSymbolizer: Sendable {
+package struct LLVMSymbolizer: Sendable {
     /// What is known about one address.
-    public struct Symbol: Sendable, Equatable {
+    package struct Symbol: Sendable, Equatable {
         /// Linkage name (C++ names demangled, Swift names still mangled).
-        public var name: String?
+        package var name: String?
         /// Bytes from the start of the function, when its start is known.
-        public var offset: Int?
+        package var offset: Int?
         /// Source file, when known.
-        public var file: String?
+        package var file: String?
         /// Source line, when known.
-        public var line: Int?
+        package var line: Int?
     }
 
     /// Path of `llvm-symbolizer`.
-    public var executable: String
+    package var executable: String
 
     /// Creates a symbolizer that runs `executable`.
-    public init(executable: String) {
+    package init(executable: String) {
         self.executable = executable
     }
 
     /// Names `addresses` (link-time) of the file at `path`; addresses it cannot name are absent.
-    public func symbolize(path: String, addresses: [UInt]) throws(ToolRunner.Failure) -> [UInt: Symbol] {
+    package func symbolize(path: String, addresses: [UInt]) throws(ToolRunner.Failure) -> [UInt: Symbol] {
         guard !addresses.isEmpty else { return [:] }
         let input = addresses.map { ReportCoding.formatAddress($0) }.joined(separator: "\n") + "\n"
         let output = try ToolRunner.run(executable, ["--obj=\(path)", "--output-style=JSON", "--functions=linkage", "--no-inlines"], input: input)
@@ -50,7 +50,7 @@ public struct LLVMSymbolizer: Sendable {
     }
 
     /// Parses the JSON lines `llvm-symbolizer --output-style=JSON` prints, one object per address.
-    public static func parse(_ output: String) -> [UInt: Symbol] {
+    package static func parse(_ output: String) -> [UInt: Symbol] {
         var result: [UInt: Symbol] = [:]
         let decoder = JSONDecoder()
         for text in output.split(separator: "\n") {

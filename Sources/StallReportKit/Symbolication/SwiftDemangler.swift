@@ -5,22 +5,22 @@ import Foundation
 /// Uses `--no-sugar`, which prints `Swift.Array<T>` and `Swift.Optional<T>` the way the Swift
 /// runtime's `swift_demangle` (the in-process symbolicator) does. Names that are not Swift names
 /// come back unchanged.
-public struct SwiftDemangler: Sendable {
+package struct SwiftDemangler: Sendable {
     /// Path of `swift-demangle`.
-    public var executable: String
+    package var executable: String
 
     /// Creates a demangler that runs `executable`.
-    public init(executable: String) {
+    package init(executable: String) {
         self.executable = executable
     }
 
     /// Whether `name` looks like a mangled Swift name.
-    public static func isMangled(_ name: String) -> Bool {
+    package static func isMangled(_ name: String) -> Bool {
         ["$s", "$S", "_$s", "_$S", "_T0", "$e", "_$e"].contains { name.hasPrefix($0) }
     }
 
     /// Demangled form of each name; names it could not demangle map to themselves.
-    public func demangle(_ names: Set<String>) throws(ToolRunner.Failure) -> [String: String] {
+    package func demangle(_ names: Set<String>) throws(ToolRunner.Failure) -> [String: String] {
         let mangled = names.filter { Self.isMangled($0) && !$0.contains("\n") }.sorted()
         guard !mangled.isEmpty else { return [:] }
         let output = try ToolRunner.run(executable, ["--no-sugar"], input: mangled.joined(separator: "\n") + "\n")

@@ -49,7 +49,7 @@ public struct SymbolFileLocator: Sendable {
     }
 
     /// Every candidate path, in order.
-    public func candidates(for image: StallReport.Image) -> [(String, Source)] {
+    package func candidates(for image: StallReport.Image) -> [(String, Source)] {
         let name = (image.path as NSString).lastPathComponent
         var result: [(String, Source)] = []
         for directory in debugDirectories {

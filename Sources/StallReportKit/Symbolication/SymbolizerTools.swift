@@ -26,7 +26,7 @@ public struct SymbolizerTools: Sendable, Equatable {
     }
 
     /// `name` next to the toolchain's `swift`, else on `path`.
-    public static func locate(_ name: String, path: String) -> String? {
+    package static func locate(_ name: String, path: String) -> String? {
         let directories = path.split(separator: ":").map(String.init).filter { !$0.isEmpty }
         let manager = FileManager.default
         for directory in directories {

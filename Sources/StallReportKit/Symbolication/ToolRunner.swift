@@ -4,15 +4,15 @@ import Foundation
 ///
 /// Input and output go through temporary files, so a large input or output can never deadlock on
 /// a full pipe. Standard error is kept for the error message.
-public enum ToolRunner {
+package enum ToolRunner {
     /// Why a run failed.
-    public struct Failure: Error, Sendable, CustomStringConvertible {
+    package struct Failure: Error, Sendable, CustomStringConvertible {
         /// One line for people.
-        public var description: String
+        package var description: String
     }
 
     /// Runs `executable arguments…` with `input` on stdin; returns stdout when it exits with 0.
-    public static func run(_ executable: String, _ arguments: [String], input: String) throws(Failure) -> String {
+    package static func run(_ executable: String, _ arguments: [String], input: String) throws(Failure) -> String {
         let manager = FileManager.default
         let scratch = manager.temporaryDirectory.appendingPathComponent("stallreport-tool-\(UUID().uuidString)")
         do {

@@ -6,14 +6,21 @@ import Testing
 /// `watchedLoops`), instead of silently watching nothing.
 @Suite("A watched loop that never runs", .serialized)
 struct LoopSilenceTests {
-    @Test("a run loop that never runs is said once, at warning level, and watchedLoops tells it")
-    func silentRunLoop() throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
+    /// A configuration writing to `directory` whose loop-silence warning comes after 300 ms, and
+    /// the log it writes to.
+    static func configuration(in directory: ReportDirectory) -> (StallMonitor.Configuration, CapturingLogHandler.Store) {
         let (logger, log) = CapturingLogHandler.logger()
         var configuration = directory.configuration()
         configuration.logger = logger
         configuration.loopSilenceWarning = .milliseconds(300)
+        return (configuration, log)
+    }
+
+    @Test("a run loop that never runs is said once, at warning level, and watchedLoops tells it")
+    func silentRunLoop() throws {
+        let directory = ReportDirectory()
+        defer { directory.remove() }
+        let (configuration, log) = Self.configuration(in: directory)
         // A thread that starts a monitor of its own run loop and then never runs it (as a program
         // whose main thread parks in dispatchMain() would).
         let started = DispatchSemaphore(value: 0)
@@ -52,10 +59,7 @@ struct LoopSilenceTests {
     func runningRunLoop() throws {
         let directory = ReportDirectory()
         defer { directory.remove() }
-        let (logger, log) = CapturingLogHandler.logger()
-        var configuration = directory.configuration()
-        configuration.logger = logger
-        configuration.loopSilenceWarning = .milliseconds(300)
+        let (configuration, log) = Self.configuration(in: directory)
         let loop = try MonitoredLoopThread(name: "silence-run")
         defer { _ = loop.stop() }
         let monitor = try loop.startMonitor(configuration)

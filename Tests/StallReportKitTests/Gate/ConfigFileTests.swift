@@ -12,9 +12,7 @@ struct ConfigFileTests {
     }
 
     private func file(_ name: String, _ text: String) throws -> String {
-        let url = directory.appendingPathComponent(name)
-        try Data(text.utf8).write(to: url)
-        return url.path
+        try ReportFixtures.write(Data(text.utf8), to: directory, name: name).path
     }
 
     @Test("Every key is read, comments are ignored, relative paths resolve against the file")

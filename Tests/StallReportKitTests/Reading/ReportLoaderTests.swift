@@ -16,9 +16,7 @@ struct ReportLoaderTests {
     }
 
     private func file(_ name: String, _ bytes: Data) throws -> String {
-        let url = directory.appendingPathComponent(name)
-        try bytes.write(to: url)
-        return url.path
+        try ReportFixtures.write(bytes, to: directory, name: name).path
     }
 
     private func failure(_ path: String, loader: ReportLoader = ReportLoader()) -> ReportLoadError? {

@@ -76,69 +76,51 @@ struct PprofProfile {
     /// The serialized `Profile` message (not compressed).
     func encoded() -> [UInt8] {
         var out = ProtobufWriter()
-        for type in sampleTypes { out.message(1) { Self.encode(type, into: &$0) } }
-        for sample in samples {
-            out.message(2) { message in
-                message.packedUInt64(1, sample.locationIDs)
-                message.packedInt64(2, sample.values)
-                for label in sample.labels {
-                    message.message(3) { field in
-                        field.int64(1, label.key)
-                        field.int64(2, label.str)
-                        field.int64(3, label.num)
-                        field.int64(4, label.numUnit)
-                    }
-                }
-            }
-        }
-        for mapping in mappings {
-            out.message(3) { message in
-                message.uint64(1, mapping.id)
-                message.uint64(2, mapping.memoryStart)
-                message.uint64(3, mapping.memoryLimit)
-                message.uint64(4, mapping.fileOffset)
-                message.int64(5, mapping.filename)
-                message.int64(6, mapping.buildID)
-                message.bool(7, mapping.hasFunctions)
-                message.bool(8, mapping.hasFilenames)
-                message.bool(9, mapping.hasLineNumbers)
-                message.bool(10, mapping.hasInlineFrames)
-            }
-        }
-        for location in locations {
-            out.message(4) { message in
-                message.uint64(1, location.id)
-                message.uint64(2, location.mappingID)
-                message.uint64(3, location.address)
-                for line in location.lines {
-                    message.message(4) { field in
-                        field.uint64(1, line.functionID)
-                        field.int64(2, line.line)
-                    }
-                }
-            }
-        }
-        for function in functions {
-            out.message(5) { message in
-                message.uint64(1, function.id)
-                message.int64(2, function.name)
-                message.int64(3, function.systemName)
-                message.int64(4, function.filename)
-                message.int64(5, function.startLine)
-            }
-        }
+        out.messages(1, sampleTypes)
+        out.messages(2, samples)
+        out.messages(3, mappings)
+        out.messages(4, locations)
+        out.messages(5, functions)
         for string in stringTable { out.string(6, string) }
         out.int64(9, timeNanos)
         out.int64(10, durationNanos)
-        if let periodType { out.message(11) { Self.encode(periodType, into: &$0) } }
+        if let periodType { out.messages(11, [periodType]) }
         out.int64(12, period)
         out.packedInt64(13, comments)
         out.int64(14, defaultSampleType)
         return out.bytes
     }
+}
 
-    private static func encode(_ type: ValueType, into message: inout ProtobufWriter) {
-        message.int64(1, type.type)
-        message.int64(2, type.unit)
+// The wire encoding of each message: its fields in field-number order.
+
+extension PprofProfile.ValueType: ProtobufMessage {
+    var fields: [ProtobufField] { [.int64(1, type), .int64(2, unit)] }
+}
+
+extension PprofProfile.Label: ProtobufMessage {
+    var fields: [ProtobufField] { [.int64(1, key), .int64(2, str), .int64(3, num), .int64(4, numUnit)] }
+}
+
+extension PprofProfile.Sample: ProtobufMessage {
+    var fields: [ProtobufField] { [.packedUInt64(1, locationIDs), .packedInt64(2, values), .messages(3, labels)] }
+}
+
+extension PprofProfile.Mapping: ProtobufMessage {
+    var fields: [ProtobufField] {
+        [.uint64(1, id), .uint64(2, memoryStart), .uint64(3, memoryLimit), .uint64(4, fileOffset), .int64(5, filename), .int64(6, buildID),
+         .bool(7, hasFunctions), .bool(8, hasFilenames), .bool(9, hasLineNumbers), .bool(10, hasInlineFrames)]
     }
+}
+
+extension PprofProfile.Line: ProtobufMessage {
+    var fields: [ProtobufField] { [.uint64(1, functionID), .int64(2, line)] }
+}
+
+extension PprofProfile.Location: ProtobufMessage {
+    var fields: [ProtobufField] { [.uint64(1, id), .uint64(2, mappingID), .uint64(3, address), .messages(4, lines)] }
+}
+
+extension PprofProfile.Function: ProtobufMessage {
+    var fields: [ProtobufField] { [.uint64(1, id), .int64(2, name), .int64(3, systemName), .int64(4, filename), .int64(5, startLine)] }
 }

@@ -271,7 +271,7 @@ struct PprofProfileBuilder {
                 .init(key: pid, num: Int64(stall.pid)),
                 .init(key: stallID, str: builder.string(stall.id)),
                 .init(key: fingerprint, str: builder.string(stall.fingerprint)),
-                .init(key: classification, str: builder.string(stall.classification)),
+                .init(key: classification, str: builder.string(stall.classification.rawValue)),
             ]
         }
     }

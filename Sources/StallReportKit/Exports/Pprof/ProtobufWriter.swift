@@ -64,6 +64,11 @@ struct ProtobufWriter {
         bytes += nested.bytes
     }
 
+    /// A repeated message field: one nested message per element, in order; nothing when empty.
+    mutating func messages(_ field: Int, _ items: [any ProtobufMessage]) {
+        for item in items { message(field) { $0.append(item.fields) } }
+    }
+
     /// A packed repeated `uint64` field; nothing when empty.
     mutating func packedUInt64(_ field: Int, _ values: [UInt64]) {
         guard !values.isEmpty else { return }
@@ -77,5 +82,38 @@ struct ProtobufWriter {
     /// A packed repeated `int64` field; nothing when empty.
     mutating func packedInt64(_ field: Int, _ values: [Int64]) {
         packedUInt64(field, values.map { UInt64(bitPattern: $0) })
+    }
+}
+
+/// A protocol buffers message described by its fields (see ``ProtobufWriter/messages(_:_:)``).
+protocol ProtobufMessage {
+    /// The message's fields in the order they are written.
+    var fields: [ProtobufField] { get }
+}
+
+/// One field of a ``ProtobufMessage``: its number and value, written as the matching
+/// ``ProtobufWriter`` method writes it.
+enum ProtobufField {
+    case uint64(Int, UInt64)
+    case int64(Int, Int64)
+    case bool(Int, Bool)
+    case packedUInt64(Int, [UInt64])
+    case packedInt64(Int, [Int64])
+    case messages(Int, [any ProtobufMessage])
+}
+
+extension ProtobufWriter {
+    /// Appends the fields of one message.
+    mutating func append(_ fields: [ProtobufField]) {
+        for field in fields {
+            switch field {
+            case .uint64(let number, let value): uint64(number, value)
+            case .int64(let number, let value): int64(number, value)
+            case .bool(let number, let value): bool(number, value)
+            case .packedUInt64(let number, let values): packedUInt64(number, values)
+            case .packedInt64(let number, let values): packedInt64(number, values)
+            case .messages(let number, let items): messages(number, items)
+            }
+        }
     }
 }
