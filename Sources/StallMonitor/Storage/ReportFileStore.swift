@@ -16,18 +16,35 @@ final class ReportFileStore: Sendable {
         self.directory = directory
     }
 
-    /// Creates the directory (and missing parents) with mode 0700.
+    /// Creates the directory (and missing parents) with mode 0700. With the C library's
+    /// `stat`/`mkdir`: Foundation's `FileManager` paths were a good part of the code pages an
+    /// idle monitor touched.
     static func prepare(_ directory: URL) throws(StallMonitorError) {
         let path = directory.path
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw .reportDirectory(path: path, reason: "exists and is not a directory") }
+        var status = stat()
+        if stat(path, &status) == 0 {
+            guard status.st_mode & S_IFMT == S_IFDIR else { throw .reportDirectory(path: path, reason: "exists and is not a directory") }
             return
         }
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw .reportDirectory(path: path, reason: (error as NSError).localizedDescription)
+        // Each missing component from the top, as `mkdir -p -m 0700` does.
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += prefix.isEmpty || prefix.hasSuffix("/") ? String(component) : "/" + component
+            if stat(prefix, &status) == 0 {
+                guard status.st_mode & S_IFMT == S_IFDIR else {
+                    throw .reportDirectory(path: path, reason: "\(prefix) exists and is not a directory")
+                }
+                continue
+            }
+            if mkdir(prefix, 0o700) == 0 {
+                chmod(prefix, 0o700)  // whatever the umask
+                continue
+            }
+            let code = errno
+            // Created by another process meanwhile: fine.
+            guard code == EEXIST else {
+                throw .reportDirectory(path: path, reason: "cannot create \(prefix): \(String(cString: strerror(code)))")
+            }
         }
     }
 
