@@ -8,12 +8,16 @@ import Synchronization
 /// own report is renamed over it. Names sort by time: `stall-<UTC time>-p<pid>-<n>.json`.
 final class ReportFileStore: Sendable {
     let directory: URL
+    /// `directory`'s path, read once: paths of files are built from it as strings (URL
+    /// operations are code an idle monitor would otherwise touch for its session record).
+    let directoryPath: String
     /// Process-wide, not per store: several monitors of one process may write into one directory
     /// in the same millisecond, and their names must still differ.
     private static let sequence = Atomic<Int>(0)
 
     init(directory: URL) {
         self.directory = directory
+        self.directoryPath = directory.path
     }
 
     /// Creates the directory (and missing parents) with mode 0700. With the C library's
@@ -50,35 +54,41 @@ final class ReportFileStore: Sendable {
 
     /// The file name for a report started at `date`.
     func fileName(startedAt date: Date) -> String {
-        let stamp = ReportCoding.formatDate(date)
-            .replacingOccurrences(of: "-", with: "")
-            .replacingOccurrences(of: ":", with: "")
-        let number = Self.sequence.add(1, ordering: .relaxed).newValue
-        return "stall-\(stamp)-p\(getpid())-\(String(format: "%04d", number)).json"
+        // Without Foundation's replacingOccurrences and String(format:) (NSString code).
+        let stamp = String(ReportCoding.formatDate(date).filter { $0 != "-" && $0 != ":" })
+        let number = String(Self.sequence.add(1, ordering: .relaxed).newValue)
+        let padded = String(repeating: "0", count: max(0, 4 - number.count)) + number
+        return "stall-\(stamp)-p\(getpid())-\(padded).json"
     }
 
-    /// Writes `data` under `name`; `replacing` a file this process wrote before. Returns the URL.
-    func write(_ data: Data, name: String, replacing: Bool = false) throws(StallMonitorError) -> URL {
-        let final = directory.appendingPathComponent(name)
+    /// Writes `data` under `name`; `replacing` a file this process wrote before. Returns its path.
+    @discardableResult
+    func write(_ data: Data, name: String, replacing: Bool = false) throws(StallMonitorError) -> String {
+        let final = path(of: name)
         let existing: AtomicFileWriter.Existing = replacing ? .replace : .fail
         do {
-            try AtomicFileWriter.write(data, to: final.path, mode: 0o600, existing: existing)
+            try AtomicFileWriter.write(data, to: final, mode: 0o600, existing: existing)
         } catch let error where error.code == ENOENT {
             // The directory was removed while the monitor ran: create it again (0700), once.
             try? Self.prepare(directory)
             do {
-                try AtomicFileWriter.write(data, to: final.path, mode: 0o600, existing: existing)
+                try AtomicFileWriter.write(data, to: final, mode: 0o600, existing: existing)
             } catch {
-                throw .reportWrite(path: final.path, reason: error.description)
+                throw .reportWrite(path: final, reason: error.description)
             }
         } catch {
-            throw .reportWrite(path: final.path, reason: error.description)
+            throw .reportWrite(path: final, reason: error.description)
         }
         return final
     }
 
     /// Removes a report this process wrote.
     func remove(name: String) {
-        unlink(directory.appendingPathComponent(name).path)
+        unlink(path(of: name))
+    }
+
+    /// The path of file `name` in the directory.
+    func path(of name: String) -> String {
+        directoryPath.hasSuffix("/") ? directoryPath + name : directoryPath + "/" + name
     }
 }

@@ -31,7 +31,7 @@ final class SessionRecorder: Sendable {
         let number = Self.monitorsStarted.add(1, ordering: .relaxed).newValue
         let suffix = number > 1 ? "-\(number)" : ""
         fileName = "session-\(stamp)-p\(getpid())\(suffix).session"
-        url = store.directory.appendingPathComponent(fileName)
+        url = URL(fileURLWithPath: store.path(of: fileName), isDirectory: false)
         base = SessionRecord(
             pid: process.pid, processStartTicks: ProcessLiveness.startTicks(pid: process.pid) ?? 0,
             hostName: process.hostName, executableName: process.executableName, appVersion: process.appVersion,
@@ -56,7 +56,7 @@ final class SessionRecorder: Sendable {
         }
         do {
             // The bytes JSONEncoder would write, without its code (see SessionRecordJSON).
-            _ = try store.write(SessionRecordJSON.encode(record), name: fileName, replacing: written.load(ordering: .relaxed))
+            try store.write(SessionRecordJSON.encode(record), name: fileName, replacing: written.load(ordering: .relaxed))
             written.store(true, ordering: .relaxed)
         } catch {
             errors.report(error)

@@ -17,7 +17,7 @@ struct StaleReportSweeper {
     @discardableResult
     func sweep() -> Int {
         let directory = store.directory
-        guard let names = Self.names(in: directory.path) else { return 0 }
+        guard let names = Self.names(in: store.directoryPath) else { return 0 }
         // No report: the session records need not be read (decoding them was JSONDecoder's code).
         guard names.contains(where: ReportQuota.isReportName) else { return 0 }
         let sessions = sessionStarts(in: directory, names: names)
@@ -34,7 +34,7 @@ struct StaleReportSweeper {
             else { continue }
             report.status = .fatal
             do {
-                _ = try store.write(try report.fileData(), name: name, replacing: true)
+                try store.write(try report.fileData(), name: name, replacing: true)
                 marked += 1
             } catch let error as StallMonitorError {
                 errors.report(error)
