@@ -2,8 +2,11 @@
 #include "libdw.h"
 
 #include <dlfcn.h>
+#include <gelf.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -26,6 +29,76 @@ static int find_local_debuginfo(Dwfl_Module *module, void **userdata, const char
     if (build_id_find_debuginfo == NULL) return -1;
     return build_id_find_debuginfo(module, userdata, module_name, base, file_name, debuglink_file, debuglink_crc,
                                    debuginfo_file_name);
+}
+
+// MARK: - Indexed CFI for binaries whose .eh_frame precedes .eh_frame_hdr
+//
+// libdw takes the CFI from the section table when it has one, and pairs `.eh_frame` with the
+// binary-search table of `.eh_frame_hdr` only when that section comes first. lld (Swift's linker
+// on Linux) puts `.eh_frame` first: libdw then finds an address's FDE by reading and caching every
+// FDE before it, 1.3 MB of heap for one lookup in a 15 MB Swift binary (16,000 FDEs). Without a
+// section named `.eh_frame`, libdw reads the CFI through the PT_GNU_EH_FRAME program header, whose
+// table it searches (1.8 KB). So the section is made nameless in the unwinder's private copy of the
+// section header (libdw maps files MAP_PRIVATE; the file is untouched).
+
+typedef int (*find_elf_fn)(Dwfl_Module *, void **, const char *, Dwarf_Addr, char **, Elf **);
+static find_elf_fn proc_find_elf;
+
+static struct {
+    Elf *(*begin)(int, Elf_Cmd, Elf *);
+    Elf_Scn *(*nextscn)(Elf *, Elf_Scn *);
+    Elf64_Shdr *(*getshdr64)(Elf_Scn *);
+    int (*getshdrstrndx)(Elf *, size_t *);
+    char *(*strptr)(Elf *, size_t, size_t);
+    int (*getphdrnum)(Elf *, size_t *);
+    GElf_Phdr *(*getphdr)(Elf *, int, GElf_Phdr *);
+} elf_functions;
+static bool can_index_cfi;
+
+static bool has_eh_frame_header_segment(Elf *elf) {
+    size_t count = 0;
+    if (elf_functions.getphdrnum(elf, &count) != 0) return false;
+    for (size_t i = 0; i < count; i++) {
+        GElf_Phdr header;
+        if (elf_functions.getphdr(elf, (int)i, &header) != NULL && header.p_type == PT_GNU_EH_FRAME) return true;
+    }
+    return false;
+}
+
+/// Makes libdw use `.eh_frame_hdr`'s search table for `elf`, when `.eh_frame` comes before it in
+/// the section table and the table is reachable through PT_GNU_EH_FRAME. 64-bit ELF only.
+static void prefer_eh_frame_index(Elf *elf) {
+    size_t names = 0;
+    if (!can_index_cfi || elf == NULL || elf_functions.getshdrstrndx(elf, &names) != 0) return;
+    Elf64_Shdr *eh_frame = NULL;
+    for (Elf_Scn *section = elf_functions.nextscn(elf, NULL); section != NULL;
+         section = elf_functions.nextscn(elf, section)) {
+        Elf64_Shdr *header = elf_functions.getshdr64(section);
+        if (header == NULL) return;  // not 64-bit ELF
+        const char *name = elf_functions.strptr(elf, names, header->sh_name);
+        if (name == NULL) continue;
+        if (strcmp(name, ".eh_frame_hdr") == 0) {
+            if (eh_frame == NULL || !has_eh_frame_header_segment(elf)) return;  // libdw indexes it already, or cannot
+            // Written with process_vm_writev: a header in read-only memory is left alone (EFAULT),
+            // never a crash. Name 0 is the empty string of every section name table.
+            Elf64_Word nameless = 0;
+            struct iovec local = {.iov_base = &nameless, .iov_len = sizeof(nameless)};
+            struct iovec remote = {.iov_base = &eh_frame->sh_name, .iov_len = sizeof(nameless)};
+            (void)process_vm_writev(getpid(), &local, 1, &remote, 1, 0);
+            return;
+        }
+        if (strcmp(name, ".eh_frame") == 0) eh_frame = header;
+    }
+}
+
+static int find_elf_with_indexed_cfi(Dwfl_Module *module, void **userdata, const char *module_name, Dwarf_Addr base,
+                                     char **file_name, Elf **elfp) {
+    int fd = proc_find_elf(module, userdata, module_name, base, file_name, elfp);
+    // For a file, libdw's finder returns only its descriptor and libdw opens the ELF afterwards;
+    // it is opened here instead, the way libdw would (mapped privately), to adjust it first.
+    if (can_index_cfi && fd >= 0 && *elfp == NULL) *elfp = elf_functions.begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
+    prefer_eh_frame_index(*elfp);
+    return fd;
 }
 
 static void load(void) {
@@ -68,6 +141,18 @@ static void load(void) {
     CSM_LOAD(dwfl_errmsg, "dwfl_errmsg")
     CSM_LOAD(callbacks.find_elf, "dwfl_linux_proc_find_elf")
 #undef CSM_LOAD
+    // libelf's functions, through libdw's handle (libdw depends on libelf).
+    *(void **)(&elf_functions.begin) = dlsym(library, "elf_begin");
+    *(void **)(&elf_functions.nextscn) = dlsym(library, "elf_nextscn");
+    *(void **)(&elf_functions.getshdr64) = dlsym(library, "elf64_getshdr");
+    *(void **)(&elf_functions.getshdrstrndx) = dlsym(library, "elf_getshdrstrndx");
+    *(void **)(&elf_functions.strptr) = dlsym(library, "elf_strptr");
+    *(void **)(&elf_functions.getphdrnum) = dlsym(library, "elf_getphdrnum");
+    *(void **)(&elf_functions.getphdr) = dlsym(library, "gelf_getphdr");
+    can_index_cfi = elf_functions.begin != NULL && elf_functions.nextscn != NULL && elf_functions.getshdr64 != NULL && elf_functions.getshdrstrndx != NULL &&
+                    elf_functions.strptr != NULL && elf_functions.getphdrnum != NULL && elf_functions.getphdr != NULL;
+    proc_find_elf = functions.callbacks.find_elf;
+    functions.callbacks.find_elf = find_elf_with_indexed_cfi;
     *(void **)(&functions.frame_reg) = dlsym(library, "dwfl_frame_reg");
     *(void **)(&build_id_find_debuginfo) = dlsym(library, "dwfl_build_id_find_debuginfo");
     functions.callbacks.find_debuginfo = find_local_debuginfo;

@@ -135,6 +135,10 @@ int CStallMonitor_trim_heap(void) {
     return malloc_trim(0);
 }
 
+size_t CStallMonitor_heap_in_use(void) {
+    return mallinfo2().uordblks;
+}
+
 long CStallMonitor_resident_bytes(void) {
     int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return 0;

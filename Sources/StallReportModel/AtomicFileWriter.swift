@@ -32,8 +32,7 @@ public enum AtomicFileWriter {
 
     /// Writes `data` to `path` atomically with permission bits `mode`.
     public static func write(_ data: Data, to path: String, mode: mode_t = 0o600, existing: Existing = .replace) throws(Failure) {
-        let directory = (path as NSString).deletingLastPathComponent
-        let name = (path as NSString).lastPathComponent
+        let (directory, name) = split(path)
         var template = Array("\(directory.isEmpty ? "." : directory)/.\(name).tmp-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else { throw failure("cannot create a temporary file next to \(path)") }
@@ -70,6 +69,18 @@ public enum AtomicFileWriter {
             fsync(directoryFD)
             close(directoryFD)
         }
+    }
+
+    /// The directory and the last component of `path`, as `NSString`'s `deletingLastPathComponent`
+    /// and `lastPathComponent` give them, in plain Swift: the monitor writes its session record at
+    /// start, and an idle monitor should not touch `NSString`'s path code for that.
+    package static func split(_ path: String) -> (directory: String, name: String) {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed.removeLast() }
+        guard trimmed != "/", let slash = trimmed.lastIndex(of: "/") else { return ("", String(trimmed)) }
+        var directory = trimmed[..<slash]
+        while directory.hasSuffix("/") { directory.removeLast() }
+        return (directory.isEmpty ? "/" : String(directory), String(trimmed[trimmed.index(after: slash)...]))
     }
 
     private static func failure(_ what: String) -> Failure {

@@ -71,6 +71,9 @@ int CStallMonitor_set_thread_name(const char *name);
 /// freed. Returns 1 when memory was released.
 int CStallMonitor_trim_heap(void);
 
+/// Bytes the heap has handed out and not had back, every arena together (glibc mallinfo2).
+size_t CStallMonitor_heap_in_use(void);
+
 /// The process's resident set in bytes (/proc/self/statm); 0 when unknown.
 long CStallMonitor_resident_bytes(void);
 

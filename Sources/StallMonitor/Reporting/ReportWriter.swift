@@ -157,7 +157,8 @@ final class ReportWriter: Sendable {
             return nil
         }
         do {
-            let url = try store.write(data, name: file.name, replacing: file.written)
+            let path = try store.write(data, name: file.name, replacing: file.written)
+            let url = URL(fileURLWithPath: path, isDirectory: false)
             files.withLock { $0[stallID]?.written = true }
             quota.noteWritten(file.name, bytes: data.count)
             Self.unfinished.withLock { names in

@@ -202,7 +202,13 @@ final class ThreadProcFiles {
         var bytes = [UInt8](repeating: 0, count: 64)
         let count = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
         guard count > 0 else { return "?" }
-        return String(decoding: bytes[0..<count], as: UTF8.self).trimmingCharacters(in: .newlines)
+        // Trimmed with the standard library, not Foundation's `trimmingCharacters(in: .newlines)`:
+        // the watchdog reads this when it first meets a thread, while the loop idles, and that
+        // call was all it touched of NSString and CharacterSet.
+        var name = Substring(String(decoding: bytes[0..<count], as: UTF8.self))
+        while name.first?.isNewline == true { name.removeFirst() }
+        while name.last?.isNewline == true { name.removeLast() }
+        return String(name)
     }
 }
 

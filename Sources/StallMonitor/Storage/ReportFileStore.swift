@@ -8,60 +8,87 @@ import Synchronization
 /// own report is renamed over it. Names sort by time: `stall-<UTC time>-p<pid>-<n>.json`.
 final class ReportFileStore: Sendable {
     let directory: URL
+    /// `directory`'s path, read once: paths of files are built from it as strings (URL
+    /// operations are code an idle monitor would otherwise touch for its session record).
+    let directoryPath: String
     /// Process-wide, not per store: several monitors of one process may write into one directory
     /// in the same millisecond, and their names must still differ.
     private static let sequence = Atomic<Int>(0)
 
     init(directory: URL) {
         self.directory = directory
+        self.directoryPath = directory.path
     }
 
-    /// Creates the directory (and missing parents) with mode 0700.
+    /// Creates the directory (and missing parents) with mode 0700. With the C library's
+    /// `stat`/`mkdir`: Foundation's `FileManager` paths were a good part of the code pages an
+    /// idle monitor touched.
     static func prepare(_ directory: URL) throws(StallMonitorError) {
         let path = directory.path
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw .reportDirectory(path: path, reason: "exists and is not a directory") }
+        var status = stat()
+        if stat(path, &status) == 0 {
+            guard status.st_mode & S_IFMT == S_IFDIR else { throw .reportDirectory(path: path, reason: "exists and is not a directory") }
             return
         }
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw .reportDirectory(path: path, reason: (error as NSError).localizedDescription)
+        // Each missing component from the top, as `mkdir -p -m 0700` does.
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += prefix.isEmpty || prefix.hasSuffix("/") ? String(component) : "/" + component
+            if stat(prefix, &status) == 0 {
+                guard status.st_mode & S_IFMT == S_IFDIR else {
+                    throw .reportDirectory(path: path, reason: "\(prefix) exists and is not a directory")
+                }
+                continue
+            }
+            if mkdir(prefix, 0o700) == 0 {
+                chmod(prefix, 0o700)  // whatever the umask
+                continue
+            }
+            let code = errno
+            // Created by another process meanwhile: fine.
+            guard code == EEXIST else {
+                throw .reportDirectory(path: path, reason: "cannot create \(prefix): \(String(cString: strerror(code)))")
+            }
         }
     }
 
     /// The file name for a report started at `date`.
     func fileName(startedAt date: Date) -> String {
-        let stamp = ReportCoding.formatDate(date)
-            .replacingOccurrences(of: "-", with: "")
-            .replacingOccurrences(of: ":", with: "")
-        let number = Self.sequence.add(1, ordering: .relaxed).newValue
-        return "stall-\(stamp)-p\(getpid())-\(String(format: "%04d", number)).json"
+        // Without Foundation's replacingOccurrences and String(format:) (NSString code).
+        let stamp = String(ReportCoding.formatDate(date).filter { $0 != "-" && $0 != ":" })
+        let number = String(Self.sequence.add(1, ordering: .relaxed).newValue)
+        let padded = String(repeating: "0", count: max(0, 4 - number.count)) + number
+        return "stall-\(stamp)-p\(getpid())-\(padded).json"
     }
 
-    /// Writes `data` under `name`; `replacing` a file this process wrote before. Returns the URL.
-    func write(_ data: Data, name: String, replacing: Bool = false) throws(StallMonitorError) -> URL {
-        let final = directory.appendingPathComponent(name)
+    /// Writes `data` under `name`; `replacing` a file this process wrote before. Returns its path.
+    @discardableResult
+    func write(_ data: Data, name: String, replacing: Bool = false) throws(StallMonitorError) -> String {
+        let final = path(of: name)
         let existing: AtomicFileWriter.Existing = replacing ? .replace : .fail
         do {
-            try AtomicFileWriter.write(data, to: final.path, mode: 0o600, existing: existing)
+            try AtomicFileWriter.write(data, to: final, mode: 0o600, existing: existing)
         } catch let error where error.code == ENOENT {
             // The directory was removed while the monitor ran: create it again (0700), once.
             try? Self.prepare(directory)
             do {
-                try AtomicFileWriter.write(data, to: final.path, mode: 0o600, existing: existing)
+                try AtomicFileWriter.write(data, to: final, mode: 0o600, existing: existing)
             } catch {
-                throw .reportWrite(path: final.path, reason: error.description)
+                throw .reportWrite(path: final, reason: error.description)
             }
         } catch {
-            throw .reportWrite(path: final.path, reason: error.description)
+            throw .reportWrite(path: final, reason: error.description)
         }
         return final
     }
 
     /// Removes a report this process wrote.
     func remove(name: String) {
-        unlink(directory.appendingPathComponent(name).path)
+        unlink(path(of: name))
+    }
+
+    /// The path of file `name` in the directory.
+    func path(of name: String) -> String {
+        directoryPath.hasSuffix("/") ? directoryPath + name : directoryPath + "/" + name
     }
 }

@@ -9,6 +9,7 @@ import Synchronization
 /// a dead process's `inProgress` reports from a live one's.
 final class SessionRecorder: Sendable {
     let url: URL
+    private let fileName: String
     /// Session records this process has created so far.
     private static let monitorsStarted = Atomic<Int>(0)
     private let startedAt = Date()
@@ -24,12 +25,13 @@ final class SessionRecorder: Sendable {
         self.store = store
         self.errors = errors
         self.sample = sample
-        let stamp = ReportCoding.formatDate(startedAt).replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
+        let stamp = String(ReportCoding.formatDate(startedAt).filter { $0 != "-" && $0 != ":" })
         // The second and later monitors of one process (which may start in the same millisecond,
         // e.g. one per thread) get a number, so their records never collide.
         let number = Self.monitorsStarted.add(1, ordering: .relaxed).newValue
         let suffix = number > 1 ? "-\(number)" : ""
-        url = store.directory.appendingPathComponent("session-\(stamp)-p\(getpid())\(suffix).session")
+        fileName = "session-\(stamp)-p\(getpid())\(suffix).session"
+        url = URL(fileURLWithPath: store.path(of: fileName), isDirectory: false)
         base = SessionRecord(
             pid: process.pid, processStartTicks: ProcessLiveness.startTicks(pid: process.pid) ?? 0,
             hostName: process.hostName, executableName: process.executableName, appVersion: process.appVersion,
@@ -53,13 +55,11 @@ final class SessionRecorder: Sendable {
             record.cleanStop = true
         }
         do {
-            let data = try ReportCoding.makeEncoder().encode(record)
-            _ = try store.write(data, name: url.lastPathComponent, replacing: written.load(ordering: .relaxed))
+            // The bytes JSONEncoder would write, without its code (see SessionRecordJSON).
+            try store.write(SessionRecordJSON.encode(record), name: fileName, replacing: written.load(ordering: .relaxed))
             written.store(true, ordering: .relaxed)
-        } catch let error as StallMonitorError {
-            errors.report(error)
         } catch {
-            errors.report(.reportEncoding(String(describing: error)))
+            errors.report(error)
         }
     }
 }

@@ -17,7 +17,9 @@ struct StaleReportSweeper {
     @discardableResult
     func sweep() -> Int {
         let directory = store.directory
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return 0 }
+        guard let names = Self.names(in: store.directoryPath) else { return 0 }
+        // No report: the session records need not be read (decoding them was JSONDecoder's code).
+        guard names.contains(where: ReportQuota.isReportName) else { return 0 }
         let sessions = sessionStarts(in: directory, names: names)
         var marked = 0
         for name in names where ReportQuota.isReportName(name) {
@@ -32,7 +34,7 @@ struct StaleReportSweeper {
             else { continue }
             report.status = .fatal
             do {
-                _ = try store.write(try report.fileData(), name: name, replacing: true)
+                try store.write(try report.fileData(), name: name, replacing: true)
                 marked += 1
             } catch let error as StallMonitorError {
                 errors.report(error)
@@ -41,6 +43,22 @@ struct StaleReportSweeper {
             }
         }
         return marked
+    }
+
+    /// The entries of a directory (without `.` and `..`), listed with `readdir`: the sweep runs at
+    /// every start, usually over a directory with nothing to mark, and `FileManager`'s listing was
+    /// code an idle monitor touched only for this.
+    static func names(in path: String) -> [String]? {
+        guard let stream = opendir(path) else { return nil }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+                String(decoding: bytes.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names
     }
 
     /// pid → process start ticks recorded by session files in the directory.

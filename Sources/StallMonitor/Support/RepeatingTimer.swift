@@ -14,17 +14,14 @@ final class RepeatingTimer: Sendable {
     init(every interval: Duration, on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
         let nanos = Int(clamping: interval.nanoseconds)
         let wake = self.wake, exited = self.exited, cancelled = self.cancelled
-        let thread = Thread {
-            _ = CStallMonitor_set_thread_name("stall-heartbeat")  // Thread.name does not reach the kernel on Linux
+        NativeThread.start(name: "StallMonitor.heartbeat", stackSize: 64 * 1024) {
+            _ = CStallMonitor_set_thread_name("stall-heartbeat")
             while wake.wait(timeout: .now() + .nanoseconds(nanos)) == .timedOut {
                 guard !cancelled.withLock({ $0 }) else { break }
                 queue.async(execute: work)
             }
             exited.signal()
         }
-        thread.name = "StallMonitor.heartbeat"
-        thread.stackSize = 64 * 1024
-        thread.start()
     }
 
     /// Stops the timer and waits for its thread to end (at once); a run already queued

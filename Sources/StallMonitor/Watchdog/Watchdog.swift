@@ -41,13 +41,10 @@ final class Watchdog: @unchecked Sendable {
 
     /// Starts the watchdog thread.
     func start() {
-        let thread = Thread { [self] in
+        NativeThread.start(name: "StallMonitor.watchdog", stackSize: 512 * 1024) { [self] in
             run()
             exited.signal()
         }
-        thread.name = "StallMonitor.watchdog"
-        thread.stackSize = 512 * 1024
-        thread.start()
     }
 
     /// Asks the thread to finish and waits for it (it is never blocked for longer than one

@@ -1,0 +1,106 @@
+import Foundation
+import StallReportModel
+
+/// The session record as the bytes `ReportCoding.makeEncoder()` writes for it (pretty, sorted
+/// keys, slashes unescaped), built by hand: the monitor writes the record at start and on every
+/// heartbeat, and `JSONEncoder` was the biggest part of the Foundation code an idle monitor
+/// touched (about 0.2 MiB of code pages in a host that does not encode JSON itself). A test
+/// checks the bytes against `JSONEncoder` for every field.
+enum SessionRecordJSON {
+    static func encode(_ record: SessionRecord) -> Data {
+        var out = JSONText()
+        out.open()
+        if let appVersion = record.appVersion { out.key("appVersion"); out.string(appVersion) }
+        out.key("cleanStop"); out.raw(record.cleanStop ? "true" : "false")
+        out.key("executableName"); out.string(record.executableName)
+        out.key("hostName"); out.string(record.hostName)
+        out.key("kind"); out.string(record.kind)
+        out.key("lastHeartbeatAt"); out.string(ReportCoding.formatDate(record.lastHeartbeatAt))
+        out.key("monitoredMs"); out.double(record.monitoredMs)
+        out.key("pid"); out.raw(String(record.pid))
+        out.key("processStartTicks"); out.raw(String(record.processStartTicks))
+        out.key("reportsDropped")
+        out.open()
+        for (reason, count) in record.reportsDropped.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+            out.key(reason); out.raw(String(count))
+        }
+        out.close()
+        out.key("reportsWritten"); out.raw(String(record.reportsWritten))
+        out.key("schemaVersion"); out.raw(String(record.schemaVersion))
+        out.key("spans"); out.raw(String(record.spans))
+        out.key("stalls"); out.raw(String(record.stalls))
+        out.key("startedAt"); out.string(ReportCoding.formatDate(record.startedAt))
+        if let stoppedAt = record.stoppedAt { out.key("stoppedAt"); out.string(ReportCoding.formatDate(stoppedAt)) }
+        out.key("thresholdMs"); out.double(record.thresholdMs)
+        out.close()
+        return Data(out.bytes)
+    }
+}
+
+/// Pretty-printed JSON objects in `JSONEncoder`'s layout: two spaces per level, `"key" : value`,
+/// an empty object as `{`, blank line, `}`.
+private struct JSONText {
+    var bytes: [UInt8] = []
+    /// Members written so far in each open object.
+    private var members: [Int] = []
+
+    init() {
+        bytes.reserveCapacity(512)
+    }
+
+    mutating func open() {
+        bytes.append(UInt8(ascii: "{"))
+        members.append(0)
+    }
+
+    mutating func close() {
+        let count = members.removeLast()
+        bytes.append(UInt8(ascii: "\n"))
+        if count == 0 { bytes.append(UInt8(ascii: "\n")) }
+        indent()
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    mutating func key(_ name: String) {
+        if members[members.count - 1] > 0 { bytes.append(UInt8(ascii: ",")) }
+        members[members.count - 1] += 1
+        bytes.append(UInt8(ascii: "\n"))
+        indent()
+        string(name)
+        bytes.append(contentsOf: " : ".utf8)
+    }
+
+    private mutating func indent() {
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * members.count))
+    }
+
+    mutating func raw(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    /// Finite numbers as `JSONEncoder` writes them: Swift's shortest form, without a trailing `.0`.
+    mutating func double(_ value: Double) {
+        var text = value.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        raw(text)
+    }
+
+    mutating func string(_ text: String) {
+        let hex = Array("0123456789abcdef".utf8)
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: "\\\"".utf8)
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: "\\\\".utf8)
+            case 0x08: bytes.append(contentsOf: "\\b".utf8)
+            case 0x0C: bytes.append(contentsOf: "\\f".utf8)
+            case UInt8(ascii: "\n"): bytes.append(contentsOf: "\\n".utf8)
+            case UInt8(ascii: "\r"): bytes.append(contentsOf: "\\r".utf8)
+            case UInt8(ascii: "\t"): bytes.append(contentsOf: "\\t".utf8)
+            case 0..<0x20: bytes.append(contentsOf: "\\u00".utf8 + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}

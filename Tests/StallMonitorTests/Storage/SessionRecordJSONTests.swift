@@ -1,0 +1,49 @@
+import Foundation
+@testable import StallMonitor
+import StallReportModel
+import Testing
+
+/// The session record is written by a small hand-made encoder (an idle monitor does not touch
+/// JSONEncoder's code); its bytes must be the ones `ReportCoding.makeEncoder()` writes.
+@Suite("Session record encoding")
+struct SessionRecordJSONTests {
+    private static func record(appVersion: String?, stopped: Bool, dropped: [String: Int], hostName: String = "build-7",
+                               monitoredMs: Double = 6485.559797, thresholdMs: Double = 250) -> SessionRecord {
+        let start = Date(timeIntervalSince1970: 1_795_000_000.123)
+        return SessionRecord(
+            pid: 4242, processStartTicks: 1_186_067, hostName: hostName, executableName: "my app/worker",
+            appVersion: appVersion, startedAt: start, lastHeartbeatAt: start.addingTimeInterval(61.5),
+            stoppedAt: stopped ? start.addingTimeInterval(62) : nil, cleanStop: stopped, monitoredMs: monitoredMs,
+            thresholdMs: thresholdMs, spans: 1_234_567, stalls: 3, reportsWritten: 2, reportsDropped: dropped)
+    }
+
+    private static func expectSameBytes(_ record: SessionRecord, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let expected = try ReportCoding.makeEncoder().encode(record)
+        let actual = SessionRecordJSON.encode(record)
+        #expect(String(decoding: actual, as: UTF8.self) == String(decoding: expected, as: UTF8.self), sourceLocation: sourceLocation)
+        #expect(try SessionRecord.decode(from: actual) == record, sourceLocation: sourceLocation)
+    }
+
+    @Test("running and stopped records, with and without an app version, with no and every drop reason")
+    func sameBytesAsJSONEncoder() throws {
+        let everyReason = ["reportWrite": 2, "reportEncoding": 1, "rateLimitedToSummary": 40, "deletedForQuota": 7, "watchdogStarved": 1]
+        for appVersion in [nil, "2.4.1 (812)"] as [String?] {
+            for stopped in [false, true] {
+                for dropped in [[:], ["reportWrite": 1], everyReason] {
+                    try Self.expectSameBytes(Self.record(appVersion: appVersion, stopped: stopped, dropped: dropped))
+                }
+            }
+        }
+    }
+
+    @Test("strings that need escaping and numbers of every shape")
+    func escapingAndNumbers() throws {
+        let control = String(decoding: (0..<32).map { UInt8($0) }, as: UTF8.self)
+        for host in ["quote\" back\\slash /path", control, "ünïcødé 🚀 \u{7F}", ""] {
+            try Self.expectSameBytes(Self.record(appVersion: host, stopped: false, dropped: [:], hostName: host))
+        }
+        for value in [0, 1, 250, 0.1, 1e-7, 123_456_789.125, 1e16, 3.0e21, 2.5e-300] as [Double] {
+            try Self.expectSameBytes(Self.record(appVersion: nil, stopped: true, dropped: [:], monitoredMs: value, thresholdMs: value))
+        }
+    }
+}
