@@ -56,7 +56,7 @@ final class SessionRecorder: Sendable {
         }
         do {
             // The bytes JSONEncoder would write, without its code (see SessionRecordJSON).
-            try store.write(SessionRecordJSON.encode(record), name: fileName, replacing: written.load(ordering: .relaxed))
+            try store.write(bytes: SessionRecordJSON.encode(record), name: fileName, replacing: written.load(ordering: .relaxed))
             written.store(true, ordering: .relaxed)
         } catch {
             errors.report(error)
