@@ -33,7 +33,7 @@ final class SessionRecorder: Sendable {
         fileName = "session-\(stamp)-p\(getpid())\(suffix).session"
         url = URL(fileURLWithPath: store.path(of: fileName), isDirectory: false)
         base = SessionRecord(
-            pid: process.pid, processStartTicks: ProcessLiveness.startTicks(pid: process.pid) ?? 0,
+            pid: process.pid, processStartTicks: process.startTicks ?? 0,
             hostName: process.hostName, executableName: process.executableName, appVersion: process.appVersion,
             startedAt: startedAt, lastHeartbeatAt: startedAt, stoppedAt: nil, cleanStop: false, monitoredMs: 0,
             thresholdMs: thresholdMs, spans: 0, stalls: 0, reportsWritten: 0, reportsDropped: [:])
