@@ -245,12 +245,8 @@ public final class StallMonitor: Sendable {
         }
         self.metrics = metrics
         let quiet = UInt64(configuration.releaseCachesAfter.nanoseconds)
-        // One timer thread for both jobs. The first cache check waits a whole quiet period: nothing
-        // this monitor opened can have been quiet longer before then, and an idle monitor's
-        // memory should not hold the release code's pages before it has anything to release.
-        timer = writer.repeating(
-            intervals: [configuration.releaseCachesAfter / 2, configuration.sessionHeartbeatInterval],
-            firstAfter: [configuration.releaseCachesAfter, configuration.sessionHeartbeatInterval], jobs: [
+        // One timer thread for both jobs.
+        timer = writer.repeating(intervals: [configuration.releaseCachesAfter / 2, configuration.sessionHeartbeatInterval], jobs: [
             { CacheRelease.releaseIfQuiet(for: quiet) },
             {
                 session.heartbeat()

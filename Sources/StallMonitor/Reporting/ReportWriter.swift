@@ -77,10 +77,10 @@ final class ReportWriter: Sendable {
         RepeatingTimer(every: interval, on: queue, work)
     }
 
-    /// Runs `jobs[i]` on the writer queue every `intervals[i]` (the first time after
-    /// `firstAfter[i]`), all from one timer thread, until the returned timer is cancelled.
-    func repeating(intervals: [Duration], firstAfter: [Duration], jobs: [@Sendable () -> Void]) -> RepeatingTimer {
-        RepeatingTimer(on: queue, intervals: intervals, firstAfter: firstAfter, jobs: jobs)
+    /// Runs `jobs[i]` on the writer queue every `intervals[i]` (each first after one of its
+    /// intervals), all from one timer thread, until the returned timer is cancelled.
+    func repeating(intervals: [Duration], jobs: [@Sendable () -> Void]) -> RepeatingTimer {
+        RepeatingTimer(on: queue, intervals: intervals, jobs: jobs)
     }
 
     /// Hands a stall event to the writer.

@@ -14,21 +14,20 @@ final class RepeatingTimer: Sendable {
 
     /// Runs `work` on `queue` every `interval`, the first time one interval from now.
     convenience init(every interval: Duration, on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
-        self.init(on: queue, intervals: [interval], firstAfter: [interval], jobs: [work])
+        self.init(on: queue, intervals: [interval], jobs: [work])
     }
 
-    /// Runs `jobs[i]` on `queue` every `intervals[i]`, the first time `firstAfter[i]` from now
-    /// (the arrays have the same length).
-    init(on queue: DispatchQueue, intervals: [Duration], firstAfter: [Duration], jobs: [@Sendable () -> Void]) {
-        precondition(intervals.count == jobs.count && firstAfter.count == jobs.count && !jobs.isEmpty, "one interval per job")
+    /// Runs `jobs[i]` on `queue` every `intervals[i]`, each the first time one of its intervals
+    /// from now (the two arrays have the same length).
+    init(on queue: DispatchQueue, intervals: [Duration], jobs: [@Sendable () -> Void]) {
+        precondition(intervals.count == jobs.count && !jobs.isEmpty, "one interval per job")
         // At least a millisecond: a zero interval must not spin.
         let periods = intervals.map { max(UInt64(clamping: $0.nanoseconds), 1_000_000) }
-        let delays = firstAfter.map { UInt64(clamping: $0.nanoseconds) }
         let wake = self.wake, exited = self.exited, cancelled = self.cancelled
         NativeThread.start(name: "StallMonitor.heartbeat", stackSize: 64 * 1024) {
             _ = CStallMonitor_set_thread_name("stall-heartbeat")
             let start = DispatchTime.now().uptimeNanoseconds
-            var due = delays.map { start.addingReportingOverflow($0).overflow ? UInt64.max : start + $0 }
+            var due = periods.map { start.addingReportingOverflow($0).overflow ? UInt64.max : start + $0 }
             while true {
                 let now = DispatchTime.now().uptimeNanoseconds
                 let next = due.min() ?? UInt64.max
