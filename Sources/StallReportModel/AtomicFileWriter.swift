@@ -32,6 +32,30 @@ public enum AtomicFileWriter {
 
     /// Writes `data` to `path` atomically with permission bits `mode`.
     public static func write(_ data: Data, to path: String, mode: mode_t = 0o600, existing: Existing = .replace) throws(Failure) {
+        try write(to: path, mode: mode, existing: existing) { fd in data.withUnsafeBytes { writeAll($0, to: fd) } }
+    }
+
+    /// Writes `bytes` to `path` atomically with permission bits `mode` (no `Data`: the monitor's
+    /// session record, whose writes an idle monitor should not pay Foundation's code pages for).
+    package static func write(bytes: [UInt8], to path: String, mode: mode_t = 0o600, existing: Existing = .replace) throws(Failure) {
+        try write(to: path, mode: mode, existing: existing) { fd in bytes.withUnsafeBytes { writeAll($0, to: fd) } }
+    }
+
+    /// Writes all of `bytes` to `fd`; false on an error.
+    private static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let result = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if result < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += result
+        }
+        return true
+    }
+
+    private static func write(to path: String, mode: mode_t, existing: Existing, contents: (Int32) -> Bool) throws(Failure) {
         let (directory, name) = split(path)
         var template = Array("\(directory.isEmpty ? "." : directory)/.\(name).tmp-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
@@ -42,19 +66,7 @@ public enum AtomicFileWriter {
             if open { close(fd) }
             unlink(temporary)  // after rename it is gone; after link it is the second name
         }
-        let written = data.withUnsafeBytes { bytes -> Bool in
-            var offset = 0
-            while offset < bytes.count {
-                let result = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += result
-            }
-            return true
-        }
-        guard written else { throw failure("cannot write \(temporary)") }
+        guard contents(fd) else { throw failure("cannot write \(temporary)") }
         guard fchmod(fd, mode) == 0, fsync(fd) == 0 else { throw failure("cannot write \(temporary)") }
         open = false
         guard close(fd) == 0 else { throw failure("cannot write \(temporary)") }

@@ -1,5 +1,13 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The one rule for "does the process that wrote this file still run?", used by the monitor
 /// (stale-report sweep) and by `stallreport` alike: a process with that pid exists on this host
 /// and is not a zombie, and it is the same process: it started at the recorded start time when
@@ -26,8 +34,29 @@ public enum ProcessLiveness {
 
     /// `/proc/<pid>/stat` of process `pid`, nil when there is no such process.
     public static func stat(pid: Int) -> Stat? {
-        guard pid > 0, let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return nil }
+        guard pid > 0, let text = readSmallFile("/proc/\(pid)/stat") else { return nil }
         return parseStat(text)
+    }
+
+    /// A small file's text, read with `open`/`read` until its end (a `/proc` file reports size 0),
+    /// nil when it cannot be read. Not `String(contentsOfFile:)`: a monitor reads its own stat at
+    /// start, and Foundation's file reading was code an idle monitor touched only for that.
+    private static func readSmallFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1024)
+        while bytes.count < 1 << 20 {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if count == 0 { break }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The start time of a live (not zombie) process `pid`, in clock ticks since boot.

@@ -91,11 +91,10 @@ public final class StallMonitor: Sendable {
     private let controls: MonitorControls
     private let session: SessionRecorder
     private let metrics: StallMetrics
-    /// Rewrites the session record every ``Configuration/sessionHeartbeatInterval``.
-    private let heartbeat: RepeatingTimer
-    /// Releases libdw's sessions and the stack-copy buffers once stalls have been quiet for
+    /// Rewrites the session record every ``Configuration/sessionHeartbeatInterval``, and releases
+    /// libdw's sessions and the stack-copy buffers once stalls have been quiet for
     /// ``Configuration/releaseCachesAfter``.
-    private let cacheRelease: RepeatingTimer
+    private let timer: RepeatingTimer
     private let stopped = Atomic<Bool>(false)
     /// The process that started the monitor: a forked child has no watchdog or writer threads.
     private let ownerPID = getpid()
@@ -246,13 +245,14 @@ public final class StallMonitor: Sendable {
         }
         self.metrics = metrics
         let quiet = UInt64(configuration.releaseCachesAfter.nanoseconds)
-        cacheRelease = writer.repeating(every: configuration.releaseCachesAfter / 2) {
-            CacheRelease.releaseIfQuiet(for: quiet)
-        }
-        heartbeat = writer.repeating(every: configuration.sessionHeartbeatInterval) {
-            session.heartbeat()
-            Self.emitMetrics(metrics, threads: threads, counters: counters, errors: errors)
-        }
+        // One timer thread for both jobs.
+        timer = writer.repeating(intervals: [configuration.releaseCachesAfter / 2, configuration.sessionHeartbeatInterval], jobs: [
+            { CacheRelease.releaseIfQuiet(for: quiet) },
+            {
+                session.heartbeat()
+                Self.emitMetrics(metrics, threads: threads, counters: counters, errors: errors)
+            },
+        ])
         configuration.onStart?(self)
     }
 
@@ -310,7 +310,7 @@ public final class StallMonitor: Sendable {
         // writer to flush. Leave the inherited handler in place; nothing sends it here.
         guard getpid() == ownerPID else { return nil }
         let metrics = self.metrics, threads = self.threads, counters = self.counters, errors = self.errors
-        return Shutdown(watchdog: watchdog, heartbeat: heartbeat, cacheRelease: cacheRelease, session: session, writer: writer,
+        return Shutdown(watchdog: watchdog, timer: timer, session: session, writer: writer,
                         emitMetrics: { Self.emitMetrics(metrics, threads: threads, counters: counters, errors: errors) })
     }
 
@@ -318,8 +318,7 @@ public final class StallMonitor: Sendable {
     /// the process-wide parts (signal disposition, libdw sessions) when no other monitor runs.
     private struct Shutdown: Sendable {
         let watchdog: Watchdog
-        let heartbeat: RepeatingTimer
-        let cacheRelease: RepeatingTimer
+        let timer: RepeatingTimer
         let session: SessionRecorder
         let writer: ReportWriter
         /// The last emission of the loops' times and dropped counts.
@@ -327,8 +326,7 @@ public final class StallMonitor: Sendable {
 
         func finish() {
             watchdog.stop()
-            heartbeat.cancel()
-            cacheRelease.cancel()
+            timer.cancel()
             let session = self.session
             let emitMetrics = self.emitMetrics
             writer.perform {

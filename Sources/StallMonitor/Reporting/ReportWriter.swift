@@ -77,6 +77,12 @@ final class ReportWriter: Sendable {
         RepeatingTimer(every: interval, on: queue, work)
     }
 
+    /// Runs `jobs[i]` on the writer queue every `intervals[i]` (each first after one of its
+    /// intervals), all from one timer thread, until the returned timer is cancelled.
+    func repeating(intervals: [Duration], jobs: [@Sendable () -> Void]) -> RepeatingTimer {
+        RepeatingTimer(on: queue, intervals: intervals, jobs: jobs)
+    }
+
     /// Hands a stall event to the writer.
     func submit(_ event: StallEvent) {
         switch event {

@@ -64,15 +64,31 @@ final class ReportFileStore: Sendable {
     /// Writes `data` under `name`; `replacing` a file this process wrote before. Returns its path.
     @discardableResult
     func write(_ data: Data, name: String, replacing: Bool = false) throws(StallMonitorError) -> String {
+        try write(name: name, replacing: replacing) { path, existing throws(AtomicFileWriter.Failure) in
+            try AtomicFileWriter.write(data, to: path, mode: 0o600, existing: existing)
+        }
+    }
+
+    /// Writes `bytes` under `name`, as ``write(_:name:replacing:)`` writes `Data` (the session
+    /// record: no `Data` on an idle monitor's path). Returns its path.
+    @discardableResult
+    func write(bytes: [UInt8], name: String, replacing: Bool = false) throws(StallMonitorError) -> String {
+        try write(name: name, replacing: replacing) { path, existing throws(AtomicFileWriter.Failure) in
+            try AtomicFileWriter.write(bytes: bytes, to: path, mode: 0o600, existing: existing)
+        }
+    }
+
+    private func write(name: String, replacing: Bool,
+                       _ writeFile: (String, AtomicFileWriter.Existing) throws(AtomicFileWriter.Failure) -> Void) throws(StallMonitorError) -> String {
         let final = path(of: name)
         let existing: AtomicFileWriter.Existing = replacing ? .replace : .fail
         do {
-            try AtomicFileWriter.write(data, to: final, mode: 0o600, existing: existing)
+            try writeFile(final, existing)
         } catch let error where error.code == ENOENT {
             // The directory was removed while the monitor ran: create it again (0700), once.
             try? Self.prepare(directory)
             do {
-                try AtomicFileWriter.write(data, to: final, mode: 0o600, existing: existing)
+                try writeFile(final, existing)
             } catch {
                 throw .reportWrite(path: final, reason: error.description)
             }

@@ -7,7 +7,7 @@ import StallReportModel
 /// touched (about 0.2 MiB of code pages in a host that does not encode JSON itself). A test
 /// checks the bytes against `JSONEncoder` for every field.
 enum SessionRecordJSON {
-    static func encode(_ record: SessionRecord) -> Data {
+    static func encode(_ record: SessionRecord) -> [UInt8] {
         var out = JSONText()
         out.open()
         if let appVersion = record.appVersion { out.key("appVersion"); out.string(appVersion) }
@@ -33,7 +33,7 @@ enum SessionRecordJSON {
         if let stoppedAt = record.stoppedAt { out.key("stoppedAt"); out.string(ReportCoding.formatDate(stoppedAt)) }
         out.key("thresholdMs"); out.double(record.thresholdMs)
         out.close()
-        return Data(out.bytes)
+        return out.bytes
     }
 }
 

@@ -33,7 +33,7 @@ final class SessionRecorder: Sendable {
         fileName = "session-\(stamp)-p\(getpid())\(suffix).session"
         url = URL(fileURLWithPath: store.path(of: fileName), isDirectory: false)
         base = SessionRecord(
-            pid: process.pid, processStartTicks: ProcessLiveness.startTicks(pid: process.pid) ?? 0,
+            pid: process.pid, processStartTicks: process.startTicks ?? 0,
             hostName: process.hostName, executableName: process.executableName, appVersion: process.appVersion,
             startedAt: startedAt, lastHeartbeatAt: startedAt, stoppedAt: nil, cleanStop: false, monitoredMs: 0,
             thresholdMs: thresholdMs, spans: 0, stalls: 0, reportsWritten: 0, reportsDropped: [:])
@@ -56,7 +56,7 @@ final class SessionRecorder: Sendable {
         }
         do {
             // The bytes JSONEncoder would write, without its code (see SessionRecordJSON).
-            try store.write(SessionRecordJSON.encode(record), name: fileName, replacing: written.load(ordering: .relaxed))
+            try store.write(bytes: SessionRecordJSON.encode(record), name: fileName, replacing: written.load(ordering: .relaxed))
             written.store(true, ordering: .relaxed)
         } catch {
             errors.report(error)

@@ -1,24 +1,51 @@
 import CStallMonitor
 import Foundation
 
-/// Runs work on a dispatch queue (the writer's) at a fixed interval, driven by a small thread of
+/// Runs work on a dispatch queue (the writer's) at fixed intervals, driven by a small thread of
 /// its own that sleeps on a semaphore. Not a dispatch timer: on Linux the first dispatch timer
 /// starts libdispatch's timer thread, which then lives as long as the process, and after `stop()`
-/// the monitor must leave no thread behind.
+/// the monitor must leave no thread behind. One timer runs several jobs, each at its own
+/// interval: a monitor has one timer thread (session heartbeat and cache release), not one per
+/// job, so an idle monitor's memory holds one thread stack fewer.
 final class RepeatingTimer: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let exited = DispatchSemaphore(value: 0)
     private let cancelled = Locked(false)
 
     /// Runs `work` on `queue` every `interval`, the first time one interval from now.
-    init(every interval: Duration, on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
-        let nanos = Int(clamping: interval.nanoseconds)
+    convenience init(every interval: Duration, on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
+        self.init(on: queue, intervals: [interval], jobs: [work])
+    }
+
+    /// Runs `jobs[i]` on `queue` every `intervals[i]`, each the first time one of its intervals
+    /// from now (the two arrays have the same length).
+    init(on queue: DispatchQueue, intervals: [Duration], jobs: [@Sendable () -> Void]) {
+        precondition(intervals.count == jobs.count && !jobs.isEmpty, "one interval per job")
+        // At least a millisecond: a zero interval must not spin.
+        let periods = intervals.map { max(UInt64(clamping: $0.nanoseconds), 1_000_000) }
         let wake = self.wake, exited = self.exited, cancelled = self.cancelled
         NativeThread.start(name: "StallMonitor.heartbeat", stackSize: 64 * 1024) {
             _ = CStallMonitor_set_thread_name("stall-heartbeat")
-            while wake.wait(timeout: .now() + .nanoseconds(nanos)) == .timedOut {
-                guard !cancelled.withLock({ $0 }) else { break }
-                queue.async(execute: work)
+            let start = DispatchTime.now().uptimeNanoseconds
+            var due = periods.map { start.addingReportingOverflow($0).overflow ? UInt64.max : start + $0 }
+            while true {
+                let now = DispatchTime.now().uptimeNanoseconds
+                let next = due.min() ?? UInt64.max
+                let wait = next > now ? next - now : 0
+                guard wake.wait(timeout: .now() + .nanoseconds(Int(clamping: wait))) == .timedOut,
+                      !cancelled.withLock({ $0 }) else { break }
+                let woke = DispatchTime.now().uptimeNanoseconds
+                for index in due.indices where due[index] <= woke {
+                    queue.async(execute: jobs[index])
+                    // The next run one interval after this one (one after now, when late).
+                    let following = due[index].addingReportingOverflow(periods[index])
+                    let fromNow = woke.addingReportingOverflow(periods[index])
+                    if following.overflow || fromNow.overflow {
+                        due[index] = UInt64.max
+                    } else {
+                        due[index] = following.partialValue > woke ? following.partialValue : fromNow.partialValue
+                    }
+                }
             }
             exited.signal()
         }

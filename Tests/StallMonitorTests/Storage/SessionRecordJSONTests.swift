@@ -21,7 +21,7 @@ struct SessionRecordJSONTests {
         let expected = try ReportCoding.makeEncoder().encode(record)
         let actual = SessionRecordJSON.encode(record)
         #expect(String(decoding: actual, as: UTF8.self) == String(decoding: expected, as: UTF8.self), sourceLocation: sourceLocation)
-        #expect(try SessionRecord.decode(from: actual) == record, sourceLocation: sourceLocation)
+        #expect(try SessionRecord.decode(from: Data(actual)) == record, sourceLocation: sourceLocation)
     }
 
     @Test("running and stopped records, with and without an app version, with no and every drop reason")
