@@ -1,66 +1,23 @@
-// Unwinding away from the sampled thread: elfutils' DWARF unwinder (libdw, loaded with dlopen)
-// driven by our own register and memory callbacks over a snapshot, the registers and a copy of
-// the stack bytes above the stack pointer. A snapshot comes from the sampling signal handler (a
-// thread running on a CPU) or, for a thread asleep in the kernel, from its `/proc` syscall file
-// and a copy of its frozen user stack made here with process_vm_readv: that thread is never
-// signalled. Runs on the watchdog; never inside a signal handler.
+// Unwinding away from the sampled thread: a DWARF CFI unwinder driven by our own register and
+// memory callbacks over a snapshot, the registers and a copy of the stack bytes above the stack
+// pointer. A snapshot comes from the sampling signal handler (a thread running on a CPU) or, for
+// a thread asleep in the kernel, from its `/proc` syscall file and a copy of its frozen user
+// stack made here with process_vm_readv: that thread is never signalled. Two backends walk the
+// copy: elfutils' libdw (unwinder_libdw.c) and libunwind's remote API (unwinder_libunwind.c, x86_64);
+// this file holds what they share: the session, the executable mappings, the frame-pointer
+// recovery for threads asleep in the kernel. Runs on the watchdog; never inside a signal handler.
 #include "CStallMonitor.h"
-#include "libdw.h"
+#include "unwinder_backend.h"
 
-#include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define CSM_MAX_EXEC_RANGES 4096
-
-typedef struct {
-    uintptr_t start;
-    uintptr_t end;
-} exec_range;
-
-/// What the symbol table says about one code address.
-typedef struct {
-    uintptr_t address;
-    /// Start of its function; 0 when unknown.
-    uintptr_t function_start;
-    /// Whether its function is one where threads begin.
-    int is_thread_entry;
-} symbol_facts;
-
-/// A small cache of symbol facts by address, replaced round robin.
-typedef struct {
-    symbol_facts entries[64];
-    int count;
-    int next;
-} symbol_cache;
-
-struct CStallMonitorUnwinder {
-    Dwfl *dwfl;
-    pid_t pid;
-    /// The snapshot being unwound (set for the duration of one unwind).
-    const CStallMonitorSnapshot *snapshot;
-    /// Executable mappings of this process when the session opened, sorted by start.
-    exec_range ranges[CSM_MAX_EXEC_RANGES];
-    int range_count;
-    /// Collected frames of the current unwind.
-    uintptr_t *frames;
-    int capacity;
-    int count;
-    int stopped_outside_code;
-    /// Stack pointer of the last frame reached (0 when unknown).
-    uintptr_t last_sp;
-    /// Symbol lookups already made (libdw's is linear in the module's symbol table, a
-    /// millisecond in a large binary; the samples of a stall ask about the same few PCs).
-    symbol_cache symbols;
-};
+typedef CStallMonitorExecRange exec_range;
 
 #if defined(__x86_64__)
 enum { FRAME_POINTER_REG = 6, STACK_POINTER_REG = 7 };
@@ -116,12 +73,14 @@ int CStallMonitor_unwinder_is_code(const CStallMonitorUnwinder *session, uintptr
 
 // MARK: - Reading memory
 
-/// Reads `size` bytes at `address` of this process without faulting (an unmapped address is an
-/// error, not a crash). Returns 1 on success.
-static int read_own_memory(uintptr_t address, void *into, size_t size) {
+int CStallMonitor_unwinder_read_own_memory(uintptr_t address, void *into, size_t size) {
     struct iovec local = {.iov_base = into, .iov_len = size};
     struct iovec remote = {.iov_base = (void *)address, .iov_len = size};
     return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)size;
+}
+
+static int read_own_memory(uintptr_t address, void *into, size_t size) {
+    return CStallMonitor_unwinder_read_own_memory(address, into, size);
 }
 
 /// Whether `size` bytes at `address` lie in the snapshot's stack copy (without overflow for any
@@ -130,88 +89,42 @@ static int in_copy(const CStallMonitorSnapshot *snapshot, uintptr_t address, siz
     return address >= snapshot->sp && snapshot->stack_size >= size && address - snapshot->sp <= snapshot->stack_size - size;
 }
 
-/// A word of the snapshot: from the stack copy when it lies there; never from the live stack of
-/// the sampled thread (it has moved on); other memory (globals, rarely needed by CFI) is read
-/// live.
-static int snapshot_word(const CStallMonitorSnapshot *snapshot, uintptr_t address, uint64_t *value) {
+int CStallMonitor_unwinder_stack_word(const CStallMonitorSnapshot *snapshot, uintptr_t address, uint64_t *value) {
     if (in_copy(snapshot, address, sizeof(uint64_t))) {
         memcpy(value, snapshot->stack + (address - snapshot->sp), sizeof(uint64_t));
         return 1;
     }
     if (snapshot->stack_high != 0 && address < snapshot->stack_high &&
         (address >= snapshot->stack_low || snapshot->stack_low - address < sizeof(uint64_t))) {
-        return 0;  // on the thread's stack but outside the copy
+        return 0;
     }
-    return read_own_memory(address, value, sizeof(uint64_t));
+    return -1;
 }
-
-// MARK: - libdw callbacks
-
-static pid_t next_thread(Dwfl *dwfl, void *dwfl_arg, void **thread_argp) {
-    (void)dwfl;
-    (void)dwfl_arg;
-    (void)thread_argp;
-    return 0;  // threads are asked for by id only
-}
-
-static bool get_thread(Dwfl *dwfl, pid_t tid, void *dwfl_arg, void **thread_argp) {
-    (void)dwfl;
-    (void)tid;
-    *thread_argp = dwfl_arg;
-    return true;
-}
-
-static bool memory_read(Dwfl *dwfl, Dwarf_Addr address, Dwarf_Word *result, void *dwfl_arg) {
-    (void)dwfl;
-    CStallMonitorUnwinder *session = dwfl_arg;
-    if (session->snapshot == NULL) return false;
-    uint64_t value = 0;
-    if (!snapshot_word(session->snapshot, (uintptr_t)address, &value)) return false;
-    *result = value;
-    return true;
-}
-
-static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg) {
-    const CStallMonitorLibdw *lib = CStallMonitor_libdw(NULL);
-    CStallMonitorUnwinder *session = thread_arg;
-    const CStallMonitorSnapshot *snapshot = session->snapshot;
-    if (snapshot == NULL) return false;
-    for (int reg = 0; reg < CSTALLMONITOR_SNAPSHOT_REGS; reg++) {
-        if (!(snapshot->valid & (1ull << reg))) continue;
-        Dwarf_Word value = snapshot->regs[reg];
-        if (!lib->state_registers(thread, reg, 1, &value)) return false;
-    }
-    lib->state_register_pc(thread, snapshot->pc);
-    return true;
-}
-
-static const Dwfl_Thread_Callbacks thread_callbacks = {
-    .next_thread = next_thread,
-    .get_thread = get_thread,
-    .memory_read = memory_read,
-    .set_initial_registers = set_initial_registers,
-};
 
 // MARK: - Sessions
 
-CStallMonitorUnwinder *CStallMonitor_unwinder_open(char *error, size_t error_size) {
+static const CStallMonitorUnwinderBackend *backend_named(int backend) {
+#if defined(__x86_64__)
+    if (backend == CStallMonitorUnwinderLibunwind) return &CStallMonitor_libunwind_backend;
+#endif
+    return backend == CStallMonitorUnwinderLibdw ? &CStallMonitor_libdw_backend : NULL;
+}
+
+CStallMonitorUnwinder *CStallMonitor_unwinder_open(int backend, char *error, size_t error_size) {
+    const CStallMonitorUnwinderBackend *chosen = backend_named(backend);
+    if (chosen == NULL) {
+        snprintf(error, error_size, "this unwinder is not available on this architecture");
+        return NULL;
+    }
     CStallMonitorUnwinder *session = calloc(1, sizeof(*session));
     if (session == NULL) {
         snprintf(error, error_size, "out of memory");
         return NULL;
     }
     session->pid = getpid();
+    session->backend = chosen;
     read_exec_ranges(session);
-    session->dwfl = CStallMonitor_libdw_begin_self(error, error_size);
-    if (session->dwfl == NULL) {
-        free(session);
-        return NULL;
-    }
-    const CStallMonitorLibdw *lib = CStallMonitor_libdw(NULL);
-    if (!lib->attach_state(session->dwfl, NULL, session->pid, &thread_callbacks, session)) {
-        int code = lib->dwfl_errno();
-        snprintf(error, error_size, "dwfl_attach_state failed: %s", lib->dwfl_errmsg(code));
-        lib->end(session->dwfl);
+    if (chosen->open(session, error, error_size) != 0) {
         free(session);
         return NULL;
     }
@@ -219,98 +132,37 @@ CStallMonitorUnwinder *CStallMonitor_unwinder_open(char *error, size_t error_siz
 }
 
 void CStallMonitor_unwinder_close(CStallMonitorUnwinder *session) {
-    const CStallMonitorLibdw *lib = CStallMonitor_libdw(NULL);
     if (session == NULL) return;
-    lib->end(session->dwfl);
+    session->backend->close(session);
     free(session);
 }
 
-static int frame_callback(Dwfl_Frame *state, void *arg) {
-    const CStallMonitorLibdw *lib = CStallMonitor_libdw(NULL);
-    CStallMonitorUnwinder *session = arg;
-    Dwarf_Addr pc = 0;
-    bool activation = false;
-    if (!lib->frame_pc(state, &pc, &activation)) return DWARF_CB_ABORT;
-    if (pc == 0) return DWARF_CB_ABORT;
+const char *CStallMonitor_unwinder_name(const CStallMonitorUnwinder *session) {
+    return session->backend->name;
+}
+
+int CStallMonitor_unwinder_record_frame(CStallMonitorUnwinder *session, uintptr_t pc, int activation, uintptr_t sp) {
     // A return address is the instruction after a call: the call itself lies in code.
-    uintptr_t code_address = activation || session->count == 0 ? (uintptr_t)pc : (uintptr_t)pc - 1;
+    uintptr_t code_address = activation || session->count == 0 ? pc : pc - 1;
     if (!in_exec_range(session, code_address)) {
         session->stopped_outside_code = 1;
-        return DWARF_CB_ABORT;
+        return 0;
     }
-    if (session->count == session->capacity) return DWARF_CB_ABORT;
-    session->frames[session->count++] = (uintptr_t)pc;
-    Dwarf_Word sp = 0;
-    session->last_sp = STACK_POINTER_REG >= 0 && lib->frame_reg != NULL &&
-                               lib->frame_reg(state, (unsigned)STACK_POINTER_REG, &sp) == 0
-                           ? (uintptr_t)sp
-                           : 0;
-    return DWARF_CB_OK;
-}
-
-/// How far past the ELF entry point a return address in `_start` may lie (glibc's x86_64
-/// `_start` is 0x22 bytes, the next function starts after alignment padding at 0x30).
-#define START_CODE_BYTES 0x30
-
-/// What the symbol table says about the code at `address`: where its function starts and
-/// whether threads begin there (the process's `_start`, or the C library's
-/// clone/start_thread that every pthread starts in). Cached.
-static const symbol_facts *lookup_symbol(CStallMonitorUnwinder *session, uintptr_t address) {
-    symbol_cache *cache = &session->symbols;
-    for (int i = 0; i < cache->count; i++) {
-        if (cache->entries[i].address == address) return &cache->entries[i];
-    }
-    const CStallMonitorLibdw *lib = CStallMonitor_libdw(NULL);
-    static const char *const entries[] = {"_start", "__clone3", "__clone", "clone3", "clone", "start_thread", "thread_start"};
-    int slot = cache->next;
-    int capacity = (int)(sizeof(cache->entries) / sizeof(cache->entries[0]));
-    // The main thread's outermost frame lies in the executable's `_start`, its ELF entry point (a
-    // few dozen bytes of assembly): known without the executable's symbol table, which for a big
-    // Swift binary is megabytes that a complete walk then never reads.
-    uintptr_t entry = (uintptr_t)getauxval(AT_ENTRY);
-    if (entry != 0 && address >= entry && address - entry < START_CODE_BYTES) {
-        cache->next = (slot + 1) % capacity;
-        if (cache->count < capacity) cache->count++;
-        cache->entries[slot].address = address;
-        cache->entries[slot].function_start = entry;
-        cache->entries[slot].is_thread_entry = 1;
-        return &cache->entries[slot];
-    }
-    Dwfl_Module *module = lib->addrmodule(session->dwfl, address);
-    GElf_Off offset = 0;
-    GElf_Sym symbol;
-    const char *name = module != NULL ? lib->module_addrinfo(module, address, &offset, &symbol, NULL, NULL, NULL) : NULL;
-    cache->next = (slot + 1) % capacity;
-    if (cache->count < capacity) cache->count++;
-    cache->entries[slot].address = address;
-    cache->entries[slot].function_start = name != NULL ? address - (uintptr_t)offset : 0;
-    cache->entries[slot].is_thread_entry = 0;
-    for (size_t i = 0; name != NULL && i < sizeof(entries) / sizeof(entries[0]); i++) {
-        if (strcmp(name, entries[i]) == 0) cache->entries[slot].is_thread_entry = 1;
-    }
-    return &cache->entries[slot];
-}
-
-/// Whether `pc` lies in a function where threads begin: the process's `_start`, or the C
-/// library's clone/start_thread that every pthread starts in.
-static int is_thread_entry(CStallMonitorUnwinder *session, uintptr_t pc) {
-    return lookup_symbol(session, pc - 1)->is_thread_entry;
+    if (session->count == session->capacity) return 0;
+    session->frames[session->count++] = pc;
+    session->last_sp = sp;
+    return 1;
 }
 
 /// One walk over the snapshot; the result in the session's frames, count and last_sp.
 static int walk(CStallMonitorUnwinder *session, pid_t tid, const CStallMonitorSnapshot *snapshot) {
-    const CStallMonitorLibdw *lib = CStallMonitor_libdw(NULL);
     session->snapshot = snapshot;
     session->count = 0;
     session->stopped_outside_code = 0;
     session->last_sp = 0;
-    int result = lib->getthread_frames(session->dwfl, tid, frame_callback, session);
+    int whole = session->backend->walk(session, tid, snapshot);
     session->snapshot = NULL;
-    // libdw answers 0 both when it reached the outermost frame (whose CFI marks the return
-    // address undefined) and when it could not compute a caller at all: only a walk that ends in
-    // a thread's entry function is whole.
-    return result == 0 && !session->stopped_outside_code && session->count > 0 &&
-           session->count < session->capacity && is_thread_entry(session, session->frames[session->count - 1]);
+    return whole;
 }
 
 static int recover_frame_pointer(CStallMonitorUnwinder *session, pid_t tid, const CStallMonitorSnapshot *snapshot,
@@ -377,9 +229,10 @@ int CStallMonitor_current_stack_bounds(uintptr_t *low, uintptr_t *high) {
 
 enum { CALL_OTHER = -1, CALL_UNKNOWN = 0, CALL_REACHES = 1 };
 
-/// Start of the function containing `address` (from its ELF symbol); 0 when unknown.
+/// Start of the function containing `address` (from the backend: an ELF symbol, an FDE); 0 when
+/// unknown.
 static uintptr_t function_start(CStallMonitorUnwinder *session, uintptr_t address) {
-    return lookup_symbol(session, address)->function_start;
+    return session->backend->function_start(session, address);
 }
 
 #if defined(__x86_64__)

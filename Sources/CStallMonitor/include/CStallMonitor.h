@@ -191,8 +191,8 @@ int CStallMonitor_thread_first_visit(uint64_t visitor);
 /// (libdispatch's queue state).
 uint64_t CStallMonitor_load_u64(const void *address);
 
-/// Opaque libdw unwinding session over this process (its modules and executable mappings when
-/// it opened). Use from one thread at a time.
+/// Opaque unwinding session over this process (its modules and executable mappings when it
+/// opened). Use from one thread at a time.
 typedef struct CStallMonitorUnwinder CStallMonitorUnwinder;
 
 /// Outcomes of CStallMonitor_unwinder_unwind.
@@ -209,8 +209,27 @@ enum {
 /// when it loads, 0 with the reason in `note` otherwise.
 int CStallMonitor_libdw_loadable(char *note, size_t note_size);
 
-/// Opens a session (loads libdw with dlopen on first use). Returns NULL with a reason in `error`.
-CStallMonitorUnwinder *CStallMonitor_unwinder_open(char *error, size_t error_size);
+/// The snapshot unwinder's backends.
+enum {
+    /// elfutils' libdw: CFI from each module's ELF file mapped privately, thread entries by
+    /// symbol; every architecture.
+    CStallMonitorUnwinderLibdw = 0,
+    /// libunwind's remote API: CFI searched through each module's `.eh_frame_hdr` table, read
+    /// from its file with pread (no file is mapped), thread entries by CFI; x86_64 only.
+    CStallMonitorUnwinderLibunwind = 1,
+};
+
+/// Whether libunwind's remote unwinder (CStallMonitorUnwinderLibunwind) can be loaded on this
+/// machine and architecture; like CStallMonitor_libdw_loadable. Returns 1, or 0 with the reason
+/// in `note`.
+int CStallMonitor_libunwind_remote_loadable(char *note, size_t note_size);
+
+/// Opens a session with backend `backend` (loads its library with dlopen on first use). Returns
+/// NULL with a reason in `error`.
+CStallMonitorUnwinder *CStallMonitor_unwinder_open(int backend, char *error, size_t error_size);
+
+/// The name of a session's backend, as samples name their unwinder (`libdw`, `libunwind-remote`).
+const char *CStallMonitor_unwinder_name(const CStallMonitorUnwinder *session);
 
 /// Closes a session, releasing its files and caches.
 void CStallMonitor_unwinder_close(CStallMonitorUnwinder *session);
@@ -218,7 +237,7 @@ void CStallMonitor_unwinder_close(CStallMonitorUnwinder *session);
 /// Whether `address` lies in an executable mapping of the session.
 int CStallMonitor_unwinder_is_code(const CStallMonitorUnwinder *session, uintptr_t address);
 
-/// Unwinds `snapshot` of thread `tid` with libdw's CFI: at most `capacity` PCs, leaf first (the
+/// Unwinds `snapshot` of thread `tid` with the session's backend: at most `capacity` PCs, leaf first (the
 /// first is the snapshot's PC, the others return addresses), each inside executable code.
 /// `complete` is 1 when the walk reached the outermost frame. Returns a CStallMonitorUnwind…
 /// outcome, or -1 on bad arguments.

@@ -205,7 +205,8 @@ public final class StallMonitor: Sendable {
                 threshold: threshold, lead: lead, interval: configuration.samplingInterval.nanoseconds,
                 sampleTimeout: configuration.sampleTimeout.nanoseconds, maxSamples: configuration.maxSamplesPerStall,
                 maxFrames: configuration.maxFramesPerSample, reentryGrace: configuration.reentryGrace.nanoseconds,
-                unwinding: configuration.unwinding, stackCopyBytes: configuration.stackCopyBytes, signal: signal,
+                unwinding: configuration.unwinding, symbolicateInProcess: configuration.symbolicateInProcess,
+                stackCopyBytes: configuration.stackCopyBytes, signal: signal,
                 inProgressRefresh: configuration.inProgressRefresh.nanoseconds,
                 reportWhileDebugged: configuration.reportWhileDebugged),
             counters: counters, controls: controls,
@@ -225,7 +226,7 @@ public final class StallMonitor: Sendable {
         let timeout = configuration.sampleTimeout.nanoseconds
         let maxFrames = configuration.maxFramesPerSample
         let report: @Sendable (String) -> Void = { errors.report(.threadArming($0)) }
-        StackSampler.prepareHandlerUnwinder(for: configuration.unwinding)
+        StackSampler.prepareHandlerUnwinder(for: configuration.unwinding, symbolicateInProcess: configuration.symbolicateInProcess)
         for thread in threads {
             if thread.probe.threadPerSpan {
                 thread.probe.attach(to: thread.tracker) { thread.armWorker(signal: signal, report: report) }

@@ -1,33 +1,50 @@
-/// Which unwinders a stall's samples use, chosen when the watchdog starts tracking it: libdw
-/// (snapshots unwound on the watchdog) when it loads, libunwind (in the signal handler) for
-/// running threads when libdw does not or when configured, nothing when neither loads (stalls are
-/// still detected and reported, and the report says why they have no stacks).
+/// Which unwinders a stall's samples use, chosen when the watchdog starts tracking it: a snapshot
+/// backend (snapshots unwound on the watchdog: libdw, or libunwind's remote unwinder when names
+/// come later) when it loads, libunwind (in the signal handler) for running threads when no
+/// snapshot backend does or when configured, nothing when none loads (stalls are still detected
+/// and reported, and the report says why they have no stacks).
 struct SamplingUnwinder: Sendable {
-    /// The unwinder of samples of a running thread: `libdw`, `libunwind` or `unavailable`.
+    /// The unwinder of samples of a running thread: `libdw`, `libunwind-remote`, `libunwind` or
+    /// `unavailable`.
     var name: String
-    /// Whether libdw unwinds threads asleep in a syscall (never signalled); without it those
-    /// samples carry only the syscall's PC.
-    var libdw: Bool
+    /// The backend that unwinds snapshots of threads asleep in a syscall (never signalled), and of
+    /// running threads when ``name`` is its name; nil when none loads (those samples then carry
+    /// only the syscall's PC).
+    var snapshot: SnapshotUnwinder.Backend?
     /// Why the preferred unwinder is not in use.
     var note: String?
 
-    static func choose(_ mode: StallMonitor.Unwinding) -> SamplingUnwinder {
-        let libdw = SnapshotUnwinder.shared.availability()
+    /// Whether running threads are unwound from snapshots (not by libunwind in the handler).
+    var snapshotsRunningThreads: Bool { snapshot.map { $0.name == name } ?? false }
+
+    static func choose(_ mode: StallMonitor.Unwinding, symbolicateInProcess: Bool) -> SamplingUnwinder {
+        let preferred = SnapshotUnwinder.Backend.preferred(symbolicateInProcess: symbolicateInProcess)
+        var backend: SnapshotUnwinder.Backend? = preferred
+        var snapshotNote: String?
+        var status = SnapshotUnwinder.shared.availability(preferred)
+        if !status.available, preferred != .libdw {
+            let fallback = SnapshotUnwinder.shared.availability(.libdw)
+            if fallback.available { backend = .libdw } else { snapshotNote = [status.note, fallback.note].compactMap { $0 }.joined(separator: "; ") }
+            status = fallback
+        } else if !status.available {
+            snapshotNote = status.note
+        }
+        if !status.available { backend = nil }
         let libunwind = StackSampler.unwinderStatus()
-        switch (mode, libdw.available, libunwind.available) {
-        case (.snapshot, true, _):
-            return .init(name: "libdw", libdw: true, note: nil)
+        switch (mode, backend, libunwind.available) {
+        case (.snapshot, let backend?, _):
+            return .init(name: backend.name, snapshot: backend, note: nil)
         case (.libunwindInHandler, _, true):
-            return .init(name: "libunwind", libdw: libdw.available, note: libdw.note)
-        case (.snapshot, false, true):
-            return .init(name: "libunwind", libdw: false, note: (libdw.note ?? "libdw unavailable")
+            return .init(name: "libunwind", snapshot: backend, note: snapshotNote)
+        case (.snapshot, nil, true):
+            return .init(name: "libunwind", snapshot: nil, note: (snapshotNote ?? "no snapshot unwinder")
                 + "; running threads are unwound by libunwind in the signal handler, threads asleep in a syscall get only its PC")
         case (_, _, false):
-            if libdw.available {
-                return .init(name: "libdw", libdw: true, note: libunwind.note)
+            if let backend {
+                return .init(name: backend.name, snapshot: backend, note: libunwind.note)
             }
-            return .init(name: "unavailable", libdw: false,
-                         note: [libdw.note, libunwind.note].compactMap { $0 }.joined(separator: "; "))
+            return .init(name: "unavailable", snapshot: nil,
+                         note: [snapshotNote, libunwind.note].compactMap { $0 }.joined(separator: "; "))
         }
     }
 }

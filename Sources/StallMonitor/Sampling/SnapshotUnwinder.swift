@@ -5,10 +5,39 @@ import StallReportModel
 /// Unwinds stacks away from the sampled thread, on the watchdog: snapshots (registers and a copy
 /// of the stack bytes) taken by the signal handler of a thread running on a CPU, and snapshots of
 /// a thread asleep in the kernel taken here from its `/proc` syscall file and its frozen stack,
-/// without signalling it. libdw's CFI unwinder walks the copy; libdw is loaded at the first
-/// unwind. One session per process, serialized; its files and caches are released when the last
-/// monitor stops.
+/// without signalling it. A DWARF CFI unwinder walks the copy: libdw, or libunwind's remote API
+/// (x86_64), which reads unwind tables from the files with pread and maps nothing, for monitors
+/// that do not symbolicate in process (libdw is loaded for names anyway when they do). The library
+/// is loaded at the first unwind. One session per backend and process, serialized; their files and
+/// caches are released when the last monitor stops or after a quiet period.
 final class SnapshotUnwinder: Sendable {
+    /// A backend that walks snapshots.
+    enum Backend: Int32, Sendable, CaseIterable {
+        case libdw = 0
+        case libunwindRemote = 1
+
+        /// As samples name their unwinder.
+        var name: String { self == .libdw ? "libdw" : "libunwind-remote" }
+
+        /// The backend for a monitor: libunwind's remote unwinder where it loads when names come
+        /// later (it maps no file; libdw maps each module's ELF file), libdw otherwise.
+        static func preferred(symbolicateInProcess: Bool) -> Backend {
+            guard !symbolicateInProcess else { return .libdw }
+            return libunwindRemoteLoads ? .libunwindRemote : .libdw
+        }
+
+        /// Whether the backend's library loads on this machine and architecture, and why not
+        /// (without keeping it loaded).
+        func loadable() -> (loads: Bool, note: String?) {
+            var note = [CChar](repeating: 0, count: 256)
+            let loads = self == .libdw ? CStallMonitor_libdw_loadable(&note, note.count) != 0
+                : CStallMonitor_libunwind_remote_loadable(&note, note.count) != 0
+            return (loads, loads ? nil : CString.decode(note))
+        }
+
+        private static let libunwindRemoteLoads = Backend.libunwindRemote.loadable().loads
+    }
+
     /// Where a snapshot's stack lies and how much of it to copy.
     struct StackBounds: Sendable, Equatable {
         var low: UInt
@@ -27,11 +56,16 @@ final class SnapshotUnwinder: Sendable {
         case failed(String)
     }
 
-    private struct State: @unchecked Sendable {
+    /// One backend's session.
+    private struct Slot {
         var session: OpaquePointer?
         var opened = false
         var openedAt: UInt64 = 0
         var note: String?
+    }
+
+    private struct State: @unchecked Sendable {
+        var slots = [Slot](repeating: Slot(), count: Backend.allCases.count)
         var users = 0
         /// When the session was last used (monotonic ns; 0: not since it was released).
         var lastUse: UInt64 = 0
@@ -49,12 +83,13 @@ final class SnapshotUnwinder: Sendable {
 
     private let state = Locked(State())
 
-    /// Whether libdw can be used, and why not. Opens the session (loads libdw) when not yet open.
-    func availability() -> (available: Bool, note: String?) {
+    /// Whether `backend` can be used, and why not. Opens its session (loads its library) when not
+    /// yet open.
+    func availability(_ backend: Backend) -> (available: Bool, note: String?) {
         state.withLock { state in
             state.lastUse = CStallMonitor_monotonic_ns()
-            open(&state)
-            return (state.session != nil, state.note)
+            open(&state, backend)
+            return (state.slots[Int(backend.rawValue)].session != nil, state.slots[Int(backend.rawValue)].note)
         }
     }
 
@@ -68,7 +103,7 @@ final class SnapshotUnwinder: Sendable {
         state.withLock { state in
             state.users = max(0, state.users - 1)
             guard state.users == 0 else { return }
-            close(&state)
+            closeAll(&state)
             state.stack?.deallocate()
             state.stack = nil
         }
@@ -80,29 +115,30 @@ final class SnapshotUnwinder: Sendable {
         state.withLock { state in
             guard state.lastUse != 0, state.lastUse <= cutoff else { return false }
             state.lastUse = 0
-            guard state.opened || state.stack != nil else { return false }
-            close(&state)
+            guard state.slots.contains(where: \.opened) || state.stack != nil else { return false }
+            closeAll(&state)
             state.stack?.deallocate()
             state.stack = nil
             return true
         }
     }
 
-    /// Whether a libdw session is open now (for tests and diagnostics).
+    /// Whether any session is open now (for tests and diagnostics).
     var isOpen: Bool {
-        state.withLock { $0.session != nil }
+        state.withLock { $0.slots.contains { $0.session != nil } }
     }
 
-    /// Signals running thread `tid` for a snapshot and unwinds it.
-    func unwindRunning(tid: Int32, bounds: StackBounds, copyBytes: Int, timeout: UInt64, maxFrames: Int) -> Outcome {
+    /// Signals running thread `tid` for a snapshot and unwinds it with `backend`.
+    func unwindRunning(tid: Int32, bounds: StackBounds, copyBytes: Int, timeout: UInt64, maxFrames: Int,
+                       backend: Backend) -> Outcome {
         state.withLock { state in
-            guard let session = ensureSession(&state) else { return .failed(state.note ?? "libdw unavailable") }
+            guard let session = ensureSession(&state, backend) else { return unavailable(state, backend) }
             var snapshot = makeSnapshot(&state, bounds: bounds, copyBytes: copyBytes)
             let result = StackSampler.withRequestLock {
                 CStallMonitor_sampler_snapshot(tid, timeout, &snapshot)
             }
             guard result == CStallMonitorSampleOK else { return .signal(StackSampler.outcome(result)) }
-            return unwind(&state, session: session, tid: tid, snapshot: &snapshot, maxFrames: maxFrames)
+            return unwind(&state, backend, session: session, tid: tid, snapshot: &snapshot, maxFrames: maxFrames)
         }
     }
 
@@ -122,11 +158,11 @@ final class SnapshotUnwinder: Sendable {
 
     /// Takes the stack of thread `tid`, asleep in the kernel with user stack pointer `sp` and
     /// program counter `pc`, without touching it; `stillAsleep` is asked after the copy and must
-    /// confirm that the thread has not run since `sp` and `pc` were read.
+    /// confirm that the thread has not run since `sp` and `pc` were read. Unwound with `backend`.
     func unwindBlocked(tid: Int32, sp: UInt, pc: UInt, bounds: StackBounds, copyBytes: Int, maxFrames: Int,
-                       stillAsleep: () -> Bool) -> Outcome {
+                       backend: Backend, stillAsleep: () -> Bool) -> Outcome {
         state.withLock { state in
-            guard let session = ensureSession(&state) else { return .failed(state.note ?? "libdw unavailable") }
+            guard let session = ensureSession(&state, backend) else { return unavailable(state, backend) }
             var snapshot = makeSnapshot(&state, bounds: bounds, copyBytes: copyBytes)
             let copied = CStallMonitor_snapshot_blocked(sp, pc, &snapshot)
             guard copied == 0 else {
@@ -135,8 +171,12 @@ final class SnapshotUnwinder: Sendable {
                     : "its stack could not be read (errno \(-copied))")
             }
             guard stillAsleep() else { return .threadMoved }
-            return unwind(&state, session: session, tid: tid, snapshot: &snapshot, maxFrames: maxFrames)
+            return unwind(&state, backend, session: session, tid: tid, snapshot: &snapshot, maxFrames: maxFrames)
         }
+    }
+
+    private func unavailable(_ state: State, _ backend: Backend) -> Outcome {
+        .failed(state.slots[Int(backend.rawValue)].note ?? "\(backend.name) unavailable")
     }
 
     private func makeSnapshot(_ state: inout State, bounds: StackBounds, copyBytes: Int) -> CStallMonitorSnapshot {
@@ -152,8 +192,8 @@ final class SnapshotUnwinder: Sendable {
         return snapshot
     }
 
-    private func unwind(_ state: inout State, session: OpaquePointer, tid: Int32, snapshot: inout CStallMonitorSnapshot,
-                        maxFrames: Int) -> Outcome {
+    private func unwind(_ state: inout State, _ backend: Backend, session: OpaquePointer, tid: Int32,
+                        snapshot: inout CStallMonitorSnapshot, maxFrames: Int) -> Outcome {
         var session = session
         let capacity = min(maxFrames, state.frames.count)
         for attempt in 0..<2 {
@@ -163,38 +203,41 @@ final class SnapshotUnwinder: Sendable {
                 CStallMonitor_unwinder_unwind(session, tid, &snapshot, frames.baseAddress, Int32(capacity), &count, &complete)
             }
             if outcome == Int32(CStallMonitorUnwindUnknownCode), attempt == 0,
-               CStallMonitor_monotonic_ns() &- state.openedAt >= Self.reopenInterval {
+               CStallMonitor_monotonic_ns() &- state.slots[Int(backend.rawValue)].openedAt >= Self.reopenInterval {
                 // A library loaded after the session opened: read the mappings again.
-                close(&state)
-                guard let reopened = ensureSession(&state) else { break }
+                close(&state, backend)
+                guard let reopened = ensureSession(&state, backend) else { break }
                 session = reopened
                 continue
             }
-            guard count > 0 else { return .failed("libdw found no frame at the program counter") }
+            guard count > 0 else { return .failed("\(backend.name) found no frame at the program counter") }
             return .stack(Array(state.frames[0..<Int(count)]), complete: complete != 0)
         }
-        return .failed(state.note ?? "libdw unavailable")
+        return unavailable(state, backend)
     }
 
-    private func ensureSession(_ state: inout State) -> OpaquePointer? {
+    private func ensureSession(_ state: inout State, _ backend: Backend) -> OpaquePointer? {
         state.lastUse = CStallMonitor_monotonic_ns()
-        open(&state)
-        return state.session
+        open(&state, backend)
+        return state.slots[Int(backend.rawValue)].session
     }
 
-    private func open(_ state: inout State) {
-        guard !state.opened else { return }
-        state.opened = true
-        state.openedAt = CStallMonitor_monotonic_ns()
+    private func open(_ state: inout State, _ backend: Backend) {
+        let index = Int(backend.rawValue)
+        guard !state.slots[index].opened else { return }
         var error = [CChar](repeating: 0, count: 256)
-        state.session = CStallMonitor_unwinder_open(&error, error.count)
-        state.note = state.session == nil ? CString.decode(error) : nil
+        let session = CStallMonitor_unwinder_open(backend.rawValue, &error, error.count)
+        state.slots[index] = Slot(session: session, opened: true, openedAt: CStallMonitor_monotonic_ns(),
+                                  note: session == nil ? CString.decode(error) : nil)
     }
 
-    private func close(_ state: inout State) {
-        if let session = state.session { CStallMonitor_unwinder_close(session) }
-        state.session = nil
-        state.opened = false
-        state.note = nil
+    private func close(_ state: inout State, _ backend: Backend) {
+        let index = Int(backend.rawValue)
+        if let session = state.slots[index].session { CStallMonitor_unwinder_close(session) }
+        state.slots[index] = Slot()
+    }
+
+    private func closeAll(_ state: inout State) {
+        for backend in Backend.allCases { close(&state, backend) }
     }
 }

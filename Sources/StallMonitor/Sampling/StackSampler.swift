@@ -46,14 +46,15 @@ enum StackSampler {
     }
 
     /// Loads libunwind when `mode` needs it in the signal handler: always for
-    /// `.libunwindInHandler`, and for `.snapshot` only when libdw cannot be loaded (libunwind is
-    /// then the fallback for running threads). Otherwise nothing is loaded: libdw is mapped at the
-    /// first stall, on the watchdog, so an idle monitor stays small. Call before the monitored
-    /// threads arm (arming takes the warm-up sample that makes libunwind safe in the handler).
-    static func prepareHandlerUnwinder(for mode: StallMonitor.Unwinding) {
+    /// `.libunwindInHandler`, and for `.snapshot` only when no snapshot unwinder can be loaded
+    /// (libunwind is then the fallback for running threads). Otherwise nothing is loaded: the
+    /// snapshot unwinder is mapped at the first stall, on the watchdog, so an idle monitor stays
+    /// small. Call before the monitored threads arm (arming takes the warm-up sample that makes
+    /// libunwind safe in the handler).
+    static func prepareHandlerUnwinder(for mode: StallMonitor.Unwinding, symbolicateInProcess: Bool) {
         if mode == .snapshot {
-            var note = [CChar](repeating: 0, count: 256)
-            guard CStallMonitor_libdw_loadable(&note, note.count) == 0 else { return }
+            let preferred = SnapshotUnwinder.Backend.preferred(symbolicateInProcess: symbolicateInProcess)
+            if preferred.loadable().loads || SnapshotUnwinder.Backend.libdw.loadable().loads { return }
         }
         _ = CStallMonitor_sampler_load_unwinder()
     }

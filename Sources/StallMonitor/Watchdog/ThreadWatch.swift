@@ -16,6 +16,8 @@ final class ThreadWatch {
         var maxFrames: Int
         var reentryGrace: UInt64
         var unwinding: StallMonitor.Unwinding
+        /// Whether reports are named in process (libdw is loaded for that anyway).
+        var symbolicateInProcess: Bool
         var stackCopyBytes: Int
         var signal: Int32
         var inProgressRefresh: UInt64
@@ -381,7 +383,7 @@ final class ThreadWatch {
             threshold: settings.threshold, mode: mode, interval: settings.interval,
             requestedInterval: settings.interval, maxSamples: settings.maxSamples,
             cpuAtTrackingStart: cpuAtTrackingStart, trackingStart: now,
-            unwinder: SamplingUnwinder.choose(settings.unwinding), scene: controls.scene)
+            unwinder: SamplingUnwinder.choose(settings.unwinding, symbolicateInProcess: settings.symbolicateInProcess), scene: controls.scene)
     }
 
     /// Ends the recording when its span has ended: a stall is emitted, a short span discarded.
@@ -551,9 +553,9 @@ final class ThreadWatch {
             // frozen; copy it and unwind the copy here, if the thread did not run meanwhile.
             lastRunningReading = nil
             recording.attempted += 1
-            guard recording.unwinder.libdw, let bounds = stackBounds(of: tid, sp: sp) else {
+            guard let backend = recording.unwinder.snapshot, let bounds = stackBounds(of: tid, sp: sp) else {
                 noStack(recording.unwinder.name == "unavailable" ? "noUnwinder" : "blockedWithoutLibdw",
-                        note: "not interrupted: without libdw snapshots only the syscall's PC is known")
+                        note: "not interrupted: without a snapshot unwinder only the syscall's PC is known")
                 return .done
             }
             // Any run of the thread adds to its CPU time: unchanged time and syscall file after
@@ -562,14 +564,14 @@ final class ThreadWatch {
             let cpuBefore = threadCPUNanos(tid)
             let outcome = SnapshotUnwinder.shared.unwindBlocked(
                 tid: tid, sp: sp, pc: pc, bounds: bounds, copyBytes: settings.stackCopyBytes,
-                maxFrames: settings.maxFrames,
+                maxFrames: settings.maxFrames, backend: backend,
                 stillAsleep: { cpuBefore >= 0 && procFiles.syscallState() == syscallState && threadCPUNanos(tid) == cpuBefore })
             if case .stack = outcome { countStack(since: began) }
             switch outcome {
             case .stack(let frames, let complete):
                 let sample = RawSample(
                     offset: offset, kind: .stack, threadState: state, syscall: syscallName, note: nil,
-                    addresses: frames, truncated: !complete, unwinder: "libdw", interrupted: false)
+                    addresses: frames, truncated: !complete, unwinder: backend.name, interrupted: false)
                 if keep(sample, takenBy: CStallMonitor_monotonic_ns()) {
                     recording.taken += 1
                     counters.samplesTaken.add(1, ordering: .relaxed)
@@ -639,20 +641,21 @@ final class ThreadWatch {
             let signalOutcome: StackSampler.Outcome
             var unwinderName = "libunwind"
             var bounds = stackBounds(of: tid, sp: nil)
-            if bounds == nil, recording.unwinder.name == "libdw", settings.unwinding == .snapshot,
+            let snapshots = recording.unwinder.snapshotsRunningThreads && settings.unwinding == .snapshot
+            if bounds == nil, snapshots,
                let sp = SnapshotUnwinder.shared.stackPointer(tid: tid, timeout: settings.sampleTimeout) {
                 // A span thread that never armed itself (a Dispatch worker): its stack is the
                 // mapping that holds its stack pointer, read from one registers-only snapshot.
                 bounds = stackBounds(of: tid, sp: sp)
             }
-            if recording.unwinder.name == "libdw", settings.unwinding == .snapshot, let bounds {
+            if snapshots, let backend = recording.unwinder.snapshot, let bounds {
                 switch SnapshotUnwinder.shared.unwindRunning(
                     tid: tid, bounds: bounds, copyBytes: settings.stackCopyBytes, timeout: settings.sampleTimeout,
-                    maxFrames: settings.maxFrames) {
+                    maxFrames: settings.maxFrames, backend: backend) {
                 case .stack(let frames, let complete):
                     countStack(since: sentAt)
                     signalOutcome = .stack(frames, truncated: !complete)
-                    unwinderName = "libdw"
+                    unwinderName = backend.name
                 case .signal(let outcome):
                     signalOutcome = outcome
                 case .failed(let why):

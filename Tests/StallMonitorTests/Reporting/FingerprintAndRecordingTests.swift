@@ -51,7 +51,7 @@ struct FingerprintAndRecordingTests {
             thread: .init(tid: 1, name: "t", isMainThread: false, loopKind: "runLoop"), sequence: 1, spanStart: 0,
             wallClockStart: Date(), threshold: 250_000_000, mode: nil, interval: 10_000_000,
             requestedInterval: 10_000_000, maxSamples: 4, cpuAtTrackingStart: 0, trackingStart: 0,
-            unwinder: SamplingUnwinder(name: "libdw", libdw: true, note: nil))
+            unwinder: SamplingUnwinder(name: "libdw", snapshot: .libdw, note: nil))
         for offset in 0..<4 {
             recording.append(RawSample(offset: UInt64(offset), kind: .none, threadState: "R", syscall: nil, note: nil, addresses: [], truncated: false))
         }

@@ -36,7 +36,7 @@ struct ThreadPerSpanTests {
             #expect(!stall.thread.isMainThread)
             let duration = stall.end &- stall.spanStart
             #expect(duration >= 380 * ThreadWatchHarness.ms && duration < 5_000 * ThreadWatchHarness.ms)
-            if stall.unwinder.libdw {
+            if stall.unwinder.snapshot != nil {
                 // Asleep in nanosleep: unwound from /proc without a signal, its stack found from
                 // /proc/self/maps (the thread never armed itself).
                 #expect(stall.samples.contains { $0.kind == .stack && $0.syscall != nil }, "\(stall.samples.map(\.note))")

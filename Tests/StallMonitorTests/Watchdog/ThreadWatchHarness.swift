@@ -38,7 +38,7 @@ final class ThreadWatchHarness: @unchecked Sendable {
         watch = ThreadWatch(
             thread: thread,
             settings: .init(threshold: threshold, lead: threshold / 2, interval: 10 * ms, sampleTimeout: 10 * ms,
-                            maxSamples: 200, maxFrames: 64, reentryGrace: 200_000, unwinding: .snapshot, stackCopyBytes: 65_536,
+                            maxSamples: 200, maxFrames: 64, reentryGrace: 200_000, unwinding: .snapshot, symbolicateInProcess: true, stackCopyBytes: 65_536,
                             signal: 0, inProgressRefresh: 1_000 * ms, reportWhileDebugged: true),
             counters: counters, controls: MonitorControls(),
             emit: { event in events.list.withLock { $0.append(event) } })
