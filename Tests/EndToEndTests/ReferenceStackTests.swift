@@ -12,22 +12,36 @@ import Testing
 /// appear in the report's representative stack, in the same order.
 @Suite("Stacks against gdb's backtrace", .serialized, .enabled(if: GDBReference.isAvailable))
 struct ReferenceStackTests {
-    @Test("a thread parked spinning in one function", arguments: [GDBReference.Park.spin, .sleep])
-    func matchesTheReference(park: GDBReference.Park) throws {
+    @Test("a thread parked spinning in one function", arguments: [GDBReference.Park.spin, .sleep], [false, true])
+    func matchesTheReference(park: GDBReference.Park, deferNames: Bool) throws {
         let reference = try GDBReference.backtrace(park)
         try #require(reference.count >= 10, "gdb's backtrace is too short to compare: \(reference)")
         try #require(reference.first?.name.contains(park.function) == true || park == .sleep,
                      "gdb did not stop in \(park.function): \(reference)")
 
+        // Names found in process (stacks by libdw), or later by `stallreport symbolicate` (stacks by
+        // libunwind's remote unwinder, which the monitor uses when it does not name frames).
         let directory = try ReportDirectory()
+        let written = directory.url.appendingPathComponent("written")
         let run = try StallReportCLI.run(
-            ["x86_64", "-R", try StallReportCLI.binary(named: "stall-demo").path, "--output", directory.path,
-             "--only", park.scenario, "--park-seconds", "1.2", "--threshold-ms", "250"],
+            ["x86_64", "-R", try StallReportCLI.binary(named: "stall-demo").path, "--output", written.path,
+             "--only", park.scenario, "--park-seconds", "1.2", "--threshold-ms", "250"] + (deferNames ? ["--defer-symbolication"] : []),
             timeout: 120, executable: "/usr/bin/setarch")
         try #require(run.status == 0, "\(run)")
-        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("stall-") && $0.hasSuffix(".json") }
+        var named = written
+        if deferNames {
+            named = directory.url.appendingPathComponent("named")
+            let symbolicate = try StallReportCLI.run(["symbolicate", written.path, "--output", named.path])
+            try #require(symbolicate.status == 0, "\(symbolicate)")
+        }
+        let files = try FileManager.default.contentsOfDirectory(atPath: named.path).filter { $0.hasPrefix("stall-") && $0.hasSuffix(".json") }
         try #require(files.count == 1, "one park, one stall: \(files)\n\(run)")
-        let report = try StallReport.read(from: directory.url.appendingPathComponent(files[0]))
+        let report = try StallReport.read(from: named.appendingPathComponent(files[0]))
+        #if arch(x86_64)
+        let unwinder = deferNames ? "libunwind-remote" : "libdw"
+        #expect(report.samples.filter { $0.kind == .stack }.allSatisfy { $0.unwinder == unwinder },
+                "\(report.samples.map { $0.unwinder ?? "-" })")
+        #endif
         let stack = report.representativeStack.map { report.frames[$0] }
 
         let matched = GDBReference.matchInOrder(reference: reference, stack: stack)

@@ -1,7 +1,6 @@
 import CStallMonitor
 import Foundation
 @testable import StallMonitor
-import Synchronization
 import Testing
 
 /// The two snapshot unwinders against each other: libunwind's remote unwinder (unwind tables read
@@ -21,44 +20,57 @@ struct SnapshotBackendTests {
         let images = ["snapshot-backend-test"]  // the images do not change during the test
 
         for kind in BlockingCalls.all {
-            let started = Atomic<Bool>(false)
-            let call = kind.call
-            let pending = loop.perform { () -> BlockingCalls.Outcome in
-                started.store(true, ordering: .releasing)
-                return call(700)
+            let walks = try AsleepThreadUnwinding.unwind(kind, on: loop, backends: SnapshotUnwinder.Backend.allCases)
+            #expect(walks.call.elapsedMs >= 650, "\(kind.function) returned early: \(walks.call)")
+            guard let libdw = walks.stack(.libdw), let remote = walks.stack(.libunwindRemote) else {
+                Issue.record("\(kind.function): \(walks.outcomes)")
+                continue
             }
-            #expect(waitUntil(timeout: .seconds(5)) { started.load(ordering: .acquiring) })
-            let files = ThreadProcFiles(tid: loop.tid)
-            var walks: [SnapshotUnwinder.Backend: (frames: [UInt], complete: Bool)] = [:]
-            // Asleep in the call (not in the loop's own wait): found by the caller's name below.
-            let asleep = waitUntil(timeout: .seconds(2)) {
-                if case .inSyscall = files.syscallState() { return true }
-                return false
-            }
-            #expect(asleep, "\(kind.function) never slept")
-            let state = files.syscallState()
-            if asleep, case .inSyscall(_, let sp, let pc) = state {
-                var low: UInt = 0, high: UInt = 0
-                try #require(CStallMonitor_mapping_containing(sp, &low, &high) == 0)
-                for backend in SnapshotUnwinder.Backend.allCases {
-                    let outcome = SnapshotUnwinder.shared.unwindBlocked(
-                        tid: loop.tid, sp: sp, pc: pc, bounds: .init(low: low, high: high), copyBytes: 256 * 1024,
-                        maxFrames: 256, backend: backend, stillAsleep: { files.syscallState() == state })
-                    if case .stack(let frames, let complete) = outcome {
-                        walks[backend] = (frames, complete)
-                    } else {
-                        Issue.record("\(backend.name) on \(kind.function): \(outcome)")
-                    }
-                }
-            }
-            let outcome = try pending.wait(timeout: .seconds(10), what: kind.function)
-            #expect(outcome.elapsedMs >= 650, "\(kind.function) returned early: \(outcome)")
-            guard let libdw = walks[.libdw], let remote = walks[.libunwindRemote] else { continue }
             let names = Symbolicator.shared.symbolicate(remote.frames, images: images)
             let symbols = remote.frames.map { names[$0]?.name ?? "?" }
             #expect(remote.frames == libdw.frames, "\(kind.function)\nlibunwind-remote: \(remote.frames.map { String($0, radix: 16) })\nlibdw: \(libdw.frames.map { String($0, radix: 16) })\n\(symbols)")
             #expect(remote.complete && libdw.complete, "\(kind.function): whole? remote \(remote.complete), libdw \(libdw.complete)\n\(symbols)")
             #expect(symbols.contains { $0.contains(kind.function) }, "\(kind.function): \(symbols)")
+        }
+    }
+
+    @Test("with names deferred, a spinning and a sleeping stall are unwound by libunwind-remote, whole, naming the function")
+    func deferredNamesUseTheRemoteUnwinder() throws {
+        let directory = ReportDirectory()
+        defer { directory.remove() }
+        let loop = try MonitoredLoopThread(name: "remote-unwinder")
+        defer { loop.stop() }
+        var configuration = directory.configuration()
+        configuration.symbolicateInProcess = false
+        let monitor = try loop.startMonitor(configuration)
+        defer { monitor.stop() }
+        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 600) }
+        try loop.waitUntilSleeping()
+        try loop.run { StallingWork.sleepInUsleepForStallTest(microseconds: 600_000) }
+        #expect(monitor.waitForStalls(2), "\(monitor.statistics)")
+        #expect(monitor.flush())
+
+        let reports = try directory.reports()
+        try #require(reports.count == 2)
+        Symbolicator.shared.retain()
+        defer { Symbolicator.shared.release() }
+        for (function, interrupted) in [("spinOnCPUForStallTest", true), ("sleepInUsleepForStallTest", false)] {
+            let named = reports.map { report in
+                (report, Symbolicator.shared.symbolicate(report.frames.compactMap { UInt($0.address.dropFirst(2), radix: 16) },
+                                                         images: ["remote-unwinder-test"]))
+            }
+            let found = named.first { report, names in
+                report.representativeStack.contains { names[UInt(report.frames[$0].address.dropFirst(2), radix: 16) ?? 0]?.name?.contains(function) == true }
+            }
+            let (report, _) = try #require(found, "no report names \(function)")
+            #expect(report.sampling.unwinder == "libunwind-remote")
+            let stacks = report.samples.filter { $0.kind == .stack }
+            #expect(!stacks.isEmpty && stacks.allSatisfy { $0.unwinder == "libunwind-remote" && $0.interrupted == interrupted },
+                    "\(function): \(report.samples.map { ($0.kind, $0.unwinder ?? "-", $0.interrupted ?? false, $0.note ?? "") })")
+            // A sample taken at an awkward instant (a prologue, the signal landing in the C
+            // library) may stop early; most reach the thread's entry.
+            let whole = stacks.filter { $0.truncated != true }.count
+            #expect(whole * 2 > stacks.count, "\(function): \(whole) of \(stacks.count) samples reach the thread's entry")
         }
     }
 }
