@@ -110,6 +110,18 @@ typedef struct {
     /// The executable mappings' span.
     uintptr_t code_start;
     uintptr_t code_end;
+    /// The ELF layout: 0 not read yet, 1 read, -1 not ELF (or unreadable).
+    int layout_state;
+    uintptr_t bias;
+    /// Where PT_GNU_EH_FRAME is loaded; 0 when absent.
+    uintptr_t frame_header;
+    /// File ranges of the loadable segments without write permission: their bytes in memory are
+    /// the file's (a writable segment's, RELRO included, were relocated).
+    struct {
+        uint64_t start;
+        uint64_t end;
+    } read_only[8];
+    int read_only_count;
     /// `.eh_frame_hdr` search table: 0 not looked for yet, 1 found, -1 none usable.
     int table_state;
     uintptr_t table_segbase;
@@ -239,15 +251,70 @@ static int file_descriptor(module_file *module) {
     return fd;
 }
 
-/// Reads `size` bytes at `address` of this process: from the file behind a read-only file mapping
-/// (the page cache, not this process's memory), else with process_vm_readv. Returns 1 on success.
+/// Reads the module's ELF header and program headers (from the file, else from memory at its
+/// base): its load bias, PT_GNU_EH_FRAME and read-only segments. 64-bit ELF only.
+static int read_layout(module_file *module) {
+    if (module->layout_state != 0) return module->layout_state > 0;
+    module->layout_state = -1;
+    if (module->base == 0) return 0;
+    int fd = file_descriptor(module);
+    Elf64_Ehdr header;
+    int read = fd >= 0 ? pread(fd, &header, sizeof(header), 0) == (ssize_t)sizeof(header)
+                       : CStallMonitor_unwinder_read_own_memory(module->base, &header, sizeof(header));
+    if (!read || memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64 ||
+        header.e_phentsize != sizeof(Elf64_Phdr) || header.e_phnum == 0 || header.e_phnum > 128) {
+        return 0;
+    }
+    Elf64_Phdr headers[128];
+    size_t bytes = header.e_phnum * sizeof(Elf64_Phdr);
+    read = fd >= 0 ? pread(fd, headers, bytes, (off_t)header.e_phoff) == (ssize_t)bytes
+                   : CStallMonitor_unwinder_read_own_memory(module->base + header.e_phoff, headers, bytes);
+    if (!read) return 0;
+    int have_bias = 0;
+    for (int i = 0; i < header.e_phnum; i++) {
+        const Elf64_Phdr *segment = &headers[i];
+        if (segment->p_type != PT_LOAD) continue;
+        if (!have_bias) {
+            // The first loadable segment is the one mapped at `base` (file offset 0).
+            module->bias = module->base - (uintptr_t)(segment->p_vaddr - segment->p_offset);
+            have_bias = 1;
+        }
+        if (!(segment->p_flags & PF_W) && module->read_only_count < 8) {
+            module->read_only[module->read_only_count].start = segment->p_offset;
+            module->read_only[module->read_only_count].end = segment->p_offset + segment->p_filesz;
+            module->read_only_count++;
+        }
+    }
+    if (!have_bias) return 0;
+    for (int i = 0; i < header.e_phnum; i++) {
+        if (headers[i].p_type == PT_GNU_EH_FRAME) module->frame_header = module->bias + (uintptr_t)headers[i].p_vaddr;
+    }
+    module->layout_state = 1;
+    return 1;
+}
+
+/// Whether file bytes [offset, offset + size) lie in one of the module's read-only segments.
+static int in_read_only_segment(const module_file *module, uint64_t offset, size_t size) {
+    for (int i = 0; i < module->read_only_count; i++) {
+        if (offset >= module->read_only[i].start && size <= module->read_only[i].end - offset &&
+            offset < module->read_only[i].end) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/// Reads `size` bytes at `address` of this process: from the file behind a mapping of a read-only
+/// segment (the page cache, not this process's memory), else with process_vm_readv. Returns 1 on
+/// success.
 static int read_bytes(libunwind_state *state, uintptr_t address, void *into, size_t size) {
     const mapping *entry = mapping_containing(state, address);
     if (entry != NULL && entry->read_only && size <= entry->end - address) {
-        int fd = file_descriptor(&state->files[entry->file]);
-        if (fd >= 0) {
-            off_t at = (off_t)(entry->offset + (address - entry->start));
-            if (pread(fd, into, size, at) == (ssize_t)size) return 1;
+        module_file *module = &state->files[entry->file];
+        uint64_t offset = entry->offset + (address - entry->start);
+        int fd = read_layout(module) ? file_descriptor(module) : -1;
+        if (fd >= 0 && in_read_only_segment(module, offset, size) && pread(fd, into, size, (off_t)offset) == (ssize_t)size) {
+            return 1;
         }
     }
     return CStallMonitor_unwinder_read_own_memory(address, into, size);
@@ -269,26 +336,8 @@ static size_t encoded_size(uint8_t encoding) {
 static int find_table(libunwind_state *state, module_file *module) {
     if (module->table_state != 0) return module->table_state > 0;
     module->table_state = -1;
-    Elf64_Ehdr header;
-    if (module->base == 0 || !read_bytes(state, module->base, &header, sizeof(header))) return 0;
-    if (memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64 ||
-        header.e_phentsize != sizeof(Elf64_Phdr) || header.e_phnum == 0 || header.e_phnum > 128) {
-        return 0;
-    }
-    Elf64_Phdr headers[128];
-    if (!read_bytes(state, module->base + header.e_phoff, headers, header.e_phnum * sizeof(Elf64_Phdr))) return 0;
-    uintptr_t bias = 0, frame_header = 0;
-    int have_bias = 0;
-    for (int i = 0; i < header.e_phnum; i++) {
-        if (headers[i].p_type == PT_LOAD && !have_bias) {
-            // The first loadable segment is the one mapped at `base` (file offset 0).
-            bias = module->base - (uintptr_t)(headers[i].p_vaddr - headers[i].p_offset);
-            have_bias = 1;
-        }
-    }
-    for (int i = 0; have_bias && i < header.e_phnum; i++) {
-        if (headers[i].p_type == PT_GNU_EH_FRAME) frame_header = bias + (uintptr_t)headers[i].p_vaddr;
-    }
+    if (!read_layout(module)) return 0;
+    uintptr_t frame_header = module->frame_header;
     uint8_t fields[4];
     if (frame_header == 0 || !read_bytes(state, frame_header, fields, sizeof(fields))) return 0;
     // version 1; eh_frame_ptr of any fixed size; a 4-byte count; a table of (sdata4, sdata4)
