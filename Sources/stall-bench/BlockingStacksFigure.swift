@@ -9,12 +9,27 @@ import StallReportKit
 /// and the run loop below it. Then a CPU-bound stall, 100 frames deep, for the cost of a running
 /// thread's snapshot (signal round trip and unwinding on the watchdog).
 enum BlockingStacksFigure {
-    static func run(_ context: BenchContext) throws -> FigureResult {
-        let rounds = context.pick(4, quick: 1)
-        let milliseconds = 320
-        let session = try MonitorSession(context)
-        // A first stall of each kind opens libdw's session and loads the CFI of the code on the
-        // way: not counted in the cost per stack (figure 5d is the cold report).
+    /// Stalls blocked in each kind of call, after one warm-up stall of each kind (it opens the
+    /// unwinder's session and loads the CFI of the code on the way: not counted in the cost per
+    /// stack; figure 5d is the cold report).
+    private struct BlockedRun {
+        var arrivals: [MonitorSession.Arrival]
+        var stacks: Int
+        var meanNanoseconds: Double
+    }
+
+    /// A CPU-bound stall 80 recursions deep, after a warm-up spin.
+    private struct RunningRun {
+        var stacks: Int
+        var meanNanoseconds: Double
+        var frames: Double
+        var unwinders: Set<String>
+    }
+
+    private static let milliseconds = 320
+
+    private static func blocked(_ context: BenchContext, rounds: Int, symbolicateInProcess: Bool) throws -> BlockedRun {
+        let session = try MonitorSession(context, symbolicateInProcess: symbolicateInProcess)
         MainLoop.run(steps: BlockingCall.allCases.map { call in .init(gap: 0.1) { call.block(milliseconds: milliseconds) } })
         session.settle()
         let warm = session.monitor.statistics
@@ -27,18 +42,44 @@ enum BlockingStacksFigure {
         }
         MainLoop.run(steps: steps)
         session.stop()
-        let blocked = session.monitor.statistics
-        let blockedStacks = blocked.watchdogStacks - warm.watchdogStacks
+        let statistics = session.monitor.statistics
+        let stacks = statistics.watchdogStacks - warm.watchdogStacks
         let arrivals = Array(session.arrivals.dropFirst(warmReports))
         guard warmReports == BlockingCall.allCases.count, arrivals.count == steps.count else {
             throw BenchError("\(BlockingCall.allCases.count + steps.count) blocking stalls gave \(warmReports + arrivals.count) reports")
         }
+        let nanoseconds = Double(statistics.watchdogStackNanoseconds - warm.watchdogStackNanoseconds)
+        return BlockedRun(arrivals: arrivals, stacks: stacks, meanNanoseconds: nanoseconds / Double(max(stacks, 1)))
+    }
 
+    private static func running(_ context: BenchContext, symbolicateInProcess: Bool) throws -> RunningRun {
+        let session = try MonitorSession(context, symbolicateInProcess: symbolicateInProcess)
+        let spin = context.pick(1.5, quick: 0.4)
+        let deepSpin: @Sendable (Double) -> Void = { seconds in
+            _ = Workloads.recurse(80) { Workloads.spin(until: CStallClock.now() + UInt64(seconds * 1e9)) }
+        }
+        MainLoop.run(steps: [.init(gap: 0.1) { deepSpin(0.4) }])
+        session.settle()
+        let warm = session.monitor.statistics
+        MainLoop.run(steps: [.init(gap: 0.1) { deepSpin(spin) }])
+        session.stop()
+        let statistics = session.monitor.statistics
+        let stacks = statistics.watchdogStacks - warm.watchdogStacks
+        let samples = session.arrivals.last?.report.samples.filter { !$0.frames.isEmpty } ?? []
+        return RunningRun(stacks: stacks,
+                          meanNanoseconds: Double(statistics.watchdogStackNanoseconds - warm.watchdogStackNanoseconds) / Double(max(stacks, 1)),
+                          frames: Stats.median(samples.map { Double($0.frames.count) }),
+                          unwinders: Set(samples.compactMap(\.unwinder)))
+    }
+
+    static func run(_ context: BenchContext) throws -> FigureResult {
+        let rounds = context.pick(4, quick: 1)
+        let blocked = try Self.blocked(context, rounds: rounds, symbolicateInProcess: true)
         var sleeping = 0
         var reachApp = 0
         var reachLoop = 0
         var callers = Set<String>()
-        for (index, arrival) in arrivals.enumerated() {
+        for (index, arrival) in blocked.arrivals.enumerated() {
             let report = arrival.report
             let call = BlockingCall.allCases[index % BlockingCall.allCases.count]
             for sample in report.samples where sample.syscall != nil {
@@ -53,27 +94,16 @@ enum BlockingStacksFigure {
         }
         let appShare = Double(reachApp) / Double(max(sleeping, 1))
         let loopShare = Double(reachLoop) / Double(max(sleeping, 1))
-        let blockedCost = Double(blocked.watchdogStackNanoseconds - warm.watchdogStackNanoseconds) / Double(max(blockedStacks, 1))
-
-        let spinning = try MonitorSession(context)
-        let spin = context.pick(1.5, quick: 0.4)
-        let deepSpin: @Sendable (Double) -> Void = { seconds in
-            _ = Workloads.recurse(80) { Workloads.spin(until: CStallClock.now() + UInt64(seconds * 1e9)) }
-        }
-        MainLoop.run(steps: [.init(gap: 0.1) { deepSpin(0.4) }])
-        spinning.settle()
-        let warmSpin = spinning.monitor.statistics
-        MainLoop.run(steps: [.init(gap: 0.1) { deepSpin(spin) }])
-        spinning.stop()
-        let running = spinning.monitor.statistics
-        let runningStacks = running.watchdogStacks - warmSpin.watchdogStacks
-        let runningCost = Double(running.watchdogStackNanoseconds - warmSpin.watchdogStackNanoseconds) / Double(max(runningStacks, 1))
-        let frames = spinning.arrivals.last.map { report in
-            Stats.median(report.report.samples.filter { !$0.frames.isEmpty }.map { Double($0.frames.count) })
-        } ?? 0
+        let running = try Self.running(context, symbolicateInProcess: true)
+        // Names left to `stallreport`: the stacks come from libunwind's remote unwinder (x86_64).
+        let deferredBlocked = try Self.blocked(context, rounds: rounds, symbolicateInProcess: false)
+        let deferredRunning = try Self.running(context, symbolicateInProcess: false)
+        let deferredUnwinders = Set(deferredBlocked.arrivals.flatMap { $0.report.samples.compactMap(\.unwinder) }).sorted().joined(separator: ", ")
 
         let kinds = BlockingCall.allCases.map(\.rawValue).joined(separator: ", ")
         let method = "\(rounds) × \(BlockingCall.allCases.count) stalls of \(milliseconds) ms on the main RunLoop blocked in \(kinds); threshold 250 ms, sampling every 10 ms from 125 ms; release build; a sample counts when one of its frames is the app function that made the call"
+        let blockedMethod = "statistics.watchdogStackNanoseconds / watchdogStacks over the blocking stalls after one warm-up stall of each kind: reading the syscall file, copying the frozen stack (process_vm_readv, up to 64 KiB), checking the thread did not move, unwinding the copy"
+        let runningMethod = "as 10c for a \(context.pick(1.5, quick: 0.4)) s CPU spin 80 recursions deep after a warm-up spin: signal round trip (the thread's own pause is figure 3) and unwinding the snapshot"
         return FigureResult(figure: .blockingStacks, rows: [
             .judged("10a", "Blocking-syscall samples whose stack reaches the app frame that blocked",
                     value: "\(Format.percent(appShare)) (\(reachApp) of \(sleeping) samples; all \(BlockingCall.allCases.count) callers seen: \(callers.count == BlockingCall.allCases.count ? "yes" : "no, \(callers.sorted())"))",
@@ -83,15 +113,23 @@ enum BlockingStacksFigure {
                       goal: "stated", verdict: .info, method: method + "; and a frame in CFRunLoopRun",
                       data: ["share": loopShare, "reachingLoop": Double(reachLoop)]),
             ResultRow("10c", "Watchdog time per stack of a thread asleep in a syscall",
-                      value: "mean \(Format.micro(blockedCost)) (\(blockedStacks) stacks)",
-                      goal: "stated", verdict: .info,
-                      method: "statistics.watchdogStackNanoseconds / watchdogStacks over the blocking stalls after one warm-up stall of each kind: reading the syscall file, copying the frozen stack (process_vm_readv, up to 64 KiB), checking the thread did not move, unwinding the copy with libdw",
-                      data: ["meanNanoseconds": blockedCost, "stacks": Double(blockedStacks)]),
-            ResultRow("10d", "Watchdog time per stack of a running thread (~\(Int(frames)) frames)",
-                      value: "mean \(Format.micro(runningCost)) (\(runningStacks) stacks)",
-                      goal: "stated", verdict: .info,
-                      method: "as 10c for a \(spin) s CPU spin 80 recursions deep after a warm-up spin: signal round trip (the thread's own pause is figure 3) and unwinding the snapshot with libdw",
-                      data: ["meanNanoseconds": runningCost, "stacks": Double(runningStacks), "frames": frames]),
+                      value: "mean \(Format.micro(blocked.meanNanoseconds)) (\(blocked.stacks) stacks)",
+                      goal: "stated", verdict: .info, method: blockedMethod + " with libdw",
+                      data: ["meanNanoseconds": blocked.meanNanoseconds, "stacks": Double(blocked.stacks)]),
+            ResultRow("10d", "Watchdog time per stack of a running thread (~\(Int(running.frames)) frames)",
+                      value: "mean \(Format.micro(running.meanNanoseconds)) (\(running.stacks) stacks)",
+                      goal: "stated", verdict: .info, method: runningMethod + " with libdw",
+                      data: ["meanNanoseconds": running.meanNanoseconds, "stacks": Double(running.stacks), "frames": running.frames]),
+            ResultRow("10e", "As 10c with names deferred (symbolicateInProcess off: \(deferredUnwinders))",
+                      value: "mean \(Format.micro(deferredBlocked.meanNanoseconds)) (\(deferredBlocked.stacks) stacks; \(Format.fixed(deferredBlocked.meanNanoseconds / max(blocked.meanNanoseconds, 1), 2))× 10c)",
+                      goal: "stated", verdict: .info, method: blockedMethod + ", names left to stallreport",
+                      data: ["meanNanoseconds": deferredBlocked.meanNanoseconds, "stacks": Double(deferredBlocked.stacks),
+                             "ratioTo10c": deferredBlocked.meanNanoseconds / max(blocked.meanNanoseconds, 1)]),
+            ResultRow("10f", "As 10d with names deferred (\(deferredRunning.unwinders.sorted().joined(separator: ", ")), ~\(Int(deferredRunning.frames)) frames)",
+                      value: "mean \(Format.micro(deferredRunning.meanNanoseconds)) (\(deferredRunning.stacks) stacks; \(Format.fixed(deferredRunning.meanNanoseconds / max(running.meanNanoseconds, 1), 2))× 10d)",
+                      goal: "stated", verdict: .info, method: runningMethod + ", names left to stallreport",
+                      data: ["meanNanoseconds": deferredRunning.meanNanoseconds, "stacks": Double(deferredRunning.stacks),
+                             "frames": deferredRunning.frames, "ratioTo10d": deferredRunning.meanNanoseconds / max(running.meanNanoseconds, 1)]),
         ])
     }
 }

@@ -21,7 +21,7 @@ final class MonitorSession: Sendable {
     private let inbox: Inbox
 
     init(_ context: BenchContext, threshold: Duration = .milliseconds(250), samplingInterval: Duration = .milliseconds(10),
-         maxSamples: Int = 200, inProgressRefresh: Duration? = nil) throws {
+         maxSamples: Int = 200, inProgressRefresh: Duration? = nil, symbolicateInProcess: Bool = true) throws {
         let directory = context.freshDirectory("reports")
         let inbox = Inbox()
         self.directory = directory
@@ -40,6 +40,7 @@ final class MonitorSession: Sendable {
         configuration.maxReportBytes = 1 << 40
         configuration.logger.logLevel = .notice  // no log line per report while measuring
         if let inProgressRefresh { configuration.inProgressRefresh = inProgressRefresh }
+        configuration.symbolicateInProcess = symbolicateInProcess
         monitor = try StallMonitor.start(configuration)
     }
 

@@ -49,7 +49,7 @@ struct StallBenchTests {
     @Test("--figure blocking-stacks --quick: stacks of threads asleep in syscalls, counted from real reports")
     func blockingStacksQuick() throws {
         let rows = try Self.rows(try Self.runQuick(figure: "blocking-stacks").json)
-        #expect(rows.map { $0["figure"] as? String } == ["10a", "10b", "10c", "10d"])
+        #expect(rows.map { $0["figure"] as? String } == ["10a", "10b", "10c", "10d", "10e", "10f"])
         let data = rows.compactMap { $0["data"] as? [String: Any] }
         #expect((data.first?["samples"] as? Double ?? 0) > 0, "samples of sleeping threads were counted: \(data)")
         #expect((data.last?["stacks"] as? Double ?? 0) > 0, "running stacks were timed: \(data)")
