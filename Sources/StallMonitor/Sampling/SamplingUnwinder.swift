@@ -24,7 +24,9 @@ struct SamplingUnwinder: Sendable {
         var status = SnapshotUnwinder.shared.availability(preferred)
         if !status.available, preferred != .libdw {
             let fallback = SnapshotUnwinder.shared.availability(.libdw)
-            if fallback.available { backend = .libdw } else { snapshotNote = [status.note, fallback.note].compactMap { $0 }.joined(separator: "; ") }
+            snapshotNote = (fallback.available ? [status.note.map { $0 + "; libdw unwinds instead" }] : [status.note, fallback.note])
+                .compactMap { $0 }.joined(separator: "; ")
+            if fallback.available { backend = .libdw }
             status = fallback
         } else if !status.available {
             snapshotNote = status.note
@@ -33,7 +35,7 @@ struct SamplingUnwinder: Sendable {
         let libunwind = StackSampler.unwinderStatus()
         switch (mode, backend, libunwind.available) {
         case (.snapshot, let backend?, _):
-            return .init(name: backend.name, snapshot: backend, note: nil)
+            return .init(name: backend.name, snapshot: backend, note: snapshotNote)
         case (.libunwindInHandler, _, true):
             return .init(name: "libunwind", snapshot: backend, note: snapshotNote)
         case (.snapshot, nil, true):

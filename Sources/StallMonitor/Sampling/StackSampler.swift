@@ -53,8 +53,9 @@ enum StackSampler {
     /// libunwind safe in the handler).
     static func prepareHandlerUnwinder(for mode: StallMonitor.Unwinding, symbolicateInProcess: Bool) {
         if mode == .snapshot {
+            // `preferred` is libunwind's remote unwinder only where it loads.
             let preferred = SnapshotUnwinder.Backend.preferred(symbolicateInProcess: symbolicateInProcess)
-            if preferred.loadable().loads || SnapshotUnwinder.Backend.libdw.loadable().loads { return }
+            if preferred != .libdw || SnapshotUnwinder.Backend.libdw.loadable().loads { return }
         }
         _ = CStallMonitor_sampler_load_unwinder()
     }
