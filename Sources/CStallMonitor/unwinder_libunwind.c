@@ -137,12 +137,26 @@ typedef struct {
     int read_only;
 } mapping;
 
+/// A page of a file, read with pread: libunwind reads unwind tables a word at a time, and a
+/// syscall per word made a cold stack several times slower than libdw's.
+typedef struct {
+    int file;
+    uint64_t page;
+    size_t size;
+    uint8_t bytes[4096];
+} file_page;
+
+#define CSM_FILE_PAGES 8
+
 typedef struct {
     unw_addr_space_t space;
     mapping *mappings;
     int mapping_count;
     module_file *files;
     int file_count;
+    /// The file pages read last, replaced round robin (32 KiB of heap).
+    file_page pages[CSM_FILE_PAGES];
+    int next_page;
 } libunwind_state;
 
 static int append_mapping(libunwind_state *state, mapping entry, int *capacity) {
@@ -304,6 +318,28 @@ static int in_read_only_segment(const module_file *module, uint64_t offset, size
     return 0;
 }
 
+/// Reads `size` bytes at `offset` of file `file` (open as `fd`) through the page cache above.
+static int read_file(libunwind_state *state, int file, int fd, uint64_t offset, void *into, size_t size) {
+    uint64_t page = offset / sizeof(state->pages[0].bytes);
+    size_t at = (size_t)(offset % sizeof(state->pages[0].bytes));
+    if (at + size > sizeof(state->pages[0].bytes)) return pread(fd, into, size, (off_t)offset) == (ssize_t)size;
+    file_page *cached = NULL;
+    for (int i = 0; i < CSM_FILE_PAGES && cached == NULL; i++) {
+        if (state->pages[i].size > 0 && state->pages[i].file == file && state->pages[i].page == page) cached = &state->pages[i];
+    }
+    if (cached == NULL) {
+        cached = &state->pages[state->next_page];
+        state->next_page = (state->next_page + 1) % CSM_FILE_PAGES;
+        ssize_t got = pread(fd, cached->bytes, sizeof(cached->bytes), (off_t)(page * sizeof(cached->bytes)));
+        cached->file = file;
+        cached->page = page;
+        cached->size = got > 0 ? (size_t)got : 0;
+    }
+    if (at + size > cached->size) return 0;
+    memcpy(into, cached->bytes + at, size);
+    return 1;
+}
+
 /// Reads `size` bytes at `address` of this process: from the file behind a mapping of a read-only
 /// segment (the page cache, not this process's memory), else with process_vm_readv. Returns 1 on
 /// success.
@@ -313,7 +349,7 @@ static int read_bytes(libunwind_state *state, uintptr_t address, void *into, siz
         module_file *module = &state->files[entry->file];
         uint64_t offset = entry->offset + (address - entry->start);
         int fd = read_layout(module) ? file_descriptor(module) : -1;
-        if (fd >= 0 && in_read_only_segment(module, offset, size) && pread(fd, into, size, (off_t)offset) == (ssize_t)size) {
+        if (fd >= 0 && in_read_only_segment(module, offset, size) && read_file(state, entry->file, fd, offset, into, size)) {
             return 1;
         }
     }
