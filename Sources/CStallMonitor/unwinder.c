@@ -51,20 +51,24 @@ static void read_exec_ranges(CStallMonitorUnwinder *session) {
     qsort(session->ranges, (size_t)session->range_count, sizeof(exec_range), compare_ranges);
 }
 
-static int in_exec_range(const CStallMonitorUnwinder *session, uintptr_t address) {
-    int low = 0, high = session->range_count - 1;
+const void *CStallMonitor_find_range(const void *entries, int count, size_t stride, uintptr_t address) {
+    int low = 0, high = count - 1;
     while (low <= high) {
         int middle = low + (high - low) / 2;
-        const exec_range *range = &session->ranges[middle];
+        const CStallMonitorExecRange *range = (const void *)((const char *)entries + (size_t)middle * stride);
         if (address < range->start) {
             high = middle - 1;
         } else if (address >= range->end) {
             low = middle + 1;
         } else {
-            return 1;
+            return range;
         }
     }
-    return 0;
+    return NULL;
+}
+
+static int in_exec_range(const CStallMonitorUnwinder *session, uintptr_t address) {
+    return CStallMonitor_find_range(session->ranges, session->range_count, sizeof(exec_range), address) != NULL;
 }
 
 int CStallMonitor_unwinder_is_code(const CStallMonitorUnwinder *session, uintptr_t address) {

@@ -66,6 +66,11 @@ int CStallMonitor_unwinder_record_frame(CStallMonitorUnwinder *session, uintptr_
 /// copy (never read live: the thread has moved on), -1 not on the thread's stack at all.
 int CStallMonitor_unwinder_stack_word(const CStallMonitorSnapshot *snapshot, uintptr_t address, uint64_t *value);
 
+/// The entry of `entries` (`count` structs of `stride` bytes, each beginning with a
+/// CStallMonitorExecRange, sorted by start and not overlapping) whose range holds `address`;
+/// NULL when none does.
+const void *CStallMonitor_find_range(const void *entries, int count, size_t stride, uintptr_t address);
+
 /// Reads `size` bytes at `address` of this process without faulting (an unmapped address is an
 /// error, not a crash). Returns 1 on success.
 int CStallMonitor_unwinder_read_own_memory(uintptr_t address, void *into, size_t size);

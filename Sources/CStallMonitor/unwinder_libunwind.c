@@ -130,8 +130,8 @@ typedef struct {
 } module_file;
 
 typedef struct {
-    uintptr_t start;
-    uintptr_t end;
+    /// First, for CStallMonitor_find_range.
+    CStallMonitorExecRange range;
     uintptr_t offset;
     int file;
     int read_only;
@@ -225,7 +225,7 @@ static int read_mappings(libunwind_state *state) {
             if (module->code_start == 0 || start < module->code_start) module->code_start = (uintptr_t)start;
             if (end > module->code_end) module->code_end = (uintptr_t)end;
         }
-        ok = append_mapping(state, (mapping){(uintptr_t)start, (uintptr_t)end, (uintptr_t)offset, file, permissions[1] != 'w'},
+        ok = append_mapping(state, (mapping){{(uintptr_t)start, (uintptr_t)end}, (uintptr_t)offset, file, permissions[1] != 'w'},
                             &mapping_capacity);
     }
     fclose(maps);
@@ -233,19 +233,7 @@ static int read_mappings(libunwind_state *state) {
 }
 
 static const mapping *mapping_containing(const libunwind_state *state, uintptr_t address) {
-    int low = 0, high = state->mapping_count - 1;
-    while (low <= high) {
-        int middle = low + (high - low) / 2;
-        const mapping *entry = &state->mappings[middle];
-        if (address < entry->start) {
-            high = middle - 1;
-        } else if (address >= entry->end) {
-            low = middle + 1;
-        } else {
-            return entry;
-        }
-    }
-    return NULL;
+    return CStallMonitor_find_range(state->mappings, state->mapping_count, sizeof(mapping), address);
 }
 
 /// The file's descriptor, opened on first use; -1 when it cannot be read from the file (gone,
@@ -345,9 +333,9 @@ static int read_file(libunwind_state *state, int file, int fd, uint64_t offset, 
 /// success.
 static int read_bytes(libunwind_state *state, uintptr_t address, void *into, size_t size) {
     const mapping *entry = mapping_containing(state, address);
-    if (entry != NULL && entry->read_only && size <= entry->end - address) {
+    if (entry != NULL && entry->read_only && size <= entry->range.end - address) {
         module_file *module = &state->files[entry->file];
-        uint64_t offset = entry->offset + (address - entry->start);
+        uint64_t offset = entry->offset + (address - entry->range.start);
         int fd = read_layout(module) ? file_descriptor(module) : -1;
         if (fd >= 0 && in_read_only_segment(module, offset, size) && read_file(state, entry->file, fd, offset, into, size)) {
             return 1;

@@ -19,19 +19,18 @@ struct SamplingUnwinder: Sendable {
 
     static func choose(_ mode: StallMonitor.Unwinding, symbolicateInProcess: Bool) -> SamplingUnwinder {
         let preferred = SnapshotUnwinder.Backend.preferred(symbolicateInProcess: symbolicateInProcess)
-        var backend: SnapshotUnwinder.Backend? = preferred
-        var snapshotNote: String?
-        var status = SnapshotUnwinder.shared.availability(preferred)
-        if !status.available, preferred != .libdw {
+        let status = SnapshotUnwinder.shared.availability(preferred)
+        var backend: SnapshotUnwinder.Backend? = status.available ? preferred : nil
+        var snapshotNote = status.note
+        if backend == nil, preferred != .libdw {
             let fallback = SnapshotUnwinder.shared.availability(.libdw)
-            snapshotNote = (fallback.available ? [status.note.map { $0 + "; libdw unwinds instead" }] : [status.note, fallback.note])
-                .compactMap { $0 }.joined(separator: "; ")
-            if fallback.available { backend = .libdw }
-            status = fallback
-        } else if !status.available {
-            snapshotNote = status.note
+            if fallback.available {
+                backend = .libdw
+                snapshotNote = status.note.map { $0 + "; libdw unwinds instead" }
+            } else {
+                snapshotNote = [status.note, fallback.note].compactMap { $0 }.joined(separator: "; ")
+            }
         }
-        if !status.available { backend = nil }
         let libunwind = StackSampler.unwinderStatus()
         switch (mode, backend, libunwind.available) {
         case (.snapshot, let backend?, _):
