@@ -46,7 +46,14 @@ final class StallMetrics: Sendable {
     private let dimensions: [(String, String)]
     private let dropped: [DropReason: MonotonicCounter]
     private let startedAt: UInt64
-    private let stallMetrics = Locked<[String: (timer: CoreMetrics.Timer, counter: Counter)]>([:])
+    /// The duration timer and counter of one set of stall dimensions. (A struct, not a labelled
+    /// tuple, for the reason given at ``MonitoredThread``'s workers.)
+    private struct StallPair {
+        var timer: CoreMetrics.Timer
+        var counter: Counter
+    }
+
+    private let stallMetrics = Locked<[String: StallPair]>([:])
     private let loops = Locked<[Int: LoopState]>([:])
 
     /// Makes the metrics with `options` (the global factory when it names none); loop times are
@@ -83,16 +90,17 @@ final class StallMetrics: Sendable {
             ("classification", report.classification.rawValue),
         ]
         let key = dims.map { "\($0.0)=\($0.1)" }.joined(separator: "\u{1}")
-        let (timer, counter) = stallMetrics.withLock { made in
+        let pair = stallMetrics.withLock { made in
             if let existing = made[key] { return existing }
-            let timer = CoreMetrics.Timer(label: "\(prefix).stall.duration", dimensions: dims, preferredDisplayUnit: .seconds, factory: factory)
-            let counter = Counter(label: "\(prefix).stalls", dimensions: dims, factory: factory)
-            made[key] = (timer, counter)
-            return (timer, counter)
+            let pair = StallPair(
+                timer: CoreMetrics.Timer(label: "\(prefix).stall.duration", dimensions: dims, preferredDisplayUnit: .seconds, factory: factory),
+                counter: Counter(label: "\(prefix).stalls", dimensions: dims, factory: factory))
+            made[key] = pair
+            return pair
         }
         let nanos = report.durationMs * 1e6
-        timer.recordNanoseconds(nanos.isFinite && nanos > 0 ? Int64(min(nanos, Double(Int64.max))) : 0)
-        counter.increment()
+        pair.timer.recordNanoseconds(nanos.isFinite && nanos > 0 ? Int64(min(nanos, Double(Int64.max))) : 0)
+        pair.counter.increment()
     }
 
     // MARK: Dropped reports (watchdog or writer)

@@ -247,7 +247,7 @@ public final class StallMonitor: Sendable {
         self.metrics = metrics
         let quiet = UInt64(configuration.releaseCachesAfter.nanoseconds)
         // One timer thread for both jobs.
-        timer = writer.repeating(intervals: [configuration.releaseCachesAfter / 2, configuration.sessionHeartbeatInterval], jobs: [
+        timer = writer.repeating(intervals: [.nanoseconds(quiet / 2), configuration.sessionHeartbeatInterval], jobs: [
             { CacheRelease.releaseIfQuiet(for: quiet) },
             {
                 session.heartbeat()

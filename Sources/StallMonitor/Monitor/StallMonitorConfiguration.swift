@@ -158,24 +158,24 @@ extension StallMonitor {
         }
 
         func validate() throws(StallMonitorError) {
-            if threshold <= .zero { throw .invalidConfiguration("threshold must be positive") }
-            if samplingInterval <= .zero { throw .invalidConfiguration("samplingInterval must be positive") }
+            if !threshold.isPositive { throw .invalidConfiguration("threshold must be positive") }
+            if !samplingInterval.isPositive { throw .invalidConfiguration("samplingInterval must be positive") }
             if !(0.05...1).contains(samplingLead) { throw .invalidConfiguration("samplingLead must be within 0.05…1") }
             if maxSamplesPerStall < 2 { throw .invalidConfiguration("maxSamplesPerStall must be at least 2") }
             if !(1...512).contains(maxFramesPerSample) { throw .invalidConfiguration("maxFramesPerSample must be within 1…512") }
             if !(4096...Int(CSTALLMONITOR_MAX_STACK_COPY)).contains(stackCopyBytes) {
                 throw .invalidConfiguration("stackCopyBytes must be within 4096…\(CSTALLMONITOR_MAX_STACK_COPY)")
             }
-            if sampleTimeout <= .zero { throw .invalidConfiguration("sampleTimeout must be positive") }
-            if reentryGrace < .zero { throw .invalidConfiguration("reentryGrace must not be negative") }
-            if inProgressRefresh <= .zero { throw .invalidConfiguration("inProgressRefresh must be positive") }
+            if !sampleTimeout.isPositive { throw .invalidConfiguration("sampleTimeout must be positive") }
+            if reentryGrace.attoseconds < 0 { throw .invalidConfiguration("reentryGrace must not be negative") }
+            if !inProgressRefresh.isPositive { throw .invalidConfiguration("inProgressRefresh must be positive") }
             if maxReportsPerFingerprint < 1 { throw .invalidConfiguration("maxReportsPerFingerprint must be at least 1") }
-            if rateLimitWindow <= .zero { throw .invalidConfiguration("rateLimitWindow must be positive") }
+            if !rateLimitWindow.isPositive { throw .invalidConfiguration("rateLimitWindow must be positive") }
             if maxReportFiles < 1 || maxReportBytes < 4096 { throw .invalidConfiguration("maxReportFiles must be at least 1 and maxReportBytes at least 4096") }
-            if sessionHeartbeatInterval < .seconds(1) { throw .invalidConfiguration("sessionHeartbeatInterval must be at least 1 s") }
-            if logInterval <= .zero { throw .invalidConfiguration("logInterval must be positive") }
-            if releaseCachesAfter < .milliseconds(10) { throw .invalidConfiguration("releaseCachesAfter must be at least 10 ms") }
-            if loopSilenceWarning <= .zero { throw .invalidConfiguration("loopSilenceWarning must be positive") }
+            if sessionHeartbeatInterval.nanoseconds < 1_000_000_000 { throw .invalidConfiguration("sessionHeartbeatInterval must be at least 1 s") }
+            if !logInterval.isPositive { throw .invalidConfiguration("logInterval must be positive") }
+            if releaseCachesAfter.nanoseconds < 10_000_000 { throw .invalidConfiguration("releaseCachesAfter must be at least 10 ms") }
+            if !loopSilenceWarning.isPositive { throw .invalidConfiguration("loopSilenceWarning must be positive") }
             if metrics.labelPrefix.isEmpty { throw .invalidConfiguration("metrics.labelPrefix must not be empty") }
             if !reportDirectory.isFileURL { throw .invalidConfiguration("reportDirectory must be a file URL") }
         }
@@ -197,11 +197,18 @@ extension StallMonitor {
     }
 }
 
+// Read through `attoseconds`, which the compiler emits into this module: the runtime's own
+// `Duration` functions (`components`, `zero`, `<`) share a 64 KiB block of libswiftCore's code
+// that starting a monitor in a host that does not use them would otherwise add to its RSS.
 extension Duration {
-    /// The duration in whole nanoseconds (saturating).
+    /// The duration in whole nanoseconds (saturating; 0 when negative).
     var nanoseconds: UInt64 {
-        let (seconds, attoseconds) = components
-        guard seconds >= 0, attoseconds >= 0 else { return 0 }  // negative (e.g. -5 ms is 0 s, -5e15 as)
-        return UInt64(seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
+        let attoseconds = self.attoseconds
+        guard attoseconds > 0 else { return 0 }
+        let nanoseconds = attoseconds / 1_000_000_000
+        return nanoseconds >= Int128(UInt64.max) ? .max : UInt64(nanoseconds)
     }
+
+    /// Whether the duration is longer than zero.
+    var isPositive: Bool { attoseconds > 0 }
 }

@@ -10,7 +10,7 @@ enum StallEvent {
     case ended(StallRecording)
     /// An announced span turned out not to be a stall (expected long work, process stopped, …):
     /// remove its `inProgress` report.
-    case retracted(UUID)
+    case retracted(StallID)
 }
 
 /// The writer: builds, encodes and stores reports on its own serial queue, off the monitored
@@ -35,7 +35,7 @@ final class ReportWriter: Sendable {
     private let session: SessionRecorder
     private let metrics: StallMetrics?
     private let onReport: (@Sendable (StallReport, URL) -> Void)?
-    private let files = Locked<[UUID: StallFile]>([:])
+    private let files = Locked<[StallID: StallFile]>([:])
     /// Names of `inProgress` reports on disk of every monitor of this process (several may share
     /// a directory): the quota never deletes them.
     private static let unfinished = Locked<Set<String>>([])
@@ -153,7 +153,7 @@ final class ReportWriter: Sendable {
 
     /// Encodes and writes one version of a stall's report; the first version may not replace any
     /// file, later ones replace the earlier versions.
-    private func write(_ report: StallReport, stallID: UUID) -> URL? {
+    private func write(_ report: StallReport, stallID: StallID) -> URL? {
         guard let file = files.withLock({ $0[stallID] }) else { return nil }
         let data: Data
         do {

@@ -79,7 +79,30 @@ private struct JSONText {
     }
 
     /// Finite numbers as `JSONEncoder` writes them: Swift's shortest form, without a trailing `.0`.
+    /// A number of at most six decimals from 0.001 up to 10⁹ (every value the monitor writes:
+    /// milliseconds from nanoseconds or microseconds) is written from its integer millionths,
+    /// which gives the same digits: such a decimal has at most 15 significant digits, so it is
+    /// the one shortest decimal that reads back as the same `Double`. Anything else goes through
+    /// `description`, whose code (a 64 KiB block of libswiftCore) a host that never prints a
+    /// `Double` would otherwise map in when the monitor starts.
     mutating func double(_ value: Double) {
+        let millionths = (value * 1_000_000).rounded()
+        if value == 0 || (value >= 0.001 && millionths < 1e15 && millionths / 1_000_000 == value) {
+            let whole = UInt64(millionths)
+            raw(String(whole / 1_000_000))
+            var fraction = whole % 1_000_000
+            guard fraction != 0 else { return }
+            var digits = 6
+            while fraction % 10 == 0 { fraction /= 10; digits -= 1 }
+            var text = [UInt8](repeating: UInt8(ascii: "0"), count: digits + 1)
+            text[0] = UInt8(ascii: ".")
+            for index in stride(from: digits, to: 0, by: -1) {
+                text[index] = UInt8(ascii: "0") + UInt8(fraction % 10)
+                fraction /= 10
+            }
+            bytes.append(contentsOf: text)
+            return
+        }
         var text = value.description
         if text.hasSuffix(".0") { text.removeLast(2) }
         raw(text)

@@ -45,7 +45,8 @@ final class SessionRecorder: Sendable {
         let counts = sample()
         var record = base
         record.lastHeartbeatAt = now
-        record.monitoredMs = Double(DispatchTime.now().uptimeNanoseconds - startedMonotonic) / 1e6
+        // Whole microseconds: written from integers (see SessionRecordJSON's `double`).
+        record.monitoredMs = Double((DispatchTime.now().uptimeNanoseconds - startedMonotonic) / 1_000) / 1_000
         record.spans = counts.spans
         record.stalls = counts.stalls
         record.reportsWritten = counts.written

@@ -32,7 +32,15 @@ final class MonitoredThread: @unchecked Sendable {
     /// Threads that run spans of a loop whose thread changes from span to span (Dispatch
     /// workers draining the main queue), armed by ``armWorker(signal:report:)``: stack bounds
     /// and arming problems by kernel thread id.
-    private let workers = Locked<[Int32: (bounds: SnapshotUnwinder.StackBounds?, problems: [String])]>([:])
+    private let workers = Locked<[Int32: ArmedWorker]>([:])
+
+    /// What ``armWorker(signal:report:)`` learned about one worker thread. (A struct, not a
+    /// labelled tuple: the runtime builds a tuple's metadata with its C++ demangler, whose
+    /// libstdc++ pages a host that never demangles would otherwise add to its RSS at start.)
+    private struct ArmedWorker {
+        var bounds: SnapshotUnwinder.StackBounds?
+        var problems: [String]
+    }
 
     /// What went wrong when the thread armed itself; complete once ``armedTID`` is set.
     var armingProblems: [String] { problems.withLock { $0 } }
@@ -117,7 +125,7 @@ final class MonitoredThread: @unchecked Sendable {
         var found: [String] = []
         let unblocked = CStallMonitor_unblock_signal(signal)
         if unblocked < 0 { found.append("cannot unblock signal \(signal): \(CString.errorMessage(-unblocked))") }
-        workers.withLock { $0[tid] = (bounds, found) }
+        workers.withLock { $0[tid] = ArmedWorker(bounds: bounds, problems: found) }
         for problem in found { report("thread \(tid): \(problem)") }
         _ = armedTID.compareExchange(expected: 0, desired: tid, ordering: .acquiringAndReleasing)
     }

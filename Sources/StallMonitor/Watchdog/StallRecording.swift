@@ -1,5 +1,6 @@
 import Foundation
 import StallReportModel
+import Synchronization
 
 /// One observation of the stuck thread, before symbolication.
 struct RawSample {
@@ -24,7 +25,7 @@ struct RawSample {
 /// Everything the watchdog learned about one stall, handed to the writer.
 struct StallRecording {
     /// Identifies the stall across its in-progress snapshots and its final report.
-    var stallID = UUID()
+    var stallID = StallID.next()
     var thread: MonitoredThread.Identity
     var sequence: UInt64
     var spanStart: UInt64
@@ -81,5 +82,19 @@ struct StallRecording {
 
     mutating func skip(_ reason: String) {
         skipped[reason, default: 0] += 1
+    }
+}
+
+/// Identifies one stall between the watchdog and the writer, unique in the process. (A counter,
+/// not a `UUID`: nothing outside the process sees it, and the writer's table keyed by it is made
+/// when the monitor starts, where `UUID`'s metadata and conformances would add a block of
+/// FoundationEssentials' pages to an idle host's RSS.)
+struct StallID: Hashable, Sendable {
+    private static let last = Atomic<UInt64>(0)
+    let value: UInt64
+
+    /// A stall ID not handed out before in this process.
+    static func next() -> StallID {
+        StallID(value: last.add(1, ordering: .relaxed).newValue)
     }
 }

@@ -42,8 +42,20 @@ struct SessionRecordJSONTests {
         for host in ["quote\" back\\slash /path", control, "ünïcødé 🚀 \u{7F}", ""] {
             try Self.expectSameBytes(Self.record(appVersion: host, stopped: false, dropped: [:], hostName: host))
         }
-        for value in [0, 1, 250, 0.1, 1e-7, 123_456_789.125, 1e16, 3.0e21, 2.5e-300] as [Double] {
+        // Written from integer millionths (0.001 up to 10⁹, at most six decimals) and through
+        // `description` (the rest).
+        let millionths: [Double] = [0, 1, 250, 0.1, 0.001, 0.0015, 6485.559, 6485.559797, 123_456_789.125, 999_999_999.999999]
+        let others: [Double] = [0.3 - 0.1, 1e-7, 0.000999, 1e9 + 0.5, 1e16, 3.0e21, 2.5e-300, 6485.5597971, 1.0 / 3.0]
+        for value in millionths + others {
             try Self.expectSameBytes(Self.record(appVersion: nil, stopped: true, dropped: [:], monitoredMs: value, thresholdMs: value))
+        }
+        // Microseconds and nanoseconds as the recorder makes them, spread over every magnitude.
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for _ in 0..<300 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let integer = (state >> 11) % (UInt64(1) << (state % 50))
+            let value = state % 2 == 0 ? Double(integer) / 1_000 : Double(integer) / 1_000_000
+            try Self.expectSameBytes(Self.record(appVersion: nil, stopped: false, dropped: [:], monitoredMs: value, thresholdMs: value))
         }
     }
 }
