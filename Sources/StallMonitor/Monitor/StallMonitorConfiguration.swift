@@ -201,12 +201,13 @@ extension StallMonitor {
 // `Duration` functions (`components`, `zero`, `<`) share a 64 KiB block of libswiftCore's code
 // that starting a monitor in a host that does not use them would otherwise add to its RSS.
 extension Duration {
-    /// The duration in whole nanoseconds (saturating; 0 when negative).
+    /// The duration in whole nanoseconds: 0 when negative, at most `Int64.max` (292 years), so
+    /// that adding it to a monotonic time or converting it to `Int` cannot overflow.
     var nanoseconds: UInt64 {
         let attoseconds = self.attoseconds
         guard attoseconds > 0 else { return 0 }
         let nanoseconds = attoseconds / 1_000_000_000
-        return nanoseconds >= Int128(UInt64.max) ? .max : UInt64(nanoseconds)
+        return nanoseconds >= Int128(Int64.max) ? UInt64(Int64.max) : UInt64(nanoseconds)
     }
 
     /// Whether the duration is longer than zero.

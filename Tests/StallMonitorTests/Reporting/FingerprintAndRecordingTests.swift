@@ -135,6 +135,12 @@ struct FingerprintAndRecordingTests {
             { c in c.maxFramesPerSample = 513 },
             { c in c.sampleTimeout = .zero },
             { c in c.reentryGrace = .milliseconds(-1) },
+            { c in c.inProgressRefresh = .zero },
+            { c in c.rateLimitWindow = .seconds(-1) },
+            { c in c.sessionHeartbeatInterval = .milliseconds(999) },
+            { c in c.logInterval = .zero },
+            { c in c.releaseCachesAfter = .milliseconds(9) },
+            { c in c.loopSilenceWarning = .zero },
             { c in c.reportDirectory = URL(string: "https://example.com/reports")! },
         ] {
             var configuration = StallMonitor.Configuration(reportDirectory: url)
@@ -151,11 +157,36 @@ struct FingerprintAndRecordingTests {
         #expect(!FileManager.default.fileExists(atPath: url.path))
     }
 
-    @Test("durations convert to whole nanoseconds, negative ones to zero")
+    @Test("a monitor whose durations are centuries long starts and stops (nothing overflows)")
+    func hugeDurations() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("huge-durations-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = StallMonitor.Configuration(reportDirectory: directory)
+        for keyPath in [\StallMonitor.Configuration.threshold, \.samplingInterval, \.sampleTimeout, \.reentryGrace,
+                        \.inProgressRefresh, \.rateLimitWindow, \.sessionHeartbeatInterval, \.logInterval,
+                        \.releaseCachesAfter, \.loopSilenceWarning] {
+            configuration[keyPath: keyPath] = .seconds(Int64.max)
+        }
+        let monitor = try StallMonitor.start(configuration, loop: .current)
+        // A timer keeps the loop running (and its spans tracked) for a while.
+        let timer = Timer(timeInterval: 0.005, repeats: true) { _ in }
+        RunLoop.current.add(timer, forMode: .default)
+        RunLoop.current.run(until: Date().addingTimeInterval(0.2))
+        timer.invalidate()
+        monitor.stop()
+        #expect(monitor.statistics.spans > 0)
+    }
+
+    @Test("durations convert to whole nanoseconds, negative ones to zero, huge ones to Int64.max")
     func durationNanoseconds() {
         #expect(Duration.milliseconds(250).nanoseconds == 250_000_000)
         #expect(Duration.seconds(3).nanoseconds == 3_000_000_000)
         #expect(Duration.microseconds(200).nanoseconds == 200_000)
         #expect(Duration.milliseconds(-5).nanoseconds == 0)
+        #expect(Duration(attoseconds: 999_999_999).nanoseconds == 0)
+        #expect(Duration(attoseconds: 1_999_999_999).nanoseconds == 1)
+        #expect(Duration.seconds(Int64.max).nanoseconds == UInt64(Int64.max))
+        #expect(Duration.seconds(-1).isPositive == false && Duration.zero.isPositive == false)
+        #expect(Duration(attoseconds: 1).isPositive)
     }
 }
