@@ -157,24 +157,28 @@ struct FingerprintAndRecordingTests {
         #expect(!FileManager.default.fileExists(atPath: url.path))
     }
 
-    @Test("a monitor whose durations are centuries long starts and stops (nothing overflows)")
+    @Test("a monitor whose durations are centuries long starts, watches a real loop and stops (nothing overflows)")
     func hugeDurations() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("huge-durations-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        var configuration = StallMonitor.Configuration(reportDirectory: directory)
-        for keyPath in [\StallMonitor.Configuration.threshold, \.samplingInterval, \.sampleTimeout, \.reentryGrace,
+        let directory = ReportDirectory()
+        defer { directory.remove() }
+        var configuration = directory.configuration(threshold: .seconds(Int64.max))
+        // (Not `reentryGrace`: an endless grace rightly makes the loop's activity one span.)
+        for keyPath in [\StallMonitor.Configuration.samplingInterval, \.sampleTimeout,
                         \.inProgressRefresh, \.rateLimitWindow, \.sessionHeartbeatInterval, \.logInterval,
                         \.releaseCachesAfter, \.loopSilenceWarning] {
             configuration[keyPath: keyPath] = .seconds(Int64.max)
         }
-        let monitor = try StallMonitor.start(configuration, loop: .current)
-        // A timer keeps the loop running (and its spans tracked) for a while.
-        let timer = Timer(timeInterval: 0.005, repeats: true) { _ in }
-        RunLoop.current.add(timer, forMode: .default)
-        RunLoop.current.run(until: Date().addingTimeInterval(0.2))
-        timer.invalidate()
-        monitor.stop()
-        #expect(monitor.statistics.spans > 0)
+        let loop = try MonitoredLoopThread(name: "huge-durations")
+        defer { loop.stop() }
+        let monitor = try loop.startMonitor(configuration)
+        defer { monitor.stop() }
+        let spansBefore = monitor.statistics.spans
+        for _ in 0..<3 {
+            _ = try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 5) }
+            try loop.waitUntilSleeping()
+        }
+        #expect(monitor.statistics.spans > spansBefore)
+        #expect(monitor.statistics.stallsDetected == 0)
     }
 
     @Test("durations convert to whole nanoseconds, negative ones to zero, huge ones to Int64.max")
