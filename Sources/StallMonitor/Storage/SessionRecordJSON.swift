@@ -90,17 +90,13 @@ private struct JSONText {
         if value == 0 || (value >= 0.001 && millionths < 1e15 && millionths / 1_000_000 == value) {
             let whole = UInt64(millionths)
             raw(String(whole / 1_000_000))
-            var fraction = whole % 1_000_000
+            let fraction = whole % 1_000_000
             guard fraction != 0 else { return }
-            var digits = 6
-            while fraction % 10 == 0 { fraction /= 10; digits -= 1 }
-            var text = [UInt8](repeating: UInt8(ascii: "0"), count: digits + 1)
-            text[0] = UInt8(ascii: ".")
-            for index in stride(from: digits, to: 0, by: -1) {
-                text[index] = UInt8(ascii: "0") + UInt8(fraction % 10)
-                fraction /= 10
-            }
-            bytes.append(contentsOf: text)
+            // Six digits with their leading zeros (1_000_000 + fraction, less its "1"), less trailing zeros.
+            var digits = Array(String(1_000_000 + fraction).utf8.dropFirst())
+            while digits.last == UInt8(ascii: "0") { digits.removeLast() }
+            bytes.append(UInt8(ascii: "."))
+            bytes.append(contentsOf: digits)
             return
         }
         var text = value.description
