@@ -75,6 +75,8 @@ let package = Package(
         .executableTarget(name: "idle-work-demo", dependencies: ["StallMonitor", "StallReportModel", "CStallMonitor", argumentParser, logging]),
         // A host with `async main` (no main RunLoop): what the monitor says there (tests, README).
         .executableTarget(name: "async-main-host", dependencies: ["StallMonitor", logging]),
+        // A host whose tasks stall the Swift concurrency pool in known ways (tests, README).
+        .executableTarget(name: "pool-stall-host", dependencies: ["StallMonitor", logging]),
         // Benchmarks of the monitor's cost and accuracy and of stallreport's speed (Scripts/bench).
         .executableTarget(name: "stall-bench",
                           dependencies: ["StallMonitor", "StallReportModel", "StallReportKit", "CStallMonitor", argumentParser, logging]),
@@ -90,7 +92,7 @@ let package = Package(
         .testTarget(name: "StallMonitorTestingTests", dependencies: ["StallMonitorTesting", "StallMonitorNIO", nioCore, nioPosix]),
         .testTarget(name: "StallMonitorXCTestTests", dependencies: ["StallMonitorXCTest"]),
         .testTarget(name: "EndToEndTests", dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport", "stall-demo", "stallreport",
-                                                       "idle-work-demo", "nio-stall-demo", "async-main-host"]),
+                                                       "idle-work-demo", "nio-stall-demo", "async-main-host", "pool-stall-host"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -191,6 +191,30 @@ int CStallMonitor_thread_first_visit(uint64_t visitor);
 /// (libdispatch's queue state).
 uint64_t CStallMonitor_load_u64(const void *address);
 
+// MARK: - The Swift concurrency pool's workers seen from outside (pool.c)
+
+/// Copies `size` bytes of this process's memory at `address` with process_vm_readv (never
+/// faults: memory that is gone fails). Returns 0, or -1.
+int CStallMonitor_read_memory(uintptr_t address, void *buffer, size_t size);
+
+/// Where the calling thread's TLS block of the loaded module whose path ends with
+/// `module_suffix` begins, relative to the thread pointer (the same for every thread when the
+/// module's TLS is static). Returns 0; -1 no such module, -2 no TLS block, -3 not x86_64 Linux.
+int CStallMonitor_tls_block_offset(const char *module_suffix, intptr_t *offset);
+
+/// The calling thread's thread pointer (x86_64: the fs base); 0 where not supported.
+uintptr_t CStallMonitor_thread_pointer(void);
+
+/// Learns glibc's thread layout on the calling thread (one whose stack glibc allocated, not the
+/// main thread): how far below its stack mapping's end its thread control block lies, and at
+/// which offset in the block the kernel thread id is. Returns 0, or a negative value.
+int CStallMonitor_learn_thread_layout(uintptr_t *end_distance, size_t *tid_offset);
+
+/// Finds the thread control blocks of this process's threads (one per writable mapping whose end
+/// lies `end_distance` above a block that points to itself) and their kernel thread ids, at most
+/// `capacity`. Returns how many were found, or -1 when /proc/self/maps cannot be read.
+int CStallMonitor_find_thread_pointers(uintptr_t end_distance, size_t tid_offset, pid_t *tids, uintptr_t *pointers, int capacity);
+
 /// Opaque unwinding session over this process (its modules and executable mappings when it
 /// opened). Use from one thread at a time.
 typedef struct CStallMonitorUnwinder CStallMonitorUnwinder;

@@ -25,7 +25,16 @@ public final class StallMonitor: Sendable {
         /// thread runs `RunLoop.main` drains the main queue there: watch `.main` instead, whose
         /// observers see MainActor work too.
         case mainActor
+        /// The Swift concurrency pool: the global executor's worker threads, where `Task {}`,
+        /// `Task.detached`, task groups, `async let`, actors on the default executor and the async
+        /// route handlers of Hummingbird 2 and Vapor 4 run. Each job that holds a worker past the
+        /// threshold is reported with the worker (loop kind `concurrencyPool`); see
+        /// ``start(_:loops:pollInterval:)``.
+        case concurrencyPool
     }
+
+    /// The loop kind reports name for the concurrency pool (``Loop/concurrencyPool``).
+    public static let concurrencyPoolKind = ConcurrencyPoolProbe.loopKind
 
     /// The loop kind reports name for the MainActor (``Loop/mainActor``).
     public static let mainActorKind = MainQueueProbe.loopKind
@@ -107,14 +116,11 @@ public final class StallMonitor: Sendable {
     /// thread is parked in `sigsuspend` (or has exited) while a worker thread calls this.
     ///
     /// For ``Loop/mainActor`` (see ``start(_:mainActorPollInterval:)``) it throws
-    /// ``StallMonitorError/Code/unsupportedLoop`` when this toolchain's main queue cannot be read.
+    /// ``StallMonitorError/Code/unsupportedLoop`` when this toolchain's main queue cannot be read;
+    /// for ``Loop/concurrencyPool`` (see ``start(_:loops:pollInterval:)``) when this runtime's
+    /// per-thread state cannot.
     public static func start(_ configuration: Configuration, loop: Loop = .main) throws(StallMonitorError) -> StallMonitor {
-        if loop == .mainActor { return try start(configuration, mainActorPollInterval: .milliseconds(20)) }
-        try configuration.validate()
-        if loop == .main, let why = MainThreadState.whyNoMainRunLoop() { throw .loopNotRunning(why) }
-        try ReportFileStore.prepare(configuration.reportDirectory)
-        let signal = try StackSampler.install(signal: configuration.signal)
-        return StallMonitor(configuration: configuration, signal: signal, probes: [RunLoopProbe(loop)])
+        try start(configuration, loops: [loop], pollInterval: loop == .mainActor ? .milliseconds(20) : .milliseconds(10))
     }
 
     /// Starts watching the MainActor of a program with `async main` or `dispatchMain()` (the
@@ -133,33 +139,75 @@ public final class StallMonitor: Sendable {
     /// ``StallMonitorError/Code/loopNotRunning`` when the main queue does not run a block within
     /// 2 s: it never starts watching nothing.
     public static func start(_ configuration: Configuration, mainActorPollInterval: Duration) throws(StallMonitorError) -> StallMonitor {
-        try configuration.validate()
-        guard mainActorPollInterval >= .milliseconds(1) else { throw .invalidConfiguration("the poll interval must be at least 1 ms") }
-        let queue: MainQueueState
-        switch MainQueueState.locate() {
-        case .success(let found): queue = found
-        case .failure(let error): throw error
-        }
-        if let error = queue.verify() { throw error }
-        try ReportFileStore.prepare(configuration.reportDirectory)
-        let signal = try StackSampler.installForDispatchWorkers(signal: configuration.signal)
-        return StallMonitor(configuration: configuration, signal: signal,
-                            probes: [MainQueueProbe(queue, interval: UInt64(mainActorPollInterval.nanoseconds))])
+        try start(configuration, loops: [.mainActor], pollInterval: mainActorPollInterval)
     }
 
-    /// Starts watching loops that call nobody back (the event loops of a SwiftNIO group), each
-    /// looked at every `interval` from the watchdog (``ThreadPollingProbe``). For the integration
-    /// targets.
-    package static func start(_ configuration: Configuration, polling loops: [PolledLoop], interval: Duration)
+    /// Starts one monitor for several loops: e.g. `[.mainActor, .concurrencyPool]` for an
+    /// `async main` program, `[.main, .concurrencyPool]` for an app that runs `RunLoop.main` and
+    /// also uses Swift concurrency. Each stall is reported with its loop kind and thread.
+    ///
+    /// ``Loop/concurrencyPool`` watches the workers of the Swift concurrency global executor
+    /// (where `Task {}`, `Task.detached`, task groups, `async let`, actors and the async handlers
+    /// of Hummingbird 2 and Vapor 4 run). No executor is replaced and no job is wrapped: every
+    /// `pollInterval` the watchdog reads which task each worker runs from the runtime's own
+    /// per-thread state, so a job that holds a worker past the threshold (a CPU loop, `usleep`,
+    /// a blocking `read`, a lock, `DispatchSemaphore.wait()`) is reported with the worker's
+    /// stack (loop kind `concurrencyPool`), and a pool that starts no new job for longer than
+    /// the threshold is said to be starved. The start checks, inside a task on the pool, that
+    /// this runtime's state reads as expected (x86_64 Linux with glibc) and throws
+    /// ``StallMonitorError/Code/unsupportedLoop`` otherwise, or
+    /// ``StallMonitorError/Code/loopNotRunning`` when the pool runs no task within 2 s.
+    ///
+    /// - Parameters:
+    ///   - configuration: the threshold applies to each loop and to each job on the pool.
+    ///   - loops: the loops to watch, each at most once (``Loop/main`` and ``Loop/current`` are
+    ///     the same loop on the main thread: give one of them).
+    ///   - pollInterval: how often the watchdog looks at the MainActor and the pool (at least
+    ///     1 ms; the error of a pool stall's start and end is half of it). Default 10 ms.
+    public static func start(_ configuration: Configuration, loops: [Loop], pollInterval: Duration = .milliseconds(10))
+        throws(StallMonitorError) -> StallMonitor {
+        try start(configuration, loops: loops, polling: [], pollInterval: pollInterval)
+    }
+
+    /// Starts watching `loops` and loops that call nobody back (the event loops of a SwiftNIO
+    /// group), each looked at every `pollInterval` from the watchdog (``ThreadPollingProbe``).
+    /// For the integration targets.
+    package static func start(_ configuration: Configuration, loops: [Loop], polling polled: [PolledLoop], pollInterval: Duration)
         throws(StallMonitorError) -> StallMonitor {
         try configuration.validate()
-        guard !loops.isEmpty else { throw .invalidConfiguration("no loops to watch") }
-        guard interval >= .milliseconds(1) else { throw .invalidConfiguration("the poll interval must be at least 1 ms") }
+        guard !loops.isEmpty || !polled.isEmpty else { throw .invalidConfiguration("no loops to watch") }
+        guard Set(loops).count == loops.count else { throw .invalidConfiguration("a loop is given twice") }
+        guard pollInterval >= .milliseconds(1) else { throw .invalidConfiguration("the poll interval must be at least 1 ms") }
+        let nanos = UInt64(pollInterval.nanoseconds)
+        var probes: [any LoopProbe] = []
+        for loop in loops {
+            switch loop {
+            case .main, .current:
+                if loop == .main, let why = MainThreadState.whyNoMainRunLoop() { throw .loopNotRunning(why) }
+                probes.append(RunLoopProbe(loop))
+            case .mainActor:
+                let queue: MainQueueState
+                switch MainQueueState.locate() {
+                case .success(let found): queue = found
+                case .failure(let error): throw error
+                }
+                if let error = queue.verify() { throw error }
+                probes.append(MainQueueProbe(queue, interval: nanos))
+            case .concurrencyPool:
+                let layout: PoolLayout
+                switch PoolLayout.learn() {
+                case .success(let found): layout = found
+                case .failure(let error): throw error
+                }
+                probes.append(contentsOf: ConcurrencyPoolProbe(layout: layout, interval: nanos, slots: ConcurrencyPoolProbe.slotCount()).slots)
+            }
+        }
+        probes.append(contentsOf: polled.map { ThreadPollingProbe($0, interval: nanos) })
         try ReportFileStore.prepare(configuration.reportDirectory)
-        let signal = try StackSampler.install(signal: configuration.signal)
-        let nanos = UInt64(interval.nanoseconds)
-        return StallMonitor(configuration: configuration, signal: signal,
-                            probes: loops.map { ThreadPollingProbe($0, interval: nanos) })
+        let workers = loops.contains(.mainActor) || loops.contains(.concurrencyPool)
+        let signal = workers ? try StackSampler.installForDispatchWorkers(signal: configuration.signal)
+            : try StackSampler.install(signal: configuration.signal)
+        return StallMonitor(configuration: configuration, signal: signal, probes: probes)
     }
 
     private init(configuration: Configuration, signal: Int32, probes: [any LoopProbe]) {
@@ -180,7 +228,7 @@ public final class StallMonitor: Sendable {
             let tracker = SpanTracker(
                 publishAfter: lead, reentryGrace: configuration.reentryGrace.nanoseconds, wakeup: wakeup,
                 voluntarySwitches: switches, idleYields: idleYields)
-            return MonitoredThread(tracker: tracker, probe: probe)
+            return MonitoredThread(tracker: tracker, probe: probe, workers: probe.armedWorkers ?? Locked([:]))
         }
         let counters = MonitorCounters()
         let metrics = StallMetrics(options: configuration.metrics, startedAt: CStallMonitor_monotonic_ns())

@@ -31,11 +31,16 @@ protocol LoopProbe: AnyObject, Sendable {
     /// Whether thread `tid` runs the loop's work now (for a loop whose thread changes from span
     /// to span; the others are known by their armed thread).
     func runsLoopWork(on tid: Int32) -> Bool
+
+    /// Workers armed by the probe that several monitored threads share (the slots of one
+    /// concurrency pool); nil: each monitored thread keeps its own.
+    var armedWorkers: Locked<[Int32: MonitoredThread.ArmedWorker]>? { get }
 }
 
 extension LoopProbe {
     var threadPerSpan: Bool { false }
     func runsLoopWork(on tid: Int32) -> Bool { false }
+    var armedWorkers: Locked<[Int32: MonitoredThread.ArmedWorker]>? { nil }
 
     func hasRun(tracker: SpanTracker, armed: Bool) -> Bool {
         armed && tracker.currentSpan().sequence > 0

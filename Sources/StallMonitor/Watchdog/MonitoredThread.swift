@@ -32,12 +32,13 @@ final class MonitoredThread: @unchecked Sendable {
     /// Threads that run spans of a loop whose thread changes from span to span (Dispatch
     /// workers draining the main queue), armed by ``armWorker(signal:report:)``: stack bounds
     /// and arming problems by kernel thread id.
-    private let workers = Locked<[Int32: ArmedWorker]>([:])
+    /// Shared by the slots of one pool (``ConcurrencyPoolProbe``), whose workers any slot may meet.
+    let workers: Locked<[Int32: ArmedWorker]>
 
     /// What ``armWorker(signal:report:)`` learned about one worker thread. (A struct, not a
     /// labelled tuple: the runtime builds a tuple's metadata with its C++ demangler, whose
     /// libstdc++ pages a host that never demangles would otherwise add to its RSS at start.)
-    private struct ArmedWorker {
+    struct ArmedWorker {
         var bounds: SnapshotUnwinder.StackBounds?
         var problems: [String]
     }
@@ -65,9 +66,10 @@ final class MonitoredThread: @unchecked Sendable {
         return tid == armedTID.load(ordering: .acquiring) ? armingProblems : []
     }
 
-    init(tracker: SpanTracker, probe: any LoopProbe) {
+    init(tracker: SpanTracker, probe: any LoopProbe, workers: Locked<[Int32: ArmedWorker]> = Locked([:])) {
         self.tracker = tracker
         self.probe = probe
+        self.workers = workers
     }
 
     /// Whether the loop has been seen running since the monitor started.

@@ -69,7 +69,9 @@ final class ThreadWatch {
     /// false while it has not armed itself.
     private func meetArmedThread() -> Bool {
         if identity != nil { return true }
-        let tid = thread.armedTID.load(ordering: .acquiring)
+        var tid = thread.armedTID.load(ordering: .acquiring)
+        // A pool slot is never armed itself: it meets its first worker with its first span.
+        if tid == 0, thread.probe.threadPerSpan { tid = thread.tracker.spanThread.load(ordering: .relaxed) }
         guard tid != 0 else { return false }
         identity = MonitoredThread.Identity(
             tid: tid, name: ThreadProcFiles.threadName(tid: tid), isMainThread: tid == getpid(), loopKind: thread.loopKind,
@@ -110,7 +112,7 @@ final class ThreadWatch {
 
     /// Whether a span is open now (used to avoid parking while one is).
     var hasOpenSpan: Bool {
-        guard thread.armedTID.load(ordering: .acquiring) != 0 else { return false }
+        guard thread.armedTID.load(ordering: .acquiring) != 0 || identity != nil else { return false }
         let span = thread.tracker.currentSpan()
         return span.phase == .open && span.sequence != lastFinishedSequence
     }

@@ -1,0 +1,132 @@
+// The Swift concurrency pool seen from outside its worker threads: which task a worker runs now.
+//
+// The Swift runtime keeps the task a thread runs in a thread-local variable of
+// libswift_Concurrency (`ActiveTask::Value`, static TLS: at the same offset from every thread's
+// thread pointer). glibc puts each thread it allocates a stack for at the top of that stack's
+// mapping, its thread control block at a fixed distance below the mapping's end, the block's
+// first and third words pointing to itself (the x86_64 TLS ABI) and the kernel thread id at a
+// fixed offset in it. Both distances are learned on a thread of our own and checked on every
+// thread found, and every read of another thread's memory is made with process_vm_readv, which
+// fails instead of faulting on memory that is gone.
+#include "CStallMonitor.h"
+
+#include <inttypes.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+int CStallMonitor_read_memory(uintptr_t address, void *buffer, size_t size) {
+    struct iovec local = {buffer, size};
+    struct iovec remote = {(void *)address, size};
+    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)size ? 0 : -1;
+}
+
+#if defined(__linux__) && defined(__x86_64__)
+
+struct tls_query {
+    const char *suffix;
+    void *block;
+    int found;
+};
+
+static int find_tls_block(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    struct tls_query *query = data;
+    size_t name_length = strlen(info->dlpi_name), suffix_length = strlen(query->suffix);
+    if (name_length < suffix_length || strcmp(info->dlpi_name + name_length - suffix_length, query->suffix) != 0) return 0;
+    query->found = 1;
+    query->block = info->dlpi_tls_data;
+    return 1;
+}
+
+int CStallMonitor_tls_block_offset(const char *module_suffix, intptr_t *offset) {
+    struct tls_query query = {module_suffix, NULL, 0};
+    dl_iterate_phdr(find_tls_block, &query);
+    if (!query.found) return -1;
+    if (query.block == NULL) return -2;
+    *offset = (intptr_t)query.block - (intptr_t)__builtin_thread_pointer();
+    return 0;
+}
+
+uintptr_t CStallMonitor_thread_pointer(void) {
+    return (uintptr_t)__builtin_thread_pointer();
+}
+
+/// Whether `tp` is a thread control block: its first and third words hold its own address.
+static int is_thread_control_block(uintptr_t tp) {
+    uintptr_t words[3];
+    if (CStallMonitor_read_memory(tp, words, sizeof words) != 0) return 0;
+    return words[0] == tp && words[2] == tp;
+}
+
+int CStallMonitor_learn_thread_layout(uintptr_t *end_distance, size_t *tid_offset) {
+    uintptr_t tp = (uintptr_t)__builtin_thread_pointer();
+    uintptr_t low = 0, high = 0;
+    if (CStallMonitor_mapping_containing(tp, &low, &high) != 0 || high <= tp) return -1;
+    if (!is_thread_control_block(tp)) return -2;
+    pid_t tid = CStallMonitor_gettid();
+    for (size_t offset = 24; offset + sizeof(pid_t) <= 4096 && tp + offset < high; offset += sizeof(pid_t)) {
+        pid_t value;
+        if (CStallMonitor_read_memory(tp + offset, &value, sizeof value) == 0 && value == tid) {
+            *end_distance = high - tp;
+            *tid_offset = offset;
+            return 0;
+        }
+    }
+    return -3;
+}
+
+int CStallMonitor_find_thread_pointers(uintptr_t end_distance, size_t tid_offset, pid_t *tids, uintptr_t *pointers, int capacity) {
+    FILE *maps = fopen("/proc/self/maps", "re");
+    if (maps == NULL) return -1;
+    char line[512];
+    int count = 0;
+    int at_line_start = 1;
+    while (count < capacity && fgets(line, sizeof line, maps) != NULL) {
+        int starts_line = at_line_start;
+        at_line_start = strchr(line, '\n') != NULL;
+        if (!starts_line) continue;
+        uintptr_t start = 0, end = 0;
+        char perms[8] = {0};
+        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s", &start, &end, perms) != 3) continue;
+        if (perms[0] != 'r' || perms[1] != 'w' || end - start <= end_distance + tid_offset) continue;
+        uintptr_t tp = end - end_distance;
+        if (!is_thread_control_block(tp)) continue;
+        pid_t tid;
+        if (CStallMonitor_read_memory(tp + tid_offset, &tid, sizeof tid) != 0 || tid <= 0) continue;
+        tids[count] = tid;
+        pointers[count] = tp;
+        count++;
+    }
+    fclose(maps);
+    return count;
+}
+
+#else
+
+int CStallMonitor_tls_block_offset(const char *module_suffix, intptr_t *offset) {
+    (void)module_suffix;
+    (void)offset;
+    return -3;
+}
+
+uintptr_t CStallMonitor_thread_pointer(void) { return 0; }
+
+int CStallMonitor_learn_thread_layout(uintptr_t *end_distance, size_t *tid_offset) {
+    (void)end_distance;
+    (void)tid_offset;
+    return -4;
+}
+
+int CStallMonitor_find_thread_pointers(uintptr_t end_distance, size_t tid_offset, pid_t *tids, uintptr_t *pointers, int capacity) {
+    (void)end_distance;
+    (void)tid_offset;
+    (void)tids;
+    (void)pointers;
+    (void)capacity;
+    return -1;
+}
+
+#endif

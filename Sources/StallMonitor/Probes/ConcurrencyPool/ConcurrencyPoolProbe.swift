@@ -1,0 +1,227 @@
+import CStallMonitor
+import Dispatch
+import Glibc
+import Synchronization
+
+/// The pull probe of the Swift concurrency pool (the global executor's Dispatch workers), which
+/// runs `Task {}`, `Task.detached`, task-group children, `async let`, actors on the default
+/// executor, and the async route handlers of Hummingbird 2 and Vapor 4.
+///
+/// No executor is replaced and no job is wrapped. Every `interval` the watchdog reads, for each
+/// worker, the task it runs now: one 8-byte `process_vm_readv` of the runtime's own thread-local
+/// active-task word (``PoolLayout``). A worker that runs the same task at consecutive looks runs
+/// the same job; a new task (or none) ends the span there. A span is dated from the middle of
+/// the interval in which its task appeared, so the interval bounds the error of a duration (half
+/// an interval at each end). Each worker keeps one slot (a ``PoolSlotProbe`` with its own span
+/// tracker and watch) for as long as it lives, so stalls on several workers at once are each
+/// sampled and reported.
+///
+/// While a worker is busy the probe also keeps one token (a no-op block) queued on the pool: its
+/// enqueue-to-start delay is the pool's delay for new work (a metric), a token that waits longer
+/// than the threshold means every worker is held (starvation), and the worker that runs it is
+/// armed for sampling (the sampling signal unblocked: libdispatch workers block every signal).
+///
+/// Known limit: a task that suspends and is resumed on the same worker between two looks (a
+/// `Task.yield()` loop on an otherwise idle pool) is seen as one job.
+final class ConcurrencyPoolProbe: @unchecked Sendable {
+    /// The loop kind reports name.
+    static let loopKind = "concurrencyPool"
+    /// The slots the monitor makes one watched loop each.
+    let slots: [PoolSlotProbe]
+    /// Workers armed by a token, shared by the slots (any slot may meet any worker).
+    let armedWorkers = Locked<[Int32: MonitoredThread.ArmedWorker]>([:])
+    /// Called on the watchdog with each token's enqueue-to-start delay in nanoseconds.
+    let delayObserved = Locked<(@Sendable (UInt64) -> Void)?>(nil)
+
+    private let layout: PoolLayout
+    private let interval: UInt64
+    private let rescanInterval: UInt64
+    private let detached = Atomic<Bool>(false)
+    private let tokenRanAt = Atomic<UInt64>(0)
+    private let visitor: UInt64
+    private static let visitors = Atomic<UInt64>(0)
+    private let armWorker = Locked<(@Sendable () -> Void)?>(nil)
+
+    // Watchdog-thread state (and `trackers`, set by the slots' attach before the watchdog starts).
+    private var trackers: [SpanTracker?]
+    private var workers: [Int32: Worker] = [:]
+    /// Threads seen that are not pool workers, with when they were first seen (forgotten now and
+    /// then: names can change). A thread starts with its creator's name and libdispatch names a
+    /// worker after it started, so a thread seen for less than a second is looked at again.
+    private var others: [Int32: UInt64] = [:]
+    private var nextScan: UInt64 = 0
+    private var lastScan: UInt64?
+    private var scansSinceNames = 0
+    private var tokenQueuedAt: UInt64?
+
+    /// One pool worker as the watchdog knows it.
+    private struct Worker {
+        var pointer: UInt
+        var slot: Int?
+        /// The task it ran at the last look (0: none), and whether a span of it is open.
+        var task: UInt = 0
+        var spanOpen = false
+        var lastLook: UInt64
+    }
+
+    init(layout: PoolLayout, interval: UInt64, slots: Int) {
+        self.layout = layout
+        self.interval = max(interval, 1_000_000)
+        self.rescanInterval = max(self.interval * 5, 50_000_000)
+        visitor = Self.visitors.add(1, ordering: .relaxed).newValue
+        trackers = Array(repeating: nil, count: slots)
+        var made: [PoolSlotProbe] = []
+        for index in 0..<slots { made.append(PoolSlotProbe(index: index)) }
+        self.slots = made
+        for slot in made { slot.pool = self }
+    }
+
+    /// How many slots a pool gets: twice the CPUs (libdispatch adds workers beyond the CPU count
+    /// when workers block), at least 8, at most 64.
+    static func slotCount() -> Int {
+        min(64, max(8, 2 * sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+
+    fileprivate func attach(slot: Int, tracker: SpanTracker, arm: @escaping @Sendable () -> Void) {
+        trackers[slot] = tracker
+        guard slot == 0 else { return }
+        armWorker.withLock { $0 = arm }
+        queueToken(at: CStallMonitor_monotonic_ns())
+    }
+
+    fileprivate func detach() {
+        guard !detached.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        armWorker.withLock { $0 = nil }
+    }
+
+    fileprivate var isDetached: Bool { detached.load(ordering: .relaxed) }
+
+    private func queueToken(at now: UInt64) {
+        tokenQueuedAt = now
+        DispatchQueue.global().async { [self] in tokenRan() }
+    }
+
+    /// Runs on a pool worker: notes the time, arms a worker not seen before.
+    private func tokenRan() {
+        tokenRanAt.store(CStallMonitor_monotonic_ns(), ordering: .releasing)
+        guard !detached.load(ordering: .relaxed) else { return }
+        if CStallMonitor_thread_first_visit(visitor) != 0, let arm = armWorker.withLock({ $0 }) { arm() }
+    }
+
+    fileprivate func poll(now: UInt64) -> UInt64? {
+        guard !isDetached else { return nil }
+        if now >= nextScan { scan(now: now) }
+        var busy = false
+        for (tid, var worker) in workers {
+            var task: UInt = 0
+            guard CStallMonitor_read_memory(UInt(bitPattern: Int(bitPattern: worker.pointer) &+ layout.activeTaskOffset), &task, 8) == 0 else {
+                forget(tid, at: now)
+                continue
+            }
+            let changedAt = worker.lastLook + (now &- worker.lastLook) / 2
+            if worker.spanOpen, task != worker.task {
+                if let slot = worker.slot { trackers[slot]?.spanEnded(at: changedAt) }
+                worker.spanOpen = false
+            }
+            if task != 0, !worker.spanOpen, let slot = worker.slot, let tracker = trackers[slot] {
+                slots[slot].assigned.store(tid, ordering: .relaxed)
+                tracker.spanBegan(at: changedAt, switches: 0, thread: tid)
+                worker.spanOpen = true
+            }
+            if task != 0 { busy = true }
+            worker.task = task
+            worker.lastLook = now
+            workers[tid] = worker
+        }
+        if let queued = tokenQueuedAt {
+            let ran = tokenRanAt.load(ordering: .acquiring)
+            if ran >= queued {
+                tokenQueuedAt = nil
+                if let observe = delayObserved.withLock({ $0 }) { observe(ran - queued) }
+            }
+        }
+        if tokenQueuedAt == nil, busy { queueToken(at: CStallMonitor_monotonic_ns()) }
+        return now &+ interval
+    }
+
+    /// Meets workers that appeared since the last scan and forgets those that exited.
+    private func scan(now: UInt64) {
+        nextScan = now &+ rescanInterval
+        scansSinceNames += 1
+        if scansSinceNames >= 50 {  // names can change (a thread named later): look again now and then
+            others.removeAll()
+            scansSinceNames = 0
+        }
+        let alive = Set(PoolWorkerScan.threadIDs())
+        for tid in workers.keys where !alive.contains(tid) { forget(tid, at: now) }
+        others = others.filter { alive.contains($0.key) }
+        var fresh: Set<Int32> = []
+        for tid in alive where workers[tid] == nil {
+            if let seen = others[tid], now &- seen > 1_000_000_000 { continue }
+            if PoolWorkerScan.isPoolWorker(named: ThreadProcFiles.threadName(tid: tid)) {
+                fresh.insert(tid)
+                others[tid] = nil
+            } else if others[tid] == nil {
+                others[tid] = now
+            }
+        }
+        let since = lastScan ?? now
+        lastScan = now
+        guard !fresh.isEmpty else { return }
+        let pointers = PoolWorkerScan.threadPointers(of: fresh, layout: layout)
+        var used = Set(workers.values.compactMap(\.slot))
+        for tid in fresh {
+            guard let pointer = pointers[tid] else { continue }  // not found this time: tried at the next scan
+            let slot = (0..<slots.count).first { !used.contains($0) }
+            if let slot { used.insert(slot) }
+            // A worker met now began whatever it runs somewhere since the previous scan.
+            workers[tid] = Worker(pointer: pointer, slot: slot, lastLook: since)
+        }
+    }
+
+    /// A worker exited (or its memory is gone): its span ends.
+    private func forget(_ tid: Int32, at now: UInt64) {
+        guard let worker = workers.removeValue(forKey: tid) else { return }
+        if worker.spanOpen, let slot = worker.slot { trackers[slot]?.spanEnded(at: now) }
+        if let slot = worker.slot { slots[slot].assigned.store(0, ordering: .relaxed) }
+    }
+
+    fileprivate func finishPolling() {
+        for tid in Array(workers.keys) { forget(tid, at: CStallMonitor_monotonic_ns()) }
+    }
+}
+
+/// One slot of a ``ConcurrencyPoolProbe``: the loop the monitor watches for one pool worker at a
+/// time (each span carries its worker's thread). Slot 0 drives the whole pool's looks.
+final class PoolSlotProbe: PolledLoopProbe, @unchecked Sendable {
+    let kind = ConcurrencyPoolProbe.loopKind
+    let index: Int
+    /// Set once, right after init.
+    fileprivate(set) var pool: ConcurrencyPoolProbe!
+    /// The worker this slot watches now (0: none).
+    let assigned = Atomic<Int32>(0)
+    var threadPerSpan: Bool { true }
+
+    fileprivate init(index: Int) {
+        self.index = index
+    }
+
+    var armedWorkers: Locked<[Int32: MonitoredThread.ArmedWorker]>? { pool.armedWorkers }
+
+    func runsLoopWork(on tid: Int32) -> Bool { assigned.load(ordering: .relaxed) == tid }
+
+    func attach(to tracker: SpanTracker, arm: @escaping @Sendable () -> Void) {
+        pool.attach(slot: index, tracker: tracker, arm: arm)
+    }
+
+    func detach() { pool.detach() }
+
+    /// The pool is known to run (its layout was checked in a task on it when the monitor started).
+    func hasRun(tracker: SpanTracker, armed: Bool) -> Bool { true }
+
+    func poll(now: UInt64) -> UInt64? { index == 0 ? pool.poll(now: now) : nil }
+
+    func finishPolling() {
+        if index == 0 { pool.finishPolling() }
+    }
+}

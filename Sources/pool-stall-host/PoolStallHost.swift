@@ -1,0 +1,83 @@
+import Foundation
+import Logging
+import StallMonitor
+
+/// A host with `async main` whose tasks stall the Swift concurrency pool in known ways, watched
+/// with `loops: [.concurrencyPool]` (tests and the README). Each mode prints one line per stall it
+/// caused (`stalled thread <tid> for <ms> ms in <function>`), measured by the stalling code itself,
+/// then the monitor's statistics.
+///
+///     pool-stall-host <mode> <dir>
+///
+/// Modes: `detached` (Task.detached sleeps 400 ms in usleep), `task` (Task {} spins 400 ms),
+/// `group` (a task-group child waits 400 ms on a DispatchSemaphore), `asynclet` (an `async let`
+/// child blocks 400 ms in read() on a pipe), `actor` (an actor method spins 400 ms), `starve`
+/// (as many tasks as the pool has threads each sleep 600 ms at once), `short` (20,000 short jobs
+/// over about 2 s: no stall), `idle` (nothing for 2 s).
+@main
+struct PoolStallHost {
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        guard arguments.count >= 2 else {
+            FileHandle.standardError.write(Data("usage: pool-stall-host <mode> <report-directory>\n".utf8))
+            exit(64)
+        }
+        let mode = arguments[0]
+        var configuration = StallMonitor.Configuration(threshold: .milliseconds(250), reportDirectory: URL(fileURLWithPath: arguments[1]))
+        configuration.logger = Logger(label: "pool-stall-host") { StreamLogHandler.standardError(label: $0) }
+        let monitor: StallMonitor
+        do { monitor = try StallMonitor.start(configuration, loop: .concurrencyPool) } catch {
+            FileHandle.standardError.write(Data("pool-stall-host: \(error)\n".utf8))
+            exit(2)
+        }
+        try? await Task.sleep(for: .milliseconds(100))
+        await run(mode)
+        try? await Task.sleep(for: .milliseconds(300))
+        await monitor.flush(timeout: .seconds(10))
+        let statistics = monitor.statistics
+        print("spans \(statistics.spans) stalls \(statistics.stallsDetected) reports \(statistics.reportsWritten) "
+              + "errors \(statistics.errors.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })")
+        await monitor.stop()
+    }
+
+    /// Runs a mode's work off the MainActor (`main` is MainActor code: a `Task {}` made there
+    /// would run on the main queue, not on the pool).
+    nonisolated static func run(_ mode: String) async {
+        switch mode {
+        case "detached":
+            await Task.detached { PoolWork.sleepInDetachedTaskForTest(milliseconds: 400).print() }.value
+        case "task":
+            await Task { PoolWork.spinInUnstructuredTaskForTest(milliseconds: 400).print() }.value
+        case "group":
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { PoolWork.waitOnSemaphoreInGroupChildForTest(milliseconds: 400).print() }
+            }
+        case "asynclet":
+            async let child = PoolWork.readPipeInAsyncLetForTest(milliseconds: 400)
+            await child.print()
+        case "actor":
+            await SpinningActor().spinInActorMethodForTest(milliseconds: 400).print()
+        case "starve":
+            let width = max(1, ProcessInfo.processInfo.activeProcessorCount)
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<width { group.addTask { PoolWork.sleepWhileStarvingPoolForTest(milliseconds: 600).print() } }
+            }
+        case "short":
+            let jobs = await PoolWork.shortJobs(seconds: 2)
+            print("ran \(jobs) short jobs")
+        default:
+            try? await Task.sleep(for: .seconds(2))
+        }
+    }
+}
+
+/// What a stalling function measured about itself.
+struct StallFacts: Sendable {
+    var thread: Int32
+    var milliseconds: Double
+    var function: String
+
+    func print() {
+        Swift.print("stalled thread \(thread) (\((try? String(contentsOfFile: "/proc/self/task/\(thread)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?")) for \(String(format: "%.1f", milliseconds)) ms in \(function)")
+    }
+}
