@@ -36,7 +36,7 @@ struct PoolStallHost {
         await monitor.flush(timeout: .seconds(10))
         let statistics = monitor.statistics
         print("spans \(statistics.spans) stalls \(statistics.stallsDetected) reports \(statistics.reportsWritten) "
-              + "errors \(statistics.errors.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })")
+              + "starvations \(statistics.poolStarvations) errors \(statistics.errors.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })")
         await monitor.stop()
     }
 

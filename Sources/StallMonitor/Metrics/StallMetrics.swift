@@ -13,6 +13,9 @@ import StallReportModel
 /// - `<prefix>.loop.time` (FloatingPointCounter, seconds, by `loop.state` active/idle) and
 ///   `<prefix>.loop.utilization` (Gauge, 0…1): the share of time each loop was awake, emitted with
 ///   each session heartbeat and when the monitor stops.
+/// - `<prefix>.pool.delay` (Timer, nanoseconds): how long a block queued on the Swift concurrency
+///   pool waited before a worker started it (Node's event-loop delay, for the pool), one value per
+///   look while the pool is busy (``StallMonitor/Loop/concurrencyPool``).
 final class StallMetrics: Sendable {
     /// Why a stall was not reported in full: the `reason` dimension, and where its count comes from.
     enum DropReason: String, CaseIterable {
@@ -54,6 +57,19 @@ final class StallMetrics: Sendable {
     }
 
     private let stallMetrics = Locked<[String: StallPair]>([:])
+    /// Made at the first pool delay (a monitor that does not watch the pool has none).
+    private let poolDelay = Locked<CoreMetrics.Timer?>(nil)
+
+    /// Records one enqueue-to-start delay of the concurrency pool (watchdog thread).
+    func recordPoolDelay(nanoseconds: UInt64) {
+        let timer = poolDelay.withLock { timer in
+            if timer == nil {
+                timer = CoreMetrics.Timer(label: "\(prefix).pool.delay", dimensions: dimensions, factory: factory)
+            }
+            return timer!
+        }
+        timer.recordNanoseconds(Int64(clamping: nanoseconds))
+    }
     private let loops = Locked<[Int: LoopState]>([:])
 
     /// Makes the metrics with `options` (the global factory when it names none); loop times are

@@ -22,4 +22,6 @@ final class MonitorCounters: Sendable {
     /// time that took it, unwinding included.
     let stacksTaken = Atomic<Int>(0)
     let stackNanoseconds = Atomic<Int>(0)
+    /// Times the concurrency pool was starved (no new job for longer than the threshold).
+    let poolStarvations = Atomic<Int>(0)
 }

@@ -80,6 +80,9 @@ public final class StallMonitor: Sendable {
         /// unwinding with libdw. Divided by ``watchdogStacks``, the cost of one sample off the
         /// monitored thread.
         public var watchdogStackNanoseconds: Int
+        /// Times the Swift concurrency pool started no new job for longer than the threshold
+        /// (``StallMonitorError/Code/poolStarved``).
+        public var poolStarvations: Int
         /// Errors by kind (e.g. `reportWrite`).
         public var errors: [String: Int]
         /// The most recent error.
@@ -199,7 +202,8 @@ public final class StallMonitor: Sendable {
                 case .success(let found): layout = found
                 case .failure(let error): throw error
                 }
-                probes.append(contentsOf: ConcurrencyPoolProbe(layout: layout, interval: nanos, slots: ConcurrencyPoolProbe.slotCount()).slots)
+                probes.append(contentsOf: ConcurrencyPoolProbe(layout: layout, threshold: UInt64(configuration.threshold.nanoseconds), interval: nanos,
+                                                                slots: ConcurrencyPoolProbe.slotCount()).slots)
             }
         }
         probes.append(contentsOf: polled.map { ThreadPollingProbe($0, interval: nanos) })
@@ -271,6 +275,14 @@ public final class StallMonitor: Sendable {
             silenceCheck: .init(after: UInt64(configuration.loopSilenceWarning.nanoseconds)) { silent in
                 for thread in silent { errors.report(.loopNotRunning(Self.silenceMessage(thread, after: configuration.loopSilenceWarning))) }
             })
+        if let pool = (probes.first { $0 is PoolSlotProbe } as? PoolSlotProbe)?.pool {
+            pool.observers.withLock {
+                $0 = .init(delay: { metrics.recordPoolDelay(nanoseconds: $0) }, starved: { waited, workers in
+                    counters.poolStarvations.add(1, ordering: .relaxed)
+                    errors.report(.poolStarved(Self.starvationMessage(waited: waited, workers: workers)))
+                })
+            }
+        }
         let timeout = configuration.sampleTimeout.nanoseconds
         let maxFrames = configuration.maxFramesPerSample
         let report: @Sendable (String) -> Void = { errors.report(.threadArming($0)) }
@@ -303,6 +315,16 @@ public final class StallMonitor: Sendable {
             },
         ])
         configuration.onStart?(self)
+    }
+
+    /// What the warning says of a starved pool.
+    private static func starvationMessage(waited: UInt64, workers: [ConcurrencyPoolProbe.HeldWorker]) -> String {
+        let held = workers.map { worker in
+            let job = worker.heldFor.map { "a task held it \($0 / 1_000_000) ms" } ?? "no task (other Dispatch work or between jobs)"
+            return "thread \(worker.tid) \(worker.name): \(job)"
+        }
+        return "no new job started for \(waited / 1_000_000) ms: every worker is held (\(held.joined(separator: "; "))); "
+            + "the held jobs longer than the threshold are reported with their stacks"
     }
 
     /// What the warning says of a loop that has not run since the monitor started.
@@ -508,6 +530,7 @@ public final class StallMonitor: Sendable {
             longSpansOverwritten: counters.longSpansOverwritten.load(ordering: .relaxed),
             watchdogStacks: counters.stacksTaken.load(ordering: .relaxed),
             watchdogStackNanoseconds: counters.stackNanoseconds.load(ordering: .relaxed),
+            poolStarvations: counters.poolStarvations.load(ordering: .relaxed),
             errors: errors.counts,
             lastError: errors.last)
     }

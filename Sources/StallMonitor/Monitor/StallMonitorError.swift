@@ -40,6 +40,11 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
         /// read as expected (another compiler version, an unknown layout) or the program drains the
         /// main queue on its main thread (watch `RunLoop.main` there).
         public static let unsupportedLoop = Code("unsupportedLoop")
+        /// The Swift concurrency pool started no new job for longer than the threshold: every
+        /// worker was held (``StallMonitor/Loop/concurrencyPool``). Said through the logger at
+        /// warning level with each worker and how long its job had held it; each held job longer
+        /// than the threshold also has a stall report of its own.
+        public static let poolStarved = Code("poolStarved")
 
         /// The code's name.
         public var description: String { name }
@@ -77,6 +82,8 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
     public static func threadStart(_ why: String) -> Self { Self(code: .threadStart, reason: why) }
     /// A watched loop does not run (see ``Code/loopNotRunning``).
     public static func loopNotRunning(_ why: String) -> Self { Self(code: .loopNotRunning, reason: why) }
+    /// The concurrency pool is starved (see ``Code/poolStarved``).
+    public static func poolStarved(_ what: String) -> Self { Self(code: .poolStarved, reason: what) }
     /// The loop cannot be watched with this toolchain or in this program (see ``Code/unsupportedLoop``).
     public static func unsupportedLoop(_ why: String) -> Self { Self(code: .unsupportedLoop, reason: why) }
 
@@ -93,12 +100,13 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
         case .threadStart: return "starting a resident loop thread: \(reason)"
         case .loopNotRunning: return reason
         case .unsupportedLoop: return "cannot watch this loop: \(reason)"
+        case .poolStarved: return "concurrency pool starved: \(reason)"
         default: return path.map { "\(code.name), \($0): \(reason)" } ?? "\(code.name): \(reason)"
         }
     }
 
     /// Said at warning level (the monitor is not doing its job), not info.
-    var isWarning: Bool { code == .loopNotRunning }
+    var isWarning: Bool { code == .loopNotRunning || code == .poolStarved }
 
     /// A stable key for counting errors of one kind.
     var kind: String { code.name }

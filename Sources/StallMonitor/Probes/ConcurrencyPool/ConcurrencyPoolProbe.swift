@@ -17,8 +17,9 @@ import Synchronization
 /// sampled and reported.
 ///
 /// While a worker is busy the probe also keeps one token (a no-op block) queued on the pool: its
-/// enqueue-to-start delay is the pool's delay for new work (a metric), a token that waits longer
-/// than the threshold means every worker is held (starvation), and the worker that runs it is
+/// enqueue-to-start delay is the pool's delay for new work (the `pool.delay` metric), a token
+/// that waits longer than the threshold means every worker is held (starvation: said once per
+/// token, with each worker and how long its job has held it), and the worker that runs it is
 /// armed for sampling (the sampling signal unblocked: libdispatch workers block every signal).
 ///
 /// Known limit: a task that suspends and is resumed on the same worker between two looks (a
@@ -30,10 +31,27 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     let slots: [PoolSlotProbe]
     /// Workers armed by a token, shared by the slots (any slot may meet any worker).
     let armedWorkers = Locked<[Int32: MonitoredThread.ArmedWorker]>([:])
-    /// Called on the watchdog with each token's enqueue-to-start delay in nanoseconds.
-    let delayObserved = Locked<(@Sendable (UInt64) -> Void)?>(nil)
+    /// What the probe tells the monitor (set once, before the watchdog starts).
+    struct Observers: Sendable {
+        /// Each token's enqueue-to-start delay in nanoseconds.
+        var delay: @Sendable (UInt64) -> Void
+        /// The pool has started no new job for longer than the threshold: how long the token has
+        /// waited, and each worker (thread id, name, nanoseconds its task has held it, 0 when it runs none).
+        var starved: @Sendable (UInt64, [HeldWorker]) -> Void
+    }
+
+    /// A worker as a starvation warning names it.
+    struct HeldWorker: Sendable {
+        var tid: Int32
+        var name: String
+        /// How long the task it runs now has held it (about), nanoseconds; nil when it runs no task.
+        var heldFor: UInt64?
+    }
+
+    let observers = Locked<Observers?>(nil)
 
     private let layout: PoolLayout
+    private let threshold: UInt64
     private let interval: UInt64
     private let rescanInterval: UInt64
     private let detached = Atomic<Bool>(false)
@@ -53,6 +71,8 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     private var lastScan: UInt64?
     private var scansSinceNames = 0
     private var tokenQueuedAt: UInt64?
+    /// Whether the outstanding token's wait was already said to be starvation.
+    private var starvationSaid = false
 
     /// One pool worker as the watchdog knows it.
     private struct Worker {
@@ -62,10 +82,15 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         var task: UInt = 0
         var spanOpen = false
         var lastLook: UInt64
+        /// When the task it runs now was first seen (the middle of the interval it appeared in).
+        var taskSince: UInt64 = 0
+        /// When the scan met it.
+        var metAt: UInt64 = 0
     }
 
-    init(layout: PoolLayout, interval: UInt64, slots: Int) {
+    init(layout: PoolLayout, threshold: UInt64, interval: UInt64, slots: Int) {
         self.layout = layout
+        self.threshold = threshold
         self.interval = max(interval, 1_000_000)
         self.rescanInterval = max(self.interval * 5, 50_000_000)
         visitor = Self.visitors.add(1, ordering: .relaxed).newValue
@@ -119,6 +144,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
                 continue
             }
             let changedAt = worker.lastLook + (now &- worker.lastLook) / 2
+            if task != worker.task { worker.taskSince = changedAt }
             if worker.spanOpen, task != worker.task {
                 if let slot = worker.slot { trackers[slot]?.spanEnded(at: changedAt) }
                 worker.spanOpen = false
@@ -133,11 +159,20 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
             worker.lastLook = now
             workers[tid] = worker
         }
+        let observers = self.observers.withLock { $0 }
         if let queued = tokenQueuedAt {
             let ran = tokenRanAt.load(ordering: .acquiring)
             if ran >= queued {
                 tokenQueuedAt = nil
-                if let observe = delayObserved.withLock({ $0 }) { observe(ran - queued) }
+                starvationSaid = false
+                observers?.delay(ran - queued)
+            } else if !starvationSaid, now &- queued > threshold {
+                starvationSaid = true
+                let held = workers.sorted { $0.key < $1.key }.map { tid, worker in
+                    HeldWorker(tid: tid, name: ThreadProcFiles.threadName(tid: tid),
+                               heldFor: worker.task == 0 ? nil : now &- min(now, worker.taskSince))
+                }
+                observers?.starved(now &- queued, held)
             }
         }
         if tokenQueuedAt == nil, busy { queueToken(at: CStallMonitor_monotonic_ns()) }
@@ -155,6 +190,14 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         let alive = Set(PoolWorkerScan.threadIDs())
         for tid in workers.keys where !alive.contains(tid) { forget(tid, at: now) }
         others = others.filter { alive.contains($0.key) }
+        // A thread met in its first moments may have had its creator's name (a pool worker's
+        // name, for an overcommit worker a pool worker created): look at it again for a second.
+        for (tid, worker) in workers where now &- worker.metAt < 1_000_000_000 {
+            if !PoolWorkerScan.isPoolWorker(named: ThreadProcFiles.threadName(tid: tid)) {
+                forget(tid, at: now)
+                others[tid] = worker.metAt
+            }
+        }
         var fresh: Set<Int32> = []
         for tid in alive where workers[tid] == nil {
             if let seen = others[tid], now &- seen > 1_000_000_000 { continue }
@@ -175,7 +218,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
             let slot = (0..<slots.count).first { !used.contains($0) }
             if let slot { used.insert(slot) }
             // A worker met now began whatever it runs somewhere since the previous scan.
-            workers[tid] = Worker(pointer: pointer, slot: slot, lastLook: since)
+            workers[tid] = Worker(pointer: pointer, slot: slot, lastLook: since, taskSince: since, metAt: now)
         }
     }
 

@@ -1,0 +1,84 @@
+import Foundation
+import StallReportModel
+import Testing
+
+/// A real `async main` program whose tasks hold Swift concurrency workers (pool-stall-host),
+/// watched with `loop: .concurrencyPool`: each job that holds a worker past the threshold gives
+/// one report naming the worker and the function, judged against the program's own clock and
+/// thread ids; a pool held on every worker is said to be starved; short jobs give nothing.
+@Suite("concurrency pool host", .serialized)
+struct PoolStallHostTests {
+    /// One stall the host caused: "stalled thread <tid> (<name>) for <ms> ms in <function>".
+    struct Caused {
+        var thread: String
+        var milliseconds: Double
+        var function: String
+    }
+
+    static func run(_ mode: String, in directory: URL) throws -> (run: StallReportCLI.Run, caused: [Caused], reports: [StallReport]) {
+        let run = try StallReportCLI.run([mode, directory.path], timeout: 120, executable: "pool-stall-host")
+        let caused = run.stdout.split(separator: "\n").filter { $0.hasPrefix("stalled thread") }.compactMap { line -> Caused? in
+            let words = line.split(separator: " ")
+            guard words.count >= 9, let ms = Double(words[5]) else { return nil }
+            return Caused(thread: String(words[2]), milliseconds: ms, function: String(words[8]))
+        }
+        return (run, caused, try AsyncMainHostTests.reports(in: directory))
+    }
+
+    @Test("a task that holds a pool worker 400 ms gives exactly one report naming the worker and the function",
+          arguments: [("detached", "sleepInDetachedTaskForTest", StallClassification.blocked),
+                      ("task", "spinInUnstructuredTaskForTest", .cpu),
+                      ("group", "waitOnSemaphoreInGroupChildForTest", .blocked),
+                      ("asynclet", "readPipeInAsyncLetForTest", .blocked),
+                      ("actor", "spinInActorMethodForTest", .cpu)])
+    func jobThatHoldsAWorker(mode: String, function: String, classification: StallClassification) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pool-stall-host-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (run, caused, reports) = try Self.run(mode, in: directory)
+        try #require(run.status == 0, "\(run)")
+        let stall = try #require(caused.first, "\(run.stdout)")
+        #expect(stall.function.hasPrefix(function), "\(stall.function)")
+        try #require(reports.count == 1, "\(reports.map(\.durationMs)) \(run)")
+        let report = reports[0]
+        #expect(report.loop.kind == "concurrencyPool")
+        #expect("\(report.loop.threadID)" == stall.thread, "the report names the worker that ran the job")
+        #expect(!report.loop.isMainThread)
+        #expect(report.classification == classification, "\(report.classification)")
+        #expect(report.representativeFunction.contains(function) || report.representativeStack.contains {
+            report.frames[$0].symbol?.contains(function) == true
+        }, "\(report.representativeFunction)")
+        #expect(report.samples.contains { $0.kind == .stack }, "samples carry the worker's stack")
+        // Start and end are each dated to half a poll interval (10 ms) when the watchdog keeps
+        // its pace; generous bounds for a loaded machine and the sanitizers.
+        #expect(report.durationMs >= stall.milliseconds - 60 && report.durationMs <= stall.milliseconds + 300,
+                "report \(report.durationMs) ms, function \(stall.milliseconds) ms")
+    }
+
+    @Test("as many tasks as the pool has workers, each blocking 600 ms: the pool is said to be starved, and each job is reported")
+    func starvedPool() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pool-stall-host-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (run, caused, reports) = try Self.run("starve", in: directory)
+        try #require(run.status == 0, "\(run)")
+        let warnings = run.stderr.split(separator: "\n").filter { $0.contains("poolStarved") }
+        #expect(warnings.count >= 1, "\(run.stderr)")
+        #expect(run.stdout.contains("starvations 1") || run.stdout.contains("starvations 2"), "\(run.stdout)")
+        for stall in caused {
+            #expect(warnings.contains { $0.contains("thread \(stall.thread) ") }, "the warning names worker \(stall.thread): \(warnings)")
+        }
+        let threads = Set(reports.map { "\($0.loop.threadID)" })
+        #expect(Set(caused.map(\.thread)).isSubset(of: threads), "a report per held worker: \(threads) vs \(caused.map(\.thread))")
+        #expect(reports.allSatisfy { $0.loop.kind == "concurrencyPool" })
+    }
+
+    @Test("25,000 short jobs spread over the pool for 2 s give no report and no starvation")
+    func shortJobsAreNotStalls() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pool-stall-host-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (run, _, reports) = try Self.run("short", in: directory)
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("ran "), "\(run.stdout)")
+        #expect(reports.isEmpty, "\(reports.map { "\($0.durationMs) ms \($0.representativeFunction)" })")
+        #expect(run.stdout.contains("starvations 0"), "\(run.stdout)")
+    }
+}
