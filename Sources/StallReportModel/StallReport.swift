@@ -59,6 +59,9 @@ public struct StallReport: Codable, Sendable, Equatable {
     public var rateLimited: Bool?
     /// Samples left out of a rate-limited report.
     public var omittedSamples: Int?
+    /// Only in a report of a starved concurrency pool: how long new work waited and which worker
+    /// held what (see ``Starvation``).
+    public var starvation: Starvation?
 
     /// Creates a report from all of its parts.
     public init(
@@ -69,7 +72,7 @@ public struct StallReport: Codable, Sendable, Equatable {
         representativeStack: [Int], frames: [Frame], images: [Image],
         symbolication: Symbolication, tags: [String: String]? = nil, scene: String? = nil,
         processStoppedMs: Double? = nil, rateLimited: Bool? = nil, omittedSamples: Int? = nil,
-        machineSuspendedMs: Double? = nil
+        machineSuspendedMs: Double? = nil, starvation: Starvation? = nil
     ) {
         self.schemaVersion = schemaVersion
         self.id = id
@@ -95,5 +98,6 @@ public struct StallReport: Codable, Sendable, Equatable {
         self.rateLimited = rateLimited
         self.omittedSamples = omittedSamples
         self.machineSuspendedMs = machineSuspendedMs
+        self.starvation = starvation
     }
 }

@@ -66,9 +66,24 @@ struct PoolStallHostTests {
         for stall in caused {
             #expect(warnings.contains { $0.contains("thread \(stall.thread) ") }, "the warning names worker \(stall.thread): \(warnings)")
         }
-        let threads = Set(reports.map { "\($0.loop.threadID)" })
-        #expect(Set(caused.map(\.thread)).isSubset(of: threads), "a report per held worker: \(threads) vs \(caused.map(\.thread))")
         #expect(reports.allSatisfy { $0.loop.kind == "concurrencyPool" })
+        let jobs = reports.filter { $0.starvation == nil }
+        #expect(Set(caused.map(\.thread)).isSubset(of: Set(jobs.map { "\($0.loop.threadID)" })),
+                "a report per held job: \(jobs.map(\.loop.threadID)) vs \(caused.map(\.thread))")
+        // One report of the starvation itself, with every held worker's stack.
+        let starved = reports.filter { $0.starvation != nil }
+        try #require(starved.count == 1, "\(reports.map { ($0.loop.threadName, $0.durationMs) })")
+        let report = starved[0]
+        let starvation = try #require(report.starvation)
+        #expect(report.durationMs == starvation.waitedMs)
+        #expect(starvation.waitedMs >= 250 && starvation.waitedMs <= 600 + 300, "\(starvation.waitedMs)")
+        #expect(report.classification == .blocked)
+        for stall in caused {
+            let worker = try #require(starvation.workers.first { "\($0.threadID)" == stall.thread }, "\(starvation.workers)")
+            #expect((worker.heldMs ?? 0) >= 200, "\(worker)")
+            let sample = try #require(worker.sample.map { report.samples[$0] })
+            #expect(sample.frames.contains { report.frames[$0].symbol?.contains("sleepWhileStarvingPoolForTest") == true }, "\(sample)")
+        }
     }
 
     @Test("25,000 short jobs spread over the pool for 2 s give no report and no starvation")

@@ -277,10 +277,18 @@ public final class StallMonitor: Sendable {
             })
         if let pool = (probes.first { $0 is PoolSlotProbe } as? PoolSlotProbe)?.pool {
             pool.observers.withLock {
+                let settings = PoolStarvationReport.Settings(
+                    threshold: UInt64(threshold), interval: configuration.samplingInterval.nanoseconds,
+                    maxSamples: configuration.maxSamplesPerStall, signal: signal, sampleTimeout: configuration.sampleTimeout.nanoseconds,
+                    stackCopyBytes: configuration.stackCopyBytes, maxFrames: configuration.maxFramesPerSample,
+                    unwinding: configuration.unwinding, symbolicateInProcess: configuration.symbolicateInProcess)
                 $0 = .init(delay: { metrics.recordPoolDelay(nanoseconds: $0) }, starved: { waited, workers in
                     counters.poolStarvations.add(1, ordering: .relaxed)
                     errors.report(.poolStarved(Self.starvationMessage(waited: waited, workers: workers)))
-                })
+                }, report: PoolStarvationReport(settings: settings, emit: { recording in
+                    counters.stallsDetected.add(1, ordering: .relaxed)
+                    writer.submit(.ended(recording))
+                }))
             }
         }
         let timeout = configuration.sampleTimeout.nanoseconds
@@ -324,7 +332,7 @@ public final class StallMonitor: Sendable {
             return "thread \(worker.tid) \(worker.name): \(job)"
         }
         return "no new job started for \(waited / 1_000_000) ms: every worker is held (\(held.joined(separator: "; "))); "
-            + "the held jobs longer than the threshold are reported with their stacks"
+            + "one report gives every worker's stack"
     }
 
     /// What the warning says of a loop that has not run since the monitor started.

@@ -76,7 +76,8 @@ struct ReportBuilder {
             ? recording.cpuAtTrackingEnd - recording.cpuAtTrackingStart : -1
         let classification = StallClassifier.classify(
             duration: duration, passes: recording.passes, longestPass: recording.longestPass,
-            cpu: cpu, observed: observed, states: recording.samples.map(\.threadState))
+            cpu: cpu, observed: observed, states: recording.samples.map(\.threadState),
+            minimumStates: recording.starvation == nil ? StallClassifier.minimumStates : 1)
         let representative = RepresentativeStack.find(samples: samples, frames: frames)
         let stack = representative?.stack ?? []
         let reportImages = images.reportImages
@@ -116,7 +117,8 @@ struct ReportBuilder {
             symbolication: StallReport.Symbolication(symbolicator: symbolication.name, note: symbolication.note),
             tags: tags.isEmpty ? nil : tags, scene: recording.scene,
             processStoppedMs: recording.stoppedNanos > 0 ? milliseconds(recording.stoppedNanos) : nil,
-            machineSuspendedMs: recording.machineSuspendedNanos > 0 ? milliseconds(recording.machineSuspendedNanos) : nil)
+            machineSuspendedMs: recording.machineSuspendedNanos > 0 ? milliseconds(recording.machineSuspendedNanos) : nil,
+            starvation: recording.starvation)
         return Built(report: report, complete: naming == .full || (naming == .cached && unnamed == 0) || !symbolicateInProcess)
     }
 

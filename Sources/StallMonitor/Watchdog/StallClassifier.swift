@@ -14,7 +14,9 @@ enum StallClassifier {
     /// Classifies a stall. The busy share is the larger of the CPU time share of the observed
     /// window and the share of samples in which the thread was runnable (`R`): on a loaded
     /// machine a spinning thread waits for a CPU part of the time, but it is still CPU-bound work.
-    static func classify(duration: UInt64, passes: Int, longestPass: UInt64, cpu: Int64, observed: UInt64, states: [String]) -> StallClassification {
+    /// `minimumStates` is 1 for a starved pool, whose states are one per worker.
+    static func classify(duration: UInt64, passes: Int, longestPass: UInt64, cpu: Int64, observed: UInt64, states: [String],
+                         minimumStates: Int = minimumStates) -> StallClassification {
         if passes >= congestionMinimumPasses && longestPass &* 4 <= duration {
             return .congestion
         }

@@ -61,6 +61,8 @@ struct StallRecording {
     var suppressed = false
     /// When the last in-progress snapshot was handed to the writer (0: none yet).
     var lastSnapshotAt: UInt64 = 0
+    /// Only for a starved concurrency pool (its samples are its workers' stacks).
+    var starvation: StallReport.Starvation?
 
     /// Notes how long the machine was suspended since tracking began, from ``SuspendClock``'s
     /// value `now` (it never goes back).

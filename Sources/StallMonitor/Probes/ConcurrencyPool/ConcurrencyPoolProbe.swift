@@ -38,6 +38,8 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         /// The pool has started no new job for longer than the threshold: how long the token has
         /// waited, and each worker (thread id, name, nanoseconds its task has held it, 0 when it runs none).
         var starved: @Sendable (UInt64, [HeldWorker]) -> Void
+        /// Makes and writes the starvation's report.
+        var report: PoolStarvationReport
     }
 
     /// A worker as a starvation warning names it.
@@ -71,8 +73,8 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     private var lastScan: UInt64?
     private var scansSinceNames = 0
     private var tokenQueuedAt: UInt64?
-    /// Whether the outstanding token's wait was already said to be starvation.
-    private var starvationSaid = false
+    /// The report of the starvation in progress (the outstanding token waits past the threshold).
+    private var starvation: StallRecording?
 
     /// One pool worker as the watchdog knows it.
     private struct Worker {
@@ -164,15 +166,16 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
             let ran = tokenRanAt.load(ordering: .acquiring)
             if ran >= queued {
                 tokenQueuedAt = nil
-                starvationSaid = false
+                if let starvation { observers?.report.end(starvation, at: ran, ongoing: false) }
+                starvation = nil
                 observers?.delay(ran - queued)
-            } else if !starvationSaid, now &- queued > threshold {
-                starvationSaid = true
+            } else if starvation == nil, now &- queued > threshold, let observers {
                 let held = workers.sorted { $0.key < $1.key }.map { tid, worker in
                     HeldWorker(tid: tid, name: ThreadProcFiles.threadName(tid: tid),
                                heldFor: worker.task == 0 ? nil : now &- min(now, worker.taskSince))
                 }
-                observers?.starved(now &- queued, held)
+                observers.starved(now &- queued, held)
+                starvation = observers.report.begin(queuedAt: queued, now: now, workers: held)
             }
         }
         if tokenQueuedAt == nil, busy { queueToken(at: CStallMonitor_monotonic_ns()) }
@@ -230,7 +233,10 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     }
 
     fileprivate func finishPolling() {
-        for tid in Array(workers.keys) { forget(tid, at: CStallMonitor_monotonic_ns()) }
+        let now = CStallMonitor_monotonic_ns()
+        for tid in Array(workers.keys) { forget(tid, at: now) }
+        if let starvation, let observers = observers.withLock({ $0 }) { observers.report.end(starvation, at: now, ongoing: true) }
+        starvation = nil
     }
 }
 

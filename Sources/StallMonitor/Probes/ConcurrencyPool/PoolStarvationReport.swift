@@ -1,0 +1,63 @@
+import CStallMonitor
+import Foundation
+import StallReportModel
+
+/// Makes the report of a starved concurrency pool (on the watchdog): when the starvation is
+/// noticed, one stack of every worker (``OneShotStack``); when new work finally starts (or the
+/// monitor stops), the report, whose duration is how long new work waited.
+struct PoolStarvationReport: Sendable {
+    /// What the stacks and the report need of the monitor's configuration.
+    struct Settings: Sendable {
+        var threshold: UInt64
+        var interval: UInt64
+        var maxSamples: Int
+        var signal: Int32
+        var sampleTimeout: UInt64
+        var stackCopyBytes: Int
+        var maxFrames: Int
+        var unwinding: StallMonitor.Unwinding
+        var symbolicateInProcess: Bool
+    }
+
+    let settings: Settings
+    /// Hands a finished report's recording to the writer.
+    let emit: @Sendable (StallRecording) -> Void
+
+    /// The recording of a starvation noticed at `now`: new work queued at `queuedAt` has not
+    /// started; `workers` hold the pool.
+    func begin(queuedAt: UInt64, now: UInt64, workers: [ConcurrencyPoolProbe.HeldWorker]) -> StallRecording {
+        let unwinder = SamplingUnwinder.choose(settings.unwinding, symbolicateInProcess: settings.symbolicateInProcess)
+        let stacks = OneShotStack.Settings(unwinder: unwinder, signal: settings.signal, sampleTimeout: settings.sampleTimeout,
+                                           stackCopyBytes: settings.stackCopyBytes, maxFrames: settings.maxFrames)
+        var samples: [RawSample] = []
+        var described: [StallReport.Starvation.Worker] = []
+        for worker in workers {
+            var sample = OneShotStack.take(tid: worker.tid, offset: now &- queuedAt, settings: stacks)
+            let held = worker.heldFor.map { "a task has held it \($0 / 1_000_000) ms" } ?? "no task"
+            sample.note = ["thread \(worker.tid) \(worker.name): \(held)", sample.note].compactMap { $0 }.joined(separator: "; ")
+            described.append(.init(threadID: Int(worker.tid), threadName: worker.name,
+                                   heldMs: worker.heldFor.map { Double($0 / 1_000) / 1_000 }, sample: samples.count))
+            samples.append(sample)
+        }
+        let waited = now &- queuedAt
+        let taken = samples.filter { $0.kind == .stack }.count
+        return StallRecording(
+            thread: .init(tid: workers.first?.tid ?? CStallMonitor_gettid(), name: "concurrency pool (starved)", isMainThread: false,
+                          loopKind: ConcurrencyPoolProbe.loopKind),
+            sequence: 0, spanStart: queuedAt, wallClockStart: Date(timeIntervalSinceNow: -Double(waited) / 1e9),
+            threshold: settings.threshold, samples: samples, interval: settings.interval, requestedInterval: settings.interval,
+            maxSamples: max(settings.maxSamples, samples.count), attempted: samples.count, taken: taken,
+            cpuAtTrackingStart: -1, trackingStart: now, unwinder: unwinder,
+            starvation: .init(waitedMs: Double(waited / 1_000) / 1_000, workers: described))
+    }
+
+    /// New work started at `end` (or the monitor stopped then, `ongoing`): the report is written.
+    func end(_ recording: StallRecording, at end: UInt64, ongoing: Bool) {
+        var recording = recording
+        recording.end = max(end, recording.spanStart)
+        recording.trackingEnd = recording.end
+        recording.starvation?.waitedMs = Double((recording.end - recording.spanStart) / 1_000) / 1_000
+        recording.starvation?.ongoing = ongoing ? true : nil
+        emit(recording)
+    }
+}
