@@ -16,7 +16,7 @@ struct EventLoopMetricsTests {
         let metrics = TestMetrics()
         var configuration = reports.configuration()
         configuration.metrics = .init(factory: metrics)
-        let monitor = try StallMonitor.start(configuration, eventLoopGroup: server.group)
+        let monitor = try StallMonitor.start(configuration, eventLoopGroup: server.group, concurrencyPool: false)
         defer { monitor.stop() }
         let client = try HTTPTestClient(port: server.port)
         #expect(try client.get("/fast") == "ok")

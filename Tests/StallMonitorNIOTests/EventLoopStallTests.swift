@@ -131,7 +131,7 @@ struct EventLoopStallTests {
         let reports = TemporaryReports()
         defer { reports.remove() }
         let server = try LoopbackHTTPServer(loops: 1)
-        let monitor = try StallMonitor.start(reports.configuration(), eventLoopGroup: server.group)
+        let monitor = try StallMonitor.start(reports.configuration(), eventLoopGroup: server.group, concurrencyPool: false)
         let done = server.group.next().submit { TestHandlers.blockTheLoopForTest(milliseconds: 600) }
         Thread.sleep(forTimeInterval: 0.4)
         monitor.stop()
@@ -150,7 +150,7 @@ private func monitoredServer(loops: Int, threshold: Duration = .milliseconds(250
     let reports = TemporaryReports()
     let server = try LoopbackHTTPServer(loops: loops)
     do {
-        let monitor = try StallMonitor.start(reports.configuration(threshold: threshold), eventLoopGroup: server.group)
+        let monitor = try StallMonitor.start(reports.configuration(threshold: threshold), eventLoopGroup: server.group, concurrencyPool: false)
         return (reports, server, monitor)
     } catch {
         server.shutDown()

@@ -182,7 +182,8 @@ public final class StallMonitor: Sendable {
         guard Set(loops).count == loops.count else { throw .invalidConfiguration("a loop is given twice") }
         guard pollInterval >= .milliseconds(1) else { throw .invalidConfiguration("the poll interval must be at least 1 ms") }
         let nanos = UInt64(pollInterval.nanoseconds)
-        var probes: [any LoopProbe] = []
+        // The event loops first: `watchedLoops` lists them in the group's order, then the others.
+        var probes: [any LoopProbe] = polled.map { ThreadPollingProbe($0, interval: nanos) }
         for loop in loops {
             switch loop {
             case .main, .current:
@@ -206,7 +207,6 @@ public final class StallMonitor: Sendable {
                                                                 slots: ConcurrencyPoolProbe.slotCount()).slots)
             }
         }
-        probes.append(contentsOf: polled.map { ThreadPollingProbe($0, interval: nanos) })
         try ReportFileStore.prepare(configuration.reportDirectory)
         let workers = loops.contains(.mainActor) || loops.contains(.concurrencyPool)
         let signal = workers ? try StackSampler.installForDispatchWorkers(signal: configuration.signal)
@@ -480,7 +480,14 @@ public final class StallMonitor: Sendable {
     /// The loops this monitor watches (one run loop, or every event loop of a group) and whether
     /// each has run yet.
     public var watchedLoops: [WatchedLoop] {
-        threads.map { thread in
+        // The concurrency pool's slots are one loop: listed once, with the worker of its latest span.
+        var poolListed = false
+        let listed = threads.filter { thread in
+            guard thread.probe is PoolSlotProbe else { return true }
+            defer { poolListed = true }
+            return !poolListed
+        }
+        return listed.map { thread in
             // A loop whose thread changes from span to span: the thread of its latest span.
             let spanThread = thread.probe.threadPerSpan ? thread.tracker.spanThread.load(ordering: .relaxed) : 0
             let tid = spanThread != 0 ? spanThread : thread.armedTID.load(ordering: .acquiring)
