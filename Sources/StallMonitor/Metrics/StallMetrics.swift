@@ -142,7 +142,8 @@ final class StallMetrics: Sendable {
     func emitLoopTime(_ threads: [MonitoredThread], now: UInt64) {
         for (index, thread) in threads.enumerated() {
             let tid = thread.armedTID.load(ordering: .acquiring)
-            guard tid != 0 else { continue }
+            // The pool's slots are not loops of their own (its delay is `pool.delay`).
+            guard tid != 0, !(thread.probe is PoolSlotProbe) else { continue }
             let awakeNow = thread.tracker.awakeNanos(now: now)
             loops.withLock { loops in
                 var state = loops[index] ?? makeLoopState(thread: thread, tid: tid)

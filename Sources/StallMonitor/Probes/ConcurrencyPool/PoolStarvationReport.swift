@@ -36,7 +36,7 @@ struct PoolStarvationReport: Sendable {
             let held = worker.heldFor.map { "a task has held it \($0 / 1_000_000) ms" } ?? "no task"
             sample.note = ["thread \(worker.tid) \(worker.name): \(held)", sample.note].compactMap { $0 }.joined(separator: "; ")
             described.append(.init(threadID: Int(worker.tid), threadName: worker.name,
-                                   heldMs: worker.heldFor.map { Double($0 / 1_000) / 1_000 }, sample: samples.count))
+                                   heldMs: worker.heldFor.map(Self.milliseconds), sample: samples.count))
             samples.append(sample)
         }
         let waited = now &- queuedAt
@@ -48,7 +48,7 @@ struct PoolStarvationReport: Sendable {
             threshold: settings.threshold, samples: samples, interval: settings.interval, requestedInterval: settings.interval,
             maxSamples: max(settings.maxSamples, samples.count), attempted: samples.count, taken: taken,
             cpuAtTrackingStart: -1, trackingStart: now, unwinder: unwinder,
-            starvation: .init(waitedMs: Double(waited / 1_000) / 1_000, workers: described))
+            starvation: .init(waitedMs: Self.milliseconds(waited), workers: described))
     }
 
     /// New work started at `end` (or the monitor stopped then, `ongoing`): the report is written.
@@ -56,8 +56,13 @@ struct PoolStarvationReport: Sendable {
         var recording = recording
         recording.end = max(end, recording.spanStart)
         recording.trackingEnd = recording.end
-        recording.starvation?.waitedMs = Double((recording.end - recording.spanStart) / 1_000) / 1_000
+        recording.starvation?.waitedMs = Self.milliseconds(recording.end - recording.spanStart)
         recording.starvation?.ongoing = ongoing ? true : nil
         emit(recording)
+    }
+
+    /// Milliseconds rounded to the microsecond, as the report's `durationMs` is.
+    private static func milliseconds(_ nanoseconds: UInt64) -> Double {
+        (Double(nanoseconds) / 1e6 * 1000).rounded() / 1000
     }
 }

@@ -1,0 +1,26 @@
+// swift-tools-version:6.1
+import Foundation
+import PackageDescription
+
+// SwiftPM names a package found by path after its directory: the clone's directory name.
+let stallMonitor = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
+
+// A Hummingbird 2 server watched by StallMonitor: its own package, so the library's graph never
+// contains Hummingbird. `Scripts/hummingbird-demo` (at the repository root) builds and drives it.
+let package = Package(
+    name: "HummingbirdStallDemo",
+    dependencies: [
+        .package(path: "../.."),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "hummingbird-stall-demo",
+            dependencies: [
+                .product(name: "StallMonitor", package: stallMonitor),
+                .product(name: "StallMonitorNIO", package: stallMonitor),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,98 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOPosix
+import StallMonitor
+import StallMonitorNIO
+
+// A Hummingbird 2 server whose async routes stall in known ways. Hummingbird runs every route
+// handler in a task on the Swift concurrency pool (not on an event loop), so the one call that
+// watches a NIO server, `StallMonitor.start(_:eventLoopGroup:)`, watches the pool too.
+//
+//   hummingbird-stall-demo <report-directory> <port-file>
+//
+// Routes (GET): /fast, /users/<id>?ms=N (a blocking lookup), /report?ms=N (CPU-bound rendering),
+// /cache?ms=N (a DispatchSemaphore wait). SIGTERM or SIGINT stops it gracefully.
+let arguments = CommandLine.arguments
+guard arguments.count == 3 else {
+    FileHandle.standardError.write(Data("usage: hummingbird-stall-demo <report-directory> <port-file>\n".utf8))
+    exit(64)
+}
+let reports = URL(fileURLWithPath: arguments[1], isDirectory: true)
+let portFile = arguments[2]
+
+var configuration = StallMonitor.Configuration(threshold: .milliseconds(250), reportDirectory: reports)
+configuration.onReport = { report, url in
+    print("wrote \(url.lastPathComponent)  \(Int(report.durationMs.rounded())) ms  \(report.loop.kind)  \(report.representativeFunction)")
+    fflush(nil)
+}
+let monitor = try StallMonitor.start(configuration, eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+
+let router = Router()
+router.get("fast") { _, _ in "ok" }
+router.get("users/:id") { request, context -> String in
+    let id = try context.parameters.require("id")
+    return await UserController.show(id: id, milliseconds: request.milliseconds)
+}
+router.get("report") { request, _ -> String in
+    await ReportController.render(milliseconds: request.milliseconds)
+}
+router.get("cache") { request, _ -> String in
+    await CacheController.lookup(milliseconds: request.milliseconds)
+}
+
+let app = Application(
+    router: router,
+    configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+    onServerRunning: { channel in
+        try? "\(channel.localAddress?.port ?? 0)".write(toFile: portFile, atomically: true, encoding: .utf8)
+    },
+    logger: Logger(label: "hummingbird-stall-demo") { _ in SwiftLogNoOpLogHandler() })
+try await app.runService()
+monitor.stop()
+let statistics = monitor.statistics
+print("stalls \(statistics.stallsDetected), reports \(statistics.reportsWritten), pool starvations \(statistics.poolStarvations)")
+
+extension Request {
+    /// The `ms` query parameter (how long a route stalls).
+    var milliseconds: Int { uri.queryParameters.get("ms", as: Int.self) ?? 400 }
+}
+
+/// Route handlers, each stalling in a function of its own so reports name it.
+enum UserController {
+    static func show(id: String, milliseconds: Int) async -> String {
+        await Database.fetchUser(id: id, milliseconds: milliseconds)
+    }
+}
+
+enum Database {
+    /// A blocking call in async code: holds a pool worker while it sleeps.
+    @inline(never)
+    static func fetchUser(id: String, milliseconds: Int) async -> String {
+        usleep(UInt32(milliseconds) * 1_000)
+        return "user \(id)"
+    }
+}
+
+enum ReportController {
+    /// CPU-bound work in async code: holds a pool worker while it spins.
+    @inline(never)
+    static func render(milliseconds: Int) async -> String {
+        let end = DispatchTime.now().uptimeNanoseconds + UInt64(milliseconds) * 1_000_000
+        var sink: UInt64 = 1
+        while DispatchTime.now().uptimeNanoseconds < end {
+            for value in 0..<500 { sink = sink &* 31 &+ UInt64(value) }
+        }
+        return "rendered \(sink % 10)"
+    }
+}
+
+enum CacheController {
+    /// Waiting on a semaphore in async code: holds a pool worker while it waits.
+    @inline(never)
+    static func lookup(milliseconds: Int) async -> String {
+        let filled = DispatchSemaphore(value: 0)
+        _ = filled.wait(timeout: .now() + .milliseconds(milliseconds))
+        return "cache miss"
+    }
+}
