@@ -106,9 +106,11 @@ package struct GitHubAnnotations: Sendable {
         return "::\(annotation.level) \(properties.joined(separator: ","))::\(Self.escapeData(annotation.message))"
     }
 
-    /// Escapes a message: `%`, CR and LF.
+    /// Escapes a message: `%`, CR and LF as GitHub decodes them, every other control character
+    /// visibly (``PrintableText``), so nothing in it can end the command or drive the log viewer.
     package static func escapeData(_ text: String) -> String {
-        text.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\r", with: "%0D").replacingOccurrences(of: "\n", with: "%0A")
+        PrintableText.escape(text.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\r", with: "%0D")
+            .replacingOccurrences(of: "\n", with: "%0A"))
     }
 
     /// Escapes a property value: as a message, plus `:` and `,`.
