@@ -95,10 +95,15 @@ extension SessionRecord {
     /// The first value no monitor writes (a negative count or time), described; nil when none.
     var invalidValue: String? {
         if !(monitoredMs >= 0 && monitoredMs.isFinite) { return "monitoredMs must be a finite number, 0 or more" }
-        for (key, value) in [("spans", spans), ("stalls", stalls), ("reportsWritten", reportsWritten), ("pid", pid)] where value < 0 {
-            return "\(key) must be 0 or more"
+        if monitoredMs > StallReport.largestMilliseconds { return "monitoredMs must be at most \(StallReport.largestMilliseconds)" }
+        for (key, value) in [("spans", spans), ("stalls", stalls), ("reportsWritten", reportsWritten), ("pid", pid)] {
+            if value < 0 { return "\(key) must be 0 or more" }
+            if value > StallReport.largestCount { return "\(key) must be at most \(StallReport.largestCount)" }
         }
         if let reason = reportsDropped.first(where: { $0.value < 0 })?.key { return "reportsDropped.\(reason) must be 0 or more" }
+        if let reason = reportsDropped.first(where: { $0.value > StallReport.largestCount })?.key {
+            return "reportsDropped.\(reason) must be at most \(StallReport.largestCount)"
+        }
         return nil
     }
 

@@ -1,16 +1,25 @@
 import Foundation
 
 extension StallReport {
+    /// The largest time in milliseconds a report may hold (1e15 ms, about 31,700 years): larger
+    /// values are no real measurement, and sums and conversions of them could overflow.
+    public static let largestMilliseconds = 1e15
+
+    /// The largest count a report or session record may hold (samples, passes, spans): 1e15.
+    public static let largestCount = 1_000_000_000_000_000
+
     /// The first value outside what the schema allows (a negative duration or count, a zero
-    /// interval, a frame or image index past its table), described with its key; nil when none.
+    /// interval, a frame or image index past its table, a time above ``largestMilliseconds`` or
+    /// a count above ``largestCount``), described with its key; nil when none.
     /// Such a report is bad input: counting it would make totals and percentiles wrong.
     public var schemaViolation: String? {
         func atLeast(_ key: String, _ value: Double, _ minimum: Double) -> String? { Self.atLeast(key, value, minimum) }
         func positive(_ key: String, _ value: Double) -> String? {
-            value.isFinite && value > 0 ? nil : "\(key) is \(value), must be a finite number above 0"
+            value.isFinite && value > 0 ? Self.atMost(key, value) : "\(key) is \(value), must be a finite number above 0"
         }
         func atLeast(_ key: String, _ value: Int, _ minimum: Int) -> String? {
-            value >= minimum ? nil : "\(key) is \(value), must be \(minimum) or more"
+            guard value >= minimum else { return "\(key) is \(value), must be \(minimum) or more" }
+            return value <= Self.largestCount ? nil : "\(key) is \(value), more than the largest accepted count \(Self.largestCount)"
         }
         let checks: [() -> String?] = [
             { atLeast("durationMs", self.durationMs, 0) },
@@ -62,6 +71,10 @@ extension StallReport {
     }
 
     private static func atLeast(_ key: String, _ value: Double, _ minimum: Double) -> String? {
-        value.isFinite && value >= minimum ? nil : "\(key) is \(value), must be a finite number, \(Int(minimum)) or more"
+        value.isFinite && value >= minimum ? atMost(key, value) : "\(key) is \(value), must be a finite number, \(Int(minimum)) or more"
+    }
+
+    private static func atMost(_ key: String, _ value: Double) -> String? {
+        value <= largestMilliseconds ? nil : "\(key) is \(value), more than the largest accepted \(largestMilliseconds) ms"
     }
 }

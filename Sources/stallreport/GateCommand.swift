@@ -53,7 +53,8 @@ struct GateCommand: ParsableCommand {
           verdict is appended to that file.
 
         EXIT STATUS
-          0 passed, 1 failed, 2 usage or input error
+          0 passed, 1 failed, 2 usage or input error, 3 a report path does not
+          exist (even with --allow-empty)
 
         EXAMPLES
           stallreport gate --max-stalls 0 .stall-reports

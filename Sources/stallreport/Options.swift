@@ -7,7 +7,7 @@ struct ReadingOptions: ParsableArguments {
     @Flag(help: "Fail with exit status 2 when any file cannot be used (by default such files are reported on stderr and skipped).")
     var strict = false
 
-    @Flag(help: "Accept finding no report at all (an empty or missing-reports directory means no stalls) instead of failing with exit status 2.")
+    @Flag(help: "Accept an existing directory without reports (no reports means no stalls) instead of failing with exit status 2. A path that does not exist is still an error (exit status 3).")
     var allowEmpty = false
 
     @Option(help: ArgumentHelp("Largest report file read, in MiB; bigger files are reported and skipped.", valueName: "MiB"))

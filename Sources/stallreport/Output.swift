@@ -37,12 +37,14 @@ enum Output {
         isatty(STDOUT_FILENO) == 1
     }
 
-    /// Writes `data` to `path` atomically (temporary file, then rename), or to stdout for `-`.
+    /// Writes `data` to stdout for `-`; else to `path`, atomically (temporary file, then rename)
+    /// over a regular file or a new path, in place into anything else (a device, a FIFO): see
+    /// ``OutputDestination``.
     static func write(_ data: Data, to path: String) throws {
         if path == "-" {
             stdout(data)
         } else {
-            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+            try OutputDestination.write(data, to: path)
         }
     }
 

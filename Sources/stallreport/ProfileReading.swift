@@ -14,6 +14,8 @@ enum ProfileReading {
         var sampleCount: Int
         /// Whether `--strict` must fail the command.
         var strictFailure: Bool
+        /// Paths given that do not exist: exit status 3 once the output is written.
+        var missingPaths: [String] = []
     }
 
     /// Reads `paths`, keeping `reduce(report, path)` of each report whose stall passes `filter` and
@@ -26,21 +28,26 @@ enum ProfileReading {
                                    fingerprints: Set(fingerprints), workers: options.jobs, reportEmptyDirectories: !options.allowEmpty)
         let result = reader.read(paths, reducing: reduce)
         Reading.printProblems(result.problems)
-        if result.reportsRead == 0 && !options.allowEmpty { throw Reading.nothingRead(filesFound: result.filesFound, in: paths) }
+        let missing = MissingPaths.among(paths)
+        if result.reportsRead == 0 && (!options.allowEmpty || !missing.isEmpty) {
+            throw Reading.nothingRead(filesFound: result.filesFound, in: paths, missing: missing)
+        }
         if result.reportsRead > 0 && result.items.isEmpty {
             Output.note("no stall matched the filters (\(result.reportsRead) report\(result.reportsRead == 1 ? "" : "s") read)")
         }
-        return Outcome(profiles: result.items, sampleCount: result.items.reduce(0) { $0 + sampleCount($1) },
-                       strictFailure: options.strict && !result.problems.isEmpty)
+        return Outcome(profiles: result.items, sampleCount: result.items.map(sampleCount).saturatingSum(),
+                       strictFailure: options.strict && !result.problems.isEmpty, missingPaths: missing)
     }
 
     /// Writes the rendered `data` to `output` (exit status 2 if it cannot), says what was written
     /// (`wrote <what> of 3 stalls (120 samples) to <output>`) unless it went to stdout, then
-    /// throws exit status 2 when `--strict` found problems.
+    /// throws exit status 3 when a path given does not exist, else exit status 2 when `--strict`
+    /// found problems.
     static func deliver<Item>(_ data: Data, as what: String, to output: String, from outcome: Outcome<Item>) throws {
         let samples = outcome.sampleCount
         let stalls = outcome.profiles.count
         try Output.save(data, to: output, confirming: "\(what) of \(stalls) stall\(stalls == 1 ? "" : "s") (\(samples) samples)")
+        if !outcome.missingPaths.isEmpty { throw MissingPaths.failure(outcome.missingPaths) }
         if outcome.strictFailure { throw Reading.strictFailure(files: "some files") }
     }
 }

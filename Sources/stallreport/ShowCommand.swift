@@ -6,9 +6,10 @@ import StallReportKit
 struct ShowCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show",
-        abstract: "Show one stall report like a crash log: facts, representative stack, call tree.",
+        abstract: "Show stall reports like crash logs: facts, representative stack, call tree.",
         discussion: """
-        Prints, for one report:
+        Prints, for each report given (one after the other, separated by a blank
+        line):
           - the facts: when, how long, threshold, classification and the stuck
             thread's CPU time, thread, run loop mode and passes, process, and
             samples taken, timed out and skipped (with the reasons)
@@ -17,16 +18,20 @@ struct ShowCommand: ParsableCommand {
           - the call tree of all samples, root first, heaviest path first, with
             each frame's share of the samples and its sample count; branches
             below --min-percent are left out (and counted)
-        App frames are highlighted on a terminal (never with NO_COLOR).
+        App frames are highlighted on a terminal (never with NO_COLOR). Control
+        characters in report strings are shown escaped (\\u{1B}, \\n).
+        A file that cannot be used is one line on stderr and exit status 2 (3 when
+        it does not exist); the other reports are still shown.
 
         EXAMPLES
           stallreport show .stall-reports/stall-20260301T120000.000Z-p4242-0001.json
           stallreport show --min-percent 0 report.json | less -R
+          stallreport show .stall-reports/*.json
         """
     )
 
-    @Argument(help: ArgumentHelp("The report file.", valueName: "report"))
-    var report: String
+    @Argument(help: ArgumentHelp("The report files.", valueName: "report"))
+    var reports: [String] = []
 
     @Option(help: ArgumentHelp("Hide call-tree branches with a smaller share of the samples (percent; default 1).", valueName: "percent"))
     var minPercent: Double = CallTreeTextRenderer.defaultMinPercent
@@ -43,15 +48,27 @@ struct ShowCommand: ParsableCommand {
     func validate() throws {
         guard minPercent >= 0, minPercent <= 100 else { throw ValidationError("--min-percent must be between 0 and 100") }
         guard maxFileSize >= 1 else { throw ValidationError("--max-file-size must be at least 1 (MiB)") }
+        guard !reports.isEmpty else { throw ValidationError("give at least one report file") }
     }
 
     func run() throws {
-        switch ReportLoader(maxFileSize: maxFileSize * 1024 * 1024).load(path: report) {
-        case .success(let decoded):
-            Output.stdout(ReportShowRenderer(style: color.style(), minPercent: minPercent, names: names.style).render(decoded, path: report))
-        case .failure(let error):
-            Output.note("\(report): \(error.description)")
-            throw ExitCode(ExitStatus.inputError)
+        let loader = ReportLoader(maxFileSize: maxFileSize * 1024 * 1024)
+        let renderer = ReportShowRenderer(style: color.style(), minPercent: minPercent, names: names.style)
+        var failed = false
+        var shown = 0
+        for report in reports {
+            switch loader.load(path: report) {
+            case .success(let decoded):
+                if shown > 0 { Output.stdout("\n") }
+                Output.stdout(renderer.render(decoded, path: report))
+                shown += 1
+            case .failure(let error):
+                Output.note(ReportProblem(path: report, message: error.description).description)
+                failed = true
+            }
         }
+        let missing = MissingPaths.among(reports)
+        if !missing.isEmpty { throw MissingPaths.failure(missing) }
+        if failed { throw ExitCode(ExitStatus.inputError) }
     }
 }

@@ -27,6 +27,8 @@ struct StallReportCommand: ParsableCommand {
           2  usage or input error: bad flags; unreadable config, baseline or
              suppressions file; no valid report nor session record at all
              (unless --allow-empty); unusable files with --strict
+          3  a report path given does not exist (always, even with
+             --allow-empty; the other paths are still read)
 
         EXAMPLES
           stallreport summarize .stall-reports
@@ -72,4 +74,6 @@ enum ExitStatus {
     static let gateFailed: Int32 = 1
     /// Usage or input error.
     static let inputError: Int32 = 2
+    /// A report path given on the command line does not exist.
+    static let missingPath: Int32 = 3
 }

@@ -96,7 +96,7 @@ struct SummarizeCommand: ParsableCommand {
     @Option(help: "Output format.")
     var format: OutputFormat = .text
 
-    @Option(help: ArgumentHelp("Group stalls by fingerprint or by the scene the app set.", valueName: "fingerprint|scene"))
+    @Option(help: ArgumentHelp("Group stalls by fingerprint, by the scene the app set, or by loop (kind and thread).", valueName: "fingerprint|scene|loop"))
     var groupBy: SummaryGrouping = .fingerprint
 
     @Option(help: ArgumentHelp("Show only the N groups with the most total stall time.", valueName: "n"))
@@ -125,7 +125,9 @@ struct SummarizeCommand: ParsableCommand {
         let outcome = try input.collect(paths, filter: filter, grouping: groupBy)
         let summary = Summary(collection: outcome.collection, filter: filter, top: top)
         switch format {
-        case .text: Output.stdout(SummaryTextRenderer(style: color.style(), names: input.names.style, wide: wide).render(summary))
+        case .text:
+            let renderer = SummaryTextRenderer(style: color.style(), names: input.names.style, wide: wide, width: TerminalWidth.current())
+            Output.stdout(renderer.render(summary))
         case .markdown: Output.stdout(SummaryMarkdownRenderer(names: input.names.style).render(summary))
         case .json: Output.stdout(try SummaryJSON(summary).encoded())
         }

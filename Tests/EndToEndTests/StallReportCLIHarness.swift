@@ -88,7 +88,7 @@ enum StallReportCLI {
         if let directory { process.currentDirectoryURL = directory }
         var env = ProcessInfo.processInfo.environment
         // A clean slate for what the CLI reacts to, unless the test sets it.
-        for key in ["GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE", "NO_COLOR"] { env[key] = nil }
+        for key in ["GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE", "NO_COLOR", "COLUMNS"] { env[key] = nil }
         for (key, value) in environment { env[key] = value }
         process.environment = env
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("stallreport-run-\(UUID().uuidString)")

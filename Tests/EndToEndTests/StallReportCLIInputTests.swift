@@ -137,12 +137,15 @@ struct StallReportCLIInputTests {
         #expect(allowed.stderr.isEmpty)
     }
 
-    @Test("A missing path is a problem, the other paths are still read")
+    @Test("A missing path is an error (exit status 3), the other paths are still read")
     func missingPath() throws {
         let missing = directory.url.appendingPathComponent("no-such-dir").path
         let run = try StallReportCLI.run(["summarize", missing, reports.path])
-        #expect(run.status == 0)
-        #expect(run.stderrLines == ["stallreport: \(missing): no such file or directory"])
+        #expect(run.status == 3)
+        #expect(run.stderrLines == [
+            "stallreport: \(missing): no such file or directory",
+            "stallreport: error: \(missing) does not exist (check the path; --allow-empty only accepts an existing directory without reports)",
+        ])
         #expect(run.stdoutLines[0].hasPrefix("9 stalls"))
     }
 }

@@ -112,7 +112,7 @@ struct StallReportCLISessionSceneGateTests {
         #expect(gate.stdout.contains("--max-fatal N             fatal stalls             maxFatalStalls"))
         #expect(gate.stdout.contains("--max-fatal <n>"))
         let summarize = try StallReportCLI.run(["summarize", "--help"])
-        #expect(summarize.stdout.contains("--group-by <fingerprint|scene>"))
+        #expect(summarize.stdout.contains("--group-by <fingerprint|scene|loop>"))
         #expect(summarize.stdout.contains("STALL RATE"))
         #expect(summarize.stdout.contains("Reports/stall-session.schema.json"))
         for run in [gate, summarize] {

@@ -75,7 +75,7 @@ public enum ChromeTraceExport {
                 frame.file.map { "\(names.display(frame)) (\(($0 as NSString).lastPathComponent))" } ?? names.display(frame)
             }
             let top = profile.representativeStack.last(where: \.inApp) ?? profile.representativeStack.last
-            let name = "stall \(Int(profile.durationMs.rounded())) ms" + (top.map { ": \(names.display($0))" } ?? "")
+            let name = "stall \(Int(saturating: profile.durationMs.rounded())) ms" + (top.map { ": \(names.display($0))" } ?? "")
             let args = Args(id: profile.id, fingerprint: profile.fingerprint, durationMs: profile.durationMs, thresholdMs: profile.thresholdMs,
                             classification: profile.classification.rawValue, status: profile.status.rawValue,
                             mainThreadCPUMs: profile.mainThreadCPUMs, samples: profile.samples.count, sampledMs: profile.sampledMs,
@@ -103,7 +103,7 @@ public enum ChromeTraceExport {
     /// Milliseconds to whole microseconds.
     static func microseconds(_ milliseconds: Double) -> Int64 {
         guard milliseconds.isFinite else { return 0 }
-        return Int64((milliseconds * 1000).rounded())
+        return Int64(saturating: (milliseconds * 1000).rounded())
     }
 
     private struct PairKey: Hashable {

@@ -45,7 +45,7 @@ public enum FoldedExport {
         }
         var output = ""
         for stack in weights.keys.sorted() {
-            let microseconds = Int((weights[stack]! * 1000).rounded())
+            let microseconds = Int(saturating: (weights[stack]! * 1000).rounded())
             guard microseconds > 0 else { continue }
             output += "\(stack) \(microseconds)\n"
         }

@@ -148,7 +148,7 @@ package struct DiffRenderer: Sendable {
     /// Aligned text, ending with a newline.
     package func renderText(_ diff: DiffResult) -> String {
         var out = [style.bold(headline(diff))]
-        out.append("regression: count or p95 more than \(Int((diff.policy.tolerance * 100).rounded()))% above base; min occurrences \(diff.policy.minOccurrences)")
+        out.append("regression: count or p95 more than \(Int(saturating: (diff.policy.tolerance * 100).rounded()))% above base; min occurrences \(diff.policy.minOccurrences)")
         if diff.changes.isEmpty {
             out.append("")
             out.append("No stalls on either side.")

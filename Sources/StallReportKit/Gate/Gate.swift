@@ -50,7 +50,7 @@ public enum BudgetKind: String, Sendable, Codable, CaseIterable {
 
     /// Formats a value of this budget.
     package func format(_ value: Double) -> String {
-        isDuration ? Durations.format(value) : "\(Int(value))"
+        isDuration ? Durations.format(value) : "\(Int(saturating: value))"
     }
 }
 

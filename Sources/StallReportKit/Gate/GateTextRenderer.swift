@@ -51,7 +51,7 @@ package struct GateTextRenderer: Sendable {
             let tolerance = result.config.tolerance ?? GateConfig.defaultTolerance
             let minimum = result.config.minOccurrences ?? GateConfig.defaultMinOccurrences
             out.append("")
-            out.append(style.bold("Baseline") + " (\(result.baselinePath ?? "baseline"); tolerance \(Int((tolerance * 100).rounded()))%, min occurrences \(minimum))")
+            out.append(style.bold("Baseline") + " (\(result.baselinePath ?? "baseline"); tolerance \(Int(saturating: (tolerance * 100).rounded()))%, min occurrences \(minimum))")
             for change in changes where change.kind != .unchanged {
                 out.append("  " + changeLine(change, minimum: minimum))
             }

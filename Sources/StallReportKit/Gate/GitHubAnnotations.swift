@@ -54,7 +54,8 @@ package struct GitHubAnnotations: Sendable {
             let location = groups[change.fingerprint].flatMap(sourceLocation)
             let level = change.belowMinimum ? "warning" : "error"
             let suffix = change.belowMinimum ? "\n(below the minimum occurrences: not failing)" : ""
-            list.append(Annotation(level: level, title: "\(change.kind == .new ? "New" : "Regressed") main-thread stall", message: "\(what)\nat \(names.display(change.headline))\(suffix)", file: location?.0, line: location?.1))
+            let stall = Self.stallNoun(loop: groups[change.fingerprint]?.worst.loop)
+            list.append(Annotation(level: level, title: "\(change.kind == .new ? "New" : "Regressed") \(stall)", message: "\(what)\nat \(names.display(change.headline))\(suffix)", file: location?.0, line: location?.1))
         }
         for match in result.expired where match.group != nil {
             list.append(Annotation(level: "warning", title: "Stall suppression expired",
@@ -95,6 +96,13 @@ package struct GitHubAnnotations: Sendable {
         return lines.isEmpty ? "" : lines.joined(separator: "\n") + "\n"
     }
 
+    /// `main-thread stall` for a RunLoop (or unknown) loop, else `stall` with the loop's kind
+    /// (`nio stall`, `mainQueue stall`): `loop` is a record's `"<kind> <thread name>"`.
+    static func stallNoun(loop: String?) -> String {
+        guard let kind = loop?.split(separator: " ").first, !kind.isEmpty, kind != "runLoop" else { return "main-thread stall" }
+        return "\(kind) stall"
+    }
+
     /// One `::level file=…,line=…,title=…::message` line.
     package func command(_ annotation: Annotation) -> String {
         var properties: [String] = []
@@ -106,9 +114,11 @@ package struct GitHubAnnotations: Sendable {
         return "::\(annotation.level) \(properties.joined(separator: ","))::\(Self.escapeData(annotation.message))"
     }
 
-    /// Escapes a message: `%`, CR and LF.
+    /// Escapes a message: `%`, CR and LF as GitHub decodes them, every other control character
+    /// visibly (``PrintableText``), so nothing in it can end the command or drive the log viewer.
     package static func escapeData(_ text: String) -> String {
-        text.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\r", with: "%0D").replacingOccurrences(of: "\n", with: "%0A")
+        PrintableText.escape(text.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\r", with: "%0D")
+            .replacingOccurrences(of: "\n", with: "%0A"))
     }
 
     /// Escapes a property value: as a message, plus `:` and `,`.

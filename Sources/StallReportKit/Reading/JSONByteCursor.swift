@@ -343,7 +343,7 @@ struct JSONByteCursor {
         let span = try numberSpan()
         guard base[span.start] != UInt8(ascii: "-") else { throw FastPathMiss() }
         let value = try Self.parseDouble(base + span.start, count: span.end - span.start)
-        guard value.isFinite, positive ? value > 0 : value >= 0 else { throw FastPathMiss() }
+        guard value.isFinite, positive ? value > 0 : value >= 0, value <= StallReport.largestMilliseconds else { throw FastPathMiss() }
         return value
     }
 

@@ -15,6 +15,7 @@ public struct ReportProblem: Error, Sendable, Equatable, Codable, CustomStringCo
         self.message = message
     }
 
-    /// `path: message`, the form printed on stderr.
-    public var description: String { "\(path): \(message)" }
+    /// `path: message`, the form printed on stderr, with control characters escaped visibly
+    /// (``PrintableText``): a file name may hold any byte but a newline or an escape sequence.
+    public var description: String { PrintableText.escape("\(path): \(message)") }
 }

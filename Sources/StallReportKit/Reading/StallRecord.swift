@@ -1,7 +1,9 @@
 import Foundation
 
 /// The few facts of one report that summaries, gates and diffs need. A report is reduced to this
-/// as soon as it is decoded, so whole reports are never kept.
+/// as soon as it is decoded, so whole reports are never kept. Its strings are printable: control
+/// characters in the report's fingerprint, file name, frames, syscall, scene and loop are
+/// escaped visibly (``PrintableText``), so no output of them can drive a terminal or a CI runner.
 public struct StallRecord: Sendable, Equatable {
     /// The report's fingerprint.
     public var fingerprint: String
@@ -35,19 +37,19 @@ public struct StallRecord: Sendable, Equatable {
     package init(fingerprint: String, durationMs: Double, startedAt: Date, status: StallStatus, classification: StallClassification, path: String,
                 stack: [StackFrameSummary], syscall: String?, scene: String? = nil, rateLimited: Bool = false, hostName: String? = nil, pid: Int? = nil,
                 loop: String? = nil) {
-        self.fingerprint = fingerprint
+        self.fingerprint = PrintableText.escape(fingerprint)
         self.durationMs = durationMs
         self.startedAt = startedAt
-        self.status = status
-        self.classification = classification
-        self.path = path
-        self.stack = stack
-        self.syscall = syscall
-        self.scene = scene
+        self.status = StallStatus(rawValue: PrintableText.escape(status.rawValue))
+        self.classification = StallClassification(rawValue: PrintableText.escape(classification.rawValue))
+        self.path = PrintableText.escape(path)
+        self.stack = stack.map(\.printable)
+        self.syscall = syscall.map(PrintableText.escape)
+        self.scene = scene.map(PrintableText.escape)
         self.rateLimited = rateLimited
         self.hostName = hostName
         self.pid = pid
-        self.loop = loop
+        self.loop = loop.map(PrintableText.escape)
     }
 
     /// Reduces a decoded report to a record. An `inProgress` report of a process that no longer

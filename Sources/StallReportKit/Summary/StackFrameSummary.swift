@@ -19,6 +19,11 @@ public struct StackFrameSummary: Codable, Sendable, Equatable {
         self.inApp = inApp
     }
 
+    /// The same frame with control characters in its symbol and file escaped (``PrintableText``).
+    package var printable: StackFrameSummary {
+        StackFrameSummary(symbol: PrintableText.escape(symbol), file: file.map(PrintableText.escape), line: line, inApp: inApp)
+    }
+
     /// `file:line`, `file`, or nil.
     public var location: String? {
         guard let file else { return nil }

@@ -13,16 +13,21 @@ package struct SummaryTextRenderer: Sendable {
     /// table that fits ``maxWidth``.
     package var wide: Bool
 
-    /// Width the compact table and the stack lines fit in, in characters; the top frame is cut
-    /// (with `…`) to fit.
+    /// The default width the compact table and the stack lines fit in, in characters, when
+    /// output does not go to a terminal and `COLUMNS` is not set.
     package static let maxWidth = 120
+
+    /// Width the compact table and the stack lines fit in, in characters; the top frame is cut
+    /// (with `…`) to fit, never wrapped.
+    package var width: Int
 
     /// Narrowest the top-frame column is cut to, however wide the other columns are.
     static let minTopFrameWidth = 24
 
     /// Creates a renderer.
     package init(style: TextStyle = .plain, framesPerStack: Int = StackFrameSummary.defaultLimit, names: FrameNameStyle = .simplified,
-                wide: Bool = false) {
+                wide: Bool = false, width: Int = SummaryTextRenderer.maxWidth) {
+        self.width = width
         self.style = style
         self.framesPerStack = framesPerStack
         self.names = names
@@ -119,17 +124,14 @@ package struct SummaryTextRenderer: Sendable {
         }
         return group.worst.stack.prefix(limit).map { frame in
             let name = names.display(frame.symbol)
-            var line = "    at \(wide ? name : StackFrameSummary.abbreviated(name, limit: Self.maxWidth - 7))"
-            var width = line.count
+            var line = "    at \(wide ? name : StackFrameSummary.abbreviated(name, limit: width - 7))"
             if let location = frame.location {
                 // A location that would run past the width goes on a line of its own.
                 let text = "(\(location))"
-                if wide || width + 1 + text.count <= Self.maxWidth {
+                if wide || line.count + 1 + text.count <= width {
                     line += " " + style.dim(text)
-                    width += 1 + text.count
                 } else {
-                    line += "\n       " + style.dim(StackFrameSummary.middleAbbreviated(text, limit: Self.maxWidth - 7))
-                    width = 7 + text.count
+                    line += "\n       " + style.dim(StackFrameSummary.middleAbbreviated(text, limit: width - 7))
                 }
             }
             if !frame.inApp { line += style.dim(" [system]") }
@@ -137,15 +139,15 @@ package struct SummaryTextRenderer: Sendable {
         }
     }
 
-    /// `line` as is when it fits ``maxWidth`` (or the table is wide), else broken after the last
+    /// `line` as is when it fits ``width`` (or the table is wide), else broken after the last
     /// `; ` or `, ` that fits, the rest on indented lines.
     func wrapped(_ line: String) -> [String] {
-        guard !wide, Self.visibleWidth(line) > Self.maxWidth else { return [line] }
+        guard !wide, Self.visibleWidth(line) > width else { return [line] }
         var lines: [String] = []
         var rest = line
-        while Self.visibleWidth(rest) > Self.maxWidth {
+        while Self.visibleWidth(rest) > width {
             let breaks = ["; ", ", "].flatMap { separator in
-                rest.ranges(of: separator).filter { Self.visibleWidth(String(rest[..<$0.lowerBound])) < Self.maxWidth }.map(\.upperBound)
+                rest.ranges(of: separator).filter { Self.visibleWidth(String(rest[..<$0.lowerBound])) < width }.map(\.upperBound)
             }
             guard let cut = breaks.max(), cut > rest.startIndex else { break }
             lines.append(String(rest[..<cut]).replacingOccurrences(of: " +$", with: "", options: .regularExpression))
@@ -170,7 +172,7 @@ package struct SummaryTextRenderer: Sendable {
         return width
     }
 
-    /// Cuts the last column (the top frame) so that the table fits ``maxWidth``: to 60 characters
+    /// Cuts the last column (the top frame) so that the table fits ``width``: to 60 characters
     /// in the wide table, to what the other columns leave (at least 24) in the compact one.
     private func fitTopFrames(_ table: inout TextTable) {
         let last = table.columns.count - 1
@@ -180,7 +182,7 @@ package struct SummaryTextRenderer: Sendable {
             for column in 0..<last {
                 used += table.rows.map { $0[column].count }.reduce(table.columns[column].header.count, max) + 2
             }
-            limit = max(Self.minTopFrameWidth, Self.maxWidth - used)
+            limit = max(Self.minTopFrameWidth, width - used)
         }
         for row in table.rows.indices {
             table.rows[row][last] = StackFrameSummary.abbreviated(table.rows[row][last], limit: limit)

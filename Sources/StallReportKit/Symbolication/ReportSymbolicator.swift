@@ -66,7 +66,8 @@ public struct ReportSymbolicator: Sendable {
         for key in wanted.keys.sorted(by: { $0.path < $1.path }) {
             switch locator.locate(images[key]!) {
             case .failure(let error):
-                notes.append(error.description)
+                // A virtual image the kernel maps (linux-vdso.so.1) has no file: nothing to say.
+                if error.image.path.hasPrefix("/") { notes.append(error.description) }
             case .success(let match):
                 do {
                     symbols[key] = try symbolizer.symbolize(path: match.path, addresses: wanted[key]!.sorted())

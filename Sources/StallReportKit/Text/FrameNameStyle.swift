@@ -6,11 +6,12 @@ public enum FrameNameStyle: String, Sendable, Equatable, CaseIterable {
     /// `static stall_demo.Scenarios.spinOnCPU(milliseconds: Swift.Int) -> ()`, as stored.
     case full
 
-    /// The name to show for the full name `name` (C, C++ and unknown names are shown as they are).
+    /// The name to show for the full name `name` (C, C++ and unknown names are shown as they are),
+    /// with control characters escaped visibly (``PrintableText``).
     public func display(_ name: String) -> String {
         switch self {
-        case .simplified: return SimplifiedSwiftName.simplify(name)
-        case .full: return name
+        case .simplified: return PrintableText.escape(SimplifiedSwiftName.simplify(name))
+        case .full: return PrintableText.escape(name)
         }
     }
 }
@@ -18,6 +19,6 @@ public enum FrameNameStyle: String, Sendable, Equatable, CaseIterable {
 extension FrameNameStyle {
     /// The name to show for a profile frame; synthetic frames (`all`, `[syscall …]`) keep theirs.
     public func display(_ frame: ProfileFrame) -> String {
-        frame.isSynthetic ? frame.name : display(frame.name)
+        frame.isSynthetic ? PrintableText.escape(frame.name) : display(frame.name)
     }
 }

@@ -18,8 +18,11 @@ package struct ReportShowRenderer: Sendable {
         self.names = names
     }
 
-    /// The full text, ending with a newline.
+    /// The full text, ending with a newline. Control characters in the report's strings and in
+    /// `path` are shown escaped (``PrintableText``).
     package func render(_ report: StallReport, path: String) -> String {
+        let report = report.printable
+        let path = PrintableText.escape(path)
         var out = header(report, path: path)
         out.append("")
         out.append(style.bold("Representative stack (leaf first):"))
@@ -59,7 +62,7 @@ package struct ReportShowRenderer: Sendable {
     /// `N taken of M attempted, …` with the reasons for skipped samples.
     func samplingLine(_ sampling: StallReport.Sampling, kept: Int) -> String {
         var parts = ["\(sampling.taken) taken of \(sampling.attempted) attempted", "\(sampling.timedOut) timed out"]
-        let skipped = sampling.skipped.values.reduce(0, +)
+        let skipped = sampling.skipped.values.saturatingSum()
         if skipped > 0 {
             let reasons = sampling.skipped.keys.sorted().map { "\($0) \(sampling.skipped[$0]!)" }.joined(separator: ", ")
             parts.append("\(skipped) skipped (\(reasons))")
