@@ -13,7 +13,8 @@ import StallMonitor
 /// `group` (a task-group child waits 400 ms on a DispatchSemaphore), `asynclet` (an `async let`
 /// child blocks 400 ms in read() on a pipe), `actor` (an actor method spins 400 ms), `starve`
 /// (as many tasks as the pool has threads each sleep 600 ms at once), `short` (20,000 short jobs
-/// over about 2 s: no stall), `idle` (nothing for 2 s).
+/// over about 2 s: no stall), `expected` (400 ms of CPU in a task, declared with `expectLongWork`:
+/// no report), `idle` (nothing for 2 s).
 @main
 struct PoolStallHost {
     static func main() async {
@@ -31,7 +32,7 @@ struct PoolStallHost {
             exit(2)
         }
         try? await Task.sleep(for: .milliseconds(100))
-        await run(mode)
+        await run(mode, monitor: monitor)
         try? await Task.sleep(for: .milliseconds(300))
         await monitor.flush(timeout: .seconds(10))
         let statistics = monitor.statistics
@@ -42,7 +43,7 @@ struct PoolStallHost {
 
     /// Runs a mode's work off the MainActor (`main` is MainActor code: a `Task {}` made there
     /// would run on the main queue, not on the pool).
-    nonisolated static func run(_ mode: String) async {
+    nonisolated static func run(_ mode: String, monitor: StallMonitor) async {
         switch mode {
         case "detached":
             await Task.detached { PoolWork.sleepInDetachedTaskForTest(milliseconds: 400).print() }.value
@@ -62,6 +63,10 @@ struct PoolStallHost {
             await withTaskGroup(of: Void.self) { group in
                 for _ in 0..<width { group.addTask { PoolWork.sleepWhileStarvingPoolForTest(milliseconds: 600).print() } }
             }
+        case "expected":
+            await Task.detached {
+                monitor.expectLongWork { PoolWork.spinInUnstructuredTaskForTest(milliseconds: 400) }.print()
+            }.value
         case "short":
             let jobs = await PoolWork.shortJobs(seconds: 2)
             print("ran \(jobs) short jobs")

@@ -96,4 +96,14 @@ struct PoolStallHostTests {
         #expect(reports.isEmpty, "\(reports.map { "\($0.durationMs) ms \($0.representativeFunction)" })")
         #expect(run.stdout.contains("starvations 0"), "\(run.stdout)")
     }
+
+    @Test("400 ms of work in a task declared with expectLongWork is not reported")
+    func expectedLongWork() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pool-stall-host-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (run, caused, reports) = try Self.run("expected", in: directory)
+        try #require(run.status == 0, "\(run)")
+        #expect(caused.count == 1, "\(run.stdout)")
+        #expect(reports.isEmpty, "\(reports.map { "\($0.durationMs) ms \($0.representativeFunction)" })")
+    }
 }

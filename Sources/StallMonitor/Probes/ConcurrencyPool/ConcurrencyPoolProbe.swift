@@ -116,6 +116,23 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         queueToken(at: CStallMonitor_monotonic_ns())
     }
 
+    /// Workers running declared long work (``StallMonitor/expectLongWork(_:)``) the watchdog had
+    /// not met when it began, with how many such calls are open on each.
+    private let expectedOn = Locked<[Int32: Int]>([:])
+
+    /// Runs `body` on worker `tid`, the span the watchdog next begins there marked as expected
+    /// long work (for a worker it has not met yet).
+    func expectingLongWork<Result, Failure: Error>(on tid: Int32, _ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        expectedOn.withLock { $0[tid, default: 0] += 1 }
+        defer {
+            expectedOn.withLock { open in
+                open[tid, default: 1] -= 1
+                if open[tid] == 0 { open[tid] = nil }
+            }
+        }
+        return try body()
+    }
+
     fileprivate func detach() {
         guard !detached.exchange(true, ordering: .sequentiallyConsistent) else { return }
         armWorker.withLock { $0 = nil }
@@ -152,7 +169,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
                 worker.spanOpen = false
             }
             if task != 0, !worker.spanOpen, let slot = worker.slot, let tracker = trackers[slot] {
-                slots[slot].assigned.store(tid, ordering: .relaxed)
+                if expectedOn.withLock({ $0[tid] != nil }) { tracker.markExpectedLongWork() }
                 tracker.spanBegan(at: changedAt, switches: 0, thread: tid)
                 worker.spanOpen = true
             }
@@ -219,7 +236,10 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         for tid in fresh {
             guard let pointer = pointers[tid] else { continue }  // not found this time: tried at the next scan
             let slot = (0..<slots.count).first { !used.contains($0) }
-            if let slot { used.insert(slot) }
+            if let slot {
+                used.insert(slot)
+                slots[slot].assigned.store(tid, ordering: .relaxed)  // expectLongWork on the worker finds its slot
+            }
             // A worker met now began whatever it runs somewhere since the previous scan.
             workers[tid] = Worker(pointer: pointer, slot: slot, lastLook: since, taskSince: since, metAt: now)
         }
