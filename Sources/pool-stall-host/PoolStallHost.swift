@@ -14,7 +14,8 @@ import StallMonitor
 /// child blocks 400 ms in read() on a pipe), `actor` (an actor method spins 400 ms), `starve`
 /// (as many tasks as the pool has threads each sleep 600 ms at once), `short` (20,000 short jobs
 /// over about 2 s: no stall), `expected` (400 ms of CPU in a task, declared with `expectLongWork`:
-/// no report), `idle` (nothing for 2 s).
+/// no report), `both` (watched with `loops: [.mainActor, .concurrencyPool]`: a MainActor function
+/// spins 400 ms, then a detached task sleeps 400 ms), `idle` (nothing for 2 s).
 @main
 struct PoolStallHost {
     static func main() async {
@@ -27,7 +28,10 @@ struct PoolStallHost {
         var configuration = StallMonitor.Configuration(threshold: .milliseconds(250), reportDirectory: URL(fileURLWithPath: arguments[1]))
         configuration.logger = Logger(label: "pool-stall-host") { StreamLogHandler.standardError(label: $0) }
         let monitor: StallMonitor
-        do { monitor = try StallMonitor.start(configuration, loop: .concurrencyPool) } catch {
+        do {
+            monitor = mode == "both" ? try StallMonitor.start(configuration, loops: [.mainActor, .concurrencyPool])
+                : try StallMonitor.start(configuration, loop: .concurrencyPool)
+        } catch {
             FileHandle.standardError.write(Data("pool-stall-host: \(error)\n".utf8))
             exit(2)
         }
@@ -63,6 +67,10 @@ struct PoolStallHost {
             await withTaskGroup(of: Void.self) { group in
                 for _ in 0..<width { group.addTask { PoolWork.sleepWhileStarvingPoolForTest(milliseconds: 600).print() } }
             }
+        case "both":
+            await MainActorWork.spinOnMainActorForTest(milliseconds: 400).print()
+            try? await Task.sleep(for: .milliseconds(200))
+            await Task.detached { PoolWork.sleepInDetachedTaskForTest(milliseconds: 400).print() }.value
         case "expected":
             await Task.detached {
                 monitor.expectLongWork { PoolWork.spinInUnstructuredTaskForTest(milliseconds: 400) }.print()
@@ -73,6 +81,15 @@ struct PoolStallHost {
         default:
             try? await Task.sleep(for: .seconds(2))
         }
+    }
+}
+
+/// MainActor work (on the main queue's worker, not the pool).
+@MainActor
+enum MainActorWork {
+    @inline(never)
+    static func spinOnMainActorForTest(milliseconds: Int) -> StallFacts {
+        PoolWork.measure(#function) { PoolWork.spin(milliseconds: milliseconds) }
     }
 }
 

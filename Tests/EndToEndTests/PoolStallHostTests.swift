@@ -106,4 +106,20 @@ struct PoolStallHostTests {
         #expect(caused.count == 1, "\(run.stdout)")
         #expect(reports.isEmpty, "\(reports.map { "\($0.durationMs) ms \($0.representativeFunction)" })")
     }
+
+    @Test("one monitor of the MainActor and the pool reports a MainActor stall and a pool stall, each with its own loop kind and worker")
+    func mainActorAndPool() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pool-stall-host-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (run, caused, reports) = try Self.run("both", in: directory)
+        try #require(run.status == 0, "\(run)")
+        try #require(caused.count == 2, "\(run.stdout)")
+        try #require(reports.count == 2, "\(reports.map { ($0.loop.kind, $0.durationMs, $0.representativeFunction) })")
+        let mainActor = try #require(reports.first { $0.loop.kind == "mainActor" })
+        let pool = try #require(reports.first { $0.loop.kind == "concurrencyPool" })
+        #expect("\(mainActor.loop.threadID)" == caused[0].thread)
+        #expect("\(pool.loop.threadID)" == caused[1].thread)
+        #expect(mainActor.representativeFunction.contains("spinOnMainActorForTest"), "\(mainActor.representativeFunction)")
+        #expect(pool.representativeStack.contains { pool.frames[$0].symbol?.contains("sleepInDetachedTaskForTest") == true })
+    }
 }
