@@ -9,15 +9,18 @@ final class HummingbirdServerProcess {
     let reports: URL
     private let process: Process
     private let scratch: URL
+    private let output: URL
 
     init(_ context: BenchContext, watched: Bool) throws {
         reports = context.freshDirectory("hummingbird-reports")
         scratch = context.scratch
         let portFile = reports.appendingPathComponent("port")
+        output = reports.appendingPathComponent("stdout")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         process = Process()
         process.executableURL = try context.binary("hummingbird-stall-demo")
         process.arguments = [reports.path, portFile.path] + (watched ? [] : ["unwatched"])
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: output)
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
         try process.run()
@@ -48,6 +51,11 @@ final class HummingbirdServerProcess {
         for _ in 0..<1_000 where process.isRunning { usleep(10_000) }
         if process.isRunning { kill(pid, SIGKILL) }
         process.waitUntilExit()
+    }
+
+    /// What the server printed (after ``stop()``: its report lines and its closing counts).
+    func printed() -> String {
+        (try? String(contentsOf: output, encoding: .utf8)) ?? ""
     }
 
     /// The whole process's CPU time (utime + stime) in nanoseconds, from /proc/<pid>/stat.

@@ -4,7 +4,8 @@ import StallReportModel
 /// Figure 13: the concurrency-pool probe on a real Hummingbird 2 server (Examples/HummingbirdServer,
 /// whose route handlers all run as tasks on the pool): CPU time per request under wrk with the
 /// event loops and the pool watched vs nothing watched, the watchdog's wake-ups while the server
-/// idles, and how exactly stalls in async route handlers are reported.
+/// idles, how exactly stalls in async route handlers are reported, and the pool's delay for new
+/// work under load.
 enum PoolServerFigure {
     static func run(_ context: BenchContext) throws -> FigureResult {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/wrk"), FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") else {
@@ -13,6 +14,7 @@ enum PoolServerFigure {
         var rows = [try throughput(context)]
         rows.append(try idle(context))
         rows += try stalls(context)
+        rows.append(try delay(context))
         return FigureResult(figure: .poolServer, rows: rows)
     }
 
@@ -73,6 +75,30 @@ enum PoolServerFigure {
                          method: "the watchdog thread's voluntary context switches and CPU time (/proc) over \(Int(seconds)) s of an idle watched server; neither NIO nor the pool tells anyone when work starts, so the probes look every pollInterval (a /proc read per event loop, an 8-byte process_vm_readv per pool worker)",
                          data: ["wakeupsPerSecond": perSecond, "cpuNanosecondsPerSecond": cpuPerSecond, "processCPUNanosecondsPerSecond": processPerSecond,
                                 "seconds": seconds])
+    }
+
+    /// 13e: the pool's delay for new work (the `stallmonitor.pool.delay` timer) under wrk, as the
+    /// server's own metrics factory recorded it.
+    private static func delay(_ context: BenchContext) throws -> ResultRow {
+        let seconds = context.pick(5, quick: 1)
+        let server = try HummingbirdServerProcess(context, watched: true)
+        _ = try Subprocess.run("/usr/bin/wrk", ["-t2", "-c32", "-d\(seconds)s", server.url + "/fast"], scratch: context.scratch)
+        server.stop()
+        // "pool delay: <n> values, p50 <µs> µs, p99 <µs> µs, max <µs> µs"
+        guard let line = server.printed().split(separator: "\n").first(where: { $0.hasPrefix("pool delay:") }) else {
+            throw BenchError("hummingbird-stall-demo printed no pool delay: \(server.printed())")
+        }
+        let words = line.split(separator: " ")
+        func number(after key: String) -> Double? {
+            words.firstIndex { $0 == key }.flatMap { words.indices.contains($0 + 1) ? Double(words[$0 + 1]) : nil }
+        }
+        let values = Double(words[2]) ?? 0
+        let p50 = number(after: "p50") ?? 0, p99 = number(after: "p99") ?? 0, maximum = number(after: "max") ?? 0
+        return ResultRow("13e", "Pool delay under load (the stallmonitor.pool.delay timer)",
+                         value: "p50 \(Format.micro(p50 * 1_000)), p99 \(Format.micro(p99 * 1_000)), max \(Format.micro(maximum * 1_000)) (\(Int(values)) values)",
+                         goal: "stated", verdict: .info,
+                         method: "wrk -t2 -c32 -d\(seconds)s on GET /fast of hummingbird-stall-demo (watched); each value is how long a no-op block the probe queued on the pool (one per poll interval while a worker is busy) waited for a worker, recorded by the server's own MetricsFactory",
+                         data: ["values": values, "p50Microseconds": p50, "p99Microseconds": p99, "maxMicroseconds": maximum])
     }
 
     /// 13c and 13d: stalls in async route handlers (sleeps and CPU spins of 300–800 ms):

@@ -24,6 +24,9 @@ let reports = URL(fileURLWithPath: arguments[1], isDirectory: true)
 let portFile = arguments[2]
 
 var configuration = StallMonitor.Configuration(threshold: .milliseconds(250), reportDirectory: reports)
+// The pool's delay for new work (the `stallmonitor.pool.delay` timer), printed at the end.
+let poolDelay = PoolDelayRecorder()
+configuration.metrics = .init(factory: poolDelay)
 configuration.onReport = { report, url in
     print("wrote \(url.lastPathComponent)  \(Int(report.durationMs.rounded())) ms  \(report.loop.kind)  \(report.representativeFunction)")
     fflush(nil)
@@ -34,20 +37,22 @@ let router = Router()
 router.get("fast") { _, _ in "ok" }
 router.get("users/:id") { request, context -> String in
     let id = try context.parameters.require("id")
-    return await timed { await UserController.show(id: id, milliseconds: request.milliseconds) }
+    return await RouteClock.timed { await UserController.show(id: id, milliseconds: request.milliseconds) }
 }
 router.get("report") { request, _ -> String in
-    await timed { await ReportController.render(milliseconds: request.milliseconds) }
+    await RouteClock.timed { await ReportController.render(milliseconds: request.milliseconds) }
 }
 router.get("cache") { request, _ -> String in
-    await timed { await CacheController.lookup(milliseconds: request.milliseconds) }
+    await RouteClock.timed { await CacheController.lookup(milliseconds: request.milliseconds) }
 }
 
-/// The route's answer and how long it took by its own clock.
-func timed(_ body: () async -> String) async -> String {
-    let start = DispatchTime.now().uptimeNanoseconds
-    let answer = await body()
-    return answer + " took " + String(format: "%.1f", Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6) + " ms"
+enum RouteClock {
+    /// The route's answer and how long it took by its own clock.
+    static func timed(_ body: () async -> String) async -> String {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let answer = await body()
+        return answer + " took " + String(format: "%.1f", Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6) + " ms"
+    }
 }
 
 let app = Application(
@@ -62,6 +67,7 @@ if let monitor {
     monitor.stop()
     let statistics = monitor.statistics
     print("stalls \(statistics.stallsDetected), reports \(statistics.reportsWritten), pool starvations \(statistics.poolStarvations)")
+    print(poolDelay.summary())
 }
 
 extension Request {
