@@ -204,7 +204,7 @@ public final class StallMonitor: Sendable {
                 case .failure(let error): throw error
                 }
                 probes.append(contentsOf: ConcurrencyPoolProbe(layout: layout, threshold: UInt64(configuration.threshold.nanoseconds), interval: nanos,
-                                                                slots: ConcurrencyPoolProbe.slotCount()).slots)
+                                                                slots: ConcurrencyPoolProbe.slotCount()).makeSlots())
             }
         }
         try ReportFileStore.prepare(configuration.reportDirectory)
@@ -286,6 +286,8 @@ public final class StallMonitor: Sendable {
                     counters.poolStarvations.add(1, ordering: .relaxed)
                     errors.report(.poolStarved(Self.starvationMessage(waited: waited, workers: workers)))
                 }, report: PoolStarvationReport(settings: settings, emit: { recording in
+                    // A paused monitor reports nothing (as for a loop's stalls).
+                    guard !controls.isPaused else { return }
                     counters.stallsDetected.add(1, ordering: .relaxed)
                     writer.submit(.ended(recording))
                 }))
