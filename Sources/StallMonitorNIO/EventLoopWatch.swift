@@ -13,13 +13,15 @@ final class EventLoopWatch: Sendable {
     static let idleSyscalls = SyscallTable.numbers(["epoll_wait", "epoll_pwait", "epoll_pwait2"])
 
     private let loop: any EventLoop
-    private let shutDown = Atomic<Bool>(false)
+    /// Shared with the sentinel's callback, which must not keep the watch alive (and takes no
+    /// weak reference: its side table would outlive the watch in the loop's callbacks).
+    private let shutDown = ShutDownFlag()
     private let sentinel: Scheduled<Void>
 
     init(loop: any EventLoop) {
         self.loop = loop
         sentinel = loop.scheduleTask(in: .hours(24 * 365)) {}
-        sentinel.futureResult.whenFailure { [shutDown = ShutDownFlag(self)] _ in shutDown.set() }
+        sentinel.futureResult.whenFailure { [shutDown] _ in shutDown.set() }
     }
 
     /// Every loop of `group`, each once.
@@ -37,23 +39,19 @@ final class EventLoopWatch: Sendable {
         PolledLoop(
             kind: StallMonitor.nioEventLoopKind, idleSyscalls: Self.idleSyscalls,
             execute: { [self] task in
-                guard !shutDown.load(ordering: .acquiring) else { return false }
+                guard !shutDown.isSet else { return false }
                 loop.execute(task)
                 return true
             },
             detach: { [self] in sentinel.cancel() })
     }
-
-    fileprivate func markShutDown() {
-        shutDown.store(true, ordering: .releasing)
-    }
 }
 
-/// Sets a watch's shut-down flag without keeping the watch alive from its own sentinel.
-private struct ShutDownFlag: Sendable {
-    weak var watch: EventLoopWatch?
+/// Whether a watched loop has shut down (its sentinel failed).
+private final class ShutDownFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
 
-    init(_ watch: EventLoopWatch) { self.watch = watch }
+    var isSet: Bool { flag.load(ordering: .acquiring) }
 
-    func set() { watch?.markShutDown() }
+    func set() { flag.store(true, ordering: .releasing) }
 }
