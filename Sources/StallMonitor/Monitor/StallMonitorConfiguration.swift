@@ -82,6 +82,15 @@ extension StallMonitor {
         /// stack-copy buffers. The next stall loads them again (a few ms on its first sample).
         /// Default 30 s; at least 10 ms.
         public var releaseCachesAfter: Duration = .seconds(30)
+        /// Whether ``StallMonitor/start(_:loop:)`` (and every other `start`) refuses a report
+        /// directory it cannot use: a path that is not a directory, a symbolic link to nothing, a
+        /// directory this process may not create files in (permissions, a read-only file system).
+        /// It then throws ``StallMonitorError`` with code ``StallMonitorError/Code/reportDirectory``.
+        /// Set it to false when the directory may become usable later (a volume mounted after the
+        /// app starts, permissions a provisioning step fixes): `start` then succeeds, the problem
+        /// is counted in `statistics.errors["reportDirectory"]` and said once through the logger,
+        /// and reports are written as soon as the directory can take them. Default true.
+        public var requireUsableReportDirectory: Bool = true
         /// How often the session record is rewritten while nothing else happens (a timer of the
         /// writer queue; the watchdog keeps parking while the loop idles). A process that dies
         /// without `stop()` is counted as monitored up to its last heartbeat. Default 60 s, at

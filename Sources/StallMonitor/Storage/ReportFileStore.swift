@@ -52,6 +52,34 @@ final class ReportFileStore: Sendable {
         }
     }
 
+    /// Creates the directory when missing (see ``prepare(_:)``), then checks that this process can
+    /// create files in it: it is a directory (not a symbolic link to nothing, not a file), and
+    /// writable and searchable with the process's effective ids on a writable file system.
+    static func prepareUsable(_ directory: URL) throws(StallMonitorError) {
+        try prepare(directory)
+        let path = directory.path
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            let code = errno
+            if lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFLNK {
+                throw .reportDirectory(path: path, reason: "is a symbolic link to \(linkTarget(path) ?? "?"), which cannot be used: \(CString.errorMessage(code))")
+            }
+            throw .reportDirectory(path: path, reason: CString.errorMessage(code))
+        }
+        guard status.st_mode & S_IFMT == S_IFDIR else { throw .reportDirectory(path: path, reason: "is not a directory") }
+        guard faccessat(AT_FDCWD, path, W_OK | X_OK, AT_EACCESS) == 0 else {
+            let code = errno
+            throw .reportDirectory(path: path, reason: "this process (uid \(geteuid())) cannot create files in it: \(CString.errorMessage(code))")
+        }
+    }
+
+    private static func linkTarget(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// The file name for a report started at `date`.
     func fileName(startedAt date: Date) -> String {
         // Without Foundation's replacingOccurrences and String(format:) (NSString code).
