@@ -310,6 +310,7 @@ public final class StallMonitor: Sendable {
         writer.perform {
             session.heartbeat()
             sweeper.sweep()
+            writer.enforceQuota()
         }
         self.metrics = metrics
         let quiet = UInt64(configuration.releaseCachesAfter.nanoseconds)

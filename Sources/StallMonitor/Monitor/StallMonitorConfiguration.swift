@@ -66,7 +66,9 @@ extension StallMonitor {
         public var maxReportsPerFingerprint: Int
         /// The window of ``maxReportsPerFingerprint``. Default 1 hour.
         public var rateLimitWindow: Duration
-        /// Most stall reports kept in the directory; the oldest go first. Default 1,000.
+        /// Most stall reports kept in the directory; the oldest go first. Session records are held
+        /// to this number (and ``maxReportBytes``) on their own, the records of running monitors
+        /// and the newest record of each live process always kept. Default 1,000.
         public var maxReportFiles: Int
         /// Most bytes of stall reports kept in the directory; the oldest go first. Default 100 MiB.
         public var maxReportBytes: Int

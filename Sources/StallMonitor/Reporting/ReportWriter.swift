@@ -137,7 +137,7 @@ final class ReportWriter: Sendable {
                 }
                 if let url {
                     counters.reportsWritten.add(1, ordering: .relaxed)
-                    quota.enforce(keeping: url.lastPathComponent, protected: Self.unfinished.withLock { $0 })
+                    quota.enforce(keeping: url.lastPathComponent, protected: Self.protectedNames())
                     logWritten(report, to: url)
                     onReport?(report, url)
                 }
@@ -152,6 +152,18 @@ final class ReportWriter: Sendable {
                 Self.unfinished.withLock { _ = $0.remove(file.name) }
             }
         }
+    }
+
+    /// Files of this process the quota must not delete: `inProgress` reports and the session
+    /// records of monitors that still run.
+    private static func protectedNames() -> Set<String> {
+        unfinished.withLock { $0 }.union(SessionRecorder.active.withLock { $0 })
+    }
+
+    /// Brings the directory within its quota (call on the writer queue): at start, so session
+    /// records of many short-lived monitors are bounded even when no stall is ever reported.
+    func enforceQuota() {
+        quota.enforce(keeping: "", protected: Self.protectedNames())
     }
 
     /// Waits until queued reports are written, at most `timeout`. Returns false on timeout.

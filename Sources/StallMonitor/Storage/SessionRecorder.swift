@@ -14,6 +14,9 @@ final class SessionRecorder: Sendable {
     private let stamp: String
     /// Session records this process has created so far.
     static let monitorsStarted = Atomic<Int>(0)
+    /// Names of the records of this process's monitors that still run (every monitor's, several
+    /// may share a directory): the quota never deletes them.
+    static let active = Locked<Set<String>>([])
     private let startedAt = Date()
     private let startedMonotonic = DispatchTime.now().uptimeNanoseconds
     private let base: SessionRecord
@@ -71,6 +74,10 @@ final class SessionRecorder: Sendable {
             }
             if used.name != current { fileName.withLock { $0 = used.name } }
             written.store(true, ordering: .relaxed)
+            Self.active.withLock { names in
+                names.remove(current)
+                if stopping { names.remove(used.name) } else { names.insert(used.name) }
+            }
         } catch {
             errors.report(error)
         }
