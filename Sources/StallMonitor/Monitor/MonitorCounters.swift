@@ -24,4 +24,6 @@ final class MonitorCounters: Sendable {
     let stackNanoseconds = Atomic<Int>(0)
     /// Times the concurrency pool was starved (no new job for longer than the threshold).
     let poolStarvations = Atomic<Int>(0)
+    /// Whether the host's takeover of the sampling signal was said (once per monitor).
+    let signalTakenOverSaid = Atomic<Bool>(false)
 }

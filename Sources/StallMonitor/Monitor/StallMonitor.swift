@@ -270,6 +270,7 @@ public final class StallMonitor: Sendable {
                 reportWhileDebugged: configuration.reportWhileDebugged),
             counters: counters, controls: controls,
             emit: { writer.submit($0) }) }
+        for watch in watches { watch.reportProblem = { errors.report($0) } }
         self.threads = threads
         self.counters = counters
         self.errors = errors

@@ -53,6 +53,10 @@ final class ThreadWatch {
     var threadVoluntarySwitches: (() -> UInt64?)?
     /// CPU time of a thread in nanoseconds, -1 when it cannot be read (replaced in tests).
     var threadCPUNanos: (pid_t) -> Int64 = CStallMonitor_thread_cpu_ns
+    /// Says a problem through the monitor's logger and statistics.
+    var reportProblem: (StallMonitorError) -> Void = { _ in }
+    /// Whether the sampling signal still runs the monitor's handler (replaced in tests).
+    var samplingHandlerInstalled: () -> Bool = { CStallMonitor_sampler_handler_installed() != 0 }
     /// When the watchdog last went to sleep with a span open, and the thread's CPU time then.
     private var cpuBeforeSleep: (at: UInt64, cpu: Int64)?
 
@@ -444,6 +448,14 @@ final class ThreadWatch {
         return true
     }
 
+    /// Says once per monitor that the host took the sampling signal over.
+    private func signalTakenOver() {
+        guard !counters.signalTakenOverSaid.exchange(true, ordering: .relaxed) else { return }
+        reportProblem(.signalTakenOver(
+            "signal \(settings.signal) no longer runs the monitor's handler (the host installed its own, SIG_DFL or SIG_IGN after start); "
+                + "running threads are not signalled and get no stack until it is back, threads asleep in a syscall still get theirs"))
+    }
+
     /// How one attempt went, for the cadence: sampled (or skipped), or asked to look again
     /// shortly because the thread was not yet clearly running in user space.
     private enum Attempt {
@@ -599,7 +611,15 @@ final class ThreadWatch {
                 return .lookAgain
             }
             recording.attempted += 1
-            // The mask first: a thread that blocks the signal is never signalled, whatever it runs.
+            // The handler first: a signal the host took over since start (its own handler, or
+            // SIG_DFL, whose action for a real-time signal terminates the process, or SIG_IGN)
+            // is never sent.
+            guard samplingHandlerInstalled() else {
+                signalTakenOver()
+                noStack("signalTakenOver", note: "not interrupted: the sampling signal \(settings.signal) no longer runs the monitor's handler")
+                return .done
+            }
+            // The mask next: a thread that blocks the signal is never signalled, whatever it runs.
             let handlersBefore = handlerActivity(tid)
             if let masks = procFiles.signalMasks() {
                 if ThreadProcFiles.SignalMasks.contains(masks.blocked, settings.signal) {
@@ -698,6 +718,9 @@ final class ThreadWatch {
                 noStack("noUnwinder", note: "the sampler is not installed")
             case .sendFailed:
                 noStack("sendFailed", note: "the sampling signal could not be sent")
+            case .handlerReplaced:
+                signalTakenOver()
+                noStack("signalTakenOver", note: "not interrupted: the sampling signal \(settings.signal) no longer runs the monitor's handler")
             }
             return .done
 
