@@ -26,4 +26,6 @@ final class MonitorCounters: Sendable {
     let poolStarvations = Atomic<Int>(0)
     /// Whether the host's takeover of the sampling signal was said (once per monitor).
     let signalTakenOverSaid = Atomic<Bool>(false)
+    /// Whether a watched thread's exit during a span was said (once per monitor).
+    let threadExitSaid = Atomic<Bool>(false)
 }

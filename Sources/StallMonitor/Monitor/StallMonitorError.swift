@@ -49,6 +49,9 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
         /// `SIG_DFL` or `SIG_IGN`, after start. Running threads are not signalled (they get no
         /// stack) until the handler is back; threads asleep in a syscall still get theirs.
         public static let signalTakenOver = Code("signalTakenOver")
+        /// A watched thread exited (`pthread_exit`) while its loop was awake: the span ends where
+        /// the thread was last seen alive, and the monitor stops watching that thread.
+        public static let threadExited = Code("threadExited")
 
         /// The code's name.
         public var description: String { name }
@@ -92,6 +95,8 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
     public static func unsupportedLoop(_ why: String) -> Self { Self(code: .unsupportedLoop, reason: why) }
     /// The sampling signal's handler was replaced by the host (see ``Code/signalTakenOver``).
     public static func signalTakenOver(_ why: String) -> Self { Self(code: .signalTakenOver, reason: why) }
+    /// A watched thread exited during a span (see ``Code/threadExited``).
+    public static func threadExited(_ what: String) -> Self { Self(code: .threadExited, reason: what) }
 
     /// A one-line explanation.
     public var description: String {
@@ -108,6 +113,7 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
         case .unsupportedLoop: return "cannot watch this loop: \(reason)"
         case .poolStarved: return "concurrency pool starved: \(reason)"
         case .signalTakenOver: return "sampling signal taken over: \(reason)"
+        case .threadExited: return "watched thread exited: \(reason)"
         default: return path.map { "\(code.name), \($0): \(reason)" } ?? "\(code.name): \(reason)"
         }
     }

@@ -45,6 +45,25 @@ final class ThreadProcFiles {
         for fd in [statFD, syscallFD, statusFD, schedstatFD] where fd >= 0 { close(fd) }
     }
 
+    /// Whether the thread has exited (`pthread_exit`, or its function returned): its `stat` file,
+    /// opened while it ran, now fails with ESRCH (also when its id was reused since: the old
+    /// descriptor names the old task), or says it is a zombie or dead (an exited main thread
+    /// while other threads run).
+    func threadExited() -> Bool {
+        guard statFD >= 0 else { return false }
+        let count = buffer.withUnsafeMutableBytes { pread(statFD, $0.baseAddress, $0.count, 0) }
+        if count < 0 { return errno == ESRCH }
+        let state = buffer.withUnsafeBufferPointer { bytes -> UInt8? in
+            var at = count - 1
+            while at >= 0 && bytes[at] != UInt8(ascii: ")") { at -= 1 }
+            guard at >= 0 else { return nil }
+            at += 1
+            while at < count && bytes[at] == UInt8(ascii: " ") { at += 1 }
+            return at < count ? bytes[at] : nil
+        }
+        return state == UInt8(ascii: "Z") || state == UInt8(ascii: "X")
+    }
+
     /// Time the thread has been runnable since it started (``SchedStat/runnable``); nil when unknown.
     func runnableNanos() -> UInt64? {
         guard let count = readBytes(schedstatFD) else { return nil }
