@@ -206,7 +206,19 @@ final class ThreadProcFiles {
 
     /// The pid of the process tracing this one (a debugger, strace), 0 when none.
     static func tracerPID() -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        // Read close-on-exec (a child the host spawns meanwhile inherits nothing of ours).
+        let fd = Glibc.open("/proc/self/status", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return 0 }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 8192)
+        var count = 0
+        while count < bytes.count {
+            let read = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
+            if read < 0 && errno == EINTR { continue }
+            guard read > 0 else { break }
+            count += read
+        }
+        let text = String(decoding: bytes[0..<count], as: UTF8.self)
         for line in text.split(separator: "\n") where line.hasPrefix("TracerPid:") {
             return Int(line.dropFirst(10).trimmingCharacters(in: .whitespaces)) ?? 0
         }

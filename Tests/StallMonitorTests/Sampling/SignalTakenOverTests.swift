@@ -107,7 +107,12 @@ struct SignalTakenOverTests {
         defer { monitor.stop() }
         let signal = monitor.signal
         let ours = Self.take(signal, SIG_IGN)
-        defer { Self.restore(signal, ours) }
+        var stopped = false
+        defer {
+            // Before stop(): our handler back, for stop() to restore the disposition before start.
+            // After it: the disposition before start (SIG_DFL: the monitor picked a free signal).
+            if stopped { _ = Self.take(signal, SIG_DFL) } else { Self.restore(signal, ours) }
+        }
 
         #expect(try Self.spinUntilSaid(loop, monitor), "\(monitor.statistics)")
         #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
@@ -117,6 +122,7 @@ struct SignalTakenOverTests {
         #expect((reports[0].sampling.skipped["signalTakenOver"] ?? 0) >= 1, "\(reports[0].sampling)")
 
         monitor.stop()
+        stopped = true
         var now = sigaction()
         sigaction(signal, nil, &now)
         #expect(unsafeBitCast(now.__sigaction_handler.sa_handler, to: Int.self) == 1, "stop() replaced the host's SIG_IGN")
