@@ -74,12 +74,16 @@ final class SessionRecorder: Sendable {
             }
             if used.name != current { fileName.withLock { $0 = used.name } }
             written.store(true, ordering: .relaxed)
-            Self.active.withLock { names in
-                names.remove(current)
-                if stopping { names.remove(used.name) } else { names.insert(used.name) }
+            if !stopping {
+                Self.active.withLock { names in
+                    names.remove(current)
+                    names.insert(used.name)
+                }
             }
         } catch {
             errors.report(error)
         }
+        // A stopped monitor's record is finished (written or not): the quota may delete it.
+        if stopping { Self.active.withLock { _ = $0.remove(fileName.withLock { $0 }) } }
     }
 }
