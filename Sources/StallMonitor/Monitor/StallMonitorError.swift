@@ -16,7 +16,9 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
         public static let invalidConfiguration = Code("invalidConfiguration")
         /// No usable real-time signal for sampling (or the requested one is taken).
         public static let signalUnavailable = Code("signalUnavailable")
-        /// The report directory could not be created or is not a directory.
+        /// The report directory could not be created, is not a directory (or a symbolic link to
+        /// nothing), or this process cannot create files in it (see
+        /// ``StallMonitor/Configuration/requireUsableReportDirectory``).
         public static let reportDirectory = Code("reportDirectory")
         /// A report could not be written.
         public static let reportWrite = Code("reportWrite")
