@@ -164,7 +164,7 @@ final class ReportQuota: Sendable {
         var sessions: [String: Int] = [:]
         let fd = dirfd(stream)
         while let entry = readdir(stream) {
-            let name = CString.decode(fixed: entry.pointee.d_name)
+            let name: String = CString.direntName(entry)
             let isSession = Self.isSessionName(name)
             guard isSession || Self.isReportName(name) else { continue }
             var info = stat()
