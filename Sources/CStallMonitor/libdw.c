@@ -2,18 +2,35 @@
 #include "libdw.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+// Loading is retried while it fails for a reason that may pass (dlopen failing for want of a
+// descriptor or memory: EMFILE, ENOMEM), at most once per call of `CStallMonitor_libdw_load`,
+// which the monitor makes once per stall; a library that lacks a function is not tried again.
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static CStallMonitorLibdw functions;
-static const CStallMonitorLibdw *loaded;
-static char why_not[256];
+static _Atomic(const CStallMonitorLibdw *) loaded;
+static bool incomplete;      // guarded by load_lock
+static char why_not[256];    // guarded by load_lock
 static char *debuginfo_path;
+
+/// Marks `fd` close-on-exec (a descriptor libdw opened itself, without O_CLOEXEC).
+static void set_cloexec(int fd) {
+    if (fd < 0) return;
+    int flags = fcntl(fd, F_GETFD);
+    if (flags >= 0 && !(flags & FD_CLOEXEC)) (void)fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+}
 
 typedef int (*find_debuginfo_fn)(Dwfl_Module *, void **, const char *, Dwarf_Addr, const char *, const char *,
                                  GElf_Word, char **);
@@ -27,8 +44,10 @@ static int find_local_debuginfo(Dwfl_Module *module, void **userdata, const char
                                 const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
                                 char **debuginfo_file_name) {
     if (build_id_find_debuginfo == NULL) return -1;
-    return build_id_find_debuginfo(module, userdata, module_name, base, file_name, debuglink_file, debuglink_crc,
-                                   debuginfo_file_name);
+    int fd = build_id_find_debuginfo(module, userdata, module_name, base, file_name, debuglink_file, debuglink_crc,
+                                     debuginfo_file_name);
+    set_cloexec(fd);  // libdw opens it without O_CLOEXEC; the session keeps it open
+    return fd;
 }
 
 // MARK: - Indexed CFI for binaries whose .eh_frame precedes .eh_frame_hdr
@@ -52,7 +71,15 @@ static struct {
     char *(*strptr)(Elf *, size_t, size_t);
     int (*getphdrnum)(Elf *, size_t *);
     GElf_Phdr *(*getphdr)(Elf *, int, GElf_Phdr *);
+    Elf *(*memory)(char *, size_t);
 } elf_functions;
+static const char *(*module_info)(Dwfl_Module *, void ***, Dwarf_Addr *, Dwarf_Addr *, Dwarf_Addr *, Dwarf_Addr *,
+                                  const char **, const char **);
+static Dwfl_Module *(*report_module)(Dwfl *, const char *, Dwarf_Addr, Dwarf_Addr);
+static int (*proc_maps_report)(Dwfl *, FILE *);
+
+/// The module name the vDSO is reported under (see `report_self`).
+static const char vdso_module_name[] = "[vdso]";
 static bool can_index_cfi;
 
 static bool has_eh_frame_header_segment(Elf *elf) {
@@ -91,9 +118,39 @@ static void prefer_eh_frame_index(Elf *elf) {
     }
 }
 
+/// Opens the regular file `path` the way libdw's finder does, but close-on-exec: the session keeps
+/// the descriptor, and a child the host spawns meanwhile must not inherit it. -2 when `path` is
+/// not a regular file (left to libdw's finder: a deleted file is read from memory).
+static int open_module_file(const char *path, char **file_name) {
+    struct stat status;
+    if (stat(path, &status) != 0 || !S_ISREG(status.st_mode)) return -2;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    *file_name = strdup(path);
+    if (*file_name == NULL) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 static int find_elf_with_indexed_cfi(Dwfl_Module *module, void **userdata, const char *module_name, Dwarf_Addr base,
                                      char **file_name, Elf **elfp) {
-    int fd = proc_find_elf(module, userdata, module_name, base, file_name, elfp);
+    if (strcmp(module_name, vdso_module_name) == 0) {
+        // The vDSO is in our own memory: its image is read there, no file is opened.
+        Dwarf_Addr start = 0, end = 0;
+        if (module_info == NULL || elf_functions.memory == NULL ||
+            module_info(module, NULL, &start, &end, NULL, NULL, NULL, NULL) == NULL || end <= start) {
+            return -1;
+        }
+        *elfp = elf_functions.memory((char *)(uintptr_t)start, (size_t)(end - start));
+        return -1;
+    }
+    int fd = module_name[0] == '/' ? open_module_file(module_name, file_name) : -2;
+    if (fd == -2) {
+        fd = proc_find_elf(module, userdata, module_name, base, file_name, elfp);
+        set_cloexec(fd);
+    }
     // For a file, libdw's finder returns only its descriptor and libdw opens the ELF afterwards;
     // it is opened here instead, the way libdw would (mapped privately), to adjust it first.
     if (can_index_cfi && fd >= 0 && *elfp == NULL) *elfp = elf_functions.begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
@@ -101,17 +158,19 @@ static int find_elf_with_indexed_cfi(Dwfl_Module *module, void **userdata, const
     return fd;
 }
 
+/// Loads libdw; called with `load_lock` held while it is not loaded.
 static void load(void) {
     void *library = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
     if (library == NULL) {
         const char *error = dlerror();
         snprintf(why_not, sizeof(why_not), "libdw could not be loaded: %s", error ? error : "unknown error");
-        return;
+        return;  // tried again at the next stall (EMFILE, ENOMEM pass)
     }
 #define CSM_LOAD(field, name)                                                 \
     *(void **)(&functions.field) = dlsym(library, name);                      \
     if (functions.field == NULL) {                                            \
         snprintf(why_not, sizeof(why_not), "libdw lacks %s", name);           \
+        incomplete = true;                                                    \
         dlclose(library);                                                     \
         return;                                                               \
     }
@@ -149,6 +208,10 @@ static void load(void) {
     *(void **)(&elf_functions.strptr) = dlsym(library, "elf_strptr");
     *(void **)(&elf_functions.getphdrnum) = dlsym(library, "elf_getphdrnum");
     *(void **)(&elf_functions.getphdr) = dlsym(library, "gelf_getphdr");
+    *(void **)(&elf_functions.memory) = dlsym(library, "elf_memory");
+    *(void **)(&module_info) = dlsym(library, "dwfl_module_info");
+    *(void **)(&report_module) = dlsym(library, "dwfl_report_module");
+    *(void **)(&proc_maps_report) = dlsym(library, "dwfl_linux_proc_maps_report");
     can_index_cfi = elf_functions.begin != NULL && elf_functions.nextscn != NULL && elf_functions.getshdr64 != NULL && elf_functions.getshdrstrndx != NULL &&
                     elf_functions.strptr != NULL && elf_functions.getphdrnum != NULL && elf_functions.getphdr != NULL;
     proc_find_elf = functions.callbacks.find_elf;
@@ -157,26 +220,52 @@ static void load(void) {
     *(void **)(&build_id_find_debuginfo) = dlsym(library, "dwfl_build_id_find_debuginfo");
     functions.callbacks.find_debuginfo = find_local_debuginfo;
     functions.callbacks.debuginfo_path = &debuginfo_path;
-    loaded = &functions;
+    atomic_store_explicit(&loaded, &functions, memory_order_release);
+}
+
+/// The end of the mapping that starts at `start`, from /proc/self/maps (read close-on-exec); 0
+/// when not found.
+static uintptr_t mapping_end(FILE *maps, uintptr_t start) {
+    char line[512];
+    while (fgets(line, sizeof(line), maps) != NULL) {
+        unsigned long low = 0, high = 0;
+        if (sscanf(line, "%lx-%lx", &low, &high) == 2 && low == start) return high;
+    }
+    return 0;
+}
+
+/// Reports this process's modules to `dwfl` the way `dwfl_linux_proc_report` does, but reading
+/// /proc/self/maps close-on-exec (libdw's own report opens it, /proc/self/auxv and, for the vDSO,
+/// /proc/self/mem without O_CLOEXEC). The vDSO is reported as a module read from memory.
+static int report_self(const CStallMonitorLibdw *lib, Dwfl *dwfl) {
+    if (proc_maps_report == NULL || report_module == NULL) return lib->linux_proc_report(dwfl, getpid());
+    FILE *maps = fopen("/proc/self/maps", "re");
+    if (maps == NULL) return errno != 0 ? errno : -1;
+    int result = proc_maps_report(dwfl, maps);
+    uintptr_t vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+    if (result == 0 && vdso != 0 && elf_functions.memory != NULL && module_info != NULL) {
+        rewind(maps);
+        uintptr_t end = mapping_end(maps, vdso);
+        if (end > vdso) (void)report_module(dwfl, vdso_module_name, vdso, end);
+    }
+    fclose(maps);
+    return result;
 }
 
 Dwfl *CStallMonitor_libdw_begin_self(char *error, size_t error_size) {
-    const char *note = NULL;
-    const CStallMonitorLibdw *lib = CStallMonitor_libdw(&note);
-    if (lib == NULL) {
-        snprintf(error, error_size, "%s", note);
-        return NULL;
-    }
+    const CStallMonitorLibdw *lib = CStallMonitor_libdw_load(error, error_size);
+    if (lib == NULL) return NULL;
     Dwfl *dwfl = lib->begin(&lib->callbacks);
     if (dwfl == NULL) {
         snprintf(error, error_size, "dwfl_begin failed");
         return NULL;
     }
     lib->report_begin(dwfl);
-    int reported = lib->linux_proc_report(dwfl, getpid());
+    int reported = report_self(lib, dwfl);
     lib->report_end(dwfl, NULL, NULL);
     if (reported != 0) {
-        snprintf(error, error_size, "libdw could not read this process's modules");
+        snprintf(error, error_size, "libdw could not read this process's modules%s%s", reported > 0 ? ": " : "",
+                 reported > 0 ? strerror(reported) : "");
         lib->end(dwfl);
         return NULL;
     }
@@ -203,8 +292,20 @@ int CStallMonitor_libdw_loadable(char *note, size_t note_size) {
     return complete;
 }
 
-const CStallMonitorLibdw *CStallMonitor_libdw(const char **note) {
-    pthread_once(&once, load);
-    if (note != NULL) *note = loaded == NULL ? why_not : NULL;
-    return loaded;
+const CStallMonitorLibdw *CStallMonitor_libdw_load(char *error, size_t error_size) {
+    const CStallMonitorLibdw *lib = atomic_load_explicit(&loaded, memory_order_acquire);
+    if (lib != NULL) return lib;
+    pthread_mutex_lock(&load_lock);
+    lib = atomic_load_explicit(&loaded, memory_order_acquire);
+    if (lib == NULL && !incomplete) {
+        load();
+        lib = atomic_load_explicit(&loaded, memory_order_acquire);
+    }
+    if (lib == NULL && error != NULL && error_size > 0) snprintf(error, error_size, "%s", why_not);
+    pthread_mutex_unlock(&load_lock);
+    return lib;
+}
+
+const CStallMonitorLibdw *CStallMonitor_libdw(void) {
+    return atomic_load_explicit(&loaded, memory_order_acquire);
 }

@@ -40,9 +40,13 @@ typedef struct {
     Dwfl_Callbacks callbacks;
 } CStallMonitorLibdw;
 
-/// libdw's functions, loaded on first use; NULL when libdw is missing or lacks a function, with
-/// the reason in `note` (may be NULL).
-const CStallMonitorLibdw *CStallMonitor_libdw(const char **note);
+/// libdw's functions, loading libdw when it is not loaded yet; NULL when it is missing or lacks a
+/// function, with the reason in `error` (may be NULL). A load that failed is tried again at the
+/// next call (a descriptor or memory may be free by then), unless the library lacked a function.
+const CStallMonitorLibdw *CStallMonitor_libdw_load(char *error, size_t error_size);
+
+/// libdw's functions when loaded (by `CStallMonitor_libdw_load`), else NULL.
+const CStallMonitorLibdw *CStallMonitor_libdw(void);
 
 /// A Dwfl over this process with its modules reported (read from /proc/<pid>/maps); NULL with
 /// the reason in `error` when libdw is missing or cannot read them. Close it with `end`.

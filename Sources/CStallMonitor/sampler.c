@@ -282,6 +282,14 @@ static int pick_signal(int requested, char *error, size_t error_size) {
     return -1;
 }
 
+/// Whether `signal_number` runs our handler now. The host may have replaced it, or set SIG_DFL
+/// (a real-time signal's default action terminates the process) or SIG_IGN, since start.
+static int handler_installed(int signal_number) {
+    struct sigaction current;
+    if (signal_number <= 0 || sigaction(signal_number, NULL, &current) != 0) return 0;
+    return (current.sa_flags & SA_SIGINFO) != 0 && current.sa_sigaction == CStallMonitor_handler;
+}
+
 int CStallMonitor_sampler_install(int requested_signal, char *error, size_t error_size) {
     pthread_mutex_lock(&install_lock);
     int result;
@@ -324,6 +332,11 @@ void CStallMonitor_sampler_uninstall(void) {
     pthread_mutex_lock(&install_lock);
     if (install_count > 0 && --install_count == 0) {
         int signal_number = atomic_exchange(&installed_signal, 0);
+        // A host that took the signal over since start keeps its own disposition.
+        if (!handler_installed(signal_number)) {
+            pthread_mutex_unlock(&install_lock);
+            return;
+        }
         // A sample may still be pending (the thread blocks the signal, or sleeps uninterruptibly):
         // ignoring the signal discards pending instances, so restoring a default action (which
         // for a real-time signal terminates the process) cannot kill the host afterwards.
@@ -386,10 +399,16 @@ static int wait_for_answer(pid_t tid, uint64_t deadline) {
     }
 }
 
+int CStallMonitor_sampler_handler_installed(void) {
+    return handler_installed(atomic_load(&installed_signal));
+}
+
 /// Publishes a request to thread `tid`, signals it and waits for the answer. On OK the slot is
-/// DONE and the caller copies the answer out, then sets the slot IDLE.
+/// DONE and the caller copies the answer out, then sets the slot IDLE. Nothing is sent when the
+/// signal no longer runs our handler.
 static CStallMonitorSampleResult send_request(pid_t tid, uint64_t timeout_ns, int signal_number, int request,
                                               const CStallMonitorSnapshot *bounds) {
+    if (!handler_installed(signal_number)) return CStallMonitorSampleHandlerReplaced;
     // A late answer to an earlier, withdrawn request: finish it, or wait for it to finish.
     uint64_t word = atomic_load(&slot.word);
     if ((word & 0xff) == SLOT_DONE) {

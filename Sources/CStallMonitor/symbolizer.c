@@ -33,7 +33,7 @@ CStallMonitorSymbolizer *CStallMonitor_symbolizer_open(char *error, size_t error
 // through .debug_aranges, which the Swift compiler (like clang) does not emit, so
 // dwfl_module_getsrc finds no line for Swift code there.
 static Dwfl_Line *find_line_by_cu_ranges(Dwfl_Module *module, uintptr_t address, const char **file, int *line_number) {
-    const CStallMonitorLibdw *dw = CStallMonitor_libdw(NULL);
+    const CStallMonitorLibdw *dw = CStallMonitor_libdw();
     Dwarf_Addr bias = 0;
     Dwarf *dwarf = dw->module_getdwarf(module, &bias);
     if (dwarf == NULL) return NULL;
@@ -62,7 +62,7 @@ static Dwfl_Line *find_line_by_cu_ranges(Dwfl_Module *module, uintptr_t address,
 
 int CStallMonitor_symbolizer_lookup(CStallMonitorSymbolizer *session, uintptr_t address,
                                     CStallMonitorSymbol *symbol) {
-    const CStallMonitorLibdw *dw = CStallMonitor_libdw(NULL);
+    const CStallMonitorLibdw *dw = CStallMonitor_libdw();
     memset(symbol, 0, sizeof(*symbol));
     Dwfl_Module *module = dw->addrmodule(session->dwfl, address);
     if (module == NULL) return 0;
@@ -93,7 +93,7 @@ int CStallMonitor_symbolizer_lookup(CStallMonitorSymbolizer *session, uintptr_t 
 }
 
 void CStallMonitor_symbolizer_close(CStallMonitorSymbolizer *session) {
-    const CStallMonitorLibdw *dw = CStallMonitor_libdw(NULL);
+    const CStallMonitorLibdw *dw = CStallMonitor_libdw();
     if (session == NULL) return;
     dw->end(session->dwfl);
     free(session);

@@ -71,7 +71,7 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr address, Dwarf_Word *result, void
 }
 
 static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg) {
-    const CStallMonitorLibdw *lib = CStallMonitor_libdw(NULL);
+    const CStallMonitorLibdw *lib = CStallMonitor_libdw();
     CStallMonitorUnwinder *session = thread_arg;
     const CStallMonitorSnapshot *snapshot = session->snapshot;
     if (snapshot == NULL) return false;
@@ -104,7 +104,7 @@ static int open_libdw(CStallMonitorUnwinder *session, char *error, size_t error_
         free(state);
         return -1;
     }
-    const CStallMonitorLibdw *lib = CStallMonitor_libdw(NULL);
+    const CStallMonitorLibdw *lib = CStallMonitor_libdw();
     if (!lib->attach_state(state->dwfl, NULL, session->pid, &thread_callbacks, session)) {
         int code = lib->dwfl_errno();
         snprintf(error, error_size, "dwfl_attach_state failed: %s", lib->dwfl_errmsg(code));
@@ -119,7 +119,7 @@ static int open_libdw(CStallMonitorUnwinder *session, char *error, size_t error_
 static void close_libdw(CStallMonitorUnwinder *session) {
     libdw_state *state = state_of(session);
     if (state == NULL) return;
-    CStallMonitor_libdw(NULL)->end(state->dwfl);
+    CStallMonitor_libdw()->end(state->dwfl);
     free(state);
     session->state = NULL;
 }
@@ -138,7 +138,7 @@ static const symbol_facts *lookup_symbol(CStallMonitorUnwinder *session, uintptr
     for (int i = 0; i < cache->count; i++) {
         if (cache->entries[i].address == address) return &cache->entries[i];
     }
-    const CStallMonitorLibdw *lib = CStallMonitor_libdw(NULL);
+    const CStallMonitorLibdw *lib = CStallMonitor_libdw();
     static const char *const entries[] = {"_start", "__clone3", "__clone", "clone3", "clone", "start_thread", "thread_start"};
     int slot = cache->next;
     int capacity = (int)(sizeof(cache->entries) / sizeof(cache->entries[0]));
@@ -176,7 +176,7 @@ static uintptr_t function_start_libdw(CStallMonitorUnwinder *session, uintptr_t 
 // MARK: - Walk
 
 static int frame_callback(Dwfl_Frame *frame, void *arg) {
-    const CStallMonitorLibdw *lib = CStallMonitor_libdw(NULL);
+    const CStallMonitorLibdw *lib = CStallMonitor_libdw();
     CStallMonitorUnwinder *session = arg;
     Dwarf_Addr pc = 0;
     bool activation = false;
@@ -192,7 +192,7 @@ static int frame_callback(Dwfl_Frame *frame, void *arg) {
 
 static int walk_libdw(CStallMonitorUnwinder *session, pid_t tid, const CStallMonitorSnapshot *snapshot) {
     (void)snapshot;
-    int result = CStallMonitor_libdw(NULL)->getthread_frames(state_of(session)->dwfl, tid, frame_callback, session);
+    int result = CStallMonitor_libdw()->getthread_frames(state_of(session)->dwfl, tid, frame_callback, session);
     // libdw answers 0 both when it reached the outermost frame (whose CFI marks the return
     // address undefined) and when it could not compute a caller at all: only a walk that ends in
     // a thread's entry function is whole.

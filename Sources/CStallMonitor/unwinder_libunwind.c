@@ -15,6 +15,8 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,9 +36,12 @@ static struct {
     int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
     int (*search_unwind_table)(unw_addr_space_t, unw_word_t, unw_dyn_info_t *, unw_proc_info_t *, int, void *);
 } lib;
-static int loaded;
-static char why_not[256];
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+// Loading is tried again after a failure that may pass (dlopen without a free descriptor or
+// memory), at the next session open (the next stall); a library lacking a function is not.
+static _Atomic int loaded;
+static bool incomplete;     // guarded by load_lock
+static char why_not[256];   // guarded by load_lock
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *const library_name = "libunwind-x86_64.so.8";
 
@@ -67,10 +72,23 @@ static void load(void) {
         return;
     }
     if (!resolve(library, why_not, sizeof(why_not))) {
+        incomplete = true;
         dlclose(library);
         return;
     }
-    loaded = 1;
+    atomic_store(&loaded, 1);
+}
+
+/// Loads the library unless loaded (or known incomplete); 1 when loaded, else 0 with the reason
+/// in `note` (may be NULL).
+static int ensure_loaded(char *note, size_t note_size) {
+    if (atomic_load(&loaded)) return 1;
+    pthread_mutex_lock(&load_lock);
+    if (!atomic_load(&loaded) && !incomplete) load();
+    int result = atomic_load(&loaded);
+    if (!result && note != NULL && note_size > 0) snprintf(note, note_size, "%s", why_not);
+    pthread_mutex_unlock(&load_lock);
+    return result;
 }
 
 int CStallMonitor_libunwind_remote_loadable(char *note, size_t note_size) {
@@ -78,9 +96,7 @@ int CStallMonitor_libunwind_remote_loadable(char *note, size_t note_size) {
     void *resident = dlopen(library_name, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
     if (resident != NULL) {
         dlclose(resident);
-        pthread_once(&once, load);
-        if (!loaded && note != NULL) snprintf(note, note_size, "%s", why_not);
-        return loaded;
+        return ensure_loaded(note, note_size);
     }
     void *library = dlopen(library_name, RTLD_LAZY | RTLD_LOCAL);
     if (library == NULL) {
@@ -503,11 +519,7 @@ static void free_state(libunwind_state *state) {
 }
 
 static int open_libunwind(CStallMonitorUnwinder *session, char *error, size_t error_size) {
-    pthread_once(&once, load);
-    if (!loaded) {
-        snprintf(error, error_size, "%s", why_not);
-        return -1;
-    }
+    if (!ensure_loaded(error, error_size)) return -1;
     libunwind_state *state = calloc(1, sizeof(*state));
     if (state == NULL) {
         snprintf(error, error_size, "out of memory");

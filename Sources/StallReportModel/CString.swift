@@ -25,6 +25,21 @@ package enum CString {
         String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
     }
 
+    /// The name of a directory entry that `readdir` returned, read up to its NUL only. Loading
+    /// `entry.pointee.d_name` copies the whole fixed-size array, but the kernel packs entries by
+    /// the length of their names: the last one in `readdir`'s buffer may end before the array
+    /// would, and the copy then reads past the buffer (AddressSanitizer reports it).
+    package static func direntName(_ entry: UnsafePointer<dirent>) -> UnsafeRawBufferPointer {
+        let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+        let name = (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: CChar.self)
+        return UnsafeRawBufferPointer(start: name, count: strlen(name))
+    }
+
+    /// ``direntName(_:)`` as a string.
+    package static func direntName(_ entry: UnsafePointer<dirent>) -> String {
+        String(decoding: direntName(entry) as UnsafeRawBufferPointer, as: UTF8.self)
+    }
+
     /// The system's message for error number `code` (`strerror`).
     package static func errorMessage(_ code: Int32) -> String {
         strerror(code).map { String(cString: $0) } ?? "error \(code)"

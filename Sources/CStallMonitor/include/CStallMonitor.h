@@ -97,6 +97,9 @@ typedef enum {
     CStallMonitorSampleUnavailable = 3,
     /// The signal could not be sent (thread gone?).
     CStallMonitorSampleSendFailed = 4,
+    /// The sampling signal no longer runs the monitor's handler (the host replaced it, or set
+    /// SIG_DFL or SIG_IGN, after start); nothing was sent.
+    CStallMonitorSampleHandlerReplaced = 5,
 } CStallMonitorSampleResult;
 
 /// Installs the process-wide sampling signal handler (reference counted: every successful call
@@ -110,6 +113,11 @@ void CStallMonitor_sampler_uninstall(void);
 
 /// The installed signal, 0 when not installed.
 int CStallMonitor_sampler_signal(void);
+
+/// Whether the installed signal still runs the monitor's handler (a `sigaction` query): 0 when
+/// the host replaced the handler or set SIG_DFL or SIG_IGN since, or nothing is installed. Every
+/// request asks first and never sends a signal the handler does not receive.
+int CStallMonitor_sampler_handler_installed(void);
 
 /// Sampling signal handlers on thread `tid` (or a thread sharing its bucket): how many are
 /// running now, and how many were entered since the process started.

@@ -24,4 +24,8 @@ final class MonitorCounters: Sendable {
     let stackNanoseconds = Atomic<Int>(0)
     /// Times the concurrency pool was starved (no new job for longer than the threshold).
     let poolStarvations = Atomic<Int>(0)
+    /// Whether the host's takeover of the sampling signal was said (once per monitor).
+    let signalTakenOverSaid = Atomic<Bool>(false)
+    /// Whether a watched thread's exit during a span was said (once per monitor).
+    let threadExitSaid = Atomic<Bool>(false)
 }

@@ -207,14 +207,20 @@ public final class StallMonitor: Sendable {
                                                                 slots: ConcurrencyPoolProbe.slotCount()).makeSlots())
             }
         }
-        try ReportFileStore.prepare(configuration.reportDirectory)
+        var directoryProblem: StallMonitorError?
+        do {
+            try ReportFileStore.prepareUsable(configuration.reportDirectory)
+        } catch {
+            guard !configuration.requireUsableReportDirectory else { throw error }
+            directoryProblem = error  // said once the monitor runs; reports are written once it can
+        }
         let workers = loops.contains(.mainActor) || loops.contains(.concurrencyPool)
         let signal = workers ? try StackSampler.installForDispatchWorkers(signal: configuration.signal)
             : try StackSampler.install(signal: configuration.signal)
-        return StallMonitor(configuration: configuration, signal: signal, probes: probes)
+        return StallMonitor(configuration: configuration, signal: signal, probes: probes, directoryProblem: directoryProblem)
     }
 
-    private init(configuration: Configuration, signal: Int32, probes: [any LoopProbe]) {
+    private init(configuration: Configuration, signal: Int32, probes: [any LoopProbe], directoryProblem: StallMonitorError?) {
         self.configuration = configuration
         self.signal = signal
         let threshold = configuration.threshold.nanoseconds
@@ -238,6 +244,7 @@ public final class StallMonitor: Sendable {
         let metrics = StallMetrics(options: configuration.metrics, startedAt: CStallMonitor_monotonic_ns())
         let errors = ErrorReporter(logger: configuration.logger, interval: configuration.logInterval)
         let controls = MonitorControls()
+        if let directoryProblem { errors.report(directoryProblem) }
         let process = HostFacts.process(appVersion: configuration.appVersion)
         let store = ReportFileStore(directory: configuration.reportDirectory)
         let session = SessionRecorder(
@@ -263,6 +270,7 @@ public final class StallMonitor: Sendable {
                 reportWhileDebugged: configuration.reportWhileDebugged),
             counters: counters, controls: controls,
             emit: { writer.submit($0) }) }
+        for watch in watches { watch.reportProblem = { errors.report($0) } }
         self.threads = threads
         self.counters = counters
         self.errors = errors
@@ -313,6 +321,7 @@ public final class StallMonitor: Sendable {
         writer.perform {
             session.heartbeat()
             sweeper.sweep()
+            writer.enforceQuota()
         }
         self.metrics = metrics
         let quiet = UInt64(configuration.releaseCachesAfter.nanoseconds)

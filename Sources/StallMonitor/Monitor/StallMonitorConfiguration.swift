@@ -66,7 +66,9 @@ extension StallMonitor {
         public var maxReportsPerFingerprint: Int
         /// The window of ``maxReportsPerFingerprint``. Default 1 hour.
         public var rateLimitWindow: Duration
-        /// Most stall reports kept in the directory; the oldest go first. Default 1,000.
+        /// Most stall reports kept in the directory; the oldest go first. Session records are held
+        /// to this number (and ``maxReportBytes``) on their own, the records of running monitors
+        /// and the newest record of each live process always kept. Default 1,000.
         public var maxReportFiles: Int
         /// Most bytes of stall reports kept in the directory; the oldest go first. Default 100 MiB.
         public var maxReportBytes: Int
@@ -82,6 +84,15 @@ extension StallMonitor {
         /// stack-copy buffers. The next stall loads them again (a few ms on its first sample).
         /// Default 30 s; at least 10 ms.
         public var releaseCachesAfter: Duration = .seconds(30)
+        /// Whether ``StallMonitor/start(_:loop:)`` (and every other `start`) refuses a report
+        /// directory it cannot use: a path that is not a directory, a symbolic link to nothing, a
+        /// directory this process may not create files in (permissions, a read-only file system).
+        /// It then throws ``StallMonitorError`` with code ``StallMonitorError/Code/reportDirectory``.
+        /// Set it to false when the directory may become usable later (a volume mounted after the
+        /// app starts, permissions a provisioning step fixes): `start` then succeeds, the problem
+        /// is counted in `statistics.errors["reportDirectory"]` and said once through the logger,
+        /// and reports are written as soon as the directory can take them. Default true.
+        public var requireUsableReportDirectory: Bool = true
         /// How often the session record is rewritten while nothing else happens (a timer of the
         /// writer queue; the watchdog keeps parking while the loop idles). A process that dies
         /// without `stop()` is counted as monitored up to its last heartbeat. Default 60 s, at

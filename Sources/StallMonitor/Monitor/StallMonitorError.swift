@@ -16,7 +16,9 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
         public static let invalidConfiguration = Code("invalidConfiguration")
         /// No usable real-time signal for sampling (or the requested one is taken).
         public static let signalUnavailable = Code("signalUnavailable")
-        /// The report directory could not be created or is not a directory.
+        /// The report directory could not be created, is not a directory (or a symbolic link to
+        /// nothing), or this process cannot create files in it (see
+        /// ``StallMonitor/Configuration/requireUsableReportDirectory``).
         public static let reportDirectory = Code("reportDirectory")
         /// A report could not be written.
         public static let reportWrite = Code("reportWrite")
@@ -45,6 +47,13 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
         /// warning level with each worker and how long its job had held it; each held job longer
         /// than the threshold also has a stall report of its own.
         public static let poolStarved = Code("poolStarved")
+        /// The sampling signal no longer runs the monitor's handler: the host replaced it, or set
+        /// `SIG_DFL` or `SIG_IGN`, after start. Running threads are not signalled (they get no
+        /// stack) until the handler is back; threads asleep in a syscall still get theirs.
+        public static let signalTakenOver = Code("signalTakenOver")
+        /// A watched thread exited (`pthread_exit`) while its loop was awake: the span ends where
+        /// the thread was last seen alive, and the monitor stops watching that thread.
+        public static let threadExited = Code("threadExited")
 
         /// The code's name.
         public var description: String { name }
@@ -86,6 +95,10 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
     public static func poolStarved(_ what: String) -> Self { Self(code: .poolStarved, reason: what) }
     /// The loop cannot be watched with this toolchain or in this program (see ``Code/unsupportedLoop``).
     public static func unsupportedLoop(_ why: String) -> Self { Self(code: .unsupportedLoop, reason: why) }
+    /// The sampling signal's handler was replaced by the host (see ``Code/signalTakenOver``).
+    public static func signalTakenOver(_ why: String) -> Self { Self(code: .signalTakenOver, reason: why) }
+    /// A watched thread exited during a span (see ``Code/threadExited``).
+    public static func threadExited(_ what: String) -> Self { Self(code: .threadExited, reason: what) }
 
     /// A one-line explanation.
     public var description: String {
@@ -101,6 +114,8 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
         case .loopNotRunning: return reason
         case .unsupportedLoop: return "cannot watch this loop: \(reason)"
         case .poolStarved: return "concurrency pool starved: \(reason)"
+        case .signalTakenOver: return "sampling signal taken over: \(reason)"
+        case .threadExited: return "watched thread exited: \(reason)"
         default: return path.map { "\(code.name), \($0): \(reason)" } ?? "\(code.name): \(reason)"
         }
     }

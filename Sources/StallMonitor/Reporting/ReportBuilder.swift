@@ -76,8 +76,7 @@ struct ReportBuilder {
             ? recording.cpuAtTrackingEnd - recording.cpuAtTrackingStart : -1
         let classification = StallClassifier.classify(
             duration: duration, passes: recording.passes, longestPass: recording.longestPass,
-            cpu: cpu, observed: observed, states: recording.samples.map(\.threadState),
-            minimumStates: recording.starvation == nil ? StallClassifier.minimumStates : 1)
+            cpu: cpu, observed: observed, states: recording.samples.map(\.threadState))
         let representative = RepresentativeStack.find(samples: samples, frames: frames)
         let stack = representative?.stack ?? []
         let reportImages = images.reportImages

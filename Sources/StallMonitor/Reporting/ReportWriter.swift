@@ -125,10 +125,19 @@ final class ReportWriter: Sendable {
                     counters.reportsRateLimited.add(1, ordering: .relaxed)
                 }
                 let url = write(report, stallID: box.value.stallID)
-                files.withLock { _ = $0.removeValue(forKey: box.value.stallID) }
+                let file = files.withLock { $0.removeValue(forKey: box.value.stallID) }
+                if url == nil, let file, file.written {
+                    // The final version could not be written (a full disk, say): its inProgress
+                    // version must not outlive it, or the next monitor would take this stall for
+                    // the one the process died in. Removing needs no space. The failure is counted
+                    // (`reportWrite`, in the session record's dropped reports).
+                    store.remove(name: file.name)
+                    quota.noteRemoved(file.name)
+                    Self.unfinished.withLock { _ = $0.remove(file.name) }
+                }
                 if let url {
                     counters.reportsWritten.add(1, ordering: .relaxed)
-                    quota.enforce(keeping: url.lastPathComponent, protected: Self.unfinished.withLock { $0 })
+                    quota.enforce(keeping: url.lastPathComponent, protected: Self.protectedNames())
                     logWritten(report, to: url)
                     onReport?(report, url)
                 }
@@ -143,6 +152,18 @@ final class ReportWriter: Sendable {
                 Self.unfinished.withLock { _ = $0.remove(file.name) }
             }
         }
+    }
+
+    /// Files of this process the quota must not delete: `inProgress` reports and the session
+    /// records of monitors that still run.
+    private static func protectedNames() -> Set<String> {
+        unfinished.withLock { $0 }.union(SessionRecorder.active.withLock { $0 })
+    }
+
+    /// Brings the directory within its quota (call on the writer queue): at start, so session
+    /// records of many short-lived monitors are bounded even when no stall is ever reported.
+    func enforceQuota() {
+        quota.enforce(keeping: "", protected: Self.protectedNames())
     }
 
     /// Waits until queued reports are written, at most `timeout`. Returns false on timeout.
@@ -163,12 +184,23 @@ final class ReportWriter: Sendable {
             return nil
         }
         do {
-            let path = try store.write(data, name: file.name, replacing: file.written)
+            var name = file.name
+            let path: String
+            if file.written {
+                path = try store.write(data, name: name, replacing: true)
+            } else {
+                // A new file: a name taken by a file that is not ours (another process's, a link
+                // planted where the next name was predictable) makes it take another name.
+                (path, name) = try store.writeNew(data, name: name) { store.fileName(startedAt: report.startedAt) }
+            }
             let url = URL(fileURLWithPath: path, isDirectory: false)
-            files.withLock { $0[stallID]?.written = true }
-            quota.noteWritten(file.name, bytes: data.count)
+            files.withLock { files in
+                files[stallID]?.written = true
+                files[stallID]?.name = name
+            }
+            quota.noteWritten(name, bytes: data.count)
             Self.unfinished.withLock { names in
-                if report.status == .inProgress { names.insert(file.name) } else { names.remove(file.name) }
+                if report.status == .inProgress { names.insert(name) } else { names.remove(name) }
             }
             return url
         } catch {

@@ -98,6 +98,12 @@ final class Symbolicator: Sendable {
                 state.images = images
             }
             state.lastUse = CStallMonitor_monotonic_ns()
+            if state.opened, state.session == nil {
+                // libdw did not load or could not read the modules last time (EMFILE, ENOMEM pass):
+                // try again for this report, and forget the names dladdr gave meanwhile.
+                state.opened = false
+                state.cache.removeAll()
+            }
             if state.cache.count > Self.cacheLimit { state.cache.removeAll(keepingCapacity: true) }
             var result: [UInt: Symbol] = [:]
             for address in addresses {

@@ -84,10 +84,14 @@ final class SnapshotUnwinder: Sendable {
     private let state = Locked(State())
 
     /// Whether `backend` can be used, and why not. Opens its session (loads its library) when not
-    /// yet open.
+    /// yet open. Asked once per stall: a session that failed to open (its library or a module
+    /// list could not be read for want of a descriptor or memory) is tried again here, so a
+    /// transient failure costs one stall its stacks, not the monitor's life.
     func availability(_ backend: Backend) -> (available: Bool, note: String?) {
         state.withLock { state in
             state.lastUse = CStallMonitor_monotonic_ns()
+            let index = Int(backend.rawValue)
+            if state.slots[index].opened, state.slots[index].session == nil { state.slots[index] = Slot() }
             open(&state, backend)
             return (state.slots[Int(backend.rawValue)].session != nil, state.slots[Int(backend.rawValue)].note)
         }

@@ -12,6 +12,9 @@ enum StackSampler {
         case busy
         case unavailable
         case sendFailed
+        /// The signal no longer runs the monitor's handler (the host replaced it, or set SIG_DFL or
+        /// SIG_IGN): nothing was sent.
+        case handlerReplaced
     }
 
     /// Serializes requests of several watchdogs; held at most for one request's deadline.
@@ -79,6 +82,7 @@ enum StackSampler {
         case CStallMonitorSampleTimedOut: return .timedOut
         case CStallMonitorSampleBusy: return .busy
         case CStallMonitorSampleSendFailed: return .sendFailed
+        case CStallMonitorSampleHandlerReplaced: return .handlerReplaced
         default: return .unavailable
         }
     }

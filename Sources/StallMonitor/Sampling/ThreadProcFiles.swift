@@ -45,6 +45,25 @@ final class ThreadProcFiles {
         for fd in [statFD, syscallFD, statusFD, schedstatFD] where fd >= 0 { close(fd) }
     }
 
+    /// Whether the thread has exited (`pthread_exit`, or its function returned): its `stat` file,
+    /// opened while it ran, now fails with ESRCH (also when its id was reused since: the old
+    /// descriptor names the old task), or says it is a zombie or dead (an exited main thread
+    /// while other threads run).
+    func threadExited() -> Bool {
+        guard statFD >= 0 else { return false }
+        let count = buffer.withUnsafeMutableBytes { pread(statFD, $0.baseAddress, $0.count, 0) }
+        if count < 0 { return errno == ESRCH }
+        let state = buffer.withUnsafeBufferPointer { bytes -> UInt8? in
+            var at = count - 1
+            while at >= 0 && bytes[at] != UInt8(ascii: ")") { at -= 1 }
+            guard at >= 0 else { return nil }
+            at += 1
+            while at < count && bytes[at] == UInt8(ascii: " ") { at += 1 }
+            return at < count ? bytes[at] : nil
+        }
+        return state == UInt8(ascii: "Z") || state == UInt8(ascii: "X")
+    }
+
     /// Time the thread has been runnable since it started (``SchedStat/runnable``); nil when unknown.
     func runnableNanos() -> UInt64? {
         guard let count = readBytes(schedstatFD) else { return nil }
@@ -187,7 +206,19 @@ final class ThreadProcFiles {
 
     /// The pid of the process tracing this one (a debugger, strace), 0 when none.
     static func tracerPID() -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        // Read close-on-exec (a child the host spawns meanwhile inherits nothing of ours).
+        let fd = Glibc.open("/proc/self/status", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return 0 }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 8192)
+        var count = 0
+        while count < bytes.count {
+            let read = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
+            if read < 0 && errno == EINTR { continue }
+            guard read > 0 else { break }
+            count += read
+        }
+        let text = String(decoding: bytes[0..<count], as: UTF8.self)
         for line in text.split(separator: "\n") where line.hasPrefix("TracerPid:") {
             return Int(line.dropFirst(10).trimmingCharacters(in: .whitespaces)) ?? 0
         }

@@ -21,6 +21,8 @@ final class ReportQuota: Sendable {
     private struct State {
         var sizes: [String: Int] = [:]
         var total = 0
+        /// Session records (`session-*.session`) and their sizes, as of the last listing.
+        var sessionSizes: [String: Int] = [:]
         var lastScan: UInt64?
         /// Files whose deletion failed: not tried again.
         var undeletable: Set<String> = []
@@ -47,6 +49,18 @@ final class ReportQuota: Sendable {
         name.hasPrefix("stall-") && name.hasSuffix(".json")
     }
 
+    /// Whether `name` is a session record's file name.
+    static func isSessionName(_ name: String) -> Bool {
+        name.hasPrefix("session-") && name.hasSuffix(".session")
+    }
+
+    /// The pid in a session record's name `session-<time>-p<pid>[-<n>].session`, when there is one.
+    static func sessionPID(of name: String) -> Int? {
+        let parts = name.dropLast(".session".count).split(separator: "-")
+        guard parts.count >= 3, parts[2].first == "p" else { return nil }
+        return Int(parts[2].dropFirst())
+    }
+
     /// Records that this process wrote (or rewrote) report `name` with `bytes` bytes.
     func noteWritten(_ name: String, bytes: Int) {
         state.withLock { state in
@@ -64,14 +78,19 @@ final class ReportQuota: Sendable {
 
     /// Deletes the oldest deletable reports until the directory is within quota. Never deletes
     /// `keeping` or any of `protected` (this process's reports still being written).
+    /// Session records are kept within the same limits, counted on their own (reports never make
+    /// room for them): the oldest go first, never one of `protected` (this process's monitors that
+    /// still run) nor the newest record of another process that still runs.
     func enforce(keeping: String, protected: Set<String> = [], now: UInt64 = CStallMonitor_monotonic_ns()) {
         var current = state.withLock { $0 }
         if current.lastScan.map({ now &- $0 >= Self.rescanInterval }) ?? true {
             guard let scanned = scan() else { return }
-            current.sizes = scanned
-            current.total = scanned.values.reduce(0, +)
+            current.sizes = scanned.reports
+            current.total = scanned.reports.values.reduce(0, +)
+            current.sessionSizes = scanned.sessions
             current.lastScan = now
         }
+        enforceSessions(&current, protected: protected)
         guard current.sizes.count > maxFiles || current.total > maxBytes else {
             state.withLock { $0 = current }
             return
@@ -100,6 +119,32 @@ final class ReportQuota: Sendable {
         state.withLock { $0 = current }
     }
 
+    /// Deletes the oldest session records until their number and bytes are within the limits.
+    private func enforceSessions(_ current: inout State, protected: Set<String>) {
+        var total = current.sessionSizes.values.reduce(0, +)
+        guard current.sessionSizes.count > maxFiles || total > maxBytes else { return }
+        let names = current.sessionSizes.keys.sorted()  // by time: the stamp follows the prefix
+        var newest: [Int: String] = [:]
+        for name in names { if let pid = Self.sessionPID(of: name) { newest[pid] = name } }
+        var running: [Int: Bool] = [:]
+        for name in names {
+            guard current.sessionSizes.count > maxFiles || total > maxBytes else { break }
+            guard !protected.contains(name), !current.undeletable.contains(name) else { continue }
+            if let pid = Self.sessionPID(of: name), pid != ownPID, newest[pid] == name {
+                let alive = running[pid] ?? (ProcessLiveness.startTicks(pid: pid) != nil)
+                running[pid] = alive
+                if alive { continue }  // the record a live process is still writing
+            }
+            let path = directory.appendingPathComponent(name).path
+            if unlink(path) != 0, errno != ENOENT {
+                current.undeletable.insert(name)
+                errors.report(.reportQuota(path: path, reason: "cannot delete: \(CString.errorMessage(errno))"))
+                continue
+            }
+            total -= current.sessionSizes.removeValue(forKey: name) ?? 0
+        }
+    }
+
     /// The pid in a report file name `stall-<time>-p<pid>-<n>.json`, when there is one.
     static func writerPID(of name: String) -> Int? {
         let parts = name.dropLast(".json".count).split(separator: "-")
@@ -107,23 +152,26 @@ final class ReportQuota: Sendable {
         return Int(parts[parts.count - 2].dropFirst())
     }
 
-    /// The directory's reports and their sizes; nil (reported) when it cannot be listed.
-    private func scan() -> [String: Int]? {
+    /// The directory's reports and session records and their sizes; nil (reported) when it cannot
+    /// be listed.
+    private func scan() -> (reports: [String: Int], sessions: [String: Int])? {
         guard let stream = opendir(directory.path) else {
             errors.report(.reportQuota(path: directory.path, reason: "cannot list: \(CString.errorMessage(errno))"))
             return nil
         }
         defer { closedir(stream) }
         var sizes: [String: Int] = [:]
+        var sessions: [String: Int] = [:]
         let fd = dirfd(stream)
         while let entry = readdir(stream) {
-            let name = CString.decode(fixed: entry.pointee.d_name)
-            guard Self.isReportName(name) else { continue }
+            let name: String = CString.direntName(entry)
+            let isSession = Self.isSessionName(name)
+            guard isSession || Self.isReportName(name) else { continue }
             var info = stat()
             guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }  // gone meanwhile
             guard info.st_mode & S_IFMT == S_IFREG else { continue }
-            sizes[name] = Int(info.st_size)
+            if isSession { sessions[name] = Int(info.st_size) } else { sizes[name] = Int(info.st_size) }
         }
-        return sizes
+        return (sizes, sessions)
     }
 }

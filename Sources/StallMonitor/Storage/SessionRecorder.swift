@@ -8,10 +8,15 @@ import Synchronization
 /// reports dropped and why. `stallreport` uses it for stall rates; the next monitor uses it to tell
 /// a dead process's `inProgress` reports from a live one's.
 final class SessionRecorder: Sendable {
-    let url: URL
-    private let fileName: String
+    /// The record's file (its name changes only when the first name was taken by a file not ours).
+    var url: URL { URL(fileURLWithPath: store.path(of: fileName.withLock { $0 }), isDirectory: false) }
+    private let fileName: Locked<String>
+    private let stamp: String
     /// Session records this process has created so far.
-    private static let monitorsStarted = Atomic<Int>(0)
+    static let monitorsStarted = Atomic<Int>(0)
+    /// Names of the records of this process's monitors that still run (every monitor's, several
+    /// may share a directory): the quota never deletes them.
+    static let active = Locked<Set<String>>([])
     private let startedAt = Date()
     private let startedMonotonic = DispatchTime.now().uptimeNanoseconds
     private let base: SessionRecord
@@ -26,17 +31,22 @@ final class SessionRecorder: Sendable {
         self.errors = errors
         self.sample = sample
         let stamp = String(ReportCoding.formatDate(startedAt).filter { $0 != "-" && $0 != ":" })
-        // The second and later monitors of one process (which may start in the same millisecond,
-        // e.g. one per thread) get a number, so their records never collide.
-        let number = Self.monitorsStarted.add(1, ordering: .relaxed).newValue
-        let suffix = number > 1 ? "-\(number)" : ""
-        fileName = "session-\(stamp)-p\(getpid())\(suffix).session"
-        url = URL(fileURLWithPath: store.path(of: fileName), isDirectory: false)
+        self.stamp = stamp
+        fileName = Locked(Self.name(stamp: stamp))
         base = SessionRecord(
             pid: process.pid, processStartTicks: process.startTicks ?? 0,
             hostName: process.hostName, executableName: process.executableName, appVersion: process.appVersion,
             startedAt: startedAt, lastHeartbeatAt: startedAt, stoppedAt: nil, cleanStop: false, monitoredMs: 0,
             thresholdMs: thresholdMs, spans: 0, stalls: 0, reportsWritten: 0, reportsDropped: [:])
+    }
+
+    /// A record's file name. The second and later monitors of one process (which may start in the
+    /// same millisecond, e.g. one per thread), and a record whose name was taken, get a number, so
+    /// their records never collide.
+    private static func name(stamp: String) -> String {
+        let number = monitorsStarted.add(1, ordering: .relaxed).newValue
+        let suffix = number > 1 ? "-\(number)" : ""
+        return "session-\(stamp)-p\(getpid())\(suffix).session"
     }
 
     /// Rewrites the record with the current counts (call on the writer queue).
@@ -57,10 +67,23 @@ final class SessionRecorder: Sendable {
         }
         do {
             // The bytes JSONEncoder would write, without its code (see SessionRecordJSON).
-            try store.write(bytes: SessionRecordJSON.encode(record), name: fileName, replacing: written.load(ordering: .relaxed))
+            let stamp = stamp
+            let current = fileName.withLock { $0 }
+            let used = try store.write(bytes: SessionRecordJSON.encode(record), name: current, replacing: written.load(ordering: .relaxed)) {
+                Self.name(stamp: stamp)
+            }
+            if used.name != current { fileName.withLock { $0 = used.name } }
             written.store(true, ordering: .relaxed)
+            if !stopping {
+                Self.active.withLock { names in
+                    names.remove(current)
+                    names.insert(used.name)
+                }
+            }
         } catch {
             errors.report(error)
         }
+        // A stopped monitor's record is finished (written or not): the quota may delete it.
+        if stopping { Self.active.withLock { _ = $0.remove(fileName.withLock { $0 }) } }
     }
 }

@@ -53,9 +53,7 @@ struct StaleReportSweeper {
         defer { closedir(stream) }
         var names: [String] = []
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
-                String(decoding: bytes.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
+            let name: String = CString.direntName(entry)
             if name != ".", name != ".." { names.append(name) }
         }
         return names

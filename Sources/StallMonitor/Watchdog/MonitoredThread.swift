@@ -106,6 +106,7 @@ final class MonitoredThread: @unchecked Sendable {
         case .timedOut: found.append("the warm-up sample timed out (the signal did not arrive)")
         case .busy: found.append("the warm-up sample found the sampler busy")
         case .sendFailed: found.append("the warm-up sample could not send the signal")
+        case .handlerReplaced: found.append("the sampling signal \(signal) no longer runs the monitor's handler (the host took it over)")
         }
         problems.withLock { $0 = found }
         for problem in found { report("thread \(tid): \(problem)") }

@@ -8,15 +8,13 @@ enum StallClassifier {
     static let cpuShare = 0.7
     /// Busy share at or below which a stall is `blocked`.
     static let blockedShare = 0.3
-    /// Samples with a known scheduler state needed before the states count.
-    static let minimumStates = 4
 
     /// Classifies a stall. The busy share is the larger of the CPU time share of the observed
-    /// window and the share of samples in which the thread was runnable (`R`): on a loaded
-    /// machine a spinning thread waits for a CPU part of the time, but it is still CPU-bound work.
-    /// `minimumStates` is 1 for a starved pool, whose states are one per worker.
-    static func classify(duration: UInt64, passes: Int, longestPass: UInt64, cpu: Int64, observed: UInt64, states: [String],
-                         minimumStates: Int = minimumStates) -> StallClassification {
+    /// window and the share of samples in which the thread was runnable (`R`), of those whose
+    /// state was read, however few (the README's rule; a stall cut off by `stop()` or sampled by
+    /// a starved watchdog may have only one or two): on a loaded machine a spinning thread waits
+    /// for a CPU part of the time, but it is still CPU-bound work. Neither known: `mixed`.
+    static func classify(duration: UInt64, passes: Int, longestPass: UInt64, cpu: Int64, observed: UInt64, states: [String]) -> StallClassification {
         if passes >= congestionMinimumPasses && longestPass &* 4 <= duration {
             return .congestion
         }
@@ -25,7 +23,7 @@ enum StallClassifier {
             shares.append(min(1, Double(cpu) / Double(observed)))
         }
         let known = states.filter { $0 != "?" }
-        if known.count >= minimumStates {
+        if !known.isEmpty {
             shares.append(Double(known.filter { $0 == "R" }.count) / Double(known.count))
         }
         guard let share = shares.max() else { return .mixed }

@@ -34,6 +34,11 @@ final class ThreadWatch {
     /// Stack mappings of span threads that never armed themselves, by kernel thread id.
     private var mappedStacks: [Int32: SnapshotUnwinder.StackBounds] = [:]
     private var recording: StallRecording?
+    /// The watched thread (of a probe with one thread) exited during a span: nothing is left to
+    /// watch, and the watchdog no longer looks at it.
+    private var threadGone = false
+    /// When the thread of the tracked span was last seen alive (monotonic ns).
+    private var lastSeenAlive: UInt64 = 0
     private var nextSampleAt: UInt64 = 0
     private var lastFinishedSequence: UInt64 = 0
     /// Publishing index (``EndedSpanLog``) of the first long span the watchdog has not yet dealt
@@ -53,6 +58,10 @@ final class ThreadWatch {
     var threadVoluntarySwitches: (() -> UInt64?)?
     /// CPU time of a thread in nanoseconds, -1 when it cannot be read (replaced in tests).
     var threadCPUNanos: (pid_t) -> Int64 = CStallMonitor_thread_cpu_ns
+    /// Says a problem through the monitor's logger and statistics.
+    var reportProblem: (StallMonitorError) -> Void = { _ in }
+    /// Whether the sampling signal still runs the monitor's handler (replaced in tests).
+    var samplingHandlerInstalled: () -> Bool = { CStallMonitor_sampler_handler_installed() != 0 }
     /// When the watchdog last went to sleep with a span open, and the thread's CPU time then.
     private var cpuBeforeSleep: (at: UInt64, cpu: Int64)?
 
@@ -112,16 +121,17 @@ final class ThreadWatch {
 
     /// Whether a span is open now (used to avoid parking while one is).
     var hasOpenSpan: Bool {
-        guard thread.armedTID.load(ordering: .acquiring) != 0 || identity != nil else { return false }
+        guard !threadGone, thread.armedTID.load(ordering: .acquiring) != 0 || identity != nil else { return false }
         let span = thread.tracker.currentSpan()
         return span.phase == .open && span.sequence != lastFinishedSequence
     }
 
     /// Does what is due at `now`; returns when it next needs to run, nil when nothing is pending.
     func step(now: UInt64) -> UInt64? {
-        guard meetArmedThread() else { return nil }
+        guard !threadGone, meetArmedThread() else { return nil }
         if recording != nil {
             if finishIfEnded(now: now) { return step(now: now) }
+            if finishIfThreadExited(now: now) { return step(now: now) }
             if now >= nextSampleAt { sampleOrSkip(now: now) }
             return nextDeadlineWhileTracking(now: now)
         }
@@ -146,9 +156,56 @@ final class ThreadWatch {
         let trackFrom = span.start &+ settings.lead
         if now < trackFrom { return trackFrom }
         meetSpanThread(thread.tracker.spanThread.load(ordering: .relaxed))
+        if procFiles?.threadExited() == true {
+            // It exited inside the span, at a time nobody saw: not a stall anyone can measure.
+            threadExitedUntracked(sequence: span.sequence)
+            return step(now: now)
+        }
         beginTracking(sequence: span.sequence, start: span.start, now: now)
+        lastSeenAlive = now
         sampleOrSkip(now: now)
         return nextDeadlineWhileTracking(now: now)
+    }
+
+    /// Ends the tracked span when its thread has exited (`pthread_exit`): its observers will never
+    /// end it. It ends where the thread was last seen alive (within a sampling interval of its
+    /// exit) and is reported if that is past the threshold (without CPU time: the thread's clock
+    /// is gone), discarded otherwise. A probe with one thread stops watching it.
+    private func finishIfThreadExited(now: UInt64) -> Bool {
+        guard let procFiles, let recording else { return false }
+        guard procFiles.threadExited() else {
+            lastSeenAlive = now
+            return false
+        }
+        sayThreadExited(tid: procFiles.tid, during: true)
+        _ = finishIfEnded(now: now, exitedAt: max(lastSeenAlive, recording.spanStart))
+        if !thread.probe.threadPerSpan { forgetThread() }
+        return true
+    }
+
+    /// The span `sequence` is open but its thread exited before the watchdog tracked it.
+    private func threadExitedUntracked(sequence: UInt64) {
+        sayThreadExited(tid: procFiles?.tid ?? 0, during: false)
+        lastFinishedSequence = sequence
+        nextUncheckedIndex = max(nextUncheckedIndex, thread.tracker.endedSpans.publishedCount)
+        if !thread.probe.threadPerSpan { forgetThread() }
+    }
+
+    /// Stops watching a thread that is gone: no more steps, no /proc files.
+    private func forgetThread() {
+        threadGone = true
+        procFiles = nil
+        cpuBeforeSleep = nil
+    }
+
+    /// Says once per monitor that a watched thread exited while its loop was awake.
+    private func sayThreadExited(tid: Int32, during tracked: Bool) {
+        guard !counters.threadExitSaid.exchange(true, ordering: .relaxed) else { return }
+        let name = identity?.name ?? "?"
+        reportProblem(.threadExited(
+            "thread \(tid) (\(name)) exited while its loop was awake"
+                + (tracked ? "; the stall ends where it was last seen alive" : "; that span is not reported")
+                + (thread.probe.threadPerSpan ? "" : "; the monitor no longer watches it")))
     }
 
     /// The monitor is stopping and its observers are gone, so nothing can end or resume the
@@ -162,8 +219,19 @@ final class ThreadWatch {
         // The thread's /proc descriptors close with the watchdog, not when the monitor object
         // is released: after stop() the host has none of ours left open.
         defer { procFiles = nil }
-        guard meetArmedThread() else { return }
+        guard !threadGone, meetArmedThread() else { return }
         let now = CStallMonitor_monotonic_ns()
+        if recording != nil, finishIfThreadExited(now: now) {
+            reportMissedStalls(now: now)
+            return
+        }
+        if recording == nil, !thread.probe.threadPerSpan, procFiles?.threadExited() == true {
+            // Its open span ended when the thread exited, unseen: not reported as lasting until now.
+            let span = thread.tracker.currentSpan()
+            if span.phase != .closed, span.sequence != lastFinishedSequence { threadExitedUntracked(sequence: span.sequence) }
+            reportMissedStalls(now: now)
+            return
+        }
         if let recording {
             let span = thread.tracker.currentSpan()
             let suspended = span.sequence == recording.sequence && span.phase == .suspended
@@ -389,14 +457,18 @@ final class ThreadWatch {
     }
 
     /// Ends the recording when its span has ended: a stall is emitted, a short span discarded.
-    private func finishIfEnded(now: UInt64, stopping: Bool = false) -> Bool {
+    private func finishIfEnded(now: UInt64, stopping: Bool = false, exitedAt: UInt64? = nil) -> Bool {
         guard var recording else { return false }
         let tracker = thread.tracker
         let span = tracker.currentSpan()
         var end: UInt64
         var passes: Int
         var longest: UInt64
-        if let ended = tracker.endedSpan(recording.sequence) {
+        if let exitedAt {
+            // The thread exited inside the span: it ended when the thread was last seen alive.
+            end = exitedAt
+            (passes, longest) = tracker.passesSoFar(now: exitedAt)
+        } else if let ended = tracker.endedSpan(recording.sequence) {
             (end, passes, longest) = (ended.end, ended.passes, ended.longestPass)
         } else if span.sequence == recording.sequence && span.phase == .open {
             guard stopping else { return false }
@@ -442,6 +514,14 @@ final class ThreadWatch {
         counters.stallsDetected.add(1, ordering: .relaxed)
         emit(.ended(recording))
         return true
+    }
+
+    /// Says once per monitor that the host took the sampling signal over.
+    private func signalTakenOver() {
+        guard !counters.signalTakenOverSaid.exchange(true, ordering: .relaxed) else { return }
+        reportProblem(.signalTakenOver(
+            "signal \(settings.signal) no longer runs the monitor's handler (the host installed its own, SIG_DFL or SIG_IGN after start); "
+                + "running threads are not signalled and get no stack until it is back, threads asleep in a syscall still get theirs"))
     }
 
     /// How one attempt went, for the cadence: sampled (or skipped), or asked to look again
@@ -599,7 +679,15 @@ final class ThreadWatch {
                 return .lookAgain
             }
             recording.attempted += 1
-            // The mask first: a thread that blocks the signal is never signalled, whatever it runs.
+            // The handler first: a signal the host took over since start (its own handler, or
+            // SIG_DFL, whose action for a real-time signal terminates the process, or SIG_IGN)
+            // is never sent.
+            guard samplingHandlerInstalled() else {
+                signalTakenOver()
+                noStack("signalTakenOver", note: "not interrupted: the sampling signal \(settings.signal) no longer runs the monitor's handler")
+                return .done
+            }
+            // The mask next: a thread that blocks the signal is never signalled, whatever it runs.
             let handlersBefore = handlerActivity(tid)
             if let masks = procFiles.signalMasks() {
                 if ThreadProcFiles.SignalMasks.contains(masks.blocked, settings.signal) {
@@ -698,6 +786,9 @@ final class ThreadWatch {
                 noStack("noUnwinder", note: "the sampler is not installed")
             case .sendFailed:
                 noStack("sendFailed", note: "the sampling signal could not be sent")
+            case .handlerReplaced:
+                signalTakenOver()
+                noStack("signalTakenOver", note: "not interrupted: the sampling signal \(settings.signal) no longer runs the monitor's handler")
             }
             return .done
 

@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StallReportModel
 
 /// The entry names of one directory (without `.` and `..`), read with `readdir` into one byte
 /// buffer rather than one string each, so that a directory of 100,000 reports is listed in a few
@@ -21,12 +22,9 @@ struct DirectoryNames {
         errno = 0
         while let entry = readdir(handle) {
             let start = bytes.count
-            withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                for byte in raw {
-                    if byte == 0 { break }
-                    if byte >= 0x80 { allASCII = false }
-                    bytes.append(byte)
-                }
+            for byte in CString.direntName(entry) as UnsafeRawBufferPointer {
+                if byte >= 0x80 { allASCII = false }
+                bytes.append(byte)
             }
             let length = bytes.count - start
             let isDot = length == 1 && bytes[start] == UInt8(ascii: ".")

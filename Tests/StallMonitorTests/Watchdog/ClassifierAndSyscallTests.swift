@@ -29,14 +29,24 @@ struct StallClassifierTests {
         #expect(classify(passes: 7, longestPass: 10 * Self.ms, cpu: Int64(300 * Self.ms)) == .cpu)
     }
 
-    @Test("without CPU time, four or more known sampled states decide")
+    @Test("without CPU time, the known sampled states decide, however few")
     func statesFallback() {
         #expect(classify(cpu: -1, states: ["R", "R", "R", "R", "?"]) == .cpu)
         #expect(classify(cpu: -1, states: ["S", "D", "S", "S"]) == .blocked)
         #expect(classify(cpu: -1, states: ["R", "S", "R", "S"]) == .mixed)
-        #expect(classify(cpu: -1, states: ["R", "R", "R", "?"]) == .mixed, "too few known states")
+        #expect(classify(cpu: -1, states: ["R", "R", "R", "?"]) == .cpu, "every known state R")
+        #expect(classify(cpu: -1, states: ["?", "?"]) == .mixed, "no known state")
         #expect(classify(cpu: -1, states: []) == .mixed)
-        #expect(classify(cpu: 100, observed: 0, states: ["S"]) == .mixed)
+        #expect(classify(cpu: 100, observed: 0, states: ["S"]) == .blocked)
+    }
+
+    @Test("a short stall whose few samples were all R is cpu even with a small CPU share (the README's rule)")
+    func fewRunnableSamples() {
+        // A spinning thread sharing its CPU, cut off by stop() after one or two samples.
+        #expect(classify(cpu: Int64(120 * Self.ms), states: ["R"]) == .cpu)
+        #expect(classify(cpu: Int64(40 * Self.ms), states: ["R", "R"]) == .cpu)
+        #expect(classify(cpu: Int64(40 * Self.ms), states: ["R", "S"]) == .mixed)
+        #expect(classify(cpu: Int64(40 * Self.ms), states: ["S", "S"]) == .blocked)
     }
 
     @Test("a thread runnable in most samples is cpu even when it got little CPU time (loaded machine)")

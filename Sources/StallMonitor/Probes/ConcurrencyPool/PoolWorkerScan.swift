@@ -1,5 +1,6 @@
 import CStallMonitor
 import Glibc
+import StallReportModel
 
 /// Finds the concurrency pool's worker threads: the process's threads that libdispatch named
 /// after a global root queue that does not overcommit (`com.apple.root.default-qos`, shown by
@@ -18,9 +19,7 @@ enum PoolWorkerScan {
         defer { closedir(directory) }
         var ids: [Int32] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            let name: String = CString.direntName(entry)
             if let tid = Int32(name) { ids.append(tid) }
         }
         return ids
