@@ -71,6 +71,9 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     private var others: [Int32: UInt64] = [:]
     private var nextScan: UInt64 = 0
     private var lastScan: UInt64?
+    /// The process's thread count and the time at the last full read of its thread list.
+    private var threadCount: Int?
+    private var lastFullScan: UInt64 = 0
     private var scansSinceNames = 0
     private var tokenQueuedAt: UInt64?
     /// The report of the starvation in progress (the outstanding token waits past the threshold).
@@ -202,9 +205,20 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         return now &+ interval
     }
 
-    /// Meets workers that appeared since the last scan and forgets those that exited.
+    /// Meets workers that appeared since the last scan and forgets those that exited. The thread
+    /// list is read again only when the process's thread count changed, a thread met in the last
+    /// second is still being looked at, or half a second has passed (a thread that exited while
+    /// another started keeps the count): an idle process costs one `stat` per scan.
     private func scan(now: UInt64) {
         nextScan = now &+ rescanInterval
+        let count = PoolWorkerScan.threadCount()
+        let looking = workers.values.contains { now &- $0.metAt < 1_000_000_000 } || others.values.contains { now &- $0 < 1_000_000_000 }
+        if let count, count == threadCount, !looking, now &- lastFullScan < 500_000_000 {
+            lastScan = now
+            return
+        }
+        threadCount = count
+        lastFullScan = now
         scansSinceNames += 1
         if scansSinceNames >= 50 {  // names can change (a thread named later): look again now and then
             others.removeAll()

@@ -13,6 +13,14 @@ enum PoolWorkerScan {
         name.hasSuffix("-qos") || name == "DispatchWorker"
     }
 
+    /// How many threads the process has now: `/proc/self/task`'s link count less two (one
+    /// `stat`, no directory read); nil when it cannot be read.
+    static func threadCount() -> Int? {
+        var info = stat()
+        guard stat("/proc/self/task", &info) == 0, info.st_nlink >= 2 else { return nil }
+        return Int(info.st_nlink) - 2
+    }
+
     /// The kernel ids of the process's threads now.
     static func threadIDs() -> [Int32] {
         guard let directory = opendir("/proc/self/task") else { return [] }
