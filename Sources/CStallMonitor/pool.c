@@ -79,6 +79,27 @@ int CStallMonitor_learn_thread_layout(uintptr_t *end_distance, size_t *tid_offse
     return -3;
 }
 
+/// The thread control block near the top of the writable mapping [start, end): first at
+/// `end_distance` below its end (where glibc puts it for the thread that taught us the layout),
+/// else the highest 16-byte-aligned block in the top 16 KiB that points to itself (the distance
+/// changes with the static TLS size and a thread's requested stack size, e.g. under a sanitizer).
+/// Returns its address, or 0.
+static uintptr_t thread_control_block_in(uintptr_t start, uintptr_t end, uintptr_t end_distance) {
+    if (end - start > end_distance + 24 && is_thread_control_block(end - end_distance)) return end - end_distance;
+    enum { window = 16384 };
+    uintptr_t words[window / sizeof(uintptr_t)];
+    size_t size = end - start < window ? (size_t)(end - start) : window;
+    uintptr_t base = end - size;
+    if (CStallMonitor_read_memory(base, words, size) != 0) return 0;
+    for (size_t index = size / sizeof(uintptr_t); index >= 3; index--) {
+        size_t at = index - 3;
+        uintptr_t candidate = base + at * sizeof(uintptr_t);
+        if (candidate % 16 != 0) continue;
+        if (words[at] == candidate && words[at + 2] == candidate) return candidate;
+    }
+    return 0;
+}
+
 int CStallMonitor_find_thread_pointers(uintptr_t end_distance, size_t tid_offset, pid_t *tids, uintptr_t *pointers, int capacity) {
     FILE *maps = fopen("/proc/self/maps", "re");
     if (maps == NULL) return -1;
@@ -86,9 +107,9 @@ int CStallMonitor_find_thread_pointers(uintptr_t end_distance, size_t tid_offset
     uintptr_t start = 0, end = 0;
     char perms[8];
     while (count < capacity && CStallMonitor_next_mapping(maps, &start, &end, perms)) {
-        if (perms[0] != 'r' || perms[1] != 'w' || end - start <= end_distance + tid_offset) continue;
-        uintptr_t tp = end - end_distance;
-        if (!is_thread_control_block(tp)) continue;
+        if (perms[0] != 'r' || perms[1] != 'w' || end - start <= tid_offset + sizeof(pid_t)) continue;
+        uintptr_t tp = thread_control_block_in(start, end, end_distance);
+        if (tp == 0 || tp + tid_offset + sizeof(pid_t) > end) continue;
         pid_t tid;
         if (CStallMonitor_read_memory(tp + tid_offset, &tid, sizeof tid) != 0 || tid <= 0) continue;
         tids[count] = tid;

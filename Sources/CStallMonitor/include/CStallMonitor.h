@@ -218,8 +218,9 @@ uintptr_t CStallMonitor_thread_pointer(void);
 /// which offset in the block the kernel thread id is. Returns 0, or a negative value.
 int CStallMonitor_learn_thread_layout(uintptr_t *end_distance, size_t *tid_offset);
 
-/// Finds the thread control blocks of this process's threads (one per writable mapping whose end
-/// lies `end_distance` above a block that points to itself) and their kernel thread ids, at most
+/// Finds the thread control blocks of this process's threads (a block that points to itself near
+/// the top of a writable mapping: `end_distance` below its end, where the learned layout puts it,
+/// else the highest such block in its top 16 KiB) and their kernel thread ids, at most
 /// `capacity`. Returns how many were found, or -1 when /proc/self/maps cannot be read.
 int CStallMonitor_find_thread_pointers(uintptr_t end_distance, size_t tid_offset, pid_t *tids, uintptr_t *pointers, int capacity);
 

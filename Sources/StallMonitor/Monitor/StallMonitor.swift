@@ -293,9 +293,11 @@ public final class StallMonitor: Sendable {
                 $0 = .init(delay: { metrics.recordPoolDelay(nanoseconds: $0) }, starved: { waited, workers in
                     counters.poolStarvations.add(1, ordering: .relaxed)
                     errors.report(.poolStarved(Self.starvationMessage(waited: waited, workers: workers)))
-                }, report: PoolStarvationReport(settings: settings, emit: { recording in
+                }, report: PoolStarvationReport(settings: settings, emit: { [weak writer] recording in
+                    // Weak: the writer's session record reads the monitored threads, which hold
+                    // the pool, which holds this closure.
                     // A paused monitor reports nothing (as for a loop's stalls).
-                    guard !controls.isPaused else { return }
+                    guard !controls.isPaused, let writer else { return }
                     counters.stallsDetected.add(1, ordering: .relaxed)
                     writer.submit(.ended(recording))
                 }))
