@@ -23,6 +23,28 @@ int CStallMonitor_read_memory(uintptr_t address, void *buffer, size_t size) {
     return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)size ? 0 : -1;
 }
 
+int CStallMonitor_executable_ranges(uintptr_t *starts, uintptr_t *ends, int capacity) {
+    FILE *maps = fopen("/proc/self/maps", "re");
+    if (maps == NULL) return -1;
+    char line[512];
+    int count = 0;
+    int at_line_start = 1;
+    while (count < capacity && fgets(line, sizeof line, maps) != NULL) {
+        int starts_line = at_line_start;
+        at_line_start = strchr(line, '\n') != NULL;
+        if (!starts_line) continue;
+        uintptr_t start = 0, end = 0;
+        char perms[8] = {0};
+        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s", &start, &end, perms) != 3) continue;
+        if (perms[2] != 'x') continue;
+        starts[count] = start;
+        ends[count] = end;
+        count++;
+    }
+    fclose(maps);
+    return count;
+}
+
 #if defined(__linux__) && defined(__x86_64__)
 
 struct tls_query {

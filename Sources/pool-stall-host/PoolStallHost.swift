@@ -13,7 +13,8 @@ import StallMonitor
 /// `group` (a task-group child waits 400 ms on a DispatchSemaphore), `asynclet` (an `async let`
 /// child blocks 400 ms in read() on a pipe), `actor` (an actor method spins 400 ms), `starve`
 /// (as many tasks as the pool has threads each sleep 600 ms at once), `short` (20,000 short jobs
-/// over about 2 s: no stall), `idle` (nothing for 2 s).
+/// over about 2 s: no stall), `chains` (one stall in each shape of async call, with the ground
+/// truth of its async callers: see `ChainWork`), `idle` (nothing for 2 s).
 @main
 struct PoolStallHost {
     static func main() async {
@@ -62,6 +63,8 @@ struct PoolStallHost {
             await withTaskGroup(of: Void.self) { group in
                 for _ in 0..<width { group.addTask { PoolWork.sleepWhileStarvingPoolForTest(milliseconds: 600).print() } }
             }
+        case "chains":
+            await ChainWork.run()
         case "short":
             let jobs = await PoolWork.shortJobs(seconds: 2)
             print("ran \(jobs) short jobs")

@@ -184,6 +184,7 @@ public final class StallMonitor: Sendable {
         let nanos = UInt64(pollInterval.nanoseconds)
         // The event loops first: `watchedLoops` lists them in the group's order, then the others.
         var probes: [any LoopProbe] = polled.map { ThreadPollingProbe($0, interval: nanos) }
+        var activeTaskOffset: Result<Int, StallMonitorError>?
         for loop in loops {
             switch loop {
             case .main, .current:
@@ -203,18 +204,24 @@ public final class StallMonitor: Sendable {
                 case .success(let found): layout = found
                 case .failure(let error): throw error
                 }
+                activeTaskOffset = .success(layout.activeTaskOffset)
                 probes.append(contentsOf: ConcurrencyPoolProbe(layout: layout, threshold: UInt64(configuration.threshold.nanoseconds), interval: nanos,
                                                                 slots: ConcurrencyPoolProbe.slotCount()).slots)
             }
         }
+        if activeTaskOffset == nil, loops.contains(.mainActor) {
+            // The MainActor runs tasks too: their async callers need the runtime's task word.
+            activeTaskOffset = PoolLayout.learn(timeout: .seconds(1)).map(\.activeTaskOffset)
+        }
+        let asyncChains = activeTaskOffset.map(AsyncChainSource.make(activeTaskOffset:))
         try ReportFileStore.prepare(configuration.reportDirectory)
         let workers = loops.contains(.mainActor) || loops.contains(.concurrencyPool)
         let signal = workers ? try StackSampler.installForDispatchWorkers(signal: configuration.signal)
             : try StackSampler.install(signal: configuration.signal)
-        return StallMonitor(configuration: configuration, signal: signal, probes: probes)
+        return StallMonitor(configuration: configuration, signal: signal, probes: probes, asyncChains: asyncChains)
     }
 
-    private init(configuration: Configuration, signal: Int32, probes: [any LoopProbe]) {
+    private init(configuration: Configuration, signal: Int32, probes: [any LoopProbe], asyncChains: AsyncChainSource?) {
         self.configuration = configuration
         self.signal = signal
         let threshold = configuration.threshold.nanoseconds
@@ -263,6 +270,7 @@ public final class StallMonitor: Sendable {
                 reportWhileDebugged: configuration.reportWhileDebugged),
             counters: counters, controls: controls,
             emit: { writer.submit($0) }) }
+        for watch in watches { watch.asyncChains = asyncChains }
         self.threads = threads
         self.counters = counters
         self.errors = errors

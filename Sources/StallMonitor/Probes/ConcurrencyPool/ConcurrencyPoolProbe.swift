@@ -232,6 +232,9 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         if let slot = worker.slot { slots[slot].assigned.store(0, ordering: .relaxed) }
     }
 
+    /// The thread pointer of worker `tid`, when met (watchdog thread).
+    fileprivate func threadPointer(of tid: Int32) -> UInt? { workers[tid]?.pointer }
+
     fileprivate func finishPolling() {
         let now = CStallMonitor_monotonic_ns()
         for tid in Array(workers.keys) { forget(tid, at: now) }
@@ -250,6 +253,9 @@ final class PoolSlotProbe: PolledLoopProbe, @unchecked Sendable {
     /// The worker this slot watches now (0: none).
     let assigned = Atomic<Int32>(0)
     var threadPerSpan: Bool { true }
+    var runsTasks: Bool { true }
+
+    func threadPointer(of tid: Int32) -> UInt? { pool.threadPointer(of: tid) }
 
     fileprivate init(index: Int) {
         self.index = index
