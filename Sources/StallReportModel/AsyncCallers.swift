@@ -54,14 +54,40 @@ public enum RepresentativeAsyncCallers {
     }
 }
 
+/// Names in async call chains.
+public enum AsyncCallerNames {
+    /// Whether `symbol` names compiler-made glue between async functions (a reabstraction thunk,
+    /// a partial apply forwarder), not a function of the app: left out of fingerprints and of the
+    /// nearest caller.
+    public static func isThunk(_ symbol: String) -> Bool {
+        symbol.contains("reabstraction thunk") || symbol.contains("partial apply forwarder") || symbol.hasPrefix("thunk for ")
+            || symbol.contains("resume partial function for thunk for ")
+    }
+
+    /// The async function a resume function belongs to: `symbol` without the demangler's
+    /// `(2) await resume partial function for ` (or `suspend resume`) prefix.
+    public static func function(of symbol: String) -> String {
+        guard symbol.hasPrefix("("), let range = symbol.range(of: " resume partial function for ") else { return symbol }
+        return String(symbol[range.upperBound...])
+    }
+}
+
 extension StallReport {
+    /// The representative logical stack (frame indices, leaf first): the representative stack up
+    /// to its outermost in-app frame followed by ``representativeAsyncCallers``; the
+    /// representative stack itself when there are none.
+    public var representativeLogicalStack: [Int] {
+        Sample(offsetMs: 0, kind: .stack, threadState: "?", frames: representativeStack, asyncCallers: representativeAsyncCallers)
+            .logicalFrames(in: frames)
+    }
+
     /// The first in-app async caller of the representative chain (the function that awaited
     /// the stalling code), or nil.
     public var nearestAppAsyncCaller: String? {
         guard let callers = representativeAsyncCallers else { return nil }
         return callers.lazy.compactMap { index -> String? in
             guard self.frames.indices.contains(index), self.frames[index].inApp, let symbol = self.frames[index].symbol,
-                  !Fingerprint.isIgnored(symbol) else { return nil }
+                  !Fingerprint.isIgnored(symbol), !AsyncCallerNames.isThunk(symbol) else { return nil }
             return symbol
         }.first
     }

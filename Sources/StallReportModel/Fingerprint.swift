@@ -64,7 +64,7 @@ public enum Fingerprint {
     public static func components(stack: [StallReport.Frame], classification: StallClassification, syscall: String?, images: [StallReport.Image] = [],
                                   asyncCallers: [StallReport.Frame] = []) -> [String] {
         let base = stackComponents(stack: stack, classification: classification, syscall: syscall, images: images)
-        let callers = appComponents(asyncCallers, images: images)
+        let callers = appComponents(asyncCallers.filter { !($0.symbol.map(AsyncCallerNames.isThunk) ?? false) }, images: images)
         return callers.isEmpty ? base : base + ["async"] + callers
     }
 

@@ -4,9 +4,9 @@ import Glibc
 /// The `chains` mode: one stall in each shape of async call, every async function noting its
 /// name in a task-local trail before it awaits (the ground truth the report's async call chain is
 /// compared with). Each leaf blocks 400 ms in `usleep` and prints
-/// `chain <shape> thread <tid> truth <f1> > <f2> > … > <leaf>` (outermost first), listing only the
-/// functions of the leaf's own task (a child task's chain ends at its root; its parent's
-/// functions are in another task).
+/// `chain <shape> thread <tid> truth <f1> > … > <leaf> | outer <g1> > …` (outermost first): the
+/// functions of the leaf's own task, then those of the tasks it is a child of (a child task's
+/// chain ends at its root, a closure written in the parent's function).
 enum ChainWork {
     /// A function's name and the task it ran in.
     struct Note: Sendable {
@@ -29,9 +29,11 @@ enum ChainWork {
     @inline(never)
     static func blockForChainTest(shape: String, leaf: String) {
         let task = currentTask()
-        let names = (trail + [Note(name: leaf, task: task)]).filter { $0.task == task }.map(\.name)
+        let all = trail + [Note(name: leaf, task: task)]
+        let names = all.filter { $0.task == task }.map(\.name)
+        let outer = all.filter { $0.task != task }.map(\.name)
         usleep(400_000)
-        print("chain \(shape) thread \(PoolWork.currentThreadID()) truth \(names.joined(separator: " > "))")
+        print("chain \(shape) thread \(PoolWork.currentThreadID()) truth \(names.joined(separator: " > ")) | outer \(outer.joined(separator: " > "))")
     }
 
     static func run() async {
