@@ -184,7 +184,7 @@ public final class StallMonitor: Sendable {
         let nanos = UInt64(pollInterval.nanoseconds)
         // The event loops first: `watchedLoops` lists them in the group's order, then the others.
         var probes: [any LoopProbe] = polled.map { ThreadPollingProbe($0, interval: nanos) }
-        var activeTaskOffset: Result<Int, StallMonitorError>?
+        var poolLayout: Result<PoolLayout, StallMonitorError>?
         for loop in loops {
             switch loop {
             case .main, .current:
@@ -204,16 +204,16 @@ public final class StallMonitor: Sendable {
                 case .success(let found): layout = found
                 case .failure(let error): throw error
                 }
-                activeTaskOffset = .success(layout.activeTaskOffset)
+                poolLayout = .success(layout)
                 probes.append(contentsOf: ConcurrencyPoolProbe(layout: layout, threshold: UInt64(configuration.threshold.nanoseconds), interval: nanos,
                                                                 slots: ConcurrencyPoolProbe.slotCount()).slots)
             }
         }
-        if activeTaskOffset == nil, loops.contains(.mainActor) {
+        if poolLayout == nil, loops.contains(.mainActor) {
             // The MainActor runs tasks too: their async callers need the runtime's task word.
-            activeTaskOffset = PoolLayout.learn(timeout: .seconds(1)).map(\.activeTaskOffset)
+            poolLayout = PoolLayout.learn(timeout: .seconds(1))
         }
-        let asyncChains = activeTaskOffset.map(AsyncChainSource.make(activeTaskOffset:))
+        let asyncChains = poolLayout.map(AsyncChainSource.make)
         try ReportFileStore.prepare(configuration.reportDirectory)
         let workers = loops.contains(.mainActor) || loops.contains(.concurrencyPool)
         let signal = workers ? try StackSampler.installForDispatchWorkers(signal: configuration.signal)

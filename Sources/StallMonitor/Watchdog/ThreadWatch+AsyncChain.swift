@@ -11,13 +11,13 @@ enum AsyncChainSource {
 
 extension AsyncChainSource {
     /// The source for a monitor that learned the runtime's active-task offset (or why not).
-    static func make(activeTaskOffset: Result<Int, StallMonitorError>) -> AsyncChainSource {
-        switch activeTaskOffset {
+    static func make(_ pool: Result<PoolLayout, StallMonitorError>) -> AsyncChainSource {
+        switch pool {
         case .failure(let error):
             return .unavailable("the runtime's active-task word is not known (\(error.reason))")
-        case .success(let offset):
-            switch AsyncTaskLayout.verify(activeTaskOffset: offset) {
-            case .success(let layout): return .reader(AsyncCallChainReader(layout: layout))
+        case .success(let threads):
+            switch AsyncTaskLayout.verify(activeTaskOffset: threads.activeTaskOffset) {
+            case .success(let layout): return .reader(AsyncCallChainReader(layout: layout, threads: threads))
             case .failure(let omission): return .unavailable(omission.reason)
             }
         }
@@ -35,7 +35,7 @@ extension ThreadWatch {
             if thread.probe.runsTasks { recording.asyncChainOmissions[why, default: 0] += 1 }
             return nil
         case .reader(let reader):
-            guard let pointer = thread.threadPointer(of: tid) else {
+            guard let pointer = thread.threadPointer(of: tid) ?? reader.threadPointer(of: tid) else {
                 if thread.probe.runsTasks {
                     recording.asyncChainOmissions["the thread's thread pointer is not known", default: 0] += 1
                 }

@@ -26,16 +26,36 @@ import CStallMonitor
 /// again at the end: a chain whose job changed meanwhile is discarded. Used on the watchdog only.
 final class AsyncCallChainReader {
     let layout: AsyncTaskLayout
+    /// glibc's thread layout, to find the thread pointer of a thread nobody armed.
+    let threads: PoolLayout?
     private var code = ExecutableRanges()
     private var stacks: [UInt: SnapshotUnwinder.StackBounds] = [:]
+    private var pointers: [Int32: UInt] = [:]
 
     /// Most callers recorded per chain.
     static let maxDepth = 64
     /// How much of the top of a thread's stack is searched for the running async frame.
     static let stackScanBytes = 64 * 1024
 
-    init(layout: AsyncTaskLayout) {
+    init(layout: AsyncTaskLayout, threads: PoolLayout? = nil) {
         self.layout = layout
+        self.threads = threads
+    }
+
+    /// The thread pointer of a glibc thread `tid` found in the memory maps (once per thread,
+    /// then checked at each use: the control block points to itself and holds the thread's id).
+    func threadPointer(of tid: Int32) -> UInt? {
+        guard let threads else { return nil }
+        if let known = pointers[tid], holds(tid, at: known, threads) { return known }
+        guard let found = PoolWorkerScan.threadPointers(of: [tid], layout: threads)[tid] else { return nil }
+        if pointers.count > 256 { pointers.removeAll() }
+        pointers[tid] = found
+        return found
+    }
+
+    private func holds(_ tid: Int32, at pointer: UInt, _ threads: PoolLayout) -> Bool {
+        guard word(pointer) == pointer, let idWord = word(pointer &+ UInt(threads.tidOffset)) else { return false }
+        return Int32(truncatingIfNeeded: idWord) == tid
     }
 
     /// The chain of the task the thread with thread pointer `threadPointer` runs; `physical` is
