@@ -42,9 +42,21 @@ struct AsyncCallChainTests {
 
     @Test("direct await, awaits nested five deep, async let, a task-group child and an actor hop: the report's async callers are the program's own")
     func chainsMatchTheGroundTruth() throws {
+        try Self.checkChains(executable: "pool-stall-host")
+    }
+
+    /// The same in a release build of the host (optimized partial functions), when one is given:
+    /// `swift build -c release --product pool-stall-host` and
+    /// `STALLMONITOR_RELEASE_POOL_HOST=$PWD/.build/release/pool-stall-host`.
+    @Test("the same five shapes in a release build of the host", .enabled(if: ProcessInfo.processInfo.environment["STALLMONITOR_RELEASE_POOL_HOST"] != nil))
+    func chainsMatchTheGroundTruthInARelease() throws {
+        try Self.checkChains(executable: try #require(ProcessInfo.processInfo.environment["STALLMONITOR_RELEASE_POOL_HOST"]))
+    }
+
+    static func checkChains(executable: String) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("async-chains-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let run = try StallReportCLI.run(["chains", directory.path], timeout: 180, executable: "pool-stall-host")
+        let run = try StallReportCLI.run(["chains", directory.path], timeout: 180, executable: executable)
         try #require(run.status == 0, "\(run)")
         let truths = Self.truths(run.stdout)
         #expect(truths.map(\.shape) == ["direct", "nested", "asynclet", "group", "actor"], "\(run.stdout)")
