@@ -65,38 +65,37 @@ final class AsyncCallChainReader {
             return .omitted(AsyncChainOmission("the thread's active-task word could not be read"))
         }
         if task == 0 { return .notInTask }
-        guard let header = word(task), header == layout.taskMetadata else {
+        // The task's first words in one read: its metadata, ResumeTask and ResumeContext.
+        var header = [UInt](repeating: 0, count: layout.resumeContextOffset / 8 + 1)
+        guard header.withUnsafeMutableBytes({ CStallMonitor_read_memory(task, $0.baseAddress, $0.count) }) == 0,
+              header[0] == layout.taskMetadata else {
             return .omitted(AsyncChainOmission("the running task's header is not an AsyncTask's"))
         }
-        guard let resumeTask = word(task &+ UInt(layout.resumeTaskOffset)),
-              let resumeContext = word(task &+ UInt(layout.resumeContextOffset)), resumeContext != 0 else {
-            return .omitted(AsyncChainOmission("the running task's resume context could not be read"))
+        let resumeTask = header[layout.resumeTaskOffset / 8]
+        let resumeContext = header[layout.resumeContextOffset / 8]
+        guard resumeContext != 0 else {
+            return .omitted(AsyncChainOmission("the running task has no resume context"))
         }
-        let running = stack.map { runningFrame(in: $0, physical: physical, resumeContext: resumeContext) }
-            ?? bounds(around: threadPointer).flatMap { runningFrame(in: $0, physical: physical, resumeContext: resumeContext) }
+        let running = (stack ?? bounds(around: threadPointer)).flatMap {
+            runningFrame(in: $0, physical: physical, resumeContext: resumeContext)
+        }
         var callers: [UInt] = []
-        if running == nil {
+        let walk: Walk
+        if let running {
+            walk = running.walk
+        } else {
             guard code.contains(resumeTask, now: now) else {
                 return .omitted(AsyncChainOmission("the running job's start function is not code"))
             }
             callers.append(resumeTask)
+            walk = self.walk(from: resumeContext)
         }
-        var context = running?.context ?? resumeContext
-        var complete = false
-        while callers.count < Self.maxDepth {
-            guard let parent = word(context &+ UInt(layout.parentOffset)),
-                  let resumeParent = word(context &+ UInt(layout.resumeParentOffset)) else {
-                return .omitted(AsyncChainOmission("an async context could not be read"))
-            }
+        if walk.unreadable { return .omitted(AsyncChainOmission("an async context could not be read")) }
+        for resumeParent in walk.resumeParents where callers.count < Self.maxDepth {
             guard code.contains(resumeParent, now: now) else {
                 return .omitted(AsyncChainOmission("an async context's resume function is not code"))
             }
             callers.append(resumeParent)
-            if parent == 0 {
-                complete = true
-                break
-            }
-            context = parent
         }
         // The job must not have changed while the chain was read.
         guard word(threadPointer &+ UInt(bitPattern: layout.activeTaskOffset)) == task,
@@ -104,44 +103,99 @@ final class AsyncCallChainReader {
               running.map({ word($0.slot) == $0.context }) ?? true else {
             return .omitted(AsyncChainOmission("the task moved on while its chain was read"))
         }
-        return .chain(AsyncCallChain(callers: callers, jobFrames: running?.jobFrames, fromJobStart: running == nil, complete: complete))
+        return .chain(AsyncCallChain(callers: callers, jobFrames: running?.jobFrames, fromJobStart: running == nil,
+                                     complete: walk.complete && callers.count == (running == nil ? 1 : 0) + walk.resumeParents.count))
     }
+
+    /// A walk up a context chain.
+    struct Walk {
+        var contexts: [UInt] = []
+        var resumeParents: [UInt] = []
+        /// Reached a context whose parent is 0 (the task's root).
+        var complete = false
+        /// A context could not be read.
+        var unreadable = false
+    }
+
+    /// Follows parents from `context`, at most ``maxDepth`` contexts. A task's contexts come from
+    /// its own slab allocator, mostly a few dozen bytes apart: each page they lie in is read once
+    /// (one `process_vm_readv`), and a context that straddles a page's end with a read of its own.
+    private func walk(from context: UInt) -> Walk {
+        var walk = Walk()
+        var current = context
+        var page = (start: UInt(0), words: [UInt](repeating: 0, count: Self.pageSize / 8))
+        var pageValid = false
+        let pairOffset = UInt(layout.parentOffset)
+        func pair(at address: UInt) -> (parent: UInt, resumeParent: UInt)? {
+            let start = address & ~UInt(Self.pageSize - 1)
+            if address &+ 16 <= start &+ UInt(Self.pageSize) {
+                if !pageValid || page.start != start {
+                    pageValid = page.words.withUnsafeMutableBytes { CStallMonitor_read_memory(start, $0.baseAddress, Self.pageSize) } == 0
+                    page.start = start
+                }
+                if pageValid {
+                    let index = Int((address - start) / 8)
+                    return (page.words[index], page.words[index + 1])
+                }
+            }
+            var two: (UInt, UInt) = (0, 0)
+            return CStallMonitor_read_memory(address, &two, 16) == 0 ? two : nil
+        }
+        while walk.contexts.count < Self.maxDepth {
+            guard current != 0, current & 7 == 0, let found = pair(at: current &+ pairOffset) else {
+                walk.unreadable = true
+                return walk
+            }
+            walk.contexts.append(current)
+            walk.resumeParents.append(found.resumeParent)
+            if found.parent == 0 {
+                walk.complete = true
+                return walk
+            }
+            current = found.parent
+        }
+        return walk
+    }
+
+    /// The unit in which context memory is read.
+    static let pageSize = 4096
+
+    /// How much of the stack is read at a time, from the top down, while looking for the frame.
+    static let stackScanChunk = 8 * 1024
 
     /// The running async function's frame: the highest word of the stack's top that is a saved
     /// frame pointer (pointing higher up the stack) followed by a return address of the sample,
-    /// with a context below it whose parents lead to the job's `resumeContext`.
+    /// with a context below it whose parents lead to the job's `resumeContext` (that walk is
+    /// kept: it is the chain).
     private func runningFrame(in bounds: SnapshotUnwinder.StackBounds, physical: [UInt], resumeContext: UInt)
-        -> (context: UInt, slot: UInt, jobFrames: Int)? {
+        -> (context: UInt, slot: UInt, jobFrames: Int, walk: Walk)? {
         guard bounds.high > bounds.low, physical.count > 1 else { return nil }
-        let size = Int(min(UInt(Self.stackScanBytes), bounds.high - bounds.low)) & ~7
-        let base = bounds.high - UInt(size)
-        var words = [UInt](repeating: 0, count: size / 8)
-        let read = words.withUnsafeMutableBytes { CStallMonitor_read_memory(base, $0.baseAddress, size) }
-        guard read == 0 else { return nil }
-        var returnIndex: [UInt: Int] = [:]
-        for index in physical.indices.dropFirst() where returnIndex[physical[index]] == nil { returnIndex[physical[index]] = index }
-        var index = words.count - 2
-        while index >= 1 {
-            defer { index -= 1 }
-            let address = base &+ UInt(index * 8)
-            let savedFP = words[index]
-            guard savedFP > address, savedFP < bounds.high, let frame = returnIndex[words[index + 1]] else { continue }
-            let context = words[index - 1]
-            guard context != 0, context & 7 == 0, leadsTo(resumeContext, from: context) else { continue }
-            return (context, address &- 8, frame)
+        let limit = min(UInt(Self.stackScanBytes), bounds.high - bounds.low) & ~7
+        let returns = physical.dropFirst()
+        var words = [UInt](repeating: 0, count: Self.stackScanChunk / 8 + 2)
+        var scanned: UInt = 0
+        while scanned < limit {
+            // Each chunk overlaps the previous one by two words (a frame record straddling them).
+            let size = Int(min(UInt(Self.stackScanChunk), limit - scanned))
+            let base = bounds.high - scanned - UInt(size)
+            let extra = scanned == 0 ? 0 : 16
+            let read = words.withUnsafeMutableBytes { CStallMonitor_read_memory(base, $0.baseAddress, size + extra) }
+            guard read == 0 else { return nil }
+            var index = (size + extra) / 8 - 2
+            while index >= 1 {
+                defer { index -= 1 }
+                let address = base &+ UInt(index * 8)
+                let savedFP = words[index]
+                guard savedFP > address, savedFP < bounds.high, let frame = returns.firstIndex(of: words[index + 1]) else { continue }
+                let context = words[index - 1]
+                guard context != 0, context & 7 == 0 else { continue }
+                let walk = walk(from: context)
+                guard walk.contexts.contains(resumeContext) else { continue }
+                return (context, address &- 8, frame, walk)
+            }
+            scanned += UInt(size)
         }
         return nil
-    }
-
-    /// Whether following parents from `context` reaches `target` (itself included).
-    private func leadsTo(_ target: UInt, from context: UInt) -> Bool {
-        var current = context
-        for _ in 0...Self.maxDepth {
-            if current == target { return true }
-            guard current != 0, let parent = word(current &+ UInt(layout.parentOffset)) else { return false }
-            current = parent
-        }
-        return false
     }
 
     /// The mapping that holds a glibc thread's control block and, below it, its stack (cached).

@@ -18,7 +18,7 @@ struct AsyncTaskLayout: Sendable {
     /// Offsets in an `AsyncTask`.
     var resumeTaskOffset = 56
     var resumeContextOffset = 64
-    /// Offsets in an `AsyncContext`.
+    /// Offsets in an `AsyncContext` (`ResumeParent` right after `Parent`: the two are read as one pair).
     var parentOffset = 0
     var resumeParentOffset = 8
 
