@@ -32,13 +32,21 @@ enum ChainWork {
         let all = trail + [Note(name: leaf, task: task)]
         let names = all.filter { $0.task == task }.map(\.name)
         let outer = all.filter { $0.task != task }.map(\.name)
+        if ProcessInfo.processInfo.environment["POOL_STALL_HOST_CRASH"] == "1" {
+            // The same point, for the Swift runtime's own backtracer (SWIFT_BACKTRACE=enable=yes).
+            fatalError("crash in \(leaf) for the backtracer")
+        }
         usleep(400_000)
         print("chain \(shape) thread \(PoolWork.currentThreadID()) truth \(names.joined(separator: " > ")) | outer \(outer.joined(separator: " > "))")
     }
 
-    static func run() async {
-        let shapes: [@Sendable () async -> Void] = [chainDirectHandler, chainNested1, chainAsyncLetParent, chainGroupParent, chainActorCaller]
-        for shape in shapes {
+    /// Runs every shape in turn, or only the one named `only`.
+    static func run(only: String? = nil) async {
+        let all: [(String, @Sendable () async -> Void)] = [
+            ("direct", chainDirectHandler), ("nested", chainNested1), ("asynclet", chainAsyncLetParent),
+            ("group", chainGroupParent), ("actor", chainActorCaller),
+        ]
+        for (name, shape) in all where only == nil || only == name {
             await Task.detached { await shape() }.value
             // The worker goes idle between two stalls (a new task at a freed one's address,
             // straight after it, would read as the same job).

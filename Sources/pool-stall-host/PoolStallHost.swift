@@ -14,7 +14,9 @@ import StallMonitor
 /// child blocks 400 ms in read() on a pipe), `actor` (an actor method spins 400 ms), `starve`
 /// (as many tasks as the pool has threads each sleep 600 ms at once), `short` (20,000 short jobs
 /// over about 2 s: no stall), `chains` (one stall in each shape of async call, with the ground
-/// truth of its async callers: see `ChainWork`), `idle` (nothing for 2 s).
+/// truth of its async callers: see `ChainWork`; `chains <dir> <shape>` runs one shape, and with
+/// `POOL_STALL_HOST_CRASH=1` its leaf crashes instead, for the Swift runtime's backtracer),
+/// `idle` (nothing for 2 s).
 @main
 struct PoolStallHost {
     static func main() async {
@@ -32,7 +34,7 @@ struct PoolStallHost {
             exit(2)
         }
         try? await Task.sleep(for: .milliseconds(100))
-        await run(mode)
+        await run(mode, shape: arguments.count > 2 ? arguments[2] : nil)
         try? await Task.sleep(for: .milliseconds(300))
         await monitor.flush(timeout: .seconds(10))
         let statistics = monitor.statistics
@@ -43,7 +45,7 @@ struct PoolStallHost {
 
     /// Runs a mode's work off the MainActor (`main` is MainActor code: a `Task {}` made there
     /// would run on the main queue, not on the pool).
-    nonisolated static func run(_ mode: String) async {
+    nonisolated static func run(_ mode: String, shape: String?) async {
         switch mode {
         case "detached":
             await Task.detached { PoolWork.sleepInDetachedTaskForTest(milliseconds: 400).print() }.value
@@ -64,7 +66,7 @@ struct PoolStallHost {
                 for _ in 0..<width { group.addTask { PoolWork.sleepWhileStarvingPoolForTest(milliseconds: 600).print() } }
             }
         case "chains":
-            await ChainWork.run()
+            await ChainWork.run(only: shape)
         case "short":
             let jobs = await PoolWork.shortJobs(seconds: 2)
             print("ran \(jobs) short jobs")

@@ -103,4 +103,39 @@ struct AsyncCallChainTests {
         try #require(folded.status == 0, "\(folded)")
         #expect(folded.stdout.contains("chainNested1") && folded.stdout.contains("chainNestedLeaf"), "folded stacks are logical: \(folded.stdout.prefix(2000))")
     }
+
+    /// The test functions a Swift runtime backtrace names, leaf first collapsed like
+    /// ``chainFunctions(_:)`` (then reversed: outermost first): its physical frames of the crashed
+    /// thread and its `[async]` frames.
+    static func backtraceFunctions(_ output: String) -> [String] {
+        // `Thread 6 "oot.default-qos" crashed:` (not `*** Program crashed: …`).
+        guard let crashed = output.range(of: "\" crashed:") else { return [] }
+        var names: [String] = []
+        for line in output[crashed.upperBound...].split(separator: "\n") {
+            if line.hasPrefix("Registers") || line.hasPrefix("Thread ") { break }
+            guard let range = line.range(of: #"chain[A-Z][A-Za-z0-9]*"#, options: .regularExpression) else { continue }
+            let name = String(line[range])
+            if names.last != name { names.append(name) }
+        }
+        return names.reversed()
+    }
+
+    @Test("the same chains as the Swift runtime's own backtracer names at a crash at the same point",
+          arguments: ["direct", "nested", "asynclet", "group", "actor"])
+    func chainsMatchTheRuntimeBacktracer(shape: String) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("async-chains-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let crash = try StallReportCLI.run(
+            ["chains", directory.path, shape], environment: ["POOL_STALL_HOST_CRASH": "1", "SWIFT_BACKTRACE": "enable=yes,interactive=no,color=no,threads=crashed,sanitize=no"],
+            timeout: 180, executable: "pool-stall-host")
+        let reference = Self.backtraceFunctions(crash.stdout + crash.stderr)
+        // The backtracer works only where the runtime supports it (not under the sanitizers,
+        // which own the crash signals): nothing to compare with then.
+        guard crash.status != 0, !reference.isEmpty else { return }
+        let stalled = try StallReportCLI.run(["chains", directory.path, shape], timeout: 180, executable: "pool-stall-host")
+        try #require(stalled.status == 0, "\(stalled)")
+        let reports = try AsyncMainHostTests.reports(in: directory)
+        try #require(reports.count == 1, "\(reports.map(\.representativeFunction))")
+        #expect(Self.chainFunctions(reports[0]) == reference, "report vs the runtime's backtrace:\n\(crash.stderr)")
+    }
 }
