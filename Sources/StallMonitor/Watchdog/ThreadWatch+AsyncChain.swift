@@ -35,14 +35,14 @@ extension ThreadWatch {
             if thread.probe.runsTasks { recording.asyncChainOmissions[why, default: 0] += 1 }
             return nil
         case .reader(let reader):
-            guard let pointer = thread.threadPointer(of: tid) ?? reader.threadPointer(of: tid) else {
+            let now = CStallMonitor_monotonic_ns()
+            guard let pointer = thread.threadPointer(of: tid) ?? reader.threadPointer(of: tid, now: now) else {
                 if thread.probe.runsTasks {
                     recording.asyncChainOmissions["the thread's thread pointer is not known", default: 0] += 1
                 }
                 return nil
             }
-            switch reader.read(threadPointer: pointer, stack: thread.stackBounds(of: tid), physical: physical,
-                               now: CStallMonitor_monotonic_ns()) {
+            switch reader.read(threadPointer: pointer, stack: thread.stackBounds(of: tid), physical: physical, now: now) {
             case .notInTask:
                 return nil
             case .chain(let chain):

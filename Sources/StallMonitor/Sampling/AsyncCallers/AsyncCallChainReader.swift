@@ -31,6 +31,7 @@ final class AsyncCallChainReader {
     private var code = ExecutableRanges()
     private var stacks: [UInt: SnapshotUnwinder.StackBounds] = [:]
     private var pointers: [Int32: UInt] = [:]
+    private var missing: [Int32: UInt64] = [:]
 
     /// Most callers recorded per chain.
     static let maxDepth = 64
@@ -44,14 +45,25 @@ final class AsyncCallChainReader {
 
     /// The thread pointer of a glibc thread `tid` found in the memory maps (once per thread,
     /// then checked at each use: the control block points to itself and holds the thread's id).
-    func threadPointer(of tid: Int32) -> UInt? {
+    /// A thread not found there (the main thread, a thread on a stack of its own) is looked for
+    /// again only after ``lookAgainAfter``: the maps are not read at every sample.
+    func threadPointer(of tid: Int32, now: UInt64) -> UInt? {
         guard let threads else { return nil }
         if let known = pointers[tid], holds(tid, at: known, threads) { return known }
-        guard let found = PoolWorkerScan.threadPointers(of: [tid], layout: threads)[tid] else { return nil }
+        if let missed = missing[tid], now &- missed < Self.lookAgainAfter { return nil }
+        guard let found = PoolWorkerScan.threadPointers(of: [tid], layout: threads)[tid] else {
+            if missing.count > 256 { missing.removeAll() }
+            missing[tid] = now
+            return nil
+        }
         if pointers.count > 256 { pointers.removeAll() }
         pointers[tid] = found
+        missing[tid] = nil
         return found
     }
+
+    /// How long a thread whose thread pointer was not found is not looked for again.
+    static let lookAgainAfter: UInt64 = 5_000_000_000
 
     private func holds(_ tid: Int32, at pointer: UInt, _ threads: PoolLayout) -> Bool {
         guard word(pointer) == pointer, let idWord = word(pointer &+ UInt(threads.tidOffset)) else { return false }
