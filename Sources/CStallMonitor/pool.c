@@ -9,6 +9,7 @@
 // thread found, and every read of another thread's memory is made with process_vm_readv, which
 // fails instead of faulting on memory that is gone.
 #include "CStallMonitor.h"
+#include "maps.h"
 
 #include <inttypes.h>
 #include <link.h>
@@ -26,16 +27,10 @@ int CStallMonitor_read_memory(uintptr_t address, void *buffer, size_t size) {
 int CStallMonitor_executable_ranges(uintptr_t *starts, uintptr_t *ends, int capacity) {
     FILE *maps = fopen("/proc/self/maps", "re");
     if (maps == NULL) return -1;
-    char line[512];
     int count = 0;
-    int at_line_start = 1;
-    while (count < capacity && fgets(line, sizeof line, maps) != NULL) {
-        int starts_line = at_line_start;
-        at_line_start = strchr(line, '\n') != NULL;
-        if (!starts_line) continue;
-        uintptr_t start = 0, end = 0;
-        char perms[8] = {0};
-        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s", &start, &end, perms) != 3) continue;
+    uintptr_t start = 0, end = 0;
+    char perms[8];
+    while (count < capacity && CStallMonitor_next_mapping(maps, &start, &end, perms)) {
         if (perms[2] != 'x') continue;
         starts[count] = start;
         ends[count] = end;
@@ -103,16 +98,10 @@ int CStallMonitor_learn_thread_layout(uintptr_t *end_distance, size_t *tid_offse
 int CStallMonitor_find_thread_pointers(uintptr_t end_distance, size_t tid_offset, pid_t *tids, uintptr_t *pointers, int capacity) {
     FILE *maps = fopen("/proc/self/maps", "re");
     if (maps == NULL) return -1;
-    char line[512];
     int count = 0;
-    int at_line_start = 1;
-    while (count < capacity && fgets(line, sizeof line, maps) != NULL) {
-        int starts_line = at_line_start;
-        at_line_start = strchr(line, '\n') != NULL;
-        if (!starts_line) continue;
-        uintptr_t start = 0, end = 0;
-        char perms[8] = {0};
-        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s", &start, &end, perms) != 3) continue;
+    uintptr_t start = 0, end = 0;
+    char perms[8];
+    while (count < capacity && CStallMonitor_next_mapping(maps, &start, &end, perms)) {
         if (perms[0] != 'r' || perms[1] != 'w' || end - start <= end_distance + tid_offset) continue;
         uintptr_t tp = end - end_distance;
         if (!is_thread_control_block(tp)) continue;

@@ -1,6 +1,7 @@
 // Small thread helpers: kernel thread ids, per-thread CPU clocks, alternate signal stacks,
 // deadline waits on semaphores.
 #include "CStallMonitor.h"
+#include "maps.h"
 
 #include <malloc.h>
 
@@ -92,20 +93,28 @@ int CStallMonitor_set_thread_name(const char *name) {
     return pthread_setname_np(pthread_self(), name);
 }
 
+int CStallMonitor_next_mapping(FILE *maps, uintptr_t *start, uintptr_t *end, char perms[8]) {
+    char line[512];
+    while (fgets(line, sizeof line, maps) != NULL) {
+        if (strchr(line, '\n') == NULL) {
+            // A line longer than the buffer (a long path): its rest is skipped, never taken for a
+            // line of its own.
+            int c;
+            while ((c = fgetc(maps)) != EOF && c != '\n') {}
+        }
+        memset(perms, 0, 8);
+        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s", start, end, perms) == 3) return 1;
+    }
+    return 0;
+}
+
 int CStallMonitor_mapping_containing(uintptr_t address, uintptr_t *low, uintptr_t *high) {
     FILE *maps = fopen("/proc/self/maps", "re");
     if (maps == NULL) return -1;
-    char line[512];
     int found = -1;
-    int at_line_start = 1;
-    while (fgets(line, sizeof line, maps) != NULL) {
-        // The rest of a line longer than the buffer (a long path) is not a line of its own.
-        int starts_line = at_line_start;
-        at_line_start = strchr(line, '\n') != NULL;
-        if (!starts_line) continue;
-        uintptr_t start = 0, end = 0;
-        char perms[8] = {0};
-        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s", &start, &end, perms) != 3) continue;
+    uintptr_t start = 0, end = 0;
+    char perms[8];
+    while (CStallMonitor_next_mapping(maps, &start, &end, perms)) {
         if (address >= start && address < end) {
             if (perms[0] == 'r' && perms[1] == 'w') {
                 *low = start;

@@ -47,6 +47,13 @@ public struct StallBudget: Sendable {
         /// Swift Testing parks the main thread in `dispatchMain()`, so there starting fails with
         /// `loopNotRunning` and the test fails saying so.
         public static let mainRunLoop = Watch { try StallMonitor.start($0, loop: .main) }
+
+        /// The Swift concurrency pool (`StallMonitor.start(_:loop: .concurrencyPool)`), where a
+        /// test's own `async` and synchronous bodies, and every task they start, run under Swift
+        /// Testing: a job that holds a pool worker past the budget fails the test. Every job on
+        /// the pool counts, so run such tests serialized (`.serialized`) when others run beside
+        /// them.
+        public static let concurrencyPool = Watch { try StallMonitor.start($0, loop: .concurrencyPool) }
     }
 }
 

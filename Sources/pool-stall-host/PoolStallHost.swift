@@ -13,10 +13,12 @@ import StallMonitor
 /// `group` (a task-group child waits 400 ms on a DispatchSemaphore), `asynclet` (an `async let`
 /// child blocks 400 ms in read() on a pipe), `actor` (an actor method spins 400 ms), `starve`
 /// (as many tasks as the pool has threads each sleep 600 ms at once), `short` (20,000 short jobs
-/// over about 2 s: no stall), `chains` (one stall in each shape of async call, with the ground
-/// truth of its async callers: see `ChainWork`; `chains <dir> <shape>` runs one shape, and with
-/// `POOL_STALL_HOST_CRASH=1` its leaf crashes instead, for the Swift runtime's backtracer),
-/// `idle` (nothing for 2 s).
+/// over about 2 s: no stall), `expected` (400 ms of CPU in a task, declared with `expectLongWork`:
+/// no report), `both` (watched with `loops: [.mainActor, .concurrencyPool]`: a MainActor function
+/// spins 400 ms, then a detached task sleeps 400 ms), `chains` (one stall in each shape of async
+/// call, with the ground truth of its async callers: see `ChainWork`; `chains <dir> <shape>` runs
+/// one shape, and with `POOL_STALL_HOST_CRASH=1` its leaf crashes instead, for the Swift runtime's
+/// backtracer), `idle` (nothing for 2 s).
 @main
 struct PoolStallHost {
     static func main() async {
@@ -29,12 +31,15 @@ struct PoolStallHost {
         var configuration = StallMonitor.Configuration(threshold: .milliseconds(250), reportDirectory: URL(fileURLWithPath: arguments[1]))
         configuration.logger = Logger(label: "pool-stall-host") { StreamLogHandler.standardError(label: $0) }
         let monitor: StallMonitor
-        do { monitor = try StallMonitor.start(configuration, loop: .concurrencyPool) } catch {
+        do {
+            monitor = mode == "both" ? try StallMonitor.start(configuration, loops: [.mainActor, .concurrencyPool])
+                : try StallMonitor.start(configuration, loop: .concurrencyPool)
+        } catch {
             FileHandle.standardError.write(Data("pool-stall-host: \(error)\n".utf8))
             exit(2)
         }
         try? await Task.sleep(for: .milliseconds(100))
-        await run(mode, shape: arguments.count > 2 ? arguments[2] : nil)
+        await run(mode, monitor: monitor, shape: arguments.count > 2 ? arguments[2] : nil)
         try? await Task.sleep(for: .milliseconds(300))
         await monitor.flush(timeout: .seconds(10))
         let statistics = monitor.statistics
@@ -45,7 +50,7 @@ struct PoolStallHost {
 
     /// Runs a mode's work off the MainActor (`main` is MainActor code: a `Task {}` made there
     /// would run on the main queue, not on the pool).
-    nonisolated static func run(_ mode: String, shape: String?) async {
+    nonisolated static func run(_ mode: String, monitor: StallMonitor, shape: String?) async {
         switch mode {
         case "detached":
             await Task.detached { PoolWork.sleepInDetachedTaskForTest(milliseconds: 400).print() }.value
@@ -67,12 +72,29 @@ struct PoolStallHost {
             }
         case "chains":
             await ChainWork.run(only: shape)
+        case "both":
+            await MainActorWork.spinOnMainActorForTest(milliseconds: 400).print()
+            try? await Task.sleep(for: .milliseconds(200))
+            await Task.detached { PoolWork.sleepInDetachedTaskForTest(milliseconds: 400).print() }.value
+        case "expected":
+            await Task.detached {
+                monitor.expectLongWork { PoolWork.spinInUnstructuredTaskForTest(milliseconds: 400) }.print()
+            }.value
         case "short":
             let jobs = await PoolWork.shortJobs(seconds: 2)
             print("ran \(jobs) short jobs")
         default:
             try? await Task.sleep(for: .seconds(2))
         }
+    }
+}
+
+/// MainActor work (on the main queue's worker, not the pool).
+@MainActor
+enum MainActorWork {
+    @inline(never)
+    static func spinOnMainActorForTest(milliseconds: Int) -> StallFacts {
+        PoolWork.measure(#function) { PoolWork.spin(milliseconds: milliseconds) }
     }
 }
 

@@ -1,0 +1,152 @@
+import Foundation
+import StallReportModel
+
+/// Figure 13: the concurrency-pool probe on a real Hummingbird 2 server (Examples/HummingbirdServer,
+/// whose route handlers all run as tasks on the pool): CPU time per request under wrk with the
+/// event loops and the pool watched vs nothing watched, the watchdog's wake-ups while the server
+/// idles, how exactly stalls in async route handlers are reported, and the pool's delay for new
+/// work under load.
+enum PoolServerFigure {
+    static func run(_ context: BenchContext) throws -> FigureResult {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/wrk"), FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") else {
+            throw BenchError("wrk and curl are needed (Scripts/setup installs them)")
+        }
+        var rows = [try throughput(context)]
+        rows.append(try idle(context))
+        rows += try stalls(context)
+        rows.append(try delay(context))
+        return FigureResult(figure: .poolServer, rows: rows)
+    }
+
+    /// 13a: CPU time of the whole server process per request under wrk, watched vs not, in
+    /// alternating rounds (req/s swings more between rounds on a shared machine than CPU per request).
+    private static func throughput(_ context: BenchContext) throws -> ResultRow {
+        let rounds = context.pick(5, quick: 1)
+        let seconds = context.pick(5, quick: 1)
+        var cpuOn: [Double] = [], cpuOff: [Double] = [], rateOn: [Double] = [], rateOff: [Double] = []
+        for round in 0..<rounds {
+            for watched in round % 2 == 0 ? [false, true] : [true, false] {
+                let server = try HummingbirdServerProcess(context, watched: watched)
+                defer { server.stop() }
+                let before = server.processCPUNanos()
+                let run = try Subprocess.run("/usr/bin/wrk", ["-t2", "-c32", "-d\(seconds)s", server.url + "/fast"], scratch: context.scratch)
+                let cpu = server.processCPUNanos() - before
+                let text = String(decoding: run.stdout, as: UTF8.self)
+                guard let rate = Self.value(after: "Requests/sec:", in: text), let requests = Self.requests(in: text), requests > 0 else {
+                    throw BenchError("wrk printed no rate: \(text)")
+                }
+                if watched {
+                    cpuOn.append(cpu / requests)
+                    rateOn.append(rate)
+                } else {
+                    cpuOff.append(cpu / requests)
+                    rateOff.append(rate)
+                }
+            }
+        }
+        let ratio = Stats.median(cpuOn) / max(Stats.median(cpuOff), 1)
+        let rates = Stats.median(rateOn) / max(Stats.median(rateOff), 1)
+        return .judged("13a", "Hummingbird 2 server: CPU per request, loops and pool watched vs nothing",
+                       value: Format.ratio(ratio) + " (median \(Format.micro(Stats.median(cpuOn))) vs \(Format.micro(Stats.median(cpuOff))) per request; "
+                           + "req/s \(Int(Stats.median(rateOn))) vs \(Int(Stats.median(rateOff))), ratio \(Format.ratio(rates)))",
+                       goal: "≤ 1.02", ok: ratio <= 1.02,
+                       method: "wrk -t2 -c32 -d\(seconds)s on GET /fast of hummingbird-stall-demo (release; handlers on the concurrency pool), process CPU (utime+stime, /proc/<pid>/stat) over the run ÷ requests; \(rounds) rounds alternating which goes first, a fresh server each run; medians",
+                       data: ["ratio": ratio, "cpuPerRequestWatchedNs": Stats.median(cpuOn), "cpuPerRequestUnwatchedNs": Stats.median(cpuOff),
+                              "requestsPerSecondRatio": rates, "rounds": Double(rounds)])
+    }
+
+    /// 13b: the watchdog's wake-ups and CPU while the server idles.
+    private static func idle(_ context: BenchContext) throws -> ResultRow {
+        let seconds = context.pick(10.0, quick: 1.0)
+        let server = try HummingbirdServerProcess(context, watched: true)
+        defer { server.stop() }
+        usleep(500_000)
+        guard let watchdog = server.thread(named: "stall-watchdog"), let before = server.threadCounts(watchdog) else {
+            throw BenchError("no stall-watchdog thread in hummingbird-stall-demo")
+        }
+        let processBefore = server.processCPUNanos()
+        usleep(UInt32(seconds * 1e6))
+        guard let after = server.threadCounts(watchdog) else { throw BenchError("the watchdog thread went away") }
+        let processPerSecond = (server.processCPUNanos() - processBefore) / seconds
+        let perSecond = (after.switches - before.switches) / seconds
+        let cpuPerSecond = (after.cpuNanos - before.cpuNanos) / seconds
+        return ResultRow("13b", "Idle Hummingbird server: watchdog wake-ups", value: "\(Format.fixed(perSecond, 1))/s, \(Format.micro(cpuPerSecond)) of CPU per second (whole process \(Format.micro(processPerSecond))/s)",
+                         goal: "stated: 1 / pollInterval (20 ms: 50/s)", verdict: .info,
+                         method: "the watchdog thread's voluntary context switches and CPU time (/proc) over \(Int(seconds)) s of an idle watched server; neither NIO nor the pool tells anyone when work starts, so the probes look every pollInterval (a /proc read per event loop, an 8-byte process_vm_readv per pool worker)",
+                         data: ["wakeupsPerSecond": perSecond, "cpuNanosecondsPerSecond": cpuPerSecond, "processCPUNanosecondsPerSecond": processPerSecond,
+                                "seconds": seconds])
+    }
+
+    /// 13e: the pool's delay for new work (the `stallmonitor.pool.delay` timer) under wrk, as the
+    /// server's own metrics factory recorded it.
+    private static func delay(_ context: BenchContext) throws -> ResultRow {
+        let seconds = context.pick(5, quick: 1)
+        let server = try HummingbirdServerProcess(context, watched: true)
+        _ = try Subprocess.run("/usr/bin/wrk", ["-t2", "-c32", "-d\(seconds)s", server.url + "/fast"], scratch: context.scratch)
+        server.stop()
+        // "pool delay: <n> values, p50 <µs> µs, p99 <µs> µs, max <µs> µs"
+        guard let line = server.printed().split(separator: "\n").first(where: { $0.hasPrefix("pool delay:") }) else {
+            throw BenchError("hummingbird-stall-demo printed no pool delay: \(server.printed())")
+        }
+        let words = line.split(separator: " ")
+        func number(after key: String) -> Double? {
+            words.firstIndex { $0 == key }.flatMap { words.indices.contains($0 + 1) ? Double(words[$0 + 1]) : nil }
+        }
+        let values = Double(words[2]) ?? 0
+        let p50 = number(after: "p50") ?? 0, p99 = number(after: "p99") ?? 0, maximum = number(after: "max") ?? 0
+        return ResultRow("13e", "Pool delay under load (the stallmonitor.pool.delay timer)",
+                         value: "p50 \(Format.micro(p50 * 1_000)), p99 \(Format.micro(p99 * 1_000)), max \(Format.micro(maximum * 1_000)) (\(Int(values)) values)",
+                         goal: "stated", verdict: .info,
+                         method: "wrk -t2 -c32 -d\(seconds)s on GET /fast of hummingbird-stall-demo (watched); each value is how long a no-op block the probe queued on the pool (one per poll interval while a worker is busy) waited for a worker, recorded by the server's own MetricsFactory",
+                         data: ["values": values, "p50Microseconds": p50, "p99Microseconds": p99, "maxMicroseconds": maximum])
+    }
+
+    /// 13c and 13d: stalls in async route handlers (sleeps and CPU spins of 300–800 ms):
+    /// reported duration against the handler's own clock, and sampling due → first sample.
+    private static func stalls(_ context: BenchContext) throws -> [ResultRow] {
+        let count = context.pick(40, quick: 4)
+        let server = try HummingbirdServerProcess(context, watched: true)
+        var generator = SeededRandom(seed: 13)
+        var measured: [Double] = []
+        for index in 0..<count {
+            let ms = 300 + Int(generator.next() % 501)
+            let body = try server.get(index % 2 == 0 ? "/report?ms=\(ms)" : "/users/\(index)?ms=\(ms)")
+            guard let took = body.components(separatedBy: "took ").last.flatMap({ Double($0.replacingOccurrences(of: " ms", with: "")) }) else {
+                throw BenchError("unexpected answer: \(body)")
+            }
+            measured.append(took)
+            usleep(150_000)
+        }
+        server.stop()
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: server.reports.path)) ?? [])
+            .filter { $0.hasPrefix("stall-") && $0.hasSuffix(".json") }.sorted()
+        let reports = try files.map { try StallReport.read(from: server.reports.appendingPathComponent($0)) }
+        let errors = zip(reports, measured).map { $0.durationMs - $1 }
+        let absolute = errors.map(abs)
+        let due = reports.compactMap { report in report.samples.first.map { $0.offsetMs - report.thresholdMs * 0.5 } }
+        let series = "\(count) requests to /report (CPU) and /users (usleep) in turn, 300–800 ms each, threshold 250 ms, pollInterval 20 ms"
+        return [
+            .judged("13c", "Async handler stall: reported − measured duration",
+                    value: "|error| p99 \(Format.milli(Stats.percentile(absolute, 99))); signed median \(Format.milli(Stats.median(errors))); \(reports.count) of \(count) reported",
+                    goal: "every stall reported, on the pool; |error| p99 ≤ 25 ms (half a poll interval at each end and a tick)",
+                    ok: reports.count == count && reports.allSatisfy { $0.loop.kind == "concurrencyPool" } && Stats.percentile(absolute, 99) <= 25,
+                    method: "report.durationMs vs the handler's own clock (in the response body); \(series)",
+                    data: ["absP99Ms": Stats.percentile(absolute, 99), "signedMedianMs": Stats.median(errors),
+                           "stalls": Double(count), "reports": Double(reports.count)]),
+            ResultRow("13d", "Async handler stall: sampling due → first sample", value: DetectionLatencyFigure.summary(due),
+                      goal: "stated (a look every pollInterval, then one sampling interval)", verdict: .info,
+                      method: "samples[0].offsetMs − threshold × samplingLead over the reports with samples; \(series)", data: DetectionLatencyFigure.stats(due)),
+        ]
+    }
+
+    private static func value(after key: String, in text: String) -> Double? {
+        text.split(separator: "\n").first { $0.hasPrefix(key) }
+            .flatMap { Double($0.dropFirst(key.count).trimmingCharacters(in: .whitespaces)) }
+    }
+
+    /// "41545 requests in 5.01s, …"
+    private static func requests(in text: String) -> Double? {
+        text.split(separator: "\n").first { $0.contains(" requests in ") }
+            .flatMap { Double($0.trimmingCharacters(in: .whitespaces).split(separator: " ")[0]) }
+    }
+}

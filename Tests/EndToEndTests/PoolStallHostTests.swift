@@ -15,7 +15,10 @@ struct PoolStallHostTests {
         var function: String
     }
 
-    static func run(_ mode: String, in directory: URL) throws -> (run: StallReportCLI.Run, caused: [Caused], reports: [StallReport]) {
+    /// Runs the host in `mode` with a report directory of its own (removed after its reports are read).
+    static func run(_ mode: String) throws -> (run: StallReportCLI.Run, caused: [Caused], reports: [StallReport]) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pool-stall-host-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
         let run = try StallReportCLI.run([mode, directory.path], timeout: 120, executable: "pool-stall-host")
         let caused = run.stdout.split(separator: "\n").filter { $0.hasPrefix("stalled thread") }.compactMap { line -> Caused? in
             let words = line.split(separator: " ")
@@ -32,9 +35,7 @@ struct PoolStallHostTests {
                       ("asynclet", "readPipeInAsyncLetForTest", .blocked),
                       ("actor", "spinInActorMethodForTest", .cpu)])
     func jobThatHoldsAWorker(mode: String, function: String, classification: StallClassification) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pool-stall-host-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let (run, caused, reports) = try Self.run(mode, in: directory)
+        let (run, caused, reports) = try Self.run(mode)
         try #require(run.status == 0, "\(run)")
         let stall = try #require(caused.first, "\(run.stdout)")
         #expect(stall.function.hasPrefix(function), "\(stall.function)")
@@ -56,9 +57,7 @@ struct PoolStallHostTests {
 
     @Test("as many tasks as the pool has workers, each blocking 600 ms: the pool is said to be starved, and each job is reported")
     func starvedPool() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pool-stall-host-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let (run, caused, reports) = try Self.run("starve", in: directory)
+        let (run, caused, reports) = try Self.run("starve")
         try #require(run.status == 0, "\(run)")
         let warnings = run.stderr.split(separator: "\n").filter { $0.contains("poolStarved") }
         #expect(warnings.count >= 1, "\(run.stderr)")
@@ -88,12 +87,33 @@ struct PoolStallHostTests {
 
     @Test("25,000 short jobs spread over the pool for 2 s give no report and no starvation")
     func shortJobsAreNotStalls() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pool-stall-host-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let (run, _, reports) = try Self.run("short", in: directory)
+        let (run, _, reports) = try Self.run("short")
         try #require(run.status == 0, "\(run)")
         #expect(run.stdout.contains("ran "), "\(run.stdout)")
         #expect(reports.isEmpty, "\(reports.map { "\($0.durationMs) ms \($0.representativeFunction)" })")
         #expect(run.stdout.contains("starvations 0"), "\(run.stdout)")
+    }
+
+    @Test("400 ms of work in a task declared with expectLongWork is not reported")
+    func expectedLongWork() throws {
+        let (run, caused, reports) = try Self.run("expected")
+        try #require(run.status == 0, "\(run)")
+        #expect(caused.count == 1, "\(run.stdout)")
+        #expect(reports.isEmpty, "\(reports.map { "\($0.durationMs) ms \($0.representativeFunction)" })")
+    }
+
+    @Test("one monitor of the MainActor and the pool reports a MainActor stall and a pool stall, each with its own loop kind and worker")
+    func mainActorAndPool() throws {
+        let (run, caused, reports) = try Self.run("both")
+        try #require(run.status == 0, "\(run)")
+        try #require(caused.count == 2, "\(run.stdout)")
+        try #require(reports.count == 2, "\(reports.map { ($0.loop.kind, $0.durationMs, $0.representativeFunction) })")
+        let mainActor = try #require(reports.first { $0.loop.kind == "mainActor" })
+        let pool = try #require(reports.first { $0.loop.kind == "concurrencyPool" })
+        #expect("\(mainActor.loop.threadID)" == caused[0].thread)
+        #expect("\(pool.loop.threadID)" == caused[1].thread)
+        #expect(mainActor.representativeStack.contains { mainActor.frames[$0].symbol?.contains("spinOnMainActorForTest") == true },
+                "\(mainActor.representativeFunction)")
+        #expect(pool.representativeStack.contains { pool.frames[$0].symbol?.contains("sleepInDetachedTaskForTest") == true })
     }
 }

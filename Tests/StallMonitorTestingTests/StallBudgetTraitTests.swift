@@ -92,6 +92,17 @@ import Testing
         if let path = reportPath(in: messages[0]) { try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent()) }
     }
 
+    @Test func watchesTheConcurrencyPool() async throws {
+        let trait = StallBudgetTrait.stallBudget(.milliseconds(100), watching: .concurrencyPool)
+        let messages = try await stallIssues(trait) {
+            await Task.detached { BudgetStalls.sleepPastTheBudgetForTest(milliseconds: 400) }.value
+        }
+        try #require(messages.count == 1, "\(messages)")
+        #expect(messages[0].contains("sleepPastTheBudgetForTest"), "\(messages[0])")
+        #expect(messages[0].contains("\(StallMonitor.concurrencyPoolKind) thread"), "\(messages[0])")
+        if let path = reportPath(in: messages[0]) { try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent()) }
+    }
+
     @Test func watchesAnEventLoopGroupThroughAClosure() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let trait = StallBudgetTrait.stallBudget(.milliseconds(100)) { try StallMonitor.start($0, eventLoopGroup: group) }

@@ -206,7 +206,7 @@ public final class StallMonitor: Sendable {
                 }
                 poolLayout = .success(layout)
                 probes.append(contentsOf: ConcurrencyPoolProbe(layout: layout, threshold: UInt64(configuration.threshold.nanoseconds), interval: nanos,
-                                                                slots: ConcurrencyPoolProbe.slotCount()).slots)
+                                                                slots: ConcurrencyPoolProbe.slotCount()).makeSlots())
             }
         }
         if poolLayout == nil, loops.contains(.mainActor) {
@@ -294,6 +294,8 @@ public final class StallMonitor: Sendable {
                     counters.poolStarvations.add(1, ordering: .relaxed)
                     errors.report(.poolStarved(Self.starvationMessage(waited: waited, workers: workers)))
                 }, report: PoolStarvationReport(settings: settings, emit: { recording in
+                    // A paused monitor reports nothing (as for a loop's stalls).
+                    guard !controls.isPaused else { return }
                     counters.stallsDetected.add(1, ordering: .relaxed)
                     writer.submit(.ended(recording))
                 }))
@@ -457,14 +459,21 @@ public final class StallMonitor: Sendable {
 
     /// Runs `body`, known to be long work (e.g. loading a document the user asked for), on the
     /// monitored thread without it being reported as a stall. Call it on the monitored thread
-    /// (on another thread it just runs `body`).
+    /// (on another thread it just runs `body`). In a task on the concurrency pool, it covers the
+    /// job that calls it.
     public func expectLongWork<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         let tid = CStallMonitor_gettid()
         guard let tracker = threads.first(where: {
                 $0.probe.threadPerSpan ? $0.probe.runsLoopWork(on: tid) : $0.armedTID.load(ordering: .acquiring) == tid
             })?.tracker
             ?? (threads.count == 1 && threads[0].probe is RunLoopProbe ? threads[0].tracker : nil)
-        else { return try body() }
+        else {
+            // A pool worker the watchdog has not met yet: its next span is marked when it does.
+            if let pool = (threads.lazy.compactMap { $0.probe as? PoolSlotProbe }.first)?.pool {
+                return try pool.expectingLongWork(on: tid, body)
+            }
+            return try body()
+        }
         tracker.markExpectedLongWork()
         defer { tracker.markExpectedLongWork() }
         return try body()

@@ -9,36 +9,50 @@ import StallMonitorNIO
 // handler in a task on the Swift concurrency pool (not on an event loop), so the one call that
 // watches a NIO server, `StallMonitor.start(_:eventLoopGroup:)`, watches the pool too.
 //
-//   hummingbird-stall-demo <report-directory> <port-file>
+//   hummingbird-stall-demo <report-directory> <port-file> [unwatched]
 //
 // Routes (GET): /fast, /users/<id>?ms=N (a blocking lookup), /report?ms=N (CPU-bound rendering),
-// /cache?ms=N (a DispatchSemaphore wait). SIGTERM or SIGINT stops it gracefully.
+// /cache?ms=N (a DispatchSemaphore wait); each stalling route answers how long it stalled by its
+// own clock ("… took 400.2 ms"). `unwatched` runs without a monitor (the benchmark's baseline).
+// SIGTERM or SIGINT stops it gracefully.
 let arguments = CommandLine.arguments
-guard arguments.count == 3 else {
-    FileHandle.standardError.write(Data("usage: hummingbird-stall-demo <report-directory> <port-file>\n".utf8))
+guard arguments.count == 3 || (arguments.count == 4 && arguments[3] == "unwatched") else {
+    FileHandle.standardError.write(Data("usage: hummingbird-stall-demo <report-directory> <port-file> [unwatched]\n".utf8))
     exit(64)
 }
 let reports = URL(fileURLWithPath: arguments[1], isDirectory: true)
 let portFile = arguments[2]
 
 var configuration = StallMonitor.Configuration(threshold: .milliseconds(250), reportDirectory: reports)
+// The pool's delay for new work (the `stallmonitor.pool.delay` timer), printed at the end.
+let poolDelay = PoolDelayRecorder()
+configuration.metrics = .init(factory: poolDelay)
 configuration.onReport = { report, url in
     print("wrote \(url.lastPathComponent)  \(Int(report.durationMs.rounded())) ms  \(report.loop.kind)  \(report.representativeFunction)")
     fflush(nil)
 }
-let monitor = try StallMonitor.start(configuration, eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+let monitor = arguments.count == 4 ? nil : try StallMonitor.start(configuration, eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
 
 let router = Router()
 router.get("fast") { _, _ in "ok" }
 router.get("users/:id") { request, context -> String in
     let id = try context.parameters.require("id")
-    return await UserController.show(id: id, milliseconds: request.milliseconds)
+    return await RouteClock.timed { await UserController.show(id: id, milliseconds: request.milliseconds) }
 }
 router.get("report") { request, _ -> String in
-    await ReportController.render(milliseconds: request.milliseconds)
+    await RouteClock.timed { await ReportController.render(milliseconds: request.milliseconds) }
 }
 router.get("cache") { request, _ -> String in
-    await CacheController.lookup(milliseconds: request.milliseconds)
+    await RouteClock.timed { await CacheController.lookup(milliseconds: request.milliseconds) }
+}
+
+enum RouteClock {
+    /// The route's answer and how long it took by its own clock.
+    static func timed(_ body: () async -> String) async -> String {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let answer = await body()
+        return answer + " took " + String(format: "%.1f", Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6) + " ms"
+    }
 }
 
 let app = Application(
@@ -49,9 +63,12 @@ let app = Application(
     },
     logger: Logger(label: "hummingbird-stall-demo") { _ in SwiftLogNoOpLogHandler() })
 try await app.runService()
-monitor.stop()
-let statistics = monitor.statistics
-print("stalls \(statistics.stallsDetected), reports \(statistics.reportsWritten), pool starvations \(statistics.poolStarvations)")
+if let monitor {
+    monitor.stop()
+    let statistics = monitor.statistics
+    print("stalls \(statistics.stallsDetected), reports \(statistics.reportsWritten), pool starvations \(statistics.poolStarvations)")
+    print(poolDelay.summary())
+}
 
 extension Request {
     /// The `ms` query parameter (how long a route stalls).

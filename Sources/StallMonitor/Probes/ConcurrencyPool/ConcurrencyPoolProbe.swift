@@ -27,8 +27,8 @@ import Synchronization
 final class ConcurrencyPoolProbe: @unchecked Sendable {
     /// The loop kind reports name.
     static let loopKind = "concurrencyPool"
-    /// The slots the monitor makes one watched loop each.
-    let slots: [PoolSlotProbe]
+    /// What each slot shares with the pool (the pool holds these, never the slots, which hold it).
+    private let slotStates: [PoolSlotState]
     /// Workers armed by a token, shared by the slots (any slot may meet any worker).
     let armedWorkers = Locked<[Int32: MonitoredThread.ArmedWorker]>([:])
     /// What the probe tells the monitor (set once, before the watchdog starts).
@@ -97,10 +97,13 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         self.rescanInterval = max(self.interval * 5, 50_000_000)
         visitor = Self.visitors.add(1, ordering: .relaxed).newValue
         trackers = Array(repeating: nil, count: slots)
-        var made: [PoolSlotProbe] = []
-        for index in 0..<slots { made.append(PoolSlotProbe(index: index)) }
-        self.slots = made
-        for slot in made { slot.pool = self }
+        slotStates = (0..<slots).map { _ in PoolSlotState() }
+    }
+
+    /// The slots the monitor makes one watched loop each. They hold the pool; it holds none of
+    /// them, so a stopped monitor's pool goes away with its slots.
+    func makeSlots() -> [PoolSlotProbe] {
+        slotStates.indices.map { PoolSlotProbe(index: $0, pool: self, state: slotStates[$0]) }
     }
 
     /// How many slots a pool gets: twice the CPUs (libdispatch adds workers beyond the CPU count
@@ -114,6 +117,23 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         guard slot == 0 else { return }
         armWorker.withLock { $0 = arm }
         queueToken(at: CStallMonitor_monotonic_ns())
+    }
+
+    /// Workers running declared long work (``StallMonitor/expectLongWork(_:)``) the watchdog had
+    /// not met when it began, with how many such calls are open on each.
+    private let expectedOn = Locked<[Int32: Int]>([:])
+
+    /// Runs `body` on worker `tid`, the span the watchdog next begins there marked as expected
+    /// long work (for a worker it has not met yet).
+    func expectingLongWork<Result, Failure: Error>(on tid: Int32, _ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        expectedOn.withLock { $0[tid, default: 0] += 1 }
+        defer {
+            expectedOn.withLock { open in
+                open[tid, default: 1] -= 1
+                if open[tid] == 0 { open[tid] = nil }
+            }
+        }
+        return try body()
     }
 
     fileprivate func detach() {
@@ -152,7 +172,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
                 worker.spanOpen = false
             }
             if task != 0, !worker.spanOpen, let slot = worker.slot, let tracker = trackers[slot] {
-                slots[slot].assigned.store(tid, ordering: .relaxed)
+                if expectedOn.withLock({ $0[tid] != nil }) { tracker.markExpectedLongWork() }
                 tracker.spanBegan(at: changedAt, switches: 0, thread: tid)
                 worker.spanOpen = true
             }
@@ -218,8 +238,11 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         var used = Set(workers.values.compactMap(\.slot))
         for tid in fresh {
             guard let pointer = pointers[tid] else { continue }  // not found this time: tried at the next scan
-            let slot = (0..<slots.count).first { !used.contains($0) }
-            if let slot { used.insert(slot) }
+            let slot = slotStates.indices.first { !used.contains($0) }
+            if let slot {
+                used.insert(slot)
+                slotStates[slot].assigned.store(tid, ordering: .relaxed)  // expectLongWork on the worker finds its slot
+            }
             // A worker met now began whatever it runs somewhere since the previous scan.
             workers[tid] = Worker(pointer: pointer, slot: slot, lastLook: since, taskSince: since, metAt: now)
         }
@@ -229,7 +252,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     private func forget(_ tid: Int32, at now: UInt64) {
         guard let worker = workers.removeValue(forKey: tid) else { return }
         if worker.spanOpen, let slot = worker.slot { trackers[slot]?.spanEnded(at: now) }
-        if let slot = worker.slot { slots[slot].assigned.store(0, ordering: .relaxed) }
+        if let slot = worker.slot { slotStates[slot].assigned.store(0, ordering: .relaxed) }
     }
 
     /// The thread pointer of worker `tid`, when met (watchdog thread).
@@ -248,22 +271,22 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
 final class PoolSlotProbe: PolledLoopProbe, @unchecked Sendable {
     let kind = ConcurrencyPoolProbe.loopKind
     let index: Int
-    /// Set once, right after init.
-    fileprivate(set) var pool: ConcurrencyPoolProbe!
-    /// The worker this slot watches now (0: none).
-    let assigned = Atomic<Int32>(0)
+    let pool: ConcurrencyPoolProbe
+    private let state: PoolSlotState
     var threadPerSpan: Bool { true }
     var runsTasks: Bool { true }
 
     func threadPointer(of tid: Int32) -> UInt? { pool.threadPointer(of: tid) }
 
-    fileprivate init(index: Int) {
+    fileprivate init(index: Int, pool: ConcurrencyPoolProbe, state: PoolSlotState) {
         self.index = index
+        self.pool = pool
+        self.state = state
     }
 
     var armedWorkers: Locked<[Int32: MonitoredThread.ArmedWorker]>? { pool.armedWorkers }
 
-    func runsLoopWork(on tid: Int32) -> Bool { assigned.load(ordering: .relaxed) == tid }
+    func runsLoopWork(on tid: Int32) -> Bool { state.assigned.load(ordering: .relaxed) == tid }
 
     func attach(to tracker: SpanTracker, arm: @escaping @Sendable () -> Void) {
         pool.attach(slot: index, tracker: tracker, arm: arm)
@@ -279,4 +302,9 @@ final class PoolSlotProbe: PolledLoopProbe, @unchecked Sendable {
     func finishPolling() {
         if index == 0 { pool.finishPolling() }
     }
+}
+
+/// What a slot and its pool share: the worker the slot watches now (0: none).
+final class PoolSlotState: Sendable {
+    let assigned = Atomic<Int32>(0)
 }
