@@ -120,17 +120,24 @@ struct AsyncCallChainTests {
         return names.reversed()
     }
 
+    /// Whether this test bundle runs under a sanitizer, whose runtime owns the crash signals: the
+    /// crashed host's backtracer then never finishes.
+    static var underSanitizer: Bool {
+        let process = dlopen(nil, RTLD_NOW)
+        return dlsym(process, "__tsan_init") != nil || dlsym(process, "__asan_init") != nil
+    }
+
     @Test("the same chains as the Swift runtime's own backtracer names at a crash at the same point",
+          .disabled(if: underSanitizer, "the sanitizers own the crash signals"),
           arguments: ["direct", "nested", "asynclet", "group", "actor"])
     func chainsMatchTheRuntimeBacktracer(shape: String) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("async-chains-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let crash = try StallReportCLI.run(
             ["chains", directory.path, shape], environment: ["POOL_STALL_HOST_CRASH": "1", "SWIFT_BACKTRACE": "enable=yes,interactive=no,color=no,threads=crashed,sanitize=no"],
-            timeout: 180, executable: "pool-stall-host")
+            timeout: 120, executable: "pool-stall-host")
         let reference = Self.backtraceFunctions(crash.stdout + crash.stderr)
-        // The backtracer works only where the runtime supports it (not under the sanitizers,
-        // which own the crash signals): nothing to compare with then.
+        // The backtracer works only where the runtime supports it: nothing to compare with elsewhere.
         guard crash.status != 0, !reference.isEmpty else { return }
         let stalled = try StallReportCLI.run(["chains", directory.path, shape], timeout: 180, executable: "pool-stall-host")
         try #require(stalled.status == 0, "\(stalled)")
