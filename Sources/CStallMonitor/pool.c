@@ -24,6 +24,22 @@ int CStallMonitor_read_memory(uintptr_t address, void *buffer, size_t size) {
     return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)size ? 0 : -1;
 }
 
+int CStallMonitor_executable_ranges(uintptr_t *starts, uintptr_t *ends, int capacity) {
+    FILE *maps = fopen("/proc/self/maps", "re");
+    if (maps == NULL) return -1;
+    int count = 0;
+    uintptr_t start = 0, end = 0;
+    char perms[8];
+    while (count < capacity && CStallMonitor_next_mapping(maps, &start, &end, perms)) {
+        if (perms[2] != 'x') continue;
+        starts[count] = start;
+        ends[count] = end;
+        count++;
+    }
+    fclose(maps);
+    return count;
+}
+
 #if defined(__linux__) && defined(__x86_64__)
 
 struct tls_query {

@@ -12,14 +12,17 @@ public struct StallBudgetViolation: Sendable {
     /// How long after the test body began the stall began, in milliseconds.
     public let startedIntoTestMs: Double
 
-    /// One line for the test failure: duration, budget, the top app frame, the loop, the report.
+    /// One line for the test failure: duration, budget, the top app frame (and, for a stall in
+    /// async code, the nearest app function that awaited it), the loop, the report.
     ///
     /// `Stall of 402 ms exceeded the 100 ms stall budget in static MyTests.decode() (runLoop
     /// thread 'worker', began 12 ms into the test); report: /tmp/stall-budget-…/stall-….json`
     public var message: String {
         "Stall of \(Self.milliseconds(report.durationMs)) exceeded the "
             + "\(Self.milliseconds(Double(budget.components.seconds) * 1e3 + Double(budget.components.attoseconds) / 1e15)) "
-            + "stall budget in \(SimplifiedSwiftName.simplify(report.representativeFunction)) (\(report.loop.kind) thread '\(report.loop.threadName)', "
+            + "stall budget in \(SimplifiedSwiftName.simplify(report.representativeFunction))"
+            + (report.nearestAppAsyncCaller.map { ", awaited by \(SimplifiedSwiftName.simplify(AsyncCallerNames.function(of: $0)))" } ?? "")
+            + " (\(report.loop.kind) thread '\(report.loop.threadName)', "
             + "began \(Self.milliseconds(max(0, startedIntoTestMs))) into the test); report: \(reportURL.path)"
     }
 

@@ -57,7 +57,39 @@ public enum Fingerprint {
     /// version of an `inProgress` report) has no names: given `images`, its in-app frames stand in
     /// as `<image file>+0x<offset in image>`, stable for one build; `stallreport symbolicate`
     /// recomputes the fingerprint from names later.
-    public static func components(stack: [StallReport.Frame], classification: StallClassification, syscall: String?, images: [StallReport.Image] = []) -> [String] {
+    ///
+    /// Given the representative async callers (``StallReport/representativeAsyncCallers``), their
+    /// in-app frames follow, after `async`, named like the stack's: two handlers that block in the
+    /// same helper differ. Reports without async callers keep the fingerprint they always had.
+    public static func components(stack: [StallReport.Frame], classification: StallClassification, syscall: String?, images: [StallReport.Image] = [],
+                                  asyncCallers: [StallReport.Frame] = []) -> [String] {
+        let base = stackComponents(stack: stack, classification: classification, syscall: syscall, images: images)
+        let callers = appComponents(asyncCallers.filter { !($0.symbol.map(AsyncCallerNames.isThunk) ?? false) }, images: images)
+        return callers.isEmpty ? base : base + ["async"] + callers
+    }
+
+    /// The in-app frames of `frames` (at most ``appFrameCount``): by name, or unnamed as
+    /// `<image file>+0x<offset>` when none is named.
+    private static func appComponents(_ frames: [StallReport.Frame], images: [StallReport.Image]) -> [String] {
+        let named = frames.filter(\.inApp).compactMap { frame -> String? in
+            guard let symbol = frame.symbol, !symbol.isEmpty, !isIgnored(symbol) else { return nil }
+            return symbol
+        }
+        if !named.isEmpty { return Array(named.prefix(appFrameCount)) }
+        return unnamedApp(frames, images: images)
+    }
+
+    private static func unnamedApp(_ frames: [StallReport.Frame], images: [StallReport.Image]) -> [String] {
+        frames.filter(\.inApp).prefix(appFrameCount).compactMap { frame -> String? in
+            guard let index = frame.image, images.indices.contains(index),
+                  let address = ReportCoding.parseAddress(frame.address),
+                  let bias = ReportCoding.parseAddress(images[index].loadBias), address >= bias else { return nil }
+            let file = images[index].path.split(separator: "/").last.map(String.init) ?? images[index].path
+            return "\(file)+\(ReportCoding.formatAddress(address - bias))"
+        }
+    }
+
+    private static func stackComponents(stack: [StallReport.Frame], classification: StallClassification, syscall: String?, images: [StallReport.Image]) -> [String] {
         let named = stack.compactMap { frame -> (String, Bool)? in
             guard let symbol = frame.symbol, !symbol.isEmpty, !isIgnored(symbol) else { return nil }
             return (symbol, frame.inApp)
@@ -66,13 +98,7 @@ public enum Fingerprint {
         if !app.isEmpty { return ["app"] + app }
         let system = named.prefix(appFrameCount).map { $0.0 }
         if !system.isEmpty { return ["system"] + system }
-        let unnamed = stack.filter(\.inApp).prefix(appFrameCount).compactMap { frame -> String? in
-            guard let index = frame.image, images.indices.contains(index),
-                  let address = ReportCoding.parseAddress(frame.address),
-                  let bias = ReportCoding.parseAddress(images[index].loadBias), address >= bias else { return nil }
-            let file = images[index].path.split(separator: "/").last.map(String.init) ?? images[index].path
-            return "\(file)+\(ReportCoding.formatAddress(address - bias))"
-        }
+        let unnamed = unnamedApp(stack, images: images)
         if !unnamed.isEmpty { return ["unsymbolicated"] + unnamed }
         return ["nostack", classification.rawValue, syscall ?? "-"]
     }

@@ -98,9 +98,15 @@ extension StallReport {
         public var thinned: Bool
         /// Samples dropped when thinning.
         public var dropped: Int
+        /// Why samples of code that ran in a task carry no async call chain
+        /// (``StallReport/Sample/asyncCallers``), e.g. an unknown runtime layout; nil when every
+        /// such sample has one or none ran in a task.
+        public var asyncCallersNote: String?
 
         /// Creates sampling facts.
-        public init(unwinder: String, unwinderNote: String?, intervalMs: Double, effectiveIntervalMs: Double, maxSamples: Int, attempted: Int, taken: Int, timedOut: Int, skipped: [String: Int], thinned: Bool, dropped: Int) {
+        public init(unwinder: String, unwinderNote: String?, intervalMs: Double, effectiveIntervalMs: Double, maxSamples: Int, attempted: Int, taken: Int, timedOut: Int, skipped: [String: Int], thinned: Bool, dropped: Int,
+                    asyncCallersNote: String? = nil) {
+            self.asyncCallersNote = asyncCallersNote
             self.unwinder = unwinder
             self.unwinderNote = unwinderNote
             self.intervalMs = intervalMs
@@ -159,10 +165,26 @@ extension StallReport {
         /// For `stack` samples: whether the sampling signal interrupted the thread (false: it was
         /// asleep in the kernel and was unwound without being touched).
         public var interrupted: Bool?
+        /// The async call chain of the task the thread ran: indices into the report's frame table
+        /// of the suspended async callers' resume functions, innermost caller first, ending at the
+        /// task's root (the runtime's completion function); nil when the thread ran no task or
+        /// the chain could not be read (``StallReport/Sampling/asyncCallersNote`` says why).
+        public var asyncCallers: [Int]?
+        /// How many of ``frames``, from the leaf, ran in the task's current job; the logical stack
+        /// is those frames followed by ``asyncCallers`` (``logicalFrames(in:)``). Nil when not known.
+        public var asyncJobFrames: Int?
+        /// True when the chain was read from the context the job started in: its first entry is
+        /// the function the job started by calling, and async functions it called since without
+        /// suspending may be missing between ``frames`` and it (optimized builds).
+        public var asyncCallersFromJobStart: Bool?
 
         /// Creates a sample.
         public init(offsetMs: Double, kind: Kind, threadState: String, syscall: String? = nil, note: String? = nil, frames: [Int], truncated: Bool? = nil,
-                    unwinder: String? = nil, interrupted: Bool? = nil) {
+                    unwinder: String? = nil, interrupted: Bool? = nil, asyncCallers: [Int]? = nil, asyncJobFrames: Int? = nil,
+                    asyncCallersFromJobStart: Bool? = nil) {
+            self.asyncCallers = asyncCallers
+            self.asyncJobFrames = asyncJobFrames
+            self.asyncCallersFromJobStart = asyncCallersFromJobStart
             self.offsetMs = offsetMs
             self.kind = kind
             self.threadState = threadState

@@ -62,6 +62,10 @@ public struct StallReport: Codable, Sendable, Equatable {
     /// Only in a report of a starved concurrency pool: how long new work waited and which worker
     /// held what (see ``Starvation``).
     public var starvation: Starvation?
+    /// The async callers that stand for the stall, like ``representativeStack`` (frame indices,
+    /// innermost caller first): the chain most stack samples agree on; nil when samples carry none
+    /// (see ``StallReport/Sample/asyncCallers``).
+    public var representativeAsyncCallers: [Int]?
 
     /// Creates a report from all of its parts.
     public init(
@@ -72,8 +76,10 @@ public struct StallReport: Codable, Sendable, Equatable {
         representativeStack: [Int], frames: [Frame], images: [Image],
         symbolication: Symbolication, tags: [String: String]? = nil, scene: String? = nil,
         processStoppedMs: Double? = nil, rateLimited: Bool? = nil, omittedSamples: Int? = nil,
-        machineSuspendedMs: Double? = nil, starvation: Starvation? = nil
+        machineSuspendedMs: Double? = nil, starvation: Starvation? = nil,
+        representativeAsyncCallers: [Int]? = nil
     ) {
+        self.representativeAsyncCallers = representativeAsyncCallers
         self.schemaVersion = schemaVersion
         self.id = id
         self.fingerprint = fingerprint

@@ -15,7 +15,10 @@ import StallMonitor
 /// (as many tasks as the pool has threads each sleep 600 ms at once), `short` (20,000 short jobs
 /// over about 2 s: no stall), `expected` (400 ms of CPU in a task, declared with `expectLongWork`:
 /// no report), `both` (watched with `loops: [.mainActor, .concurrencyPool]`: a MainActor function
-/// spins 400 ms, then a detached task sleeps 400 ms), `idle` (nothing for 2 s).
+/// spins 400 ms, then a detached task sleeps 400 ms), `chains` (one stall in each shape of async
+/// call, with the ground truth of its async callers: see `ChainWork`; `chains <dir> <shape>` runs
+/// one shape, and with `POOL_STALL_HOST_CRASH=1` its leaf crashes instead, for the Swift runtime's
+/// backtracer), `idle` (nothing for 2 s).
 @main
 struct PoolStallHost {
     static func main() async {
@@ -36,7 +39,7 @@ struct PoolStallHost {
             exit(2)
         }
         try? await Task.sleep(for: .milliseconds(100))
-        await run(mode, monitor: monitor)
+        await run(mode, monitor: monitor, shape: arguments.count > 2 ? arguments[2] : nil)
         try? await Task.sleep(for: .milliseconds(300))
         await monitor.flush(timeout: .seconds(10))
         let statistics = monitor.statistics
@@ -47,7 +50,7 @@ struct PoolStallHost {
 
     /// Runs a mode's work off the MainActor (`main` is MainActor code: a `Task {}` made there
     /// would run on the main queue, not on the pool).
-    nonisolated static func run(_ mode: String, monitor: StallMonitor) async {
+    nonisolated static func run(_ mode: String, monitor: StallMonitor, shape: String?) async {
         switch mode {
         case "detached":
             await Task.detached { PoolWork.sleepInDetachedTaskForTest(milliseconds: 400).print() }.value
@@ -67,6 +70,8 @@ struct PoolStallHost {
             await withTaskGroup(of: Void.self) { group in
                 for _ in 0..<width { group.addTask { PoolWork.sleepWhileStarvingPoolForTest(milliseconds: 600).print() } }
             }
+        case "chains":
+            await ChainWork.run(only: shape)
         case "both":
             await MainActorWork.spinOnMainActorForTest(milliseconds: 400).print()
             try? await Task.sleep(for: .milliseconds(200))

@@ -15,6 +15,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
     case nioServer = "nio-server"
     case mainActor = "main-actor"
     case poolServer = "pool-server"
+    case asyncChains = "async-chains"
 
     var number: Int { Self.allCases.firstIndex(of: self)! + 1 }
 
@@ -33,6 +34,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
         case .nioServer: return "SwiftNIO server: throughput, idle wake-ups, stalls in handlers"
         case .mainActor: return "MainActor under async main: idle wake-ups, stall timing"
         case .poolServer: return "Concurrency pool under a Hummingbird 2 server: CPU per request, idle wake-ups, stalls in async handlers"
+        case .asyncChains: return "Async call chains: cost per sample against the stack unwinding"
         }
     }
 
@@ -51,6 +53,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
         case .nioServer: return try NIOServerFigure.run(context)
         case .mainActor: return try MainActorFigure.run(context)
         case .poolServer: return try PoolServerFigure.run(context)
+        case .asyncChains: return try AsyncChainsFigure.run(context)
         }
     }
 

@@ -86,15 +86,23 @@ struct StallBenchTests {
         }
     }
 
-    @Test("list names the thirteen figures; an unknown figure is a usage error")
+    @Test("list names the fourteen figures; an unknown figure is a usage error")
     func listAndValidation() throws {
         let list = try StallReportCLI.run(["list"], executable: "stall-bench")
         #expect(list.status == 0)
-        #expect(list.stdoutLines.count == 13)
+        #expect(list.stdoutLines.count == 14)
         #expect(list.stdout.contains("summarize-throughput") && list.stdout.contains("blocking-stacks") && list.stdout.contains("nio-server"))
-        #expect(list.stdout.contains("main-actor") && list.stdout.contains("pool-server"))
+        #expect(list.stdout.contains("main-actor") && list.stdout.contains("pool-server") && list.stdout.contains("async-chains"))
         let bad = try StallReportCLI.run(["run", "--figure", "nope"], executable: "stall-bench")
         #expect(bad.status == 64, "\(bad)")
         #expect(bad.stderr.contains("unknown figure"))
+    }
+
+    @Test("--figure async-chains --quick: a chain's cost against its stack, from a pool task five calls deep")
+    func asyncChains() throws {
+        let rows = try Self.rows(try Self.runQuick(figure: "async-chains").json)
+        #expect(rows.map { $0["figure"] as? String } == ["14"])
+        let data = try #require(rows.first?["data"] as? [String: Any])
+        #expect((data["callers"] as? Double ?? 0) >= 6, "\(data)")
     }
 }

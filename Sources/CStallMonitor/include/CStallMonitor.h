@@ -224,6 +224,10 @@ int CStallMonitor_learn_thread_layout(uintptr_t *end_distance, size_t *tid_offse
 /// `capacity`. Returns how many were found, or -1 when /proc/self/maps cannot be read.
 int CStallMonitor_find_thread_pointers(uintptr_t end_distance, size_t tid_offset, pid_t *tids, uintptr_t *pointers, int capacity);
 
+/// The executable mappings of this process now (from /proc/self/maps), at most `capacity`, as
+/// `[starts[i], ends[i])`. Returns how many, or -1 when the file cannot be read.
+int CStallMonitor_executable_ranges(uintptr_t *starts, uintptr_t *ends, int capacity);
+
 /// Opaque unwinding session over this process (its modules and executable mappings when it
 /// opened). Use from one thread at a time.
 typedef struct CStallMonitorUnwinder CStallMonitorUnwinder;

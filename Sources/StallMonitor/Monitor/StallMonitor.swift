@@ -184,6 +184,7 @@ public final class StallMonitor: Sendable {
         let nanos = UInt64(pollInterval.nanoseconds)
         // The event loops first: `watchedLoops` lists them in the group's order, then the others.
         var probes: [any LoopProbe] = polled.map { ThreadPollingProbe($0, interval: nanos) }
+        var poolLayout: Result<PoolLayout, StallMonitorError>?
         for loop in loops {
             switch loop {
             case .main, .current:
@@ -203,10 +204,16 @@ public final class StallMonitor: Sendable {
                 case .success(let found): layout = found
                 case .failure(let error): throw error
                 }
+                poolLayout = .success(layout)
                 probes.append(contentsOf: ConcurrencyPoolProbe(layout: layout, threshold: UInt64(configuration.threshold.nanoseconds), interval: nanos,
                                                                 slots: ConcurrencyPoolProbe.slotCount()).makeSlots())
             }
         }
+        if poolLayout == nil, loops.contains(.mainActor) {
+            // The MainActor runs tasks too: their async callers need the runtime's task word.
+            poolLayout = PoolLayout.learn(timeout: .seconds(1))
+        }
+        let asyncChains = poolLayout.map(AsyncChainSource.make)
         var directoryProblem: StallMonitorError?
         do {
             try ReportFileStore.prepareUsable(configuration.reportDirectory)
@@ -217,10 +224,12 @@ public final class StallMonitor: Sendable {
         let workers = loops.contains(.mainActor) || loops.contains(.concurrencyPool)
         let signal = workers ? try StackSampler.installForDispatchWorkers(signal: configuration.signal)
             : try StackSampler.install(signal: configuration.signal)
-        return StallMonitor(configuration: configuration, signal: signal, probes: probes, directoryProblem: directoryProblem)
+        return StallMonitor(configuration: configuration, signal: signal, probes: probes, directoryProblem: directoryProblem,
+                            asyncChains: asyncChains)
     }
 
-    private init(configuration: Configuration, signal: Int32, probes: [any LoopProbe], directoryProblem: StallMonitorError?) {
+    private init(configuration: Configuration, signal: Int32, probes: [any LoopProbe], directoryProblem: StallMonitorError?,
+                 asyncChains: AsyncChainSource?) {
         self.configuration = configuration
         self.signal = signal
         let threshold = configuration.threshold.nanoseconds
@@ -270,7 +279,10 @@ public final class StallMonitor: Sendable {
                 reportWhileDebugged: configuration.reportWhileDebugged),
             counters: counters, controls: controls,
             emit: { writer.submit($0) }) }
-        for watch in watches { watch.reportProblem = { errors.report($0) } }
+        for watch in watches {
+            watch.reportProblem = { errors.report($0) }
+            watch.asyncChains = asyncChains
+        }
         self.threads = threads
         self.counters = counters
         self.errors = errors

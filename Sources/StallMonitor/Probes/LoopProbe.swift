@@ -35,12 +35,21 @@ protocol LoopProbe: AnyObject, Sendable {
     /// Workers armed by the probe that several monitored threads share (the slots of one
     /// concurrency pool); nil: each monitored thread keeps its own.
     var armedWorkers: Locked<[Int32: MonitoredThread.ArmedWorker]>? { get }
+
+    /// Whether the loop runs Swift tasks (the concurrency pool, the MainActor): its samples are
+    /// expected to carry async callers, and a report says why they do not.
+    var runsTasks: Bool { get }
+
+    /// The thread pointer of thread `tid` when the probe knows it (on the watchdog thread).
+    func threadPointer(of tid: Int32) -> UInt?
 }
 
 extension LoopProbe {
     var threadPerSpan: Bool { false }
     func runsLoopWork(on tid: Int32) -> Bool { false }
     var armedWorkers: Locked<[Int32: MonitoredThread.ArmedWorker]>? { nil }
+    var runsTasks: Bool { false }
+    func threadPointer(of tid: Int32) -> UInt? { nil }
 
     func hasRun(tracker: SpanTracker, armed: Bool) -> Bool {
         armed && tracker.currentSpan().sequence > 0

@@ -37,14 +37,16 @@ struct ReportBuilder {
         }
         var addresses: [UInt] = []
         var frameIndex: [UInt: Int] = [:]
-        for sample in recording.samples {
-            for position in sample.addresses.indices {
-                let address = lookupAddress(sample, position)
-                if frameIndex[address] == nil {
-                    frameIndex[address] = addresses.count
-                    addresses.append(address)
-                }
+        func add(_ address: UInt) {
+            if frameIndex[address] == nil {
+                frameIndex[address] = addresses.count
+                addresses.append(address)
             }
+        }
+        for sample in recording.samples {
+            for position in sample.addresses.indices { add(lookupAddress(sample, position)) }
+            // Resume functions are entry points, not return addresses: looked up as they are.
+            for caller in sample.asyncChain?.callers ?? [] { add(caller) }
         }
         let naming = symbolicateInProcess ? naming : .none
         let imageKeys = images.entries.map { "\($0.path)@\($0.start)" }
@@ -68,7 +70,10 @@ struct ReportBuilder {
                 offsetMs: milliseconds(sample.offset), kind: sample.kind, threadState: sample.threadState,
                 syscall: sample.syscall, note: sample.note,
                 frames: sample.addresses.indices.map { frameIndex[lookupAddress(sample, $0)]! },
-                truncated: sample.truncated ? true : nil, unwinder: sample.unwinder, interrupted: sample.interrupted)
+                truncated: sample.truncated ? true : nil, unwinder: sample.unwinder, interrupted: sample.interrupted,
+                asyncCallers: sample.asyncChain.map { $0.callers.map { frameIndex[$0]! } },
+                asyncJobFrames: sample.asyncChain?.jobFrames,
+                asyncCallersFromJobStart: sample.asyncChain.map { $0.fromJobStart ? true : nil } ?? nil)
         }
         let duration = recording.end &- recording.spanStart
         let observed = recording.trackingEnd &- recording.trackingStart
@@ -79,10 +84,11 @@ struct ReportBuilder {
             cpu: cpu, observed: observed, states: recording.samples.map(\.threadState))
         let representative = RepresentativeStack.find(samples: samples, frames: frames)
         let stack = representative?.stack ?? []
+        let asyncCallers = RepresentativeAsyncCallers.find(samples: samples, frames: frames)
         let reportImages = images.reportImages
         let fingerprint = Fingerprint.make(Fingerprint.components(
             stack: stack.map { frames[$0] }, classification: classification,
-            syscall: representative?.syscall, images: reportImages))
+            syscall: representative?.syscall, images: reportImages, asyncCallers: (asyncCallers ?? []).map { frames[$0] }))
         let symbolication: (name: String, note: String?)
         switch naming {
         case .full:
@@ -111,14 +117,23 @@ struct ReportBuilder {
                 unwinderNote: recording.unwinder.note, intervalMs: milliseconds(recording.requestedInterval),
                 effectiveIntervalMs: milliseconds(recording.interval), maxSamples: recording.maxSamples,
                 attempted: recording.attempted, taken: recording.taken, timedOut: recording.timedOut,
-                skipped: recording.skipped, thinned: recording.thinned, dropped: recording.dropped),
+                skipped: recording.skipped, thinned: recording.thinned, dropped: recording.dropped,
+                asyncCallersNote: Self.asyncCallersNote(recording.asyncChainOmissions)),
             samples: samples, representativeStack: stack, frames: frames, images: reportImages,
             symbolication: StallReport.Symbolication(symbolicator: symbolication.name, note: symbolication.note),
             tags: tags.isEmpty ? nil : tags, scene: recording.scene,
             processStoppedMs: recording.stoppedNanos > 0 ? milliseconds(recording.stoppedNanos) : nil,
             machineSuspendedMs: recording.machineSuspendedNanos > 0 ? milliseconds(recording.machineSuspendedNanos) : nil,
-            starvation: recording.starvation)
+            starvation: recording.starvation, representativeAsyncCallers: asyncCallers)
         return Built(report: report, complete: naming == .full || (naming == .cached && unnamed == 0) || !symbolicateInProcess)
+    }
+
+    /// The sampling note for samples whose async callers were not read: each reason, with how many.
+    static func asyncCallersNote(_ omissions: [String: Int]) -> String? {
+        guard !omissions.isEmpty else { return nil }
+        return omissions.sorted { $0.key < $1.key }
+            .map { "\($0.value) sample\($0.value == 1 ? "" : "s") without async callers: \($0.key)" }
+            .joined(separator: "; ")
     }
 
     private func milliseconds(_ nanoseconds: UInt64) -> Double {

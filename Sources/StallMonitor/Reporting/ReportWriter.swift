@@ -212,14 +212,14 @@ final class ReportWriter: Sendable {
 
 extension StallReport {
     /// The cheap form of a report: everything but the samples, and only the frames and images
-    /// of the representative stack. Counts, durations and the fingerprint stay exact.
+    /// of the representative stack and async callers. Counts, durations and the fingerprint stay exact.
     func compacted() -> StallReport {
         var compact = self
         var frameMap: [Int: Int] = [:]
         var imageMap: [Int: Int] = [:]
         compact.frames = []
         compact.images = []
-        compact.representativeStack = representativeStack.map { index in
+        func keep(_ index: Int) -> Int {
             if let mapped = frameMap[index] { return mapped }
             var frame = frames[index]
             if let image = frame.image {
@@ -233,6 +233,8 @@ extension StallReport {
             compact.frames.append(frame)
             return compact.frames.count - 1
         }
+        compact.representativeStack = representativeStack.map(keep)
+        compact.representativeAsyncCallers = representativeAsyncCallers?.map(keep)
         compact.omittedSamples = samples.count
         compact.samples = []
         compact.rateLimited = true

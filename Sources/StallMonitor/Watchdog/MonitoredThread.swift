@@ -41,6 +41,21 @@ final class MonitoredThread: @unchecked Sendable {
     struct ArmedWorker {
         var bounds: SnapshotUnwinder.StackBounds?
         var problems: [String]
+        /// The worker's thread pointer (0: unknown), for reading its running task.
+        var threadPointer: UInt = 0
+    }
+
+    /// The armed thread's thread pointer (0 until armed, or unknown).
+    private let armedThreadPointer = Atomic<UInt>(0)
+
+    /// The thread pointer of thread `tid`: the armed thread's, an armed worker's, or the probe's.
+    func threadPointer(of tid: Int32) -> UInt? {
+        if let worker = workers.withLock({ $0[tid] }), worker.threadPointer != 0 { return worker.threadPointer }
+        if tid == armedTID.load(ordering: .acquiring) {
+            let pointer = armedThreadPointer.load(ordering: .acquiring)
+            if pointer != 0 { return pointer }
+        }
+        return probe.threadPointer(of: tid)
     }
 
     /// What went wrong when the thread armed itself; complete once ``armedTID`` is set.
@@ -110,6 +125,7 @@ final class MonitoredThread: @unchecked Sendable {
         }
         problems.withLock { $0 = found }
         for problem in found { report("thread \(tid): \(problem)") }
+        armedThreadPointer.store(CStallMonitor_thread_pointer(), ordering: .releasing)
         armedTID.store(tid, ordering: .releasing)
     }
 
@@ -128,7 +144,7 @@ final class MonitoredThread: @unchecked Sendable {
         var found: [String] = []
         let unblocked = CStallMonitor_unblock_signal(signal)
         if unblocked < 0 { found.append("cannot unblock signal \(signal): \(CString.errorMessage(-unblocked))") }
-        workers.withLock { $0[tid] = ArmedWorker(bounds: bounds, problems: found) }
+        workers.withLock { $0[tid] = ArmedWorker(bounds: bounds, problems: found, threadPointer: CStallMonitor_thread_pointer()) }
         for problem in found { report("thread \(tid): \(problem)") }
         _ = armedTID.compareExchange(expected: 0, desired: tid, ordering: .acquiringAndReleasing)
     }

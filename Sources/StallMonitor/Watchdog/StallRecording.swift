@@ -20,6 +20,8 @@ struct RawSample {
     /// a copy of its frozen stack).
     var unwinder: String? = nil
     var interrupted: Bool? = nil
+    /// For `stack` samples of a thread that ran a task: its async callers (``AsyncCallChainReader``).
+    var asyncChain: AsyncCallChain? = nil
 }
 
 /// Everything the watchdog learned about one stall, handed to the writer.
@@ -63,6 +65,8 @@ struct StallRecording {
     var lastSnapshotAt: UInt64 = 0
     /// Only for a starved concurrency pool (its samples are its workers' stacks).
     var starvation: StallReport.Starvation?
+    /// Why async callers were not read for samples that ran in a task, with how many samples.
+    var asyncChainOmissions: [String: Int] = [:]
 
     /// Notes how long the machine was suspended since tracking began, from ``SuspendClock``'s
     /// value `now` (it never goes back).

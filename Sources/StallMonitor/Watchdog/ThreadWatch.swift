@@ -62,6 +62,9 @@ final class ThreadWatch {
     var reportProblem: (StallMonitorError) -> Void = { _ in }
     /// Whether the sampling signal still runs the monitor's handler (replaced in tests).
     var samplingHandlerInstalled: () -> Bool = { CStallMonitor_sampler_handler_installed() != 0 }
+    /// Reads the async callers of samples that ran in a task (shared by the watchdog's watches;
+    /// nil: not read, as for loops that run no tasks).
+    var asyncChains: AsyncChainSource?
     /// When the watchdog last went to sleep with a span open, and the thread's CPU time then.
     private var cpuBeforeSleep: (at: UInt64, cpu: Int64)?
 
@@ -651,9 +654,10 @@ final class ThreadWatch {
             if case .stack = outcome { countStack(since: began) }
             switch outcome {
             case .stack(let frames, let complete):
-                let sample = RawSample(
+                var sample = RawSample(
                     offset: offset, kind: .stack, threadState: state, syscall: syscallName, note: nil,
                     addresses: frames, truncated: !complete, unwinder: backend.name, interrupted: false)
+                sample.asyncChain = asyncChain(tid: tid, physical: frames, recording: &recording)
                 if keep(sample, takenBy: CStallMonitor_monotonic_ns()) {
                     recording.taken += 1
                     counters.samplesTaken.add(1, ordering: .relaxed)
@@ -760,9 +764,10 @@ final class ThreadWatch {
             if case .busy = signalOutcome {} else { busyRetries = 0 }
             switch signalOutcome {
             case .stack(let frames, let truncated):
-                let sample = RawSample(
+                var sample = RawSample(
                     offset: sentAt &- recording.spanStart, kind: .stack, threadState: state, syscall: nil,
                     note: nil, addresses: frames, truncated: truncated, unwinder: unwinderName, interrupted: true)
+                sample.asyncChain = asyncChain(tid: tid, physical: frames, recording: &recording)
                 if keep(sample, takenBy: CStallMonitor_monotonic_ns()) {
                     recording.taken += 1
                     counters.samplesTaken.add(1, ordering: .relaxed)

@@ -4,7 +4,9 @@ import Foundation
 ///
 /// Every sample of the report takes part, whatever its kind, weighted by the report's effective
 /// sampling interval (`sampling.effectiveIntervalMs`), so the weights of a stall add up to its
-/// ``sampledMs``: samples × interval. A `stack` sample is its frames; a `syscall` sample is a
+/// ``sampledMs``: samples × interval. A `stack` sample is its logical stack (its frames, or where
+/// it carries async callers, the frames of the task's current job and then the async callers:
+/// ``StallReport/Sample/logicalFrames(in:)``); a `syscall` sample is a
 /// synthetic `[syscall NAME, not unwound]` root above the frame of its program counter; a `none`
 /// sample (or any sample with no frame) is the synthetic `[no stack]` frame.
 @dynamicMemberLookup
@@ -54,7 +56,7 @@ public struct StallProfile: Sendable {
         }
         let weight = facts.intervalMs
         samples = report.samples.map { sample in
-            var stack = frames(sample.frames)
+            var stack = frames(sample.kind == .stack ? sample.logicalFrames(in: report.frames) : sample.frames)
             switch sample.kind {
             case .stack:
                 if stack.isEmpty { stack = [.noStack] }
@@ -65,6 +67,6 @@ public struct StallProfile: Sendable {
             }
             return Sample(offsetMs: sample.offsetMs, weightMs: weight, stack: stack)
         }
-        representativeStack = frames(report.representativeStack)
+        representativeStack = frames(report.representativeLogicalStack)
     }
 }

@@ -29,6 +29,7 @@ struct FastRecordExtractor {
         "schemaVersion", "id", "fingerprint", "status", "startedAt", "durationMs", "thresholdMs", "classification",
         "mainThreadCPUMs", "cpuObservedMs", "loop", "process", "sampling", "samples", "representativeStack", "frames",
         "images", "symbolication", "tags", "scene", "processStoppedMs", "machineSuspendedMs", "rateLimited", "omittedSamples", "kind",
+        "representativeAsyncCallers",
     ])
     /// Bits of the required top-level keys (the first 18).
     private static let topRequired: UInt64 = (1 << 18) - 1
@@ -82,6 +83,7 @@ struct FastRecordExtractor {
         var scene: String?
         var rateLimited = false
         var imageCount = 0
+        var asyncCallerIndices: [Int] = []
         var largestFrameReference = -1
         var largestImageReference = -1
         var frameOffsets = self.frameOffsets
@@ -138,6 +140,14 @@ struct FastRecordExtractor {
             case 20, 21: if try !cursor.takeNull() { _ = try cursor.double() }
             case 22: rateLimited = try cursor.takeNull() ? false : cursor.bool()
             case 23: if try !cursor.takeNull() { _ = try cursor.int() }
+            case 25:
+                if try !cursor.takeNull() {
+                    try cursor.forEachElement { cursor throws(FastPathMiss) in
+                        let frame = try cursor.int()
+                        asyncCallerIndices.append(frame)
+                        largestFrameReference = max(largestFrameReference, frame)
+                    }
+                }
             default:
                 // `kind` is read by the version probe: anything but a string or null fails it there.
                 try Self.skipOptionalString(&cursor)
@@ -155,13 +165,23 @@ struct FastRecordExtractor {
         }
         let app = frames.filter(\.inApp)
         let stack = Array((app.isEmpty ? frames : app).prefix(StackFrameSummary.defaultLimit))
+        var asyncCallers: [StackFrameSummary] = []
+        for index in asyncCallerIndices where asyncCallers.count < StackFrameSummary.defaultLimit {
+            cursor.position = frameOffsets[index]
+            var ignored = -1
+            if let frame = try Self.frame(&cursor, extract: true, largestImageReference: &ignored), frame.inApp,
+               !AsyncCallerNames.isThunk(frame.symbol) {
+                asyncCallers.append(frame)
+            }
+        }
         let effective = StaleStatus.effectiveStatus(
             status: StallStatus(rawValue: status), hostName: process.hostName, pid: process.pid, startTicks: process.startTicks,
             executableName: process.executableName)
         return StallRecord(
             fingerprint: fingerprint, durationMs: durationMs, startedAt: startedAt, status: effective,
             classification: StallClassification(rawValue: classification), path: path, stack: stack, syscall: syscall, scene: scene,
-            rateLimited: rateLimited, hostName: process.hostName, pid: process.pid, loop: "\(loopKind) \(threadName)")
+            rateLimited: rateLimited, hostName: process.hostName, pid: process.pid, loop: "\(loopKind) \(threadName)",
+            asyncCallers: asyncCallers)
     }
 
     private struct ProcessFacts {

@@ -32,11 +32,15 @@ public struct StallRecord: Sendable, Equatable {
     public var pid: Int?
     /// The loop that stalled: its kind and thread name (`nioEventLoop NIO-ELT-0-#1`), when known.
     public var loop: String?
+    /// The app's own async callers of the representative stack, innermost first (from
+    /// ``StallReport/representativeAsyncCallers``, thunks left out); empty when it has none.
+    public var asyncCallers: [StackFrameSummary] = []
 
     /// Creates a record.
     package init(fingerprint: String, durationMs: Double, startedAt: Date, status: StallStatus, classification: StallClassification, path: String,
                 stack: [StackFrameSummary], syscall: String?, scene: String? = nil, rateLimited: Bool = false, hostName: String? = nil, pid: Int? = nil,
-                loop: String? = nil) {
+                loop: String? = nil, asyncCallers: [StackFrameSummary] = []) {
+        self.asyncCallers = asyncCallers.map(\.printable)
         self.fingerprint = PrintableText.escape(fingerprint)
         self.durationMs = durationMs
         self.startedAt = startedAt
@@ -68,7 +72,8 @@ public struct StallRecord: Sendable, Equatable {
             rateLimited: report.rateLimited ?? false,
             hostName: report.process.hostName,
             pid: report.process.pid,
-            loop: "\(report.loop.kind) \(report.loop.threadName)"
+            loop: "\(report.loop.kind) \(report.loop.threadName)",
+            asyncCallers: StackFrameSummary.asyncCallers(of: report)
         )
     }
 }

@@ -49,6 +49,20 @@ public struct StackFrameSummary: Codable, Sendable, Equatable {
     /// How many frames a summary keeps.
     public static let defaultLimit = 5
 
+    /// The app's async callers a summary shows for `report`: the in-app frames of its
+    /// representative async callers (thunks left out), innermost first, at most `limit`.
+    package static func asyncCallers(of report: StallReport, limit: Int = defaultLimit) -> [StackFrameSummary] {
+        let frames = (report.representativeAsyncCallers ?? []).compactMap { index -> StallReport.Frame? in
+            guard report.frames.indices.contains(index) else { return nil }
+            let frame = report.frames[index]
+            guard frame.inApp, !(frame.symbol.map(AsyncCallerNames.isThunk) ?? false) else { return nil }
+            return frame
+        }
+        return frames.prefix(limit).map { frame in
+            StackFrameSummary(symbol: frame.symbol.flatMap { $0.isEmpty ? nil : $0 } ?? frame.address, file: frame.file, line: frame.line, inApp: true)
+        }
+    }
+
     /// The frames a summary shows for `report`: from its representative stack (leaf first), the
     /// app's own frames when there are any, otherwise the top frames. Invalid indices are skipped.
     package static func representative(of report: StallReport, limit: Int = defaultLimit) -> [StackFrameSummary] {

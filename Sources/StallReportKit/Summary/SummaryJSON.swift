@@ -101,6 +101,9 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
         public var stack: [StackFrameSummary]
         /// Syscall seen in a sample without a stack, when there is one.
         public var syscall: String?
+        /// The app's async callers of the longest stall's representative stack, innermost first;
+        /// absent when it ran in no task (or older reports).
+        public var asyncCallers: [StackFrameSummary]?
         /// Path of the longest stall's report.
         public var exampleReport: String
         /// Stalls of the group per monitored hour; only with session records.
@@ -124,6 +127,7 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
                 .merging(stats.statuses.map { ($0.key.rawValue, $0.value) }, uniquingKeysWith: { _, counted in counted })
             stack = stats.worst.stack
             syscall = stats.worst.syscall
+            asyncCallers = stats.worst.asyncCallers.isEmpty ? nil : stats.worst.asyncCallers
             exampleReport = stats.worst.path
             stallsPerHour = rates?.stallsPerHour
             stallMsPerHour = rates?.stallMsPerHour

@@ -96,6 +96,10 @@ package struct SummaryMarkdownRenderer: Sendable {
             if let location = frame.location { line += " \(Markdown.code(location))" }
             if !frame.inApp { line += " (system)" }
             return line
+        } + group.worst.asyncCallers.prefix(limit).map { frame in
+            var line = "- awaited by \(Markdown.code(names.display(frame.symbol)))"
+            if let location = frame.location { line += " \(Markdown.code(location))" }
+            return line
         }
     }
 }

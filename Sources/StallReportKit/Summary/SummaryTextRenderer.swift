@@ -108,12 +108,24 @@ package struct SummaryTextRenderer: Sendable {
             if byAttribute { title += " — longest stall: \(group.worst.fingerprint)" }
             out.append(title)
             out += stackLines(group, limit: framesPerStack)
+            out += asyncCallerLines(group, limit: framesPerStack)
             out.append("    example: \(group.worst.path)")
         }
         out.append("")
         out.append(style.bold("Durations"))
         out += HistogramRenderer.lines(summary.histogram, style: style)
         return out.joined(separator: "\n") + "\n"
+    }
+
+    /// The `awaited by symbol (file:line)` lines of the app's async callers of a group's
+    /// representative stack (none when its stall ran in no task).
+    package func asyncCallerLines(_ group: FingerprintStats, limit: Int) -> [String] {
+        group.worst.asyncCallers.prefix(limit).map { frame in
+            let name = names.display(frame.symbol)
+            var line = "    awaited by \(wide ? name : StackFrameSummary.abbreviated(name, limit: max(8, width - 15)))"
+            if let location = frame.location { line += " " + style.dim("(\(wide ? location : StackFrameSummary.middleAbbreviated(location, limit: max(8, width - 15))))") }
+            return line
+        }
     }
 
     /// The `at symbol (file:line)` lines of a group's representative stack.

@@ -144,8 +144,13 @@ public struct ReportSymbolicator: Sendable {
                 updated.representativeStack = representative.stack
                 syscall = representative.syscall
             }
+            if !updated.samples.isEmpty, updated.representativeAsyncCallers != nil {
+                updated.representativeAsyncCallers = RepresentativeAsyncCallers.find(samples: updated.samples, frames: updated.frames)
+            }
             let stack = updated.representativeStack.compactMap { updated.frames.indices.contains($0) ? updated.frames[$0] : nil }
-            let fingerprint = Fingerprint.make(Fingerprint.components(stack: stack, classification: updated.classification, syscall: syscall))
+            let callers = (updated.representativeAsyncCallers ?? []).compactMap { updated.frames.indices.contains($0) ? updated.frames[$0] : nil }
+            let fingerprint = Fingerprint.make(Fingerprint.components(
+                stack: stack, classification: updated.classification, syscall: syscall, asyncCallers: callers))
             if fingerprint != updated.fingerprint {
                 previous = updated.fingerprint
                 updated.fingerprint = fingerprint

@@ -24,6 +24,7 @@ extension StallReport {
         copy.process.architecture = escape(process.architecture)
         copy.sampling.unwinder = escape(sampling.unwinder)
         copy.sampling.unwinderNote = sampling.unwinderNote.map(escape)
+        copy.sampling.asyncCallersNote = sampling.asyncCallersNote.map(escape)
         copy.sampling.skipped = Dictionary(sampling.skipped.map { (escape($0.key), $0.value) }, uniquingKeysWith: { a, b in a.addingReportingOverflow(b).overflow ? .max : a + b })
         copy.samples = samples.map { sample in
             var sample = sample

@@ -27,6 +27,12 @@ package struct ReportShowRenderer: Sendable {
         out.append("")
         out.append(style.bold("Representative stack (leaf first):"))
         out += stack(report)
+        let callers = asyncCallers(report)
+        if !callers.isEmpty {
+            out.append("")
+            out.append(style.bold("Async callers (innermost first; the functions that awaited it, from the task's async contexts):"))
+            out += callers
+        }
         out.append("")
         let profile = StallProfile(report: report, path: path)
         let callTree = CallTree(profiles: [profile])
@@ -55,6 +61,7 @@ package struct ReportShowRenderer: Sendable {
         row("process", "\(process.executableName) pid \(process.pid)\(process.appVersion.map { ", version \($0)" } ?? "") on \(process.hostName), \(process.os) \(process.osVersion) \(process.architecture)")
         row("samples", samplingLine(report.sampling, kept: report.samples.count))
         if let note = report.sampling.unwinderNote { row("", note) }
+        if let note = report.sampling.asyncCallersNote { row("async callers", note) }
         row("symbolication", report.symbolication.symbolicator + (report.symbolication.note.map { " (\($0))" } ?? ""))
         return lines
     }
@@ -82,6 +89,18 @@ package struct ReportShowRenderer: Sendable {
     package func stack(_ report: StallReport) -> [String] {
         let frames = report.representativeStack.compactMap { report.frames.indices.contains($0) ? report.frames[$0] : nil }
         guard !frames.isEmpty else { return ["  (no stack: \(noStackReason(report)))"] }
+        return lines(frames, in: report)
+    }
+
+    /// The representative async callers (``StallReport/representativeAsyncCallers``) as numbered
+    /// lines like the stack's (each the entry of the caller's resume function, so no offset is
+    /// meaningful); empty when the report has none.
+    package func asyncCallers(_ report: StallReport) -> [String] {
+        let frames = (report.representativeAsyncCallers ?? []).compactMap { report.frames.indices.contains($0) ? report.frames[$0] : nil }
+        return frames.isEmpty ? [] : lines(frames, in: report)
+    }
+
+    private func lines(_ frames: [StallReport.Frame], in report: StallReport) -> [String] {
         let images = frames.map { frame -> String in
             frame.image.flatMap { report.images.indices.contains($0) ? (report.images[$0].path as NSString).lastPathComponent : nil } ?? "???"
         }

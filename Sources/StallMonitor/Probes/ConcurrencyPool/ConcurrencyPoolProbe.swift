@@ -269,6 +269,9 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         if let slot = worker.slot { slotStates[slot].assigned.store(0, ordering: .relaxed) }
     }
 
+    /// The thread pointer of worker `tid`, when met (watchdog thread).
+    fileprivate func threadPointer(of tid: Int32) -> UInt? { workers[tid]?.pointer }
+
     fileprivate func finishPolling() {
         let now = CStallMonitor_monotonic_ns()
         for tid in Array(workers.keys) { forget(tid, at: now) }
@@ -285,6 +288,9 @@ final class PoolSlotProbe: PolledLoopProbe, @unchecked Sendable {
     let pool: ConcurrencyPoolProbe
     private let state: PoolSlotState
     var threadPerSpan: Bool { true }
+    var runsTasks: Bool { true }
+
+    func threadPointer(of tid: Int32) -> UInt? { pool.threadPointer(of: tid) }
 
     fileprivate init(index: Int, pool: ConcurrencyPoolProbe, state: PoolSlotState) {
         self.index = index

@@ -28,6 +28,7 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
     static let loopKind = "mainActor"
     let kind = MainQueueProbe.loopKind
     var threadPerSpan: Bool { true }
+    var runsTasks: Bool { true }
     /// Whether `tid` drains the main queue now (MainActor code calling ``StallMonitor/expectLongWork(_:)``).
     func runsLoopWork(on tid: Int32) -> Bool { queue.owner() == tid }
     private let queue: MainQueueState

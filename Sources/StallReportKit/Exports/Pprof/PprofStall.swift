@@ -19,7 +19,12 @@ public struct PprofStall: Sendable {
     public init(report: StallReport, path: String) {
         facts = StallFacts(report: report, path: path)
         loopKind = report.loop.kind
-        samples = report.samples
+        // Samples with async callers are exported as their logical stack.
+        samples = report.samples.map { sample in
+            var logical = sample
+            if sample.kind == .stack { logical.frames = sample.logicalFrames(in: report.frames) }
+            return logical
+        }
         frames = report.frames
         images = report.images
     }
