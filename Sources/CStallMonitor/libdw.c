@@ -77,6 +77,7 @@ static const char *(*module_info)(Dwfl_Module *, void ***, Dwarf_Addr *, Dwarf_A
                                   const char **, const char **);
 static Dwfl_Module *(*report_module)(Dwfl *, const char *, Dwarf_Addr, Dwarf_Addr);
 static int (*proc_maps_report)(Dwfl *, FILE *);
+static Elf *(*dwarf_elf)(Dwarf *);
 
 /// The module name the vDSO is reported under (see `report_self`).
 static const char vdso_module_name[] = "[vdso]";
@@ -212,6 +213,7 @@ static void load(void) {
     *(void **)(&module_info) = dlsym(library, "dwfl_module_info");
     *(void **)(&report_module) = dlsym(library, "dwfl_report_module");
     *(void **)(&proc_maps_report) = dlsym(library, "dwfl_linux_proc_maps_report");
+    *(void **)(&dwarf_elf) = dlsym(library, "dwarf_getelf");
     can_index_cfi = elf_functions.begin != NULL && elf_functions.nextscn != NULL && elf_functions.getshdr64 != NULL && elf_functions.getshdrstrndx != NULL &&
                     elf_functions.strptr != NULL && elf_functions.getphdrnum != NULL && elf_functions.getphdr != NULL;
     proc_find_elf = functions.callbacks.find_elf;
@@ -308,4 +310,22 @@ const CStallMonitorLibdw *CStallMonitor_libdw_load(char *error, size_t error_siz
 
 const CStallMonitorLibdw *CStallMonitor_libdw(void) {
     return atomic_load_explicit(&loaded, memory_order_acquire);
+}
+
+size_t CStallMonitor_libdw_debug_bytes(Dwarf *dwarf) {
+    size_t names = 0, total = 0;
+    Elf *elf = dwarf_elf != NULL && dwarf != NULL ? dwarf_elf(dwarf) : NULL;
+    if (elf == NULL || elf_functions.nextscn == NULL || elf_functions.getshdr64 == NULL ||
+        elf_functions.getshdrstrndx == NULL || elf_functions.strptr == NULL ||
+        elf_functions.getshdrstrndx(elf, &names) != 0) {
+        return 0;
+    }
+    for (Elf_Scn *section = elf_functions.nextscn(elf, NULL); section != NULL;
+         section = elf_functions.nextscn(elf, section)) {
+        Elf64_Shdr *header = elf_functions.getshdr64(section);
+        if (header == NULL) return total;  // not 64-bit ELF
+        const char *name = elf_functions.strptr(elf, names, header->sh_name);
+        if (name != NULL && strncmp(name, ".debug_", 7) == 0 && header->sh_type != SHT_NOBITS) total += header->sh_size;
+    }
+    return total;
 }

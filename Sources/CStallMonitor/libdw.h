@@ -52,4 +52,8 @@ const CStallMonitorLibdw *CStallMonitor_libdw(void);
 /// the reason in `error` when libdw is missing or cannot read them. Close it with `end`.
 Dwfl *CStallMonitor_libdw_begin_self(char *error, size_t error_size);
 
+/// The bytes of `dwarf`'s `.debug_*` sections (what libdw may read and cache of it); 0 when
+/// libelf cannot tell.
+size_t CStallMonitor_libdw_debug_bytes(Dwarf *dwarf);
+
 #endif

@@ -11,9 +11,30 @@
 #include <string.h>
 #include <unistd.h>
 
+/// Modules whose DWARF size was counted (a process maps a few dozen; more are not counted).
+enum { counted_modules_capacity = 256 };
+
 struct CStallMonitorSymbolizer {
     Dwfl *dwfl;
+    size_t dwarf_bytes;
+    size_t counted_count;
+    Dwfl_Module *counted[counted_modules_capacity];
 };
+
+/// Adds `module`'s DWARF size to the session's total the first time its line tables are read.
+static void count_dwarf(CStallMonitorSymbolizer *session, Dwfl_Module *module) {
+    for (size_t i = 0; i < session->counted_count; i++) {
+        if (session->counted[i] == module) return;
+    }
+    if (session->counted_count == counted_modules_capacity) return;
+    session->counted[session->counted_count++] = module;
+    Dwarf_Addr bias = 0;
+    session->dwarf_bytes += CStallMonitor_libdw_debug_bytes(CStallMonitor_libdw()->module_getdwarf(module, &bias));
+}
+
+size_t CStallMonitor_symbolizer_dwarf_bytes(const CStallMonitorSymbolizer *session) {
+    return session != NULL ? session->dwarf_bytes : 0;
+}
 
 CStallMonitorSymbolizer *CStallMonitor_symbolizer_open(char *error, size_t error_size) {
     CStallMonitorSymbolizer *session = calloc(1, sizeof(*session));
@@ -74,6 +95,7 @@ int CStallMonitor_symbolizer_lookup(CStallMonitorSymbolizer *session, uintptr_t 
         symbol->offset = offset;
     }
     Dwfl_Line *line = dw->module_getsrc(module, address);
+    count_dwarf(session, module);
     if (line != NULL) {
         int line_number = 0;
         const char *file = dw->lineinfo(line, NULL, &line_number, NULL, NULL, NULL);

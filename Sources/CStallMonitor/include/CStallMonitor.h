@@ -347,6 +347,10 @@ CStallMonitorSymbolizer *CStallMonitor_symbolizer_open(char *error, size_t error
 int CStallMonitor_symbolizer_lookup(CStallMonitorSymbolizer *session, uintptr_t address,
                                     CStallMonitorSymbol *symbol);
 
+/// The bytes of DWARF (`.debug_*` sections) of the modules whose line tables the session's
+/// lookups have read so far: what libdw may parse and cache for them.
+size_t CStallMonitor_symbolizer_dwarf_bytes(const CStallMonitorSymbolizer *session);
+
 /// Closes a session.
 void CStallMonitor_symbolizer_close(CStallMonitorSymbolizer *session);
 

@@ -39,10 +39,13 @@ final class Symbolicator: Sendable {
     /// Entries kept before the cache is cleared (bounds memory in long-running hosts).
     private static let cacheLimit = 50_000
 
-    /// How much the process may grow while a session is open (libdw's DWARF line, CU and symbol
-    /// tables on the heap, the debug sections it maps) before the session is closed after a batch
-    /// of lookups; the names found stay cached. A large debug binary's DWARF costs tens of MiB:
-    /// it is read again only for addresses not named yet. A small binary's session stays open.
+    /// How much DWARF a session may have read (the `.debug_*` sections of the modules whose line
+    /// tables it looked in), and how much the process may grow while it is open (libdw's line, CU
+    /// and symbol tables on the heap, the debug sections it maps), before the session is closed
+    /// after a batch of lookups; the names found stay cached. A large debug binary's DWARF costs
+    /// tens of MiB: it is read again only for addresses not named yet. A small binary's session
+    /// stays open. The DWARF size makes the choice independent of what else the process frees
+    /// meanwhile (its resident size can shrink while a session grows).
     static let sessionGrowthLimit = 4 << 20
 
     private let state = Locked(State())
@@ -88,6 +91,11 @@ final class Symbolicator: Sendable {
         state.withLock { $0.session != nil }
     }
 
+    /// The bytes of DWARF the open session has read, nil when none is open (for tests).
+    var openSessionDWARFBytes: Int? {
+        state.withLock { state in state.session.map { Int(CStallMonitor_symbolizer_dwarf_bytes($0)) } }
+    }
+
     /// Looks up every address at once (one lock round trip per report). `images` identifies the
     /// loaded images: when it changed (a library was loaded or unloaded), the session is reopened
     /// and the cache cleared, since an address may now belong to another library.
@@ -116,7 +124,9 @@ final class Symbolicator: Sendable {
                 state.cache[address] = symbol
                 result[address] = symbol
             }
-            if state.session != nil, CStallMonitor_resident_bytes() - state.residentAtOpen > Self.sessionGrowthLimit {
+            if let session = state.session,
+               CStallMonitor_symbolizer_dwarf_bytes(session) > Self.sessionGrowthLimit
+                || CStallMonitor_resident_bytes() - state.residentAtOpen > Self.sessionGrowthLimit {
                 closeSession(&state)  // its caches outgrew the bound; the names stay cached
                 _ = CStallMonitor_trim_heap()
             }
