@@ -77,6 +77,8 @@ let package = Package(
         .executableTarget(name: "async-main-host", dependencies: ["StallMonitor", logging]),
         // A host whose tasks stall the Swift concurrency pool in known ways (tests, README).
         .executableTarget(name: "pool-stall-host", dependencies: ["StallMonitor", logging]),
+        // A host that forks while it runs a monitor: the child's own monitor must work (tests).
+        .executableTarget(name: "fork-host", dependencies: ["StallMonitor"]),
         // Benchmarks of the monitor's cost and accuracy and of stallreport's speed (Scripts/bench).
         .executableTarget(name: "stall-bench",
                           dependencies: ["StallMonitor", "StallReportModel", "StallReportKit", "CStallMonitor", argumentParser, logging]),
@@ -92,7 +94,7 @@ let package = Package(
         .testTarget(name: "StallMonitorTestingTests", dependencies: ["StallMonitorTesting", "StallMonitorNIO", nioCore, nioPosix]),
         .testTarget(name: "StallMonitorXCTestTests", dependencies: ["StallMonitorXCTest"]),
         .testTarget(name: "EndToEndTests", dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport", "stall-demo", "stallreport",
-                                                       "idle-work-demo", "nio-stall-demo", "async-main-host", "pool-stall-host"]),
+                                                       "idle-work-demo", "nio-stall-demo", "async-main-host", "pool-stall-host", "fork-host"]),
     ],
     swiftLanguageModes: [.v6]
 )

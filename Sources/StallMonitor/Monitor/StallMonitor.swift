@@ -437,7 +437,7 @@ public final class StallMonitor: Sendable {
                 session.heartbeat(stopping: true)
                 emitMetrics()
             }
-            writer.flush(timeout: .seconds(5))
+            writer.close(waiting: writer.flush(timeout: .seconds(5)))
             StackSampler.uninstall()
             Symbolicator.shared.release()
             SnapshotUnwinder.shared.release()

@@ -13,8 +13,8 @@ enum StallEvent {
     case retracted(StallID)
 }
 
-/// The writer: builds, encodes and stores reports on its own serial queue, off the monitored
-/// thread and off the watchdog's timing path. In-progress snapshots of one stall replace each
+/// The writer: builds, encodes and stores reports on its own thread (a ``SerialWorkThread``, which
+/// also works in a forked child), off the monitored thread and off the watchdog's timing path. In-progress snapshots of one stall replace each
 /// other (a queued older one is skipped); the final report replaces them all. Failures are
 /// counted and said once, never thrown.
 final class ReportWriter: Sendable {
@@ -24,8 +24,7 @@ final class ReportWriter: Sendable {
         var latestSnapshot = 0
     }
 
-    private let queue = DispatchQueue(label: "StallMonitor.writer", qos: .utility)
-    private let pending = DispatchGroup()
+    private let queue = SerialWorkThread(name: "stall-writer")
     private let builder: ReportBuilder
     private let store: ReportFileStore
     private let errors: ErrorReporter
@@ -68,19 +67,19 @@ final class ReportWriter: Sendable {
 
     /// Queues work for the writer thread.
     func perform(_ work: @escaping @Sendable () -> Void) {
-        queue.async(group: pending, execute: work)
+        queue.async(work)
     }
 
     /// Runs `work` on the writer queue every `interval` (first after one interval) until the
     /// returned timer is cancelled. Not counted by ``flush(timeout:)``.
     func repeating(every interval: Duration, _ work: @escaping @Sendable () -> Void) -> RepeatingTimer {
-        RepeatingTimer(every: interval, on: queue, work)
+        RepeatingTimer(every: interval, enqueue: { [queue] in queue.async(counted: false, $0) }, work)
     }
 
     /// Runs `jobs[i]` on the writer queue every `intervals[i]` (each first after one of its
     /// intervals), all from one timer thread, until the returned timer is cancelled.
     func repeating(intervals: [Duration], jobs: [@Sendable () -> Void]) -> RepeatingTimer {
-        RepeatingTimer(on: queue, intervals: intervals, jobs: jobs)
+        RepeatingTimer(enqueue: { [queue] in queue.async(counted: false, $0) }, intervals: intervals, jobs: jobs)
     }
 
     /// Hands a stall event to the writer.
@@ -169,7 +168,14 @@ final class ReportWriter: Sendable {
     /// Waits until queued reports are written, at most `timeout`. Returns false on timeout.
     @discardableResult
     func flush(timeout: Duration) -> Bool {
-        pending.wait(timeout: .now() + .nanoseconds(Int(timeout.nanoseconds))) == .success
+        queue.wait(timeout: UInt64(clamping: timeout.nanoseconds))
+    }
+
+    /// Ends the writer's thread once the queued work is done (at stop, after ``flush(timeout:)``),
+    /// waiting for it when `waiting` (not after a flush that timed out: stop stays bounded); work
+    /// queued later still runs, on a thread that ends when it is done.
+    func close(waiting: Bool) {
+        queue.close(waiting: waiting)
     }
 
     /// Encodes and writes one version of a stall's report; the first version may not replace any

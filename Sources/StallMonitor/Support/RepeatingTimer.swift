@@ -1,7 +1,7 @@
 import CStallMonitor
 import Foundation
 
-/// Runs work on a dispatch queue (the writer's) at fixed intervals, driven by a small thread of
+/// Hands work to a queue (the writer's) at fixed intervals, driven by a small thread of
 /// its own that sleeps on a semaphore. Not a dispatch timer: on Linux the first dispatch timer
 /// starts libdispatch's timer thread, which then lives as long as the process, and after `stop()`
 /// the monitor must leave no thread behind. One timer runs several jobs, each at its own
@@ -12,14 +12,16 @@ final class RepeatingTimer: Sendable {
     private let exited = DispatchSemaphore(value: 0)
     private let cancelled = Locked(false)
 
-    /// Runs `work` on `queue` every `interval`, the first time one interval from now.
-    convenience init(every interval: Duration, on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
-        self.init(on: queue, intervals: [interval], jobs: [work])
+    /// Hands `work` to `enqueue` every `interval`, the first time one interval from now.
+    convenience init(every interval: Duration, enqueue: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void,
+                     _ work: @escaping @Sendable () -> Void) {
+        self.init(enqueue: enqueue, intervals: [interval], jobs: [work])
     }
 
-    /// Runs `jobs[i]` on `queue` every `intervals[i]`, each the first time one of its intervals
-    /// from now (the two arrays have the same length).
-    init(on queue: DispatchQueue, intervals: [Duration], jobs: [@Sendable () -> Void]) {
+    /// Hands `jobs[i]` to `enqueue` every `intervals[i]`, each the first time one of its
+    /// intervals from now (the two arrays have the same length).
+    init(enqueue: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void, intervals: [Duration],
+         jobs: [@Sendable () -> Void]) {
         precondition(intervals.count == jobs.count && !jobs.isEmpty, "one interval per job")
         // At least a millisecond: a zero interval must not spin.
         let periods = intervals.map { max(UInt64(clamping: $0.nanoseconds), 1_000_000) }
@@ -36,7 +38,7 @@ final class RepeatingTimer: Sendable {
                       !cancelled.withLock({ $0 }) else { break }
                 let woke = DispatchTime.now().uptimeNanoseconds
                 for index in due.indices where due[index] <= woke {
-                    queue.async(execute: jobs[index])
+                    enqueue(jobs[index])
                     // The next run one interval after this one (one after now, when late).
                     let following = due[index].addingReportingOverflow(periods[index])
                     let fromNow = woke.addingReportingOverflow(periods[index])
@@ -51,7 +53,7 @@ final class RepeatingTimer: Sendable {
         }
     }
 
-    /// Stops the timer and waits for its thread to end (at once); a run already queued
+    /// Stops the timer and waits for its thread to end (at once); a run already handed over
     /// finishes on its queue. Calling it again does nothing.
     func cancel() {
         let first = cancelled.withLock { cancelled in
