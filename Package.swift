@@ -61,11 +61,11 @@ let package = Package(
         // StallMonitorService: run()/graceful shutdown of a ServiceGroup.
         .target(name: "StallMonitorServiceLifecycle", dependencies: ["StallMonitor", serviceLifecycle]),
         // A test's stall budget (scope, watches, violations) shared by the two test integrations.
-        .target(name: "StallBudgetCore", dependencies: ["StallMonitor"]),
+        .target(name: "StallBudgetCore", dependencies: ["StallMonitor", logging]),
         // `@Test(.stallBudget(.milliseconds(100)))`: a Swift Testing trait.
-        .target(name: "StallMonitorTesting", dependencies: ["StallBudgetCore", "StallMonitor"]),
+        .target(name: "StallMonitorTesting", dependencies: ["StallBudgetCore", "StallMonitor", logging]),
         // `assertNoStalls(budget:) { … }`: the XCTestCase helper.
-        .target(name: "StallMonitorXCTest", dependencies: ["StallBudgetCore", "StallMonitor"]),
+        .target(name: "StallMonitorXCTest", dependencies: ["StallBudgetCore", "StallMonitor", logging]),
         // A plain SwiftNIO HTTP server whose routes stall in known ways (Scripts/nio-demo).
         .executableTarget(name: "nio-stall-demo",
                           dependencies: ["StallMonitor", "StallMonitorNIO", nioCore, nioPosix, nioHTTP1, argumentParser, logging]),
