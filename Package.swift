@@ -89,7 +89,7 @@ let package = Package(
                                                            "StallMonitorServiceLifecycle", serviceLifecycle, metrics, metricsTestKit]),
         .testTarget(name: "StallMonitorNIOTests", dependencies: ["StallMonitor", "StallMonitorNIO", "StallReportModel", "CStallMonitor",
                                                               metricsTestKit, nioCore, nioPosix, nioHTTP1]),
-        .testTarget(name: "StallMonitorTestingTests", dependencies: ["StallMonitorTesting", "StallMonitorNIO", nioCore, nioPosix]),
+        .testTarget(name: "StallMonitorTestingTests", dependencies: ["StallMonitorTesting", "StallMonitorNIO", nioCore, nioPosix, logging]),
         .testTarget(name: "StallMonitorXCTestTests", dependencies: ["StallMonitorXCTest"]),
         .testTarget(name: "EndToEndTests", dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport", "stall-demo", "stallreport",
                                                        "idle-work-demo", "nio-stall-demo", "async-main-host", "pool-stall-host"]),

@@ -11,9 +11,9 @@ enum NothingWatchedMessage {
     static func noMonitor(budget: Duration, watch: String?, reason: String?) -> String {
         let what: String
         if let watch, let reason {
-            what = "it could not watch \(watch) (\(reason)) and the test started no monitor with StallBudget.configuration()"
+            what = "could not watch \(watch) (\(reason)) and the test started no monitor with StallBudget.configuration()"
         } else {
-            what = "the test named no loop to watch and started no monitor with StallBudget.configuration()"
+            what = "had nothing to watch: the test named no loop and started no monitor with StallBudget.configuration()"
         }
         return "Nothing was watched: the \(StallBudgetViolation.milliseconds(budget.milliseconds)) stall budget \(what), "
             + "so a stall would have passed unnoticed. " + howToWatch
