@@ -61,11 +61,11 @@ let package = Package(
         // StallMonitorService: run()/graceful shutdown of a ServiceGroup.
         .target(name: "StallMonitorServiceLifecycle", dependencies: ["StallMonitor", serviceLifecycle]),
         // A test's stall budget (scope, watches, violations) shared by the two test integrations.
-        .target(name: "StallBudgetCore", dependencies: ["StallMonitor"]),
+        .target(name: "StallBudgetCore", dependencies: ["StallMonitor", logging]),
         // `@Test(.stallBudget(.milliseconds(100)))`: a Swift Testing trait.
-        .target(name: "StallMonitorTesting", dependencies: ["StallBudgetCore", "StallMonitor"]),
+        .target(name: "StallMonitorTesting", dependencies: ["StallBudgetCore", "StallMonitor", logging]),
         // `assertNoStalls(budget:) { … }`: the XCTestCase helper.
-        .target(name: "StallMonitorXCTest", dependencies: ["StallBudgetCore", "StallMonitor"]),
+        .target(name: "StallMonitorXCTest", dependencies: ["StallBudgetCore", "StallMonitor", logging]),
         // A plain SwiftNIO HTTP server whose routes stall in known ways (Scripts/nio-demo).
         .executableTarget(name: "nio-stall-demo",
                           dependencies: ["StallMonitor", "StallMonitorNIO", nioCore, nioPosix, nioHTTP1, argumentParser, logging]),
@@ -91,7 +91,7 @@ let package = Package(
                                                            "StallMonitorServiceLifecycle", serviceLifecycle, metrics, metricsTestKit]),
         .testTarget(name: "StallMonitorNIOTests", dependencies: ["StallMonitor", "StallMonitorNIO", "StallReportModel", "CStallMonitor",
                                                               metricsTestKit, nioCore, nioPosix, nioHTTP1]),
-        .testTarget(name: "StallMonitorTestingTests", dependencies: ["StallMonitorTesting", "StallMonitorNIO", nioCore, nioPosix]),
+        .testTarget(name: "StallMonitorTestingTests", dependencies: ["StallMonitorTesting", "StallMonitorNIO", nioCore, nioPosix, logging]),
         .testTarget(name: "StallMonitorXCTestTests", dependencies: ["StallMonitorXCTest"]),
         .testTarget(name: "EndToEndTests", dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport", "stall-demo", "stallreport",
                                                        "idle-work-demo", "nio-stall-demo", "async-main-host", "pool-stall-host", "fork-host"]),

@@ -5,6 +5,11 @@ import StallMonitor
 /// monitors, the monitors started with it and the reports they wrote. The test integrations
 /// create it around the test body (``StallBudget/current`` is it meanwhile) and ``finish()`` it
 /// after the body returns, on the test's own task.
+///
+/// A budget that names no watch may be given the test's own watch (the integration's choice of
+/// what the test body runs on). It runs while the test does and counts only when the test started
+/// no monitor with ``StallBudget/configuration()``: a test that puts its work on a loop of its own
+/// is judged by that loop alone.
 public final class StallBudgetScope: @unchecked Sendable {
     /// The budget this scope enforces.
     public let budget: StallBudget
@@ -15,17 +20,30 @@ public final class StallBudgetScope: @unchecked Sendable {
 
     private let ownsDirectory: Bool
     private let startedAt = Date()
-    /// Guards `monitors`, `reports` and `finished` (written from the writer queues of the monitors).
+    /// Guards the state below (written from the writer queues of the monitors).
     private let lock = NSLock()
+    /// The monitors of the budget's watches and those started with ``configuration``.
     private var monitors: [StallMonitor] = []
-    private var reports: [(report: StallReport, url: URL)] = []
+    /// The monitor of the test's own watch, and why it could not start.
+    private var ownMonitor: StallMonitor?
+    private var ownWatchProblem: String?
+    private let ownWatch: StallBudget.Watch?
+    private var reports: [(report: StallReport, url: URL, own: Bool)] = []
     private var finished = false
 
     /// Creates the report directory (a new temporary one unless the budget names one) and starts
     /// the budget's ``StallBudget/watches``. Throws when the directory cannot be created or a
     /// monitor cannot start (the monitors already started are stopped).
-    public init(_ budget: StallBudget) throws(StallBudgetError) {
+    public convenience init(_ budget: StallBudget) throws(StallBudgetError) {
+        try self.init(budget, ownWatch: nil)
+    }
+
+    /// As ``init(_:)``; when the budget names no watch, also starts `ownWatch` (what the test's
+    /// own code runs on). That it cannot start is no error: with nothing else watched, the
+    /// outcome says so.
+    package init(_ budget: StallBudget, ownWatch: StallBudget.Watch?) throws(StallBudgetError) {
         self.budget = budget
+        self.ownWatch = budget.watches.isEmpty ? ownWatch : nil
         if let directory = budget.reportDirectory {
             reportDirectory = directory
             ownsDirectory = false
@@ -39,11 +57,12 @@ public final class StallBudgetScope: @unchecked Sendable {
         } catch {
             throw StallBudgetError("the stall budget's report directory \(reportDirectory.path) could not be created: \(error)")
         }
-        let configuration = StallMonitor.Configuration(
+        var configuration = StallMonitor.Configuration(
             threshold: budget.budget, reportDirectory: reportDirectory, maxReportsPerFingerprint: 10_000)
+        configuration.logger = budget.monitorLogger
         self.configuration = configuration
         // The scope is complete here but for the callbacks, which need `self`.
-        self.configuration.onReport = { [weak self] report, url in self?.collect(report, url) }
+        self.configuration.onReport = { [weak self] report, url in self?.collect(report, url, own: false) }
         self.configuration.onStart = { [weak self] monitor in self?.register(monitor) }
         for (index, watch) in budget.watches.enumerated() {
             do {
@@ -54,11 +73,33 @@ public final class StallBudgetScope: @unchecked Sendable {
                 throw StallBudgetError("the stall budget's monitor \(index + 1) of \(budget.watches.count) could not start: \(error)")
             }
         }
+        if let ownWatch = self.ownWatch {
+            configuration.onReport = { [weak self] report, url in self?.collect(report, url, own: true) }
+            do {
+                let monitor = try ownWatch.start(configuration)
+                lock.withLock { ownMonitor = monitor }
+            } catch {
+                lock.withLock { ownWatchProblem = "\(error)" }
+            }
+        }
     }
 
-    /// The monitors started with this scope's configuration so far.
+    /// ``init(_:ownWatch:)`` on a thread of its own, so that starting the watches (which may wait
+    /// for the concurrency pool or the MainActor to run a probe) blocks no cooperative thread.
+    package static func start(_ budget: StallBudget, ownWatch: StallBudget.Watch?) async throws(StallBudgetError) -> StallBudgetScope {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<StallBudgetScope, StallBudgetError>, Never>) in
+            let thread = Thread {
+                continuation.resume(returning: Result { () throws(StallBudgetError) in try StallBudgetScope(budget, ownWatch: ownWatch) })
+            }
+            thread.name = "StallBudget.start"
+            thread.start()
+        }
+        return try result.get()
+    }
+
+    /// The monitors started with this scope's configuration so far (and the test's own watch's).
     public var watchingMonitors: [StallMonitor] {
-        lock.withLock { monitors }
+        lock.withLock { monitors + (ownMonitor.map { [$0] } ?? []) }
     }
 
     private func register(_ monitor: StallMonitor) {
@@ -72,35 +113,37 @@ public final class StallBudgetScope: @unchecked Sendable {
         if late { monitor.configuration.logger.warning("a monitor was started with the configuration of a test that has ended") }
     }
 
-    private func collect(_ report: StallReport, _ url: URL) {
+    private func collect(_ report: StallReport, _ url: URL, own: Bool) {
         lock.withLock {
             guard !finished else { return }
-            reports.append((report, url))
+            reports.append((report, url, own))
         }
     }
 
     /// Ends the scope after the test body returned: waits for stalls that began before now to end
     /// (at most ``StallBudget/settleTimeout``), stops every monitor (writing their queued reports),
-    /// and returns the stalls over budget, oldest first. The report directory is deleted when it
-    /// is the scope's own and nothing failed. Blocks the calling thread; from async code use the
-    /// `async` variant.
-    public func finish() -> [StallBudgetViolation] {
+    /// and returns the stalls over budget, oldest first, and whether anything was watched. The
+    /// report directory is deleted when it is the scope's own and nothing failed. Blocks the
+    /// calling thread; from async code use the `async` variant.
+    public func finish() -> StallBudgetOutcome {
         let bodyEnded = StallMonitor.monotonicNanoseconds()
         while stallsInProgress(begunBefore: bodyEnded) {
             Thread.sleep(forTimeInterval: 0.005)
         }
+        let watched = whatWasWatched()
         for monitor in watchingMonitors { monitor.stop() }
-        return conclude()
+        return conclude(watched)
     }
 
     /// ``finish()`` for async code: waits suspended, and stops the monitors off the cooperative pool.
-    public func finish() async -> [StallBudgetViolation] {
+    public func finish() async -> StallBudgetOutcome {
         let bodyEnded = StallMonitor.monotonicNanoseconds()
         while stallsInProgress(begunBefore: bodyEnded) {
             try? await Task.sleep(for: .milliseconds(5))
         }
+        let watched = whatWasWatched()
         for monitor in watchingMonitors { await monitor.stop() }
-        return conclude()
+        return conclude(watched)
     }
 
     /// Whether a watched loop is in a span that began before `instant`, while the settle time lasts.
@@ -112,25 +155,40 @@ public final class StallBudgetScope: @unchecked Sendable {
         return watchingMonitors.contains { monitor in monitor.openSpanStarts.contains { $0 < instant } }
     }
 
+    /// Which monitors count (the test's own watch only when nothing else was started), and nil
+    /// when one of their loops ran; otherwise why nothing was watched.
+    private func whatWasWatched() -> (ownCounts: Bool, nothingWatched: String?) {
+        let (counted, own, problem) = lock.withLock { () -> ([StallMonitor], Bool, String?) in
+            if !monitors.isEmpty { return (monitors, false, nil) }
+            return (ownMonitor.map { [$0] } ?? [], true, ownWatchProblem)
+        }
+        if counted.isEmpty {
+            return (own, NothingWatchedMessage.noMonitor(budget: budget.budget, watch: ownWatch?.name, reason: problem))
+        }
+        let loops = counted.flatMap(\.watchedLoops)
+        if loops.contains(where: \.hasRun) { return (own, nil) }
+        return (own, NothingWatchedMessage.notRunning(budget: budget.budget, watched: loops.map(\.kind)))
+    }
+
     private func stopAll() -> [StallMonitor] {
         let all = watchingMonitors
         for monitor in all { monitor.stop() }
         return all
     }
 
-    private func conclude() -> [StallBudgetViolation] {
-        let collected = lock.withLock { () -> [(report: StallReport, url: URL)] in
+    private func conclude(_ watched: (ownCounts: Bool, nothingWatched: String?)) -> StallBudgetOutcome {
+        let collected = lock.withLock { () -> [(report: StallReport, url: URL, own: Bool)] in
             finished = true
             return reports
         }
-        let threshold = Double(budget.budget.components.seconds) * 1e3 + Double(budget.budget.components.attoseconds) / 1e15
+        let threshold = budget.budget.milliseconds
         let violations = collected
-            .filter { $0.report.durationMs > threshold }
+            .filter { $0.own == watched.ownCounts && $0.report.durationMs > threshold }
             .sorted { $0.report.startedAt < $1.report.startedAt }
             .map { StallBudgetViolation(report: $0.report, reportURL: $0.url, budget: budget.budget,
                                         startedIntoTestMs: $0.report.startedAt.timeIntervalSince(startedAt) * 1e3) }
         if violations.isEmpty { removeDirectory() }
-        return violations
+        return StallBudgetOutcome(violations: violations, nothingWatched: watched.nothingWatched)
     }
 
     /// Deletes the report directory when the scope made it.

@@ -16,7 +16,7 @@ final class AssertNoStallsTests: XCTestCase {
     private var capturing = false
 
     override func recordFailure(withDescription description: String, inFile filePath: String, atLine lineNumber: Int, expected: Bool) {
-        if capturing && description.hasPrefix("Stall of ") {
+        if capturing && (description.hasPrefix("Stall of ") || description.hasPrefix("Nothing was watched: ")) {
             captured.append(description)
         } else {
             super.recordFailure(withDescription: description, inFile: filePath, atLine: lineNumber, expected: expected)
@@ -71,5 +71,50 @@ final class AssertNoStallsTests: XCTestCase {
         if let message = captured.first, let range = message.range(of: "; report: ") {
             try? FileManager.default.removeItem(at: URL(fileURLWithPath: String(message[range.upperBound...])).deletingLastPathComponent())
         }
+    }
+
+    /// An async body runs on the concurrency pool, which a budget that names no watch watches.
+    func testFailsAnAsyncBodyThatBlocksTheConcurrencyPool() async throws {
+        capturing = true
+        try await assertNoStalls(budget: .milliseconds(250)) {
+            sleepPastTheBudgetInXCTest(milliseconds: 400)
+        }
+        capturing = false
+        let own = captured.filter { $0.contains("sleepPastTheBudgetInXCTest") }
+        XCTAssertEqual(own.count, 1, "\(captured)")
+        XCTAssertTrue(own.first?.contains("exceeded the 250 ms stall budget") == true, "\(captured)")
+        XCTAssertFalse(captured.contains { $0.hasPrefix("Nothing was watched") }, "\(captured)")
+        for message in captured {
+            if let range = message.range(of: "; report: ") {
+                try? FileManager.default.removeItem(at: URL(fileURLWithPath: String(message[range.upperBound...])).deletingLastPathComponent())
+            }
+        }
+    }
+
+    /// A synchronous body that blocks its own thread never runs the thread's run loop, the only
+    /// loop there is to watch: the budget fails saying nothing was watched, instead of passing.
+    func testFailsASyncBodyThatBlocksItsOwnThreadSayingNothingWasWatched() throws {
+        capturing = true
+        try assertNoStalls(budget: .milliseconds(250)) {
+            sleepPastTheBudgetInXCTest(milliseconds: 400)
+        }
+        capturing = false
+        XCTAssertEqual(captured.count, 1, "\(captured)")
+        let message = try XCTUnwrap(captured.first)
+        XCTAssertTrue(message.hasPrefix("Nothing was watched: none of the loops the 250 ms stall budget watched ran while the test did (runLoop)"),
+                      message)
+        XCTAssertTrue(message.contains("make the test `async`"), message)
+    }
+
+    /// The same body waiting for an expectation runs the run loop: watched, and quiet, it passes.
+    func testPassesASyncBodyThatWaitsQuietly() throws {
+        capturing = true
+        try assertNoStalls(budget: .milliseconds(250)) {
+            let fired = expectation(description: "timer fired")
+            RunLoop.main.add(Timer(timeInterval: 0.01, repeats: false) { _ in fired.fulfill() }, forMode: .default)
+            wait(for: [fired], timeout: 30)
+        }
+        capturing = false
+        XCTAssertEqual(captured, [])
     }
 }

@@ -168,7 +168,8 @@ extension StallMonitor {
             self.metrics = metrics
         }
 
-        func validate() throws(StallMonitorError) {
+        /// Throws ``StallMonitorError/Code/invalidConfiguration`` for a setting out of range.
+        package func validate() throws(StallMonitorError) {
             if !threshold.isPositive { throw .invalidConfiguration("threshold must be positive") }
             if !samplingInterval.isPositive { throw .invalidConfiguration("samplingInterval must be positive") }
             if !(0.05...1).contains(samplingLead) { throw .invalidConfiguration("samplingLead must be within 0.05…1") }

@@ -47,13 +47,9 @@ struct ServiceTests {
         #expect(try directory.reports().count == 1)
     }
 
-    @Test("a monitor that cannot start makes run() throw its error")
+    @Test("a monitor that init(start:) cannot start makes run() throw its error")
     func startFailure() async throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
-        var configuration = directory.configuration()
-        configuration.threshold = .zero
-        let service = StallMonitorService(configuration, loop: .current)
+        let service = StallMonitorService { throw StallMonitorError.unsupportedLoop("not here") }
         await #expect(throws: StallMonitorError.self) { try await service.run() }
         #expect(service.monitor == nil)
     }
