@@ -88,7 +88,7 @@ extension StallReport {
         }
     }
 
-    /// Reads and decodes the report at `url`, with the limits ``DocumentFile`` applies to every
+    /// Reads and decodes the report at `url`, with the limits `DocumentFile` applies to every
     /// document (64 MiB, nesting depth).
     public static func read(from url: URL) throws(ReportReadError) -> StallReport {
         let data: Data

@@ -61,7 +61,7 @@ public struct ProfileFrame: Hashable, Sendable, Codable {
         a.name == b.name && a.image == b.image && a.inApp == b.inApp && a.isSynthetic == b.isSynthetic
     }
 
-    /// Hashes what ``==`` compares.
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(name)
         hasher.combine(image)

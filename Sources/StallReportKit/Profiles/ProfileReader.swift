@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Unlike ``ReportCollector`` (which keeps only per-fingerprint statistics), exports need every
 /// sample, so each matching report is reduced to its profile (weighted stacks and a few facts) and
-/// the decoded report is dropped at once. Files are found with ``ReportScanner`` and decoded with
+/// the decoded report is dropped at once. Files are found with `ReportScanner` and decoded with
 /// ``ReportLoader``, with the same problem lines as the other subcommands.
 public struct ProfileReader: Sendable {
     /// What was read.

@@ -6,7 +6,7 @@ import Foundation
 /// sampling interval (`sampling.effectiveIntervalMs`), so the weights of a stall add up to its
 /// ``sampledMs``: samples × interval. A `stack` sample is its logical stack (its frames, or where
 /// it carries async callers, the frames of the task's current job and then the async callers:
-/// ``StallReport/Sample/logicalFrames(in:)``); a `syscall` sample is a
+/// `StallReport/Sample/logicalFrames(in:)`); a `syscall` sample is a
 /// synthetic `[syscall NAME, not unwound]` root above the frame of its program counter; a `none`
 /// sample (or any sample with no frame) is the synthetic `[no stack]` frame.
 @dynamicMemberLookup

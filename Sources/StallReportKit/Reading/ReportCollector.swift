@@ -3,14 +3,14 @@ import Foundation
 /// Reads every report and session record under a set of paths in parallel and folds them into a
 /// ``ReportCollection``.
 ///
-/// Files are found first (``ReportScanner``). Session records (`*.session`, one per monitored
+/// Files are found first (`ReportScanner`). Session records (`*.session`, one per monitored
 /// process, small) are read first, so that each stall can be matched to its process's session.
 /// Then a fixed pool of workers (one per core by default) takes report files from a shared
-/// counter, reduces each to a ``StallRecord`` (``FastRecordReader``: straight from the bytes, or
+/// counter, reduces each to a `StallRecord` (`FastRecordReader`: straight from the bytes, or
 /// with the full ``ReportLoader`` whenever the file is anything but a plain valid report) and
 /// folds it into the worker's own per-group accumulators at once; no report is kept. Memory therefore grows with
 /// the number of groups and durations, not with the size or number of reports. The workers'
-/// results are merged at the end (``WorkerPool``: no lock).
+/// results are merged at the end (`WorkerPool`: no lock).
 public struct ReportCollector: Sendable {
     /// How each file is read.
     public var loader: ReportLoader

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Reads one report file defensively: never blocks on a FIFO, refuses files above a size limit
-/// before reading them (both with ``BoundedFileReader``), and refuses JSON nested deeper than a
+/// before reading them (both with `BoundedFileReader`), and refuses JSON nested deeper than a
 /// limit before decoding it.
 public struct ReportLoader: Sendable {
     /// Default largest file read: 64 MiB. Real reports are tens of kilobytes.
@@ -62,7 +62,7 @@ public struct ReportLoader: Sendable {
 
 /// Why ``ReportLoader`` could not load a file.
 ///
-/// A struct with a ``Code`` (see ``ReportReadError``): new codes are not a breaking change.
+/// A struct with a ``Code`` (see `ReportReadError`): new codes are not a breaking change.
 public struct ReportLoadError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What kind of failure this is. New codes may be added in any release.
     public struct Code: Hashable, Sendable, CustomStringConvertible {

@@ -33,7 +33,7 @@ public struct StallRecord: Sendable, Equatable {
     /// The loop that stalled: its kind and thread name (`nioEventLoop NIO-ELT-0-#1`), when known.
     public var loop: String?
     /// The app's own async callers of the representative stack, innermost first (from
-    /// ``StallReport/representativeAsyncCallers``, thunks left out); empty when it has none.
+    /// `StallReport/representativeAsyncCallers`, thunks left out); empty when it has none.
     public var asyncCallers: [StackFrameSummary] = []
 
     /// Creates a record.
@@ -57,7 +57,7 @@ public struct StallRecord: Sendable, Equatable {
     }
 
     /// Reduces a decoded report to a record. An `inProgress` report of a process that no longer
-    /// runs on this host counts as `fatal` (see ``StaleStatus``).
+    /// runs on this host counts as `fatal` (see `StaleStatus`).
     public init(report: StallReport, path: String) {
         self.init(
             fingerprint: report.fingerprint,

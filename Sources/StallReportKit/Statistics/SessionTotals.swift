@@ -16,7 +16,7 @@ public struct SessionTotals: Sendable, Equatable {
     public var running = 0
     /// Sessions that ended without a clean stop: the process crashed or was killed.
     public var endedUncleanly = 0
-    /// Monitored time, in milliseconds (see ``SessionRecord/effectiveMonitoredMs``).
+    /// Monitored time, in milliseconds (see `SessionRecord/effectiveMonitoredMs`).
     public var monitoredMs = 0.0
     /// Awake spans the monitors saw.
     public var spans = 0

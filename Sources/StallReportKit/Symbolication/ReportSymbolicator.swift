@@ -8,7 +8,7 @@ import Foundation
 /// names are demangled by one `swift-demangle` run. Existing values are never overwritten: a frame
 /// without a symbol gets symbol and offset; a frame without a file gets file and line.
 ///
-/// The fingerprint is recomputed (``Fingerprint/components(stack:classification:syscall:)`` over
+/// The fingerprint is recomputed (`Fingerprint/components(stack:classification:syscall:)` over
 /// the representative stack) only when no frame of the report had a name before: then the recorded
 /// fingerprint was a stack-less fallback, and the named one groups the stall with the same stall
 /// from symbolicated runs. A report that already had names keeps its fingerprint, so baselines

@@ -10,7 +10,7 @@ import Foundation
 ///   (numbers), `stall_id`, `fingerprint`, `classification`, and `syscall` when the sample names one.
 /// - `time_nanos` is the first stall's start, `duration_nanos` the time to the last stall's end.
 /// - Mappings carry the image's path and GNU build ID, so a backend can symbolize addresses the
-///   report left unnamed. See ``PprofProfileBuilder`` and ``PprofMappingRange`` for the tables.
+///   report left unnamed. See `PprofProfileBuilder` and `PprofMappingRange` for the tables.
 public enum PprofExport {
     /// The ELF layout of a report's image file, or nil when it is not at hand (or not the same file).
     package typealias ImageLayouts = @Sendable (StallReport.Image) -> ELFLoadSegments.Layout?
