@@ -340,7 +340,9 @@ public final class StallMonitor: Sendable {
         self.metrics = metrics
         let quiet = UInt64(configuration.releaseCachesAfter.nanoseconds)
         // One timer thread for both jobs.
-        timer = writer.repeating(intervals: [.nanoseconds(quiet / 2), configuration.sessionHeartbeatInterval], jobs: [
+        // The heartbeat ramps up to its interval: a session that dies without stop() (SIGKILL, a
+        // crash) is then dated within max(1 s, 10 %) of its life.
+        timer = writer.repeating(schedules: [.every(.nanoseconds(quiet / 2)), .rampingUp(to: configuration.sessionHeartbeatInterval)], jobs: [
             { CacheRelease.releaseIfQuiet(for: quiet) },
             {
                 session.heartbeat()

@@ -93,10 +93,13 @@ extension StallMonitor {
         /// is counted in `statistics.errors["reportDirectory"]` and said once through the logger,
         /// and reports are written as soon as the directory can take them. Default true.
         public var requireUsableReportDirectory: Bool = true
-        /// How often the session record is rewritten while nothing else happens (a timer of the
-        /// writer queue; the watchdog keeps parking while the loop idles). A process that dies
-        /// without `stop()` is counted as monitored up to its last heartbeat. Default 60 s, at
-        /// least 1 s.
+        /// How often the session record is rewritten while nothing else happens, in the long run
+        /// (a timer of the writer; the watchdog keeps parking while the loop idles). A process that
+        /// dies without `stop()` is counted as monitored up to its last heartbeat, so heartbeats
+        /// start 1 s apart and space out by a tenth of the time since the start until they are
+        /// this far apart: such a process is dated within max(1 s, 10 %) of its life (with the
+        /// default, about 50 heartbeats in the first 10 minutes, then one a minute). Default 60 s,
+        /// at least 1 s.
         public var sessionHeartbeatInterval: Duration
         /// A watched loop not seen running this long after the start is said through the logger
         /// at warning level (once; ``StallMonitor/watchedLoops`` tells it at any time): nothing

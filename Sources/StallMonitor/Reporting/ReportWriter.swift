@@ -76,10 +76,10 @@ final class ReportWriter: Sendable {
         RepeatingTimer(every: interval, enqueue: { [queue] in queue.async(counted: false, $0) }, work)
     }
 
-    /// Runs `jobs[i]` on the writer queue every `intervals[i]` (each first after one of its
-    /// intervals), all from one timer thread, until the returned timer is cancelled.
-    func repeating(intervals: [Duration], jobs: [@Sendable () -> Void]) -> RepeatingTimer {
-        RepeatingTimer(enqueue: { [queue] in queue.async(counted: false, $0) }, intervals: intervals, jobs: jobs)
+    /// Runs `jobs[i]` on the writer queue as `schedules[i]` says, all from one timer thread,
+    /// until the returned timer is cancelled.
+    func repeating(schedules: [RepeatingTimer.Schedule], jobs: [@Sendable () -> Void]) -> RepeatingTimer {
+        RepeatingTimer(enqueue: { [queue] in queue.async(counted: false, $0) }, schedules: schedules, jobs: jobs)
     }
 
     /// Hands a stall event to the writer.

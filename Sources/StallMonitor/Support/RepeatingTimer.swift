@@ -12,24 +12,48 @@ final class RepeatingTimer: Sendable {
     private let exited = DispatchSemaphore(value: 0)
     private let cancelled = Locked(false)
 
+    /// When a job runs.
+    enum Schedule: Sendable {
+        /// Every interval, the first time one interval after the start.
+        case every(Duration)
+        /// Often at first, then less and less: each run a tenth of the time since the start after
+        /// the one before (at least 1 s after it), until runs are `interval` apart. Something that
+        /// records how long it has been alive (the session heartbeat) is then never off by more
+        /// than max(1 s, 10 %) of its life, while costing one run per `interval` in the long run.
+        case rampingUp(to: Duration)
+
+        /// The wait before the run after one at `elapsed` ns since the start (at least 1 ms: a
+        /// zero interval must not spin).
+        func period(afterRunAt elapsed: UInt64) -> UInt64 {
+            switch self {
+            case .every(let interval):
+                return max(UInt64(clamping: interval.nanoseconds), 1_000_000)
+            case .rampingUp(let interval):
+                let longest = max(UInt64(clamping: interval.nanoseconds), 1_000_000)
+                return min(longest, max(elapsed / 10, 1_000_000_000))
+            }
+        }
+    }
+
     /// Hands `work` to `enqueue` every `interval`, the first time one interval from now.
     convenience init(every interval: Duration, enqueue: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void,
                      _ work: @escaping @Sendable () -> Void) {
-        self.init(enqueue: enqueue, intervals: [interval], jobs: [work])
+        self.init(enqueue: enqueue, schedules: [.every(interval)], jobs: [work])
     }
 
-    /// Hands `jobs[i]` to `enqueue` every `intervals[i]`, each the first time one of its
-    /// intervals from now (the two arrays have the same length).
-    init(enqueue: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void, intervals: [Duration],
+    /// Hands `jobs[i]` to `enqueue` as `schedules[i]` says (the two arrays have the same length).
+    init(enqueue: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void, schedules: [Schedule],
          jobs: [@Sendable () -> Void]) {
-        precondition(intervals.count == jobs.count && !jobs.isEmpty, "one interval per job")
-        // At least a millisecond: a zero interval must not spin.
-        let periods = intervals.map { max(UInt64(clamping: $0.nanoseconds), 1_000_000) }
+        precondition(schedules.count == jobs.count && !jobs.isEmpty, "one schedule per job")
         let wake = self.wake, exited = self.exited, cancelled = self.cancelled
         NativeThread.start(name: "StallMonitor.heartbeat", stackSize: 64 * 1024) {
             _ = CStallMonitor_set_thread_name("stall-heartbeat")
             let start = DispatchTime.now().uptimeNanoseconds
-            var due = periods.map { start.addingReportingOverflow($0).overflow ? UInt64.max : start + $0 }
+            func after(_ time: UInt64, _ period: UInt64) -> UInt64 {
+                let sum = time.addingReportingOverflow(period)
+                return sum.overflow ? UInt64.max : sum.partialValue
+            }
+            var due = schedules.map { after(start, $0.period(afterRunAt: 0)) }
             while true {
                 let now = DispatchTime.now().uptimeNanoseconds
                 let next = due.min() ?? UInt64.max
@@ -39,14 +63,10 @@ final class RepeatingTimer: Sendable {
                 let woke = DispatchTime.now().uptimeNanoseconds
                 for index in due.indices where due[index] <= woke {
                     enqueue(jobs[index])
-                    // The next run one interval after this one (one after now, when late).
-                    let following = due[index].addingReportingOverflow(periods[index])
-                    let fromNow = woke.addingReportingOverflow(periods[index])
-                    if following.overflow || fromNow.overflow {
-                        due[index] = UInt64.max
-                    } else {
-                        due[index] = following.partialValue > woke ? following.partialValue : fromNow.partialValue
-                    }
+                    // The next run one period after this one (one after now, when late).
+                    let period = schedules[index].period(afterRunAt: due[index] &- start)
+                    let following = after(due[index], period)
+                    due[index] = following > woke ? following : after(woke, period)
                 }
             }
             exited.signal()
