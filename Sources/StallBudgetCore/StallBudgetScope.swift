@@ -3,7 +3,7 @@ import StallMonitor
 
 /// One test's stall budget while the test runs: its report directory, the configuration of its
 /// monitors, the monitors started with it and the reports they wrote. The test integrations
-/// create it around the test body (``StallBudget/current`` is it meanwhile) and ``finish()`` it
+/// create it around the test body (``StallBudget/current`` is it meanwhile) and `finish()` it
 /// after the body returns, on the test's own task.
 ///
 /// A budget that names no watch may be given the test's own watch (the integration's choice of
@@ -135,7 +135,7 @@ public final class StallBudgetScope: @unchecked Sendable {
         return conclude(watched)
     }
 
-    /// ``finish()`` for async code: waits suspended, and stops the monitors off the cooperative pool.
+    /// The synchronous `finish()` for async code: waits suspended, and stops the monitors off the cooperative pool.
     public func finish() async -> StallBudgetOutcome {
         let bodyEnded = StallMonitor.monotonicNanoseconds()
         while stallsInProgress(begunBefore: bodyEnded) {

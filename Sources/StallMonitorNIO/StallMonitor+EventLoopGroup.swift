@@ -28,10 +28,10 @@ extension StallMonitor {
     ///   - configuration: as for a run loop; `threshold` applies to each loop.
     ///   - group: the group whose loops to watch (SwiftNIO's POSIX loops, `NIOPosix`).
     ///   - pollInterval: how often the watchdog looks at the loops, at least 1 ms. Default 20 ms.
-    ///   - concurrencyPool: whether to watch the Swift concurrency pool too (``StallMonitor/Loop/concurrencyPool``),
+    ///   - concurrencyPool: whether to watch the Swift concurrency pool too (`.concurrencyPool`),
     ///     where Hummingbird 2 runs every route handler and Vapor 4 its `async` routes. Default
     ///     true: a server's code runs on both. Where the pool cannot be watched (not x86_64 Linux)
-    ///     the start throws ``StallMonitorError/Code/unsupportedLoop``: pass false there.
+    ///     the start throws `StallMonitorError` (code `unsupportedLoop`): pass false there.
     public static func start(_ configuration: Configuration, eventLoopGroup group: any EventLoopGroup,
                              pollInterval: Duration = .milliseconds(20), concurrencyPool: Bool = true) throws(StallMonitorError) -> StallMonitor {
         let loops = EventLoopWatch.loops(of: group)

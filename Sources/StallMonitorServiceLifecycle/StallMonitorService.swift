@@ -2,7 +2,7 @@ import Foundation
 import ServiceLifecycle
 import StallMonitor
 
-/// A ``StallMonitor`` as a swift-service-lifecycle `Service`, for an app that runs a
+/// A `StallMonitor` as a swift-service-lifecycle `Service`, for an app that runs a
 /// `ServiceGroup` (Hummingbird and Vapor apps do): `run()` starts the monitor, watches until the
 /// group shuts down gracefully or the task is cancelled, then stops it, which writes every
 /// report still queued. Nothing blocks a cooperative thread.
@@ -39,7 +39,7 @@ public struct StallMonitorService: Service {
     /// Vapor 4 run; in one whose main thread runs `RunLoop.main`, that run loop and the pool. It
     /// never cancels the group: when nothing can be watched here (an unsupported platform), `run()`
     /// logs why at error level through the configuration's logger, keeps ``startError``, and waits
-    /// for the group's shutdown without watching. Throws ``StallMonitorError/Code/invalidConfiguration``
+    /// for the group's shutdown without watching. Throws `StallMonitorError` (code `invalidConfiguration`)
     /// at once for a setting out of range.
     public init(_ configuration: StallMonitor.Configuration) throws(StallMonitorError) {
         try configuration.validate()
@@ -48,10 +48,10 @@ public struct StallMonitorService: Service {
 
     /// A service that watches `loops`, e.g. `[.mainActor, .concurrencyPool]`. Refuses at once (so
     /// the group is never started with it, let alone cancelled) what can never work here: an
-    /// invalid configuration, ``StallMonitor/Loop/main`` in a program whose main thread never
-    /// runs `RunLoop.main` (`async main`, `dispatchMain()`), ``StallMonitor/Loop/current`` (`run()`
+    /// invalid configuration, `.main` in a program whose main thread never
+    /// runs `RunLoop.main` (`async main`, `dispatchMain()`), `.current` (`run()`
     /// runs on the concurrency pool, whose threads run no run loop). What the platform cannot
-    /// watch (``StallMonitorError/Code/unsupportedLoop``) is found when it runs: `run()` throws it.
+    /// watch (`unsupportedLoop`) is found when it runs: `run()` throws it.
     public init(_ configuration: StallMonitor.Configuration, loops: [StallMonitor.Loop]) throws(StallMonitorError) {
         try configuration.validate()
         if loops.contains(.current) {

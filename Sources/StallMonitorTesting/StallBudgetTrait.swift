@@ -7,14 +7,14 @@ import Testing
 /// A Swift Testing trait that fails a test once for every stall of a watched loop longer than the
 /// budget: `@Test(.stallBudget(.milliseconds(100)))`. On a suite it applies to each of its tests.
 ///
-/// Around each test (each case of a parameterized one) it creates a ``StallBudgetScope``: it starts
-/// the trait's watches, runs the test with ``StallBudget/current`` set (so monitors the test starts
-/// with ``StallBudget/configuration()`` count too), waits for stalls still in progress when the body
+/// Around each test (each case of a parameterized one) it creates a `StallBudgetScope`: it starts
+/// the trait's watches, runs the test with `StallBudget.current` set (so monitors the test starts
+/// with `StallBudget.configuration()` count too), waits for stalls still in progress when the body
 /// returns, stops the monitors, then records on the test's own task one issue per stall over the
 /// budget (naming the stall's top app frame, its duration, the budget and the report's path) with
 /// the report's JSON attached. A watch that cannot start fails the test before its body runs.
 ///
-/// A trait that names no watch, on a test that starts no monitor with ``StallBudget/configuration()``,
+/// A trait that names no watch, on a test that starts no monitor with `StallBudget.configuration()`,
 /// watches where Swift Testing runs the test body: the concurrency pool (and the MainActor, for a
 /// `@MainActor` test). The pool is shared: a stall of a test running beside it counts as well, so
 /// run budgeted tests serialized (`.serialized`, `swift test --no-parallel`). A budget that watched
@@ -32,7 +32,7 @@ public struct StallBudgetTrait: TestTrait, SuiteTrait, TestScoping {
         self.budget = budget
     }
 
-    /// Runs `function` under a new ``StallBudgetScope`` and records its violations.
+    /// Runs `function` under a new `StallBudgetScope` and records its violations.
     public func provideScope(for test: Test, testCase: Test.Case?,
                              performing function: @Sendable () async throws -> Void) async throws {
         let scope = try await StallBudgetScope.start(budget, ownWatch: .swiftTestingTask)
@@ -70,7 +70,7 @@ extension Trait where Self == StallBudgetTrait {
     /// Fails the test once for every stall longer than `budget` in the loops watched: those the
     /// `watching` watches start before the test (e.g. `.concurrencyPool`, `.mainActor`, or
     /// `.monitor { try StallMonitor.start($0, eventLoopGroup: group) }`), and those the test starts
-    /// with ``StallBudget/configuration()``. With neither, the concurrency pool and the MainActor,
+    /// with `StallBudget.configuration()`. With neither, the concurrency pool and the MainActor,
     /// where the test body runs. Fails it too when nothing was watched.
     ///
     /// ```swift

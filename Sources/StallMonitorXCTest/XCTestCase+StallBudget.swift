@@ -7,7 +7,7 @@ import XCTest
 extension XCTestCase {
     /// Runs `body` and fails the test once for every stall longer than `budget` in the loops
     /// watched: those `watches` start before `body` (e.g. `.mainRunLoop`, which runs while the test
-    /// waits for expectations), and those `body` starts with ``StallBudget/configuration()``. With
+    /// waits for expectations), and those `body` starts with `StallBudget.configuration()`. With
     /// neither, the calling thread's run loop (XCTest's main one, which runs while the test waits).
     /// A budget that watched nothing (no watched loop ran: e.g. a body that blocks its own thread
     /// and never waits) fails the test with a message starting `Nothing was watched:` that says

@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 import StallMonitor
 
-/// A host that forks while it runs a monitor (tests and the README's note on fork): the parent
+/// A host that forks while it runs a monitor (tests and the note on fork in the In production article): the parent
 /// watches its main run loop and stalls once, then forks. The child stops the monitor it
 /// inherited, starts one of its own, stalls 400 ms on its main run loop and stops; the parent
 /// stalls again after the child exited. Each process prints one line:

@@ -2,7 +2,7 @@ import CoreMetrics
 import Glibc
 import StallReportModel
 
-/// The monitor's swift-metrics (names and meaning: the README's metrics table). Everything here
+/// The monitor's swift-metrics (names and meaning: the table in the Metrics article). Everything here
 /// runs on the watchdog or the writer queue, never on a monitored thread: a loop thread only
 /// stores atomics (``SpanTracker``), which these read.
 ///

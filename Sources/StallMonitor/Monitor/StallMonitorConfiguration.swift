@@ -110,7 +110,7 @@ extension StallMonitor {
         /// that code under test starts with a stall budget's configuration, to flush and stop them.
         package var onStart: (@Sendable (StallMonitor) -> Void)?
         /// Where the monitor's swift-metrics go (stall durations and counts, dropped reports, loop
-        /// utilisation; see the README's metrics table). Default: the global `MetricsSystem`
+        /// utilisation; see the table in the Metrics article). Default: the global `MetricsSystem`
         /// factory, labels prefixed `stallmonitor`. The monitor never bootstraps the metrics system.
         public var metrics: MetricsOptions
 

@@ -11,7 +11,7 @@ enum StallClassifier {
 
     /// Classifies a stall. The busy share is the larger of the CPU time share of the observed
     /// window and the share of samples in which the thread was runnable (`R`), of those whose
-    /// state was read, however few (the README's rule; a stall cut off by `stop()` or sampled by
+    /// state was read, however few (the rule of "What is measured per stall" in the How it works article; a stall cut off by `stop()` or sampled by
     /// a starved watchdog may have only one or two): on a loaded machine a spinning thread waits
     /// for a CPU part of the time, but it is still CPU-bound work. Neither known: `mixed`.
     static func classify(duration: UInt64, passes: Int, longestPass: UInt64, cpu: Int64, observed: UInt64, states: [String]) -> StallClassification {
