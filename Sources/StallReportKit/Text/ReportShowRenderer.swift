@@ -39,8 +39,7 @@ package struct ReportShowRenderer: Sendable {
             out += callers
         }
         out.append("")
-        let profile = StallProfile(report: report, path: path)
-        let callTree = CallTree(profiles: [profile])
+        let callTree = CallTree(report: report)
         out.append(style.bold("Call tree of all \(callTree.sampleCount) sample\(callTree.sampleCount == 1 ? "" : "s") (\(Durations.format(callTree.totalMs)) sampled; heaviest path first):"))
         out += tree.render(callTree)
         let lines = width.map { width in out.flatMap { LineFitting.fit($0, width: width, continuation: String(repeating: " ", count: 18)) } } ?? out
