@@ -26,7 +26,8 @@ struct SymbolicateCommand: ParsableCommand {
         'swift' on PATH (the toolchain), then on PATH; --symbolizer and
         --demangler override. Without llvm-symbolizer nothing is done: exit 2.
 
-        OUTPUT  each report is written to --output DIR under its file name;
+        OUTPUT  each report is written to --output DIR under its file name, as
+        compact JSON like the monitor writes it;
         reports are only rewritten in place with --in-place, atomically
         (temporary file, fsync, rename; permissions kept). When an app frame
         gets its name (a stripped build) or no frame had one (written with
@@ -117,7 +118,7 @@ struct SymbolicateCommand: ParsableCommand {
                 continue
             }
             do {
-                try AtomicFileWriter.write(try outcome.report.encoded(), to: target, mode: mode)
+                try AtomicFileWriter.write(try outcome.report.fileData(), to: target, mode: mode)
             } catch {
                 throw Output.inputError("cannot write \(target): \(error)")
             }

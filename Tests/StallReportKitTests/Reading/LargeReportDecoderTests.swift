@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StallReportKit
+@testable import StallReportModel
 import StallReportKitTestSupport
 
 /// ``LargeReportDecoder`` gives the ordinary decoder's report for the plain shape and declines
@@ -93,5 +94,27 @@ struct LargeReportDecoderTests {
         let third = report.samples[2].frames.withUnsafeBufferPointer { $0.baseAddress }
         #expect(first == third)
         #expect(try ReportLoader().load(data: data).get() == report)
+    }
+}
+
+/// ``StallReport/encoded(pretty:)`` of a report with many samples encodes them a chunk at a time:
+/// the bytes are those of encoding the whole report at once.
+@Suite("Chunked report encoding")
+struct ChunkedReportEncodingTests {
+    @Test("Pretty and compact, chunks of several sizes: the same bytes as JSONEncoder's of the whole report", arguments: [true, false])
+    func sameBytes(pretty: Bool) throws {
+        var report = ReportFixtures.report(appSymbols: ["App.spin()", "App.\"samples\": []()"], durationMs: 600)
+        let frames = report.samples[0].frames
+        report.samples = (0..<2_345).map { index in
+            StallReport.Sample(offsetMs: Double(index) * 0.25, kind: index % 3 == 0 ? .syscall : .stack, threadState: "R",
+                               syscall: index % 3 == 0 ? "nanosleep" : nil, note: index % 7 == 0 ? "a \"note\"\nwith a newline" : nil,
+                               frames: Array(frames.prefix(1 + index % frames.count)), asyncCallers: index % 5 == 0 ? [0] : nil)
+        }
+        let whole = try ReportCoding.makeEncoder(pretty: pretty).encode(report)
+        for chunkSize in [1, 1_000, 2_345, 5_000] {
+            let chunked = try ChunkedReportEncoding.encode(report, with: ReportCoding.makeEncoder(pretty: pretty), pretty: pretty, chunkSize: chunkSize)
+            #expect(chunked == whole, "chunks of \(chunkSize)")
+        }
+        #expect(try StallReport.decode(from: whole) == report)
     }
 }
