@@ -82,20 +82,18 @@ package enum LineFitting {
 
 extension LineFitting {
     /// A frame's name and its source location shortened to `width` characters together (with
-    /// the two spaces between them). A location that does not fit loses its directories first
-    /// (`Scenarios.swift:15`, parentheses kept); a name that then leaves it room stays whole.
-    /// Otherwise the location gets at most half the room (cut in the middle, keeping its
-    /// end) or is left out when that is less than 12 characters, and the name takes the rest (at
-    /// least 16), cut at its end with `…`.
+    /// the two spaces between them); the name comes first. A location that does not fit loses
+    /// its directories (`Scenarios.swift:15`, parentheses kept), then is cut in the middle to
+    /// what the whole name leaves (at least 12 characters), or is left out when the name alone
+    /// fits. A name wider than `width` is cut at its end with `…` (to at least 16 characters) and
+    /// shown without its location.
     package static func shortened(name: String, location: String?, width: Int) -> (name: String, location: String?) {
         guard let location else { return (StackFrameSummary.abbreviated(name, limit: max(16, width)), nil) }
         if name.count + 2 + location.count <= width { return (name, location) }
         let short = fileName(location)
         if name.count + 2 + short.count <= width { return (name, short) }
-        let locationRoom = min(short.count, max(0, width / 2 - 2))
-        guard locationRoom >= 12 else { return (StackFrameSummary.abbreviated(name, limit: max(16, width)), nil) }
-        let nameRoom = max(16, width - 2 - locationRoom)
-        return (StackFrameSummary.abbreviated(name, limit: nameRoom), StackFrameSummary.middleAbbreviated(short, limit: locationRoom))
+        if name.count + 2 + 12 <= width { return (name, StackFrameSummary.middleAbbreviated(short, limit: width - 2 - name.count)) }
+        return (StackFrameSummary.abbreviated(name, limit: max(16, width)), nil)
     }
 
     /// `location` (`/a/b/File.swift:12`, or the same in parentheses) without its directories.
