@@ -104,7 +104,10 @@ extension StallReport {
 
     /// Encodes the report as the schema requires.
     public func encoded(pretty: Bool = true) throws -> Data {
-        try ReportCoding.makeEncoder(pretty: pretty).encode(self)
+        let encoder = ReportCoding.makeEncoder(pretty: pretty)
+        // A report of many samples is encoded a chunk of samples at a time (same bytes).
+        guard samples.count > ChunkedReportEncoding.chunkSize else { return try encoder.encode(self) }
+        return try ChunkedReportEncoding.encode(self, with: encoder, pretty: pretty)
     }
 
     /// The bytes the monitor writes to a report file: compact JSON (no indentation), a third

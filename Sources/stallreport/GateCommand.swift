@@ -156,7 +156,7 @@ struct GateCommand: ParsableCommand {
         let gate = Gate(config: settings, baseline: baselineFile, suppressions: suppressionList, now: now ?? Date())
         let result = gate.evaluate(outcome.collection)
 
-        Output.stdout(GateTextRenderer(style: color.style(), names: input.names.style).render(result))
+        Output.stdout(GateTextRenderer(style: color.style(), names: input.names.style, width: TerminalWidth.current()).render(result))
 
         if let junit { try Output.save(Data(JUnitWriter(names: input.names.style).render(result).utf8), to: junit, what: "JUnit XML") }
         let environment = ProcessInfo.processInfo.environment

@@ -53,7 +53,7 @@ struct ShowCommand: ParsableCommand {
 
     func run() throws {
         let loader = ReportLoader(maxFileSize: maxFileSize * 1024 * 1024)
-        let renderer = ReportShowRenderer(style: color.style(), minPercent: minPercent, names: names.style)
+        let renderer = ReportShowRenderer(style: color.style(), minPercent: minPercent, names: names.style, width: TerminalWidth.current())
         var failed = false
         var shown = 0
         for report in reports {

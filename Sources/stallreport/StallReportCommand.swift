@@ -58,7 +58,7 @@ struct StallReportCommand: ParsableCommand {
             exit(withError: code)
         } catch {
             if exitCode(for: error) == .success { exit(withError: error) }  // --help, --version
-            var message = fullMessage(for: error)
+            var message = UsageHints.improve(fullMessage(for: error))
             if !message.hasSuffix("\n") { message += "\n" }
             Output.stderr(message)
             exit(withError: ExitCode(ExitStatus.inputError))

@@ -26,12 +26,15 @@ struct SymbolicateCommand: ParsableCommand {
         'swift' on PATH (the toolchain), then on PATH; --symbolizer and
         --demangler override. Without llvm-symbolizer nothing is done: exit 2.
 
-        OUTPUT  each report is written to --output DIR under its file name;
+        OUTPUT  each report is written to --output DIR under its file name, as
+        compact JSON like the monitor writes it;
         reports are only rewritten in place with --in-place, atomically
-        (temporary file, fsync, rename; permissions kept). The fingerprint is
-        recomputed only when no frame of the report had a name before (its
-        fingerprint was then a stack-less fallback); the old one is kept in
-        symbolication.note.
+        (temporary file, fsync, rename; permissions kept). When an app frame
+        gets its name (a stripped build) or no frame had one (written with
+        symbolicateInProcess: false), the fingerprint is computed again as the
+        monitor computes it with names, so gate --baseline and diff match the
+        same stall from an unstripped build; the old one is kept in
+        symbolication.note. Reports whose app frames had names keep theirs.
 
         EXIT STATUS  0 done (images that could not be found are listed on
         stderr), 2 no symbolizer, usage or input error.
@@ -115,7 +118,7 @@ struct SymbolicateCommand: ParsableCommand {
                 continue
             }
             do {
-                try AtomicFileWriter.write(try outcome.report.encoded(), to: target, mode: mode)
+                try AtomicFileWriter.write(try outcome.report.fileData(), to: target, mode: mode)
             } catch {
                 throw Output.inputError("cannot write \(target): \(error)")
             }

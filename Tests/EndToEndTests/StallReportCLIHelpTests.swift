@@ -60,6 +60,20 @@ struct StallReportCLIHelpTests {
         #expect(run.stdout.isEmpty)
     }
 
+    @Test("--json points to --format json, not to a look-alike option", arguments: [
+        (["summarize", "--json", "x"], "JSON output is '--format json'"),
+        (["diff", "--json", "a", "b"], "JSON output is '--format json'"),
+        (["gate", "--json", "--max-stalls", "0", "x"], "'summarize' and 'diff' take '--format json'"),
+        (["show", "--json", "x"], "'summarize' and 'diff' take '--format json'"),
+    ])
+    func jsonHint(_ arguments: [String], _ advice: String) throws {
+        let run = try StallReportCLI.run(arguments)
+        #expect(run.status == 2, "\(run)")
+        let first = run.stderrLines.first ?? ""
+        #expect(first.hasPrefix("Error: Unknown option '--json'. ") && first.contains(advice), "\(run)")
+        #expect(!run.stderr.contains("Did you mean"), "\(run)")
+    }
+
     @Test("--version prints the version")
     func version() throws {
         let run = try StallReportCLI.run(["--version"])

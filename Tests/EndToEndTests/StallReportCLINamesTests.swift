@@ -46,7 +46,9 @@ struct StallReportCLINamesTests {
         let spin = try demo.report(naming: "spinOnCPU")
         let show = try StallReportCLI.run(["show", spin.path])
         #expect(show.status == 0 && show.stdout.contains(Self.spinSimplified) && !show.stdout.contains(Self.spinFull), "\(show)")
-        let showFull = try StallReportCLI.run(["show", "--full-names", spin.path])
+        // A full name with its offset and the crash-log columns before it can pass 120 columns
+        // (where show cuts names when stdout is not a terminal): a wide terminal shows it whole.
+        let showFull = try StallReportCLI.run(["show", "--full-names", spin.path], environment: ["COLUMNS": "200"])
         #expect(showFull.stdout.contains(Self.spinFull), "\(showFull)")
 
         let gate = try StallReportCLI.run(["gate", demo.directory.path, "--max-stall-ms", "1"])

@@ -82,13 +82,11 @@ struct ReportBuilder {
         let classification = StallClassifier.classify(
             duration: duration, passes: recording.passes, longestPass: recording.longestPass,
             cpu: cpu, observed: observed, states: recording.samples.map(\.threadState))
-        let representative = RepresentativeStack.find(samples: samples, frames: frames)
-        let stack = representative?.stack ?? []
-        let asyncCallers = RepresentativeAsyncCallers.find(samples: samples, frames: frames)
         let reportImages = images.reportImages
-        let fingerprint = Fingerprint.make(Fingerprint.components(
-            stack: stack.map { frames[$0] }, classification: classification,
-            syscall: representative?.syscall, images: reportImages, asyncCallers: (asyncCallers ?? []).map { frames[$0] }))
+        let identity = StallIdentity.derive(samples: samples, frames: frames, classification: classification, images: reportImages)
+        let stack = identity.stack
+        let asyncCallers = identity.asyncCallers
+        let fingerprint = identity.fingerprint
         let symbolication: (name: String, note: String?)
         switch naming {
         case .full:

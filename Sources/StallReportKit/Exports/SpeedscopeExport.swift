@@ -69,14 +69,22 @@ public enum SpeedscopeExport {
         var index: [ProfileFrame: Int] = [:]
         var samples: [[Int]] = []
         var weights: [Double] = []
+        // Equal stacks share one index array (up to a bound): a stall's samples repeat few stacks.
+        var mapped: [[ProfileFrame]: [Int]] = [:]
         for profile in profiles {
             var previous: [Int]?
             for sample in profile.samples {
-                let stack = sample.stack.map { frame -> Int in
-                    if let known = index[frame] { return known }
-                    index[frame] = frames.count
-                    frames.append(Frame(name: names.display(frame), file: frame.file))
-                    return frames.count - 1
+                let stack: [Int]
+                if let known = mapped[sample.stack] {
+                    stack = known
+                } else {
+                    stack = sample.stack.map { frame -> Int in
+                        if let known = index[frame] { return known }
+                        index[frame] = frames.count
+                        frames.append(Frame(name: names.display(frame), file: frame.file))
+                        return frames.count - 1
+                    }
+                    if mapped.count < 4096 { mapped[sample.stack] = stack }
                 }
                 if stack == previous {
                     weights[weights.count - 1] += sample.weightMs
@@ -96,9 +104,39 @@ public enum SpeedscopeExport {
     }
 
     /// The file as JSON.
+    ///
+    /// The stacks are written here, not by `JSONEncoder` (whose tree of a million stacks took
+    /// gigabytes): the file is encoded with no stacks and they are put in place of the `[]`.
     public static func render(_ profiles: [StallProfile], name: String, exporter: String, names: FrameNameStyle = .simplified) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(make(profiles, name: name, exporter: exporter, names: names))
+        var file = make(profiles, name: name, exporter: exporter, names: names)
+        let stacks = file.profiles.map(\.samples)
+        for index in file.profiles.indices { file.profiles[index].samples = [] }
+        var data = try encoder.encode(file)
+        // Inside a JSON string a quote is escaped, so `"samples":[]` is only ever the key.
+        let empty = Data(#""samples":[]"#.utf8)
+        var searchFrom = data.startIndex
+        for profileStacks in stacks {
+            guard let range = data.range(of: empty, in: searchFrom..<data.endIndex) else { throw SpliceError() }
+            var text = Data(#""samples":["#.utf8)
+            text.reserveCapacity(profileStacks.reduce(16) { $0 + 4 + $1.count * 4 })
+            for (number, stack) in profileStacks.enumerated() {
+                if number > 0 { text.append(UInt8(ascii: ",")) }
+                text.append(UInt8(ascii: "["))
+                for (position, frame) in stack.enumerated() {
+                    if position > 0 { text.append(UInt8(ascii: ",")) }
+                    text.append(contentsOf: String(frame).utf8)
+                }
+                text.append(UInt8(ascii: "]"))
+            }
+            text.append(UInt8(ascii: "]"))
+            data.replaceSubrange(range, with: text)
+            searchFrom = range.lowerBound + text.count
+        }
+        return data
     }
+
+    /// The encoded file had no place for the stacks (cannot happen: its profiles have the key).
+    struct SpliceError: Error {}
 }

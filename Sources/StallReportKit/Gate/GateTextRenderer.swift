@@ -9,12 +9,24 @@ package struct GateTextRenderer: Sendable {
     package var offendersShown: Int
     /// How frame names are shown: simplified (default) or full.
     package var names: FrameNameStyle
+    /// Width every line fits in, in characters (names and paths shortened, long lines broken
+    /// between list items, never inside a word), or nil for no limit.
+    package var width: Int?
 
     /// Creates a renderer.
-    package init(style: TextStyle = .plain, offendersShown: Int = 10, names: FrameNameStyle = .simplified) {
+    package init(style: TextStyle = .plain, offendersShown: Int = 10, names: FrameNameStyle = .simplified, width: Int? = nil) {
         self.style = style
         self.offendersShown = offendersShown
         self.names = names
+        self.width = width
+    }
+
+    /// `name` shortened (``LineFitting/shortened(name:location:width:)``) to what a line that
+    /// already shows `used` characters leaves of ``width``.
+    private func fitted(_ name: String, location: String? = nil, after used: String, before rest: String = "") -> (name: String, location: String?) {
+        guard let width else { return (name, location) }
+        let room = width - LineFitting.visibleWidth(used) - LineFitting.visibleWidth(rest)
+        return LineFitting.shortened(name: name, location: location, width: room)
     }
 
     /// The full text, ending with a newline.
@@ -39,7 +51,8 @@ package struct GateTextRenderer: Sendable {
                 out.append("  \(mark) \(check.verdictLine)  \(style.dim("(\(check.kind.flag))"))")
                 guard !check.passed else { continue }
                 for group in check.offenders.prefix(offendersShown) {
-                    out.append("       \(style.cyan(group.fingerprint))  \(check.kind.format(check.value(of: group)))  \(describe(group))")
+                    let head = "       \(style.cyan(group.fingerprint))  \(check.kind.format(check.value(of: group)))  "
+                    out.append(head + describe(group, after: head))
                 }
                 if check.offenders.count > offendersShown {
                     out.append("       … and \(check.offenders.count - offendersShown) more")
@@ -51,7 +64,8 @@ package struct GateTextRenderer: Sendable {
             let tolerance = result.config.tolerance ?? GateConfig.defaultTolerance
             let minimum = result.config.minOccurrences ?? GateConfig.defaultMinOccurrences
             out.append("")
-            out.append(style.bold("Baseline") + " (\(result.baselinePath ?? "baseline"); tolerance \(Int(saturating: (tolerance * 100).rounded()))%, min occurrences \(minimum))")
+            let baselinePath = result.baselinePath.map { path in width.map { StackFrameSummary.middleAbbreviated(path, limit: max(16, $0 - 60)) } ?? path }
+            out.append(style.bold("Baseline") + " (\(baselinePath ?? "baseline"); tolerance \(Int(saturating: (tolerance * 100).rounded()))%, min occurrences \(minimum))")
             for change in changes where change.kind != .unchanged {
                 out.append("  " + changeLine(change, minimum: minimum))
             }
@@ -74,7 +88,8 @@ package struct GateTextRenderer: Sendable {
 
         out.append("")
         out.append(verdict(result))
-        return out.joined(separator: "\n") + "\n"
+        let lines = width.map { width in out.flatMap { LineFitting.fit($0, width: width) } } ?? out
+        return lines.joined(separator: "\n") + "\n"
     }
 
     /// One line for a baseline change.
@@ -84,14 +99,17 @@ package struct GateTextRenderer: Sendable {
         case .new:
             let mark = change.belowMinimum ? style.yellow("WARN") : style.red("FAIL")
             let note = change.belowMinimum ? " (fewer than \(minimum) occurrences: not failing)" : ""
-            return "\(mark) new \(style.cyan(change.fingerprint))  \(head)  \(names.display(change.headline))\(note)"
+            let start = "  \(mark) new \(style.cyan(change.fingerprint))  \(head)  "
+            return String(start.dropFirst(2)) + fitted(names.display(change.headline), after: start, before: note).name + note
         case .regressed:
             let mark = change.belowMinimum ? style.yellow("WARN") : style.red("FAIL")
             let note = change.belowMinimum ? " (fewer than \(minimum) occurrences: not failing)" : ""
-            return "\(mark) regressed \(style.cyan(change.fingerprint))  \(change.reasons.joined(separator: ", "))  \(names.display(change.headline))\(note)"
+            let start = "  \(mark) regressed \(style.cyan(change.fingerprint))  \(change.reasons.joined(separator: ", "))  "
+            return String(start.dropFirst(2)) + fitted(names.display(change.headline), after: start, before: note).name + note
         case .fixed:
             let base = change.base.map { "was \($0.count) stall\($0.count == 1 ? "" : "s")" } ?? ""
-            return "\(style.green("GOOD")) fixed \(style.cyan(change.fingerprint))  \(base), none now  \(names.display(change.headline))"
+            let start = "  \(style.green("GOOD")) fixed \(style.cyan(change.fingerprint))  \(base), none now  "
+            return String(start.dropFirst(2)) + fitted(names.display(change.headline), after: start).name
         case .unchanged:
             return "\(style.dim("SAME")) \(change.fingerprint)  \(head)"
         }
@@ -114,9 +132,12 @@ package struct GateTextRenderer: Sendable {
         return style.bold(style.red("Verdict: FAILED")) + " — " + parts.joined(separator: ", ")
     }
 
-    private func describe(_ group: FingerprintStats) -> String {
-        var text = names.display(group.headline)
-        if let location = group.worst.stack.first?.location { text += " " + style.dim("(\(location))") }
+    /// The group's headline and the location of its leaf, shortened to what `used` leaves.
+    private func describe(_ group: FingerprintStats, after used: String) -> String {
+        let location = group.worst.stack.first?.location.map { "(\($0))" }
+        let shown = fitted(names.display(group.headline), location: location, after: used)
+        var text = shown.name
+        if let location = shown.location { text += " " + style.dim(location) }
         return text
     }
 }

@@ -34,6 +34,15 @@ package struct CallTree: Sendable {
         root = builder.finish()
     }
 
+    /// Builds the tree of one report's samples, weighted as its ``StallProfile`` weighs them,
+    /// without keeping the profile's stacks.
+    package init(report: StallReport) {
+        let builder = Builder()
+        let weightMs = StallFacts.sampleWeightMs(of: report)
+        StallProfile.forEachStack(of: report) { _, stack in builder.add(stack, weightMs: weightMs) }
+        root = builder.finish()
+    }
+
     /// Total time of all samples, in milliseconds.
     package var totalMs: Double { root.weightMs }
 

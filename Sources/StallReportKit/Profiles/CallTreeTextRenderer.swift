@@ -14,12 +14,24 @@ package struct CallTreeTextRenderer: Sendable {
     package var minPercent: Double
     /// How frame names are shown: simplified (default) or full.
     package var names: FrameNameStyle
+    /// Width the lines fit in, in characters, or nil for no limit: names are cut with `…` and
+    /// the indentation stops earlier (deeper nodes say their depth).
+    package var width: Int?
 
     /// Creates a renderer.
-    package init(style: TextStyle = .plain, minPercent: Double = CallTreeTextRenderer.defaultMinPercent, names: FrameNameStyle = .simplified) {
+    package init(style: TextStyle = .plain, minPercent: Double = CallTreeTextRenderer.defaultMinPercent, names: FrameNameStyle = .simplified,
+                width: Int? = nil) {
         self.style = style
         self.minPercent = minPercent
         self.names = names
+        self.width = width
+    }
+
+    /// Deepest indentation drawn at ``width``: ``maxIndent`` levels, fewer on a narrow terminal
+    /// so that at least half the line is left for the name.
+    var indentLimit: Int {
+        guard let width else { return Self.maxIndent }
+        return min(Self.maxIndent, max(0, (width / 2 - 16) / 2))
     }
 
     /// The lines of the tree (without the synthetic root).
@@ -39,9 +51,14 @@ package struct CallTreeTextRenderer: Sendable {
             }
             let share = String(format: "%5.1f%%", percent)
             let count = String(node.samples).leftPadded(to: countWidth)
-            let indent = String(repeating: "  ", count: min(depth, Self.maxIndent))
-            let deep = depth > Self.maxIndent ? style.dim("[\(depth)] ") : ""
+            let indent = String(repeating: "  ", count: min(depth, indentLimit))
+            let deep = depth > indentLimit ? style.dim("[\(depth)] ") : ""
             var name = names.display(node.frame)
+            if let width {
+                let selfShare = node.selfMs > 0 && !node.children.isEmpty ? 13 : 0
+                let used = LineFitting.visibleWidth("  \(share) \(count)  \(indent)\(deep)") + selfShare
+                name = StackFrameSummary.abbreviated(name, limit: max(16, width - used))
+            }
             if node.frame.inApp { name = style.bold(style.cyan(name)) } else if node.frame.isSynthetic { name = style.yellow(name) }
             var line = "  \(share) \(count)  \(indent)\(deep)\(name)"
             if node.selfMs > 0, node.children.isEmpty == false {

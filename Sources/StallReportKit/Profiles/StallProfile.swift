@@ -49,13 +49,34 @@ public struct StallProfile: Sendable {
         status = report.status
         mainThreadCPUMs = report.mainThreadCPUMs
         executableName = report.process.executableName
+        let weight = facts.intervalMs
+        var samples: [Sample] = []
+        samples.reserveCapacity(report.samples.count)
+        Self.forEachStack(of: report) { sample, stack in
+            samples.append(Sample(offsetMs: sample.offsetMs, weightMs: weight, stack: stack))
+        }
+        self.samples = samples
+        let table = report.frames.indices.map { ProfileFrame.of($0, in: report) }
+        representativeStack = report.representativeLogicalStack.reversed().compactMap { table.indices.contains($0) ? table[$0] : nil }
+    }
+
+    /// Calls `body` with each sample of `report` and its stack as a profile has it (root first),
+    /// oldest first, without keeping them: a call tree of a million samples needs no profile.
+    package static func forEachStack(of report: StallReport, _ body: (StallReport.Sample, [ProfileFrame]) -> Void) {
         // One ProfileFrame per table entry, so equal names share storage across samples.
         let table = report.frames.indices.map { ProfileFrame.of($0, in: report) }
         func frames(_ indices: [Int]) -> [ProfileFrame] {
             indices.reversed().compactMap { table.indices.contains($0) ? table[$0] : nil }
         }
-        let weight = facts.intervalMs
-        samples = report.samples.map { sample in
+        // Samples of a stall repeat few stacks: equal ones share one array (up to a bound).
+        var known: [StackKey: [ProfileFrame]] = [:]
+        for sample in report.samples {
+            let key = StackKey(kind: sample.kind, frames: sample.frames, syscall: sample.syscall,
+                               asyncCallers: sample.asyncCallers, asyncJobFrames: sample.asyncJobFrames)
+            if let stack = known[key] {
+                body(sample, stack)
+                continue
+            }
             var stack = frames(sample.kind == .stack ? sample.logicalFrames(in: report.frames) : sample.frames)
             switch sample.kind {
             case .stack:
@@ -65,8 +86,20 @@ public struct StallProfile: Sendable {
             default:  // .none, or a kind a newer monitor wrote: counted as a sample without a stack
                 stack = [.noStack]
             }
-            return Sample(offsetMs: sample.offsetMs, weightMs: weight, stack: stack)
+            if known.count < Self.sharedStacks { known[key] = stack }
+            body(sample, stack)
         }
-        representativeStack = frames(report.representativeLogicalStack)
+    }
+
+    /// Distinct stacks ``forEachStack(of:_:)`` remembers for sharing.
+    static let sharedStacks = 4096
+
+    /// What a sample's profile stack is made of.
+    private struct StackKey: Hashable {
+        var kind: StallReport.Sample.Kind
+        var frames: [Int]
+        var syscall: String?
+        var asyncCallers: [Int]?
+        var asyncJobFrames: Int?
     }
 }

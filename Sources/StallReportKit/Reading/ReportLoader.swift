@@ -33,6 +33,8 @@ public struct ReportLoader: Sendable {
         case .success(let checked): shape = checked
         case .failure(let refusal): return .failure(Self.error(refusal))
         }
+        // A large report's samples are read without JSONDecoder's map of every value.
+        if let report = LargeReportDecoder.decode(data, depthLimit: maxNestingDepth) { return .success(report) }
         do {
             return .success(try StallReport.decode(from: data))
         } catch {

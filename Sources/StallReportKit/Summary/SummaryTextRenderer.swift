@@ -56,7 +56,7 @@ package struct SummaryTextRenderer: Sendable {
         guard !summary.groups.isEmpty else {
             out.append("")
             out.append("No stalls.")
-            return out.joined(separator: "\n") + "\n"
+            return finished(out)
         }
         out.append("")
         let byAttribute = summary.grouping != .fingerprint
@@ -109,12 +109,12 @@ package struct SummaryTextRenderer: Sendable {
             out.append(title)
             out += stackLines(group, limit: framesPerStack)
             out += asyncCallerLines(group, limit: framesPerStack)
-            out.append("    example: \(group.worst.path)")
+            out.append("    example: \(wide ? group.worst.path : StackFrameSummary.middleAbbreviated(group.worst.path, limit: max(8, width - 13)))")
         }
         out.append("")
         out.append(style.bold("Durations"))
         out += HistogramRenderer.lines(summary.histogram, style: style)
-        return out.joined(separator: "\n") + "\n"
+        return finished(out)
     }
 
     /// The `awaited by symbol (file:line)` lines of the app's async callers of a group's
@@ -152,50 +152,41 @@ package struct SummaryTextRenderer: Sendable {
     }
 
     /// `line` as is when it fits ``width`` (or the table is wide), else broken after the last
-    /// `; ` or `, ` that fits, the rest on indented lines.
+    /// `; ` or `, ` that fits, the rest on indented lines (``LineFitting``).
     func wrapped(_ line: String) -> [String] {
-        guard !wide, Self.visibleWidth(line) > width else { return [line] }
-        var lines: [String] = []
-        var rest = line
-        while Self.visibleWidth(rest) > width {
-            let breaks = ["; ", ", "].flatMap { separator in
-                rest.ranges(of: separator).filter { Self.visibleWidth(String(rest[..<$0.lowerBound])) < width }.map(\.upperBound)
-            }
-            guard let cut = breaks.max(), cut > rest.startIndex else { break }
-            lines.append(String(rest[..<cut]).replacingOccurrences(of: " +$", with: "", options: .regularExpression))
-            rest = "  " + rest[cut...]
-        }
-        return lines + [rest]
+        wide ? [line] : LineFitting.wrapped(line, width: width)
     }
 
-    /// Characters of `text` a terminal shows: colour escape sequences do not count.
-    static func visibleWidth(_ text: String) -> Int {
-        var width = 0
-        var inEscape = false
-        for character in text {
-            if inEscape {
-                if character.isLetter { inEscape = false }
-            } else if character == "\u{1B}" {
-                inEscape = true
-            } else {
-                width += 1
-            }
-        }
-        return width
+    /// The lines joined, each ending with a newline; unless the table is wide, every line fits
+    /// ``width`` (what the shortening of names and locations left too long is cut with `…`).
+    private func finished(_ lines: [String]) -> String {
+        let fitted = wide ? lines : lines.flatMap { LineFitting.fit($0, width: width) }
+        return fitted.joined(separator: "\n") + "\n"
     }
+
+    /// Columns the compact table leaves out, in this order, while the top frame would get less
+    /// than ``minTopFrameWidth`` of ``width`` (the wide table and the JSON have them all).
+    static let droppableColumns = ["P95", "STALLS/H", "MAX"]
 
     /// Cuts the last column (the top frame) so that the table fits ``width``: to 60 characters
-    /// in the wide table, to what the other columns leave (at least 24) in the compact one.
+    /// in the wide table, to what the other columns leave (at least 24) in the compact one, which
+    /// first leaves out ``droppableColumns`` on a narrow terminal.
     private func fitTopFrames(_ table: inout TextTable) {
-        let last = table.columns.count - 1
+        func used(_ table: TextTable) -> Int {
+            (0..<table.columns.count - 1).reduce(0) { sum, column in
+                sum + table.rows.map { $0[column].count }.reduce(table.columns[column].header.count, max) + 2
+            }
+        }
         var limit = 60
         if !wide {
-            var used = 0
-            for column in 0..<last {
-                used += table.rows.map { $0[column].count }.reduce(table.columns[column].header.count, max) + 2
+            for header in Self.droppableColumns where width - used(table) < Self.minTopFrameWidth {
+                guard let column = table.columns.firstIndex(where: { $0.header == header }) else { continue }
+                table.columns.remove(at: column)
+                for row in table.rows.indices { table.rows[row].remove(at: column) }
             }
-            limit = max(Self.minTopFrameWidth, width - used)
+            limit = max(Self.minTopFrameWidth, width - used(table))
         }
+        let last = table.columns.count - 1
         for row in table.rows.indices {
             table.rows[row][last] = StackFrameSummary.abbreviated(table.rows[row][last], limit: limit)
         }

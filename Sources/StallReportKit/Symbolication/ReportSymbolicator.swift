@@ -8,11 +8,14 @@ import Foundation
 /// names are demangled by one `swift-demangle` run. Existing values are never overwritten: a frame
 /// without a symbol gets symbol and offset; a frame without a file gets file and line.
 ///
-/// The fingerprint is recomputed (`Fingerprint/components(stack:classification:syscall:)` over
-/// the representative stack) only when no frame of the report had a name before: then the recorded
-/// fingerprint was a stack-less fallback, and the named one groups the stall with the same stall
-/// from symbolicated runs. A report that already had names keeps its fingerprint, so baselines
-/// and suppressions keyed on it stay valid.
+/// When an app frame gets a name, or no frame of the report had a name before, the representative
+/// stack, the representative async callers and the fingerprint are derived again from the samples
+/// (`StallIdentity`, as the monitor derives them in process): the recorded fingerprint was made
+/// without the app's names (a stripped binary, `symbolicateInProcess: false`), and the named one
+/// groups the stall with the same stall from symbolicated runs, so `gate --baseline` across the
+/// two passes. A report whose app frames all had names keeps its fingerprint (naming system
+/// frames or adding file and line changes nothing the fingerprint is made of), so baselines and
+/// suppressions keyed on it stay valid.
 public struct ReportSymbolicator: Sendable {
     /// The result for one report.
     public struct Outcome: Sendable {
@@ -119,6 +122,7 @@ public struct ReportSymbolicator: Sendable {
         var updated = report
         let hadNames = report.frames.contains { !($0.symbol?.isEmpty ?? true) }
         var named = 0
+        var namedInApp = 0
         var located = 0
         for index in updated.frames.indices where Self.needsWork(updated.frames[index]) {
             guard let symbol = lookup(updated.frames[index]) else { continue }
@@ -127,6 +131,7 @@ public struct ReportSymbolicator: Sendable {
                 frame.symbol = name
                 frame.offset = symbol.offset
                 named += 1
+                if frame.inApp { namedInApp += 1 }
             }
             if frame.file == nil, let file = symbol.file {
                 frame.file = file
@@ -136,24 +141,25 @@ public struct ReportSymbolicator: Sendable {
             updated.frames[index] = frame
         }
         var previous: String?
-        if !hadNames && named > 0 {
-            // Without names the representative stack was chosen by addresses; choose it again by
-            // function, as the monitor does in process (compact reports keep theirs: no samples).
-            var syscall = updated.samples.first { $0.frames == updated.representativeStack }?.syscall
-            if !updated.samples.isEmpty, let representative = RepresentativeStack.find(samples: updated.samples, frames: updated.frames) {
-                updated.representativeStack = representative.stack
-                syscall = representative.syscall
+        if namedInApp > 0 || (!hadNames && named > 0) {
+            // Names the fingerprint is made of arrived: derive the identity again as the monitor
+            // does in process with names (``StallIdentity``), so the stall gets the fingerprint
+            // of a symbolicated run. Compact reports have no samples: they keep their stacks.
+            let identity: StallIdentity
+            if updated.samples.isEmpty {
+                identity = StallIdentity(stack: updated.representativeStack, syscall: nil, asyncCallers: updated.representativeAsyncCallers,
+                                         fingerprint: Fingerprint.of(stack: updated.representativeStack, asyncCallers: updated.representativeAsyncCallers,
+                                                                     frames: updated.frames, classification: updated.classification,
+                                                                     syscall: nil, images: updated.images))
+            } else {
+                identity = StallIdentity.derive(samples: updated.samples, frames: updated.frames, classification: updated.classification,
+                                                images: updated.images)
             }
-            if !updated.samples.isEmpty, updated.representativeAsyncCallers != nil {
-                updated.representativeAsyncCallers = RepresentativeAsyncCallers.find(samples: updated.samples, frames: updated.frames)
-            }
-            let stack = updated.representativeStack.compactMap { updated.frames.indices.contains($0) ? updated.frames[$0] : nil }
-            let callers = (updated.representativeAsyncCallers ?? []).compactMap { updated.frames.indices.contains($0) ? updated.frames[$0] : nil }
-            let fingerprint = Fingerprint.make(Fingerprint.components(
-                stack: stack, classification: updated.classification, syscall: syscall, asyncCallers: callers))
-            if fingerprint != updated.fingerprint {
+            updated.representativeStack = identity.stack
+            updated.representativeAsyncCallers = identity.asyncCallers
+            if identity.fingerprint != updated.fingerprint {
                 previous = updated.fingerprint
-                updated.fingerprint = fingerprint
+                updated.fingerprint = identity.fingerprint
             }
         }
         if named > 0 || located > 0 {

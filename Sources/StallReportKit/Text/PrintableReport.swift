@@ -26,13 +26,19 @@ extension StallReport {
         copy.sampling.unwinderNote = sampling.unwinderNote.map(escape)
         copy.sampling.asyncCallersNote = sampling.asyncCallersNote.map(escape)
         copy.sampling.skipped = Dictionary(sampling.skipped.map { (escape($0.key), $0.value) }, uniquingKeysWith: { a, b in a.addingReportingOverflow(b).overflow ? .max : a + b })
-        copy.samples = samples.map { sample in
-            var sample = sample
-            sample.threadState = escape(sample.threadState)
-            sample.syscall = sample.syscall.map(escape)
-            sample.note = sample.note.map(escape)
-            sample.unwinder = sample.unwinder.map(escape)
-            return sample
+        // Only samples whose strings change are written: a report of a million samples is not
+        // copied when (as always but for hostile input) nothing needs escaping.
+        for index in samples.indices {
+            let sample = samples[index]
+            var escaped = sample
+            escaped.threadState = escape(sample.threadState)
+            escaped.syscall = sample.syscall.map(escape)
+            escaped.note = sample.note.map(escape)
+            escaped.unwinder = sample.unwinder.map(escape)
+            if escaped.threadState != sample.threadState || escaped.syscall != sample.syscall || escaped.note != sample.note
+                || escaped.unwinder != sample.unwinder {
+                copy.samples[index] = escaped
+            }
         }
         copy.frames = frames.map { frame in
             var frame = frame

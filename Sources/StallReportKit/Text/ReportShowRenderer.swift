@@ -10,12 +10,17 @@ package struct ReportShowRenderer: Sendable {
     package var tree: CallTreeTextRenderer
     /// How frame names are shown: simplified (default) or full.
     package var names: FrameNameStyle
+    /// Width every line fits in, in characters (names, image names and paths shortened, long
+    /// fact lines broken between list items, never inside a word), or nil for no limit.
+    package var width: Int?
 
     /// Creates a renderer.
-    package init(style: TextStyle = .plain, minPercent: Double = CallTreeTextRenderer.defaultMinPercent, names: FrameNameStyle = .simplified) {
+    package init(style: TextStyle = .plain, minPercent: Double = CallTreeTextRenderer.defaultMinPercent, names: FrameNameStyle = .simplified,
+                width: Int? = nil) {
         self.style = style
-        self.tree = CallTreeTextRenderer(style: style, minPercent: minPercent, names: names)
+        self.tree = CallTreeTextRenderer(style: style, minPercent: minPercent, names: names, width: width)
         self.names = names
+        self.width = width
     }
 
     /// The full text, ending with a newline. Control characters in the report's strings and in
@@ -34,11 +39,11 @@ package struct ReportShowRenderer: Sendable {
             out += callers
         }
         out.append("")
-        let profile = StallProfile(report: report, path: path)
-        let callTree = CallTree(profiles: [profile])
+        let callTree = CallTree(report: report)
         out.append(style.bold("Call tree of all \(callTree.sampleCount) sample\(callTree.sampleCount == 1 ? "" : "s") (\(Durations.format(callTree.totalMs)) sampled; heaviest path first):"))
         out += tree.render(callTree)
-        return out.joined(separator: "\n") + "\n"
+        let lines = width.map { width in out.flatMap { LineFitting.fit($0, width: width, continuation: String(repeating: " ", count: 18)) } } ?? out
+        return lines.joined(separator: "\n") + "\n"
     }
 
     /// The facts of the stall, one per line.
@@ -47,7 +52,7 @@ package struct ReportShowRenderer: Sendable {
         let title = "Stall of \(Durations.format(report.durationMs)) on thread \(report.loop.threadName) (\(report.classification.rawValue), \(report.status.rawValue))"
         lines.append(style.bold(report.status == .ended ? title : style.red(title)))
         func row(_ key: String, _ value: String) { lines.append("  " + key.padding(toLength: 16, withPad: " ", startingAt: 0) + value) }
-        row("report", path)
+        row("report", width.map { StackFrameSummary.middleAbbreviated(path, limit: max(16, $0 - 18)) } ?? path)
         row("id", report.id)
         row("fingerprint", style.cyan(report.fingerprint))
         row("started", ReportCoding.formatDate(report.startedAt))
@@ -104,18 +109,23 @@ package struct ReportShowRenderer: Sendable {
         let images = frames.map { frame -> String in
             frame.image.flatMap { report.images.indices.contains($0) ? (report.images[$0].path as NSString).lastPathComponent : nil } ?? "???"
         }
-        let imageWidth = min(32, images.map(\.count).max() ?? 0)
+        // On a narrow terminal image names get a sixth of the width (cut in the middle).
+        let imageLimit = width.map { min(32, max(8, $0 / 6)) } ?? 32
+        let imageWidth = min(imageLimit, images.map(\.count).max() ?? 0)
         let numberWidth = String(frames.count - 1).count
         return frames.enumerated().map { index, frame in
             let number = String(index).padding(toLength: numberWidth, withPad: " ", startingAt: 0)
-            let image = images[index].padding(toLength: max(imageWidth, images[index].count), withPad: " ", startingAt: 0)
+            let imageName = width == nil ? images[index] : StackFrameSummary.middleAbbreviated(images[index], limit: imageLimit)
+            let image = imageName.padding(toLength: max(imageWidth, imageName.count), withPad: " ", startingAt: 0)
             var name = frame.symbol.flatMap { $0.isEmpty ? nil : names.display($0) } ?? "???"
             if let offset = frame.offset { name += " + \(offset)" }
-            var line = "  \(number)  \(image)  \(frame.address)  \(frame.inApp ? style.bold(style.cyan(name)) : name)"
-            if let file = frame.file {
-                let location = frame.line.map { "\(file):\($0)" } ?? file
-                line += "  " + style.dim(location)
+            let start = "  \(number)  \(image)  \(frame.address)  "
+            var location = frame.file.map { file in frame.line.map { "\(file):\($0)" } ?? file }
+            if let width {
+                (name, location) = LineFitting.shortened(name: name, location: location, width: width - start.count)
             }
+            var line = start + (frame.inApp ? style.bold(style.cyan(name)) : name)
+            if let location { line += "  " + style.dim(location) }
             return line
         }
     }

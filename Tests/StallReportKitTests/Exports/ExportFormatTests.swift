@@ -39,6 +39,18 @@ struct ExportFormatTests {
         #expect(FoldedExport.clean("a\nb\tc") == "a b c")
     }
 
+    @Test("speedscope: the stacks written by hand make the bytes JSONEncoder makes of the whole file, even with a name like the key")
+    func speedscopeBytes() throws {
+        let tricky = ProfileFixtures.report(["App.\"samples\":[]()", "App.tick()"], stack: 5, syscall: 2, none: 1)
+        let profiles = ProfileFixtures.profiles + [StallProfile(report: tricky, path: "/r/tricky.json")]
+        let data = try SpeedscopeExport.render(profiles, name: "stalls", exporter: "test")
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let whole = try encoder.encode(SpeedscopeExport.make(profiles, name: "stalls", exporter: "test"))
+        #expect(data == whole, "\(String(decoding: data, as: UTF8.self))\n\(String(decoding: whole, as: UTF8.self))")
+        #expect(String(decoding: data, as: UTF8.self).contains(#"\"samples\":[]"#), "the name is in the file, escaped")
+    }
+
     @Test("speedscope: schema, one merged sampled profile, samples and weights match, indices in range")
     func speedscope() throws {
         let data = try SpeedscopeExport.render(ProfileFixtures.profiles, name: "stalls", exporter: "test")

@@ -129,7 +129,7 @@ struct SymbolicationTests {
         #expect(symbols.count == 3)
     }
 
-    @Test("Only missing fields are filled; the fingerprint is recomputed only for a report without names")
+    @Test("Only missing fields are filled; a named report keeps its fingerprint, one without names gets its named stack's")
     func applying() throws {
         let tools = SymbolizerTools(symbolizer: "/bin/false", demangler: nil)
         let symbolicator = ReportSymbolicator(tools: tools, locator: SymbolFileLocator(debugDirectories: []))

@@ -67,7 +67,18 @@ struct PprofProfileBuilder {
             let common = keys.labels(of: stall, builder: &self)
             // Locations of each frame table entry, made once per report.
             var frameLocations: [UInt64?] = Array(repeating: nil, count: stall.frames.count)
+            // Samples repeat few stacks: equal ones share one location list (up to a bound), and
+            // all share one values array.
+            var knownIDs: [SampleStackKey: [UInt64]] = [:]
+            let values: [Int64] = [1, weight]
             for sample in stall.samples {
+                var labels = common
+                if let syscall = sample.syscall { labels.append(.init(key: string("syscall"), str: string(syscall))) }
+                let key = SampleStackKey(kind: sample.kind, frames: sample.frames, syscall: sample.syscall)
+                if let ids = knownIDs[key] {
+                    profile.samples.append(.init(locationIDs: ids, values: values, labels: labels))
+                    continue
+                }
                 var ids: [UInt64] = []
                 ids.reserveCapacity(sample.frames.count + 1)
                 for index in sample.frames where stall.frames.indices.contains(index) {
@@ -87,9 +98,8 @@ struct PprofProfileBuilder {
                 default:  // .none, or a kind a newer monitor wrote: a sample without a stack
                     ids = [syntheticLocation(ProfileFrame.noStack.name)]
                 }
-                var labels = common
-                if let syscall = sample.syscall { labels.append(.init(key: string("syscall"), str: string(syscall))) }
-                profile.samples.append(.init(locationIDs: ids, values: [1, weight], labels: labels))
+                if knownIDs.count < 4096 { knownIDs[key] = ids }
+                profile.samples.append(.init(locationIDs: ids, values: values, labels: labels))
             }
         }
         for index in profile.mappings.indices {
@@ -275,4 +285,11 @@ struct PprofProfileBuilder {
             ]
         }
     }
+}
+
+/// What a pprof sample's location list is made of.
+private struct SampleStackKey: Hashable {
+    var kind: StallReport.Sample.Kind
+    var frames: [Int]
+    var syscall: String?
 }

@@ -19,12 +19,13 @@ public struct PprofStall: Sendable {
     public init(report: StallReport, path: String) {
         facts = StallFacts(report: report, path: path)
         loopKind = report.loop.kind
-        // Samples with async callers are exported as their logical stack.
-        samples = report.samples.map { sample in
-            var logical = sample
-            if sample.kind == .stack { logical.frames = sample.logicalFrames(in: report.frames) }
-            return logical
+        // Samples with async callers are exported as their logical stack; the others are kept
+        // as they are (the report's array is shared, not copied, when none has callers).
+        var samples = report.samples
+        for index in samples.indices where samples[index].kind == .stack && !(samples[index].asyncCallers?.isEmpty ?? true) {
+            samples[index].frames = samples[index].logicalFrames(in: report.frames)
         }
+        self.samples = samples
         frames = report.frames
         images = report.images
     }

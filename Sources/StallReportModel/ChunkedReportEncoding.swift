@@ -1,0 +1,66 @@
+import Foundation
+
+/// Encodes a report of many samples without `JSONEncoder` building its tree of every value of
+/// them at once (gigabytes for a million samples): the report is encoded without samples, the
+/// samples in chunks by the same encoder, and the chunks are put in place of the empty array,
+/// indented as the whole document's encoding indents them. The bytes are the same as encoding
+/// the whole report in one piece.
+enum ChunkedReportEncoding {
+    /// Samples encoded per piece.
+    static let chunkSize = 10_000
+
+    /// `report` encoded by `encoder` (made by ``ReportCoding/makeEncoder(pretty:)``), the samples
+    /// `chunkSize` at a time.
+    static func encode(_ report: StallReport, with encoder: JSONEncoder, pretty: Bool, chunkSize: Int = chunkSize) throws -> Data {
+        var skeleton = report
+        skeleton.samples = []
+        var data = try encoder.encode(skeleton)
+        guard !report.samples.isEmpty, let empty = emptySamples(in: data) else { return try encoder.encode(report) }
+        var array = Data("[".utf8)
+        var start = 0
+        while start < report.samples.count {
+            let end = min(start + chunkSize, report.samples.count)
+            let chunk = try encoder.encode(Array(report.samples[start..<end]))
+            // The elements between the chunk's brackets (and, pretty, its last newline).
+            guard let open = chunk.firstIndex(of: UInt8(ascii: "[")), let close = chunk.lastIndex(of: UInt8(ascii: "]")) else {
+                return try encoder.encode(report)
+            }
+            var inner = chunk[(open + 1)..<close]
+            if pretty, inner.last == UInt8(ascii: "\n") { inner = inner.dropLast() }
+            if start > 0 { array.append(UInt8(ascii: ",")) }
+            if pretty {
+                // One level deeper than a top-level array: strings hold no raw newline.
+                for byte in inner {
+                    array.append(byte)
+                    if byte == UInt8(ascii: "\n") { array.append(contentsOf: [0x20, 0x20]) }
+                }
+            } else {
+                array.append(contentsOf: inner)
+            }
+            start = end
+        }
+        array.append(contentsOf: Array((pretty ? "\n  ]" : "]").utf8))
+        data.replaceSubrange(empty, with: array)
+        return data
+    }
+
+    /// The empty array after the top-level `"samples"` key (a quote inside a string is escaped,
+    /// so `"samples"` followed by `:` is only ever a key; the report's other objects have no
+    /// key of that name).
+    private static func emptySamples(in data: Data) -> Range<Data.Index>? {
+        let key = Data(#""samples""#.utf8)
+        guard let found = data.range(of: key) else { return nil }
+        var index = found.upperBound
+        func skipSpaces() { while index < data.endIndex, [0x20, 0x0A, 0x0D, 0x09].contains(data[index]) { index += 1 } }
+        skipSpaces()
+        guard index < data.endIndex, data[index] == UInt8(ascii: ":") else { return nil }
+        index += 1
+        skipSpaces()
+        guard index < data.endIndex, data[index] == UInt8(ascii: "[") else { return nil }
+        let open = index
+        index += 1
+        skipSpaces()
+        guard index < data.endIndex, data[index] == UInt8(ascii: "]") else { return nil }
+        return open..<(index + 1)
+    }
+}
