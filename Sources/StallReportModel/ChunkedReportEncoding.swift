@@ -16,7 +16,11 @@ enum ChunkedReportEncoding {
         skeleton.samples = []
         var data = try encoder.encode(skeleton)
         guard !report.samples.isEmpty, let empty = emptySamples(in: data) else { return try encoder.encode(report) }
-        var array = Data("[".utf8)
+        // The samples are appended to the skeleton's bytes in place (no second copy of the
+        // whole array): the part after the empty array is put back at the end.
+        let rest = Data(data[empty.upperBound...])
+        data.removeSubrange(empty.lowerBound...)
+        data.append(UInt8(ascii: "["))
         var start = 0
         while start < report.samples.count {
             let end = min(start + chunkSize, report.samples.count)
@@ -27,20 +31,20 @@ enum ChunkedReportEncoding {
             }
             var inner = chunk[(open + 1)..<close]
             if pretty, inner.last == UInt8(ascii: "\n") { inner = inner.dropLast() }
-            if start > 0 { array.append(UInt8(ascii: ",")) }
+            if start > 0 { data.append(UInt8(ascii: ",")) }
             if pretty {
                 // One level deeper than a top-level array: strings hold no raw newline.
                 for byte in inner {
-                    array.append(byte)
-                    if byte == UInt8(ascii: "\n") { array.append(contentsOf: [0x20, 0x20]) }
+                    data.append(byte)
+                    if byte == UInt8(ascii: "\n") { data.append(contentsOf: [0x20, 0x20]) }
                 }
             } else {
-                array.append(contentsOf: inner)
+                data.append(contentsOf: inner)
             }
             start = end
         }
-        array.append(contentsOf: Array((pretty ? "\n  ]" : "]").utf8))
-        data.replaceSubrange(empty, with: array)
+        data.append(contentsOf: Array((pretty ? "\n  ]" : "]").utf8))
+        data.append(rest)
         return data
     }
 

@@ -68,6 +68,8 @@ struct FastRecordReader {
             case .failure(let error): return .failure(error)
             }
         }
+        // A buffer grown for a large file is freed once it is read, not kept for the next one.
+        defer { if buffer.count > Self.keptBufferSize { resetBuffer() } }
         let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<size])
         if let record = try? extractor.record(from: bytes, path: path) {
             fastCount += 1
@@ -75,10 +77,21 @@ struct FastRecordReader {
         } else {
             fullCount += 1
         }
-        switch loader.load(data: Data(bytes)) {
+        // Decoded from the buffer itself, not a copy of it (the decoder keeps no part of `data`).
+        let data = Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: size, deallocator: .none)
+        switch loader.load(data: data) {
         case .success(let report): return skipping(StallRecord(report: report, path: path)) ? .skipped : .report(report)
         case .failure(let error): return .failure(error)
         }
+    }
+
+    /// The largest buffer kept from one file to the next.
+    private static let keptBufferSize = 1 << 24
+
+    /// Replaces the buffer with a new one of the initial size.
+    private mutating func resetBuffer() {
+        buffer.deallocate()
+        buffer = .allocate(byteCount: 1 << 17, alignment: 16)
     }
 
     /// Reads a regular file within the size limit into the buffer; nil on anything unusual

@@ -26,7 +26,8 @@ public enum PprofExport {
     package static func encode(_ stalls: [PprofStall], comment: String? = nil, names: FrameNameStyle = .simplified,
                                layouts: @escaping ImageLayouts = localImageLayouts) -> [UInt8] {
         var builder = PprofProfileBuilder(layouts: layouts, names: names)
-        return builder.build(stalls, comment: comment).encoded()
+        var profile = builder.build(stalls, comment: comment)
+        return profile.encoded()
     }
 
     /// The gzip-compressed profile of `stalls`: the bytes of a `.pb.gz` file. Function names are

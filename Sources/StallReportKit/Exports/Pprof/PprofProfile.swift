@@ -60,8 +60,9 @@ struct PprofProfile {
         var startLine: Int64  // 5
     }
 
-    var sampleTypes: [ValueType] = []  // 1
-    var samples: [Sample] = []  // 2
+    /// Fields 1 (`sample_type`) and 2 (`sample`), encoded as they are added: a million samples
+    /// are held as their bytes, not as a message (and arrays) each.
+    private var head = ProtobufWriter()
     var mappings: [Mapping] = []  // 3
     var locations: [Location] = []  // 4
     var functions: [Function] = []  // 5
@@ -73,11 +74,21 @@ struct PprofProfile {
     var comments: [Int64] = []  // 13
     var defaultSampleType: Int64 = 0  // 14
 
-    /// The serialized `Profile` message (not compressed).
-    func encoded() -> [UInt8] {
+    /// Sets the sample types; before any ``append(_:)``, once.
+    mutating func setSampleTypes(_ types: [ValueType]) {
+        head.messages(1, types)
+    }
+
+    /// Adds a sample (after ``setSampleTypes(_:)``).
+    mutating func append(_ sample: Sample) {
+        head.messages(2, [sample])
+    }
+
+    /// The serialized `Profile` message (not compressed). The encoded samples are taken, not
+    /// copied: call it once.
+    mutating func encoded() -> [UInt8] {
         var out = ProtobufWriter()
-        out.messages(1, sampleTypes)
-        out.messages(2, samples)
+        swap(&out, &head)
         out.messages(3, mappings)
         out.messages(4, locations)
         out.messages(5, functions)

@@ -57,7 +57,7 @@ struct PprofProfileBuilder {
     mutating func build(_ stalls: [PprofStall], comment: String?) -> PprofProfile {
         let samplesType = PprofProfile.ValueType(type: string("samples"), unit: string("count"))
         let wallType = PprofProfile.ValueType(type: string("wall"), unit: string("nanoseconds"))
-        profile.sampleTypes = [samplesType, wallType]
+        profile.setSampleTypes([samplesType, wallType])
         profile.periodType = wallType
         profile.defaultSampleType = wallType.type
         addMappings(stalls)
@@ -76,7 +76,7 @@ struct PprofProfileBuilder {
                 if let syscall = sample.syscall { labels.append(.init(key: string("syscall"), str: string(syscall))) }
                 let key = SampleStackKey(kind: sample.kind, frames: sample.frames, syscall: sample.syscall)
                 if let ids = knownIDs[key] {
-                    profile.samples.append(.init(locationIDs: ids, values: values, labels: labels))
+                    profile.append(.init(locationIDs: ids, values: values, labels: labels))
                     continue
                 }
                 var ids: [UInt64] = []
@@ -99,7 +99,7 @@ struct PprofProfileBuilder {
                     ids = [syntheticLocation(ProfileFrame.noStack.name)]
                 }
                 if knownIDs.count < 4096 { knownIDs[key] = ids }
-                profile.samples.append(.init(locationIDs: ids, values: values, labels: labels))
+                profile.append(.init(locationIDs: ids, values: values, labels: labels))
             }
         }
         for index in profile.mappings.indices {
@@ -111,7 +111,10 @@ struct PprofProfileBuilder {
         profile.period = Self.period(of: stalls)
         setTimes(stalls)
         if let comment { profile.comments = [string(comment)] }
-        return profile
+        // Handed over, not shared: encoding it then appends to the samples' bytes in place.
+        var built = PprofProfile()
+        swap(&built, &profile)
+        return built
     }
 
     /// The string's index in the table, adding it when new.
@@ -150,8 +153,12 @@ struct PprofProfileBuilder {
         var order: [MappingKey] = []
         var found: [MappingKey: (bias: UInt64, image: StallReport.Image, addresses: Set<UInt64>)] = [:]
         for stall in stalls {
-            let used = Set(stall.samples.flatMap(\.frames))
-            for index in used.sorted() where stall.frames.indices.contains(index) {
+            // Which frame table entries the samples use (without an array of every index used).
+            var used = Array(repeating: false, count: stall.frames.count)
+            for sample in stall.samples {
+                for index in sample.frames where used.indices.contains(index) { used[index] = true }
+            }
+            for index in used.indices where used[index] {
                 let frame = stall.frames[index]
                 guard let (key, bias, image) = Self.image(of: frame, in: stall),
                       let address = ReportCoding.parseAddress(frame.address) else { continue }
