@@ -14,9 +14,9 @@ enum StallEvent {
 }
 
 /// The writer: builds, encodes and stores reports on its own thread (a ``SerialWorkThread``, which
-/// also works in a forked child), off the monitored thread and off the watchdog's timing path. In-progress snapshots of one stall replace each
-/// other (a queued older one is skipped); the final report replaces them all. Failures are
-/// counted and said once, never thrown.
+/// also works in a forked child), off the monitored thread and off the watchdog's timing path.
+/// In-progress snapshots of one stall replace each other (a queued older one is skipped); the
+/// final report replaces them all. Failures are counted and said once, never thrown.
 final class ReportWriter: Sendable {
     private struct StallFile {
         var name: String

@@ -1,11 +1,11 @@
 import CStallMonitor
 import Foundation
 
-/// Hands work to a queue (the writer's) at fixed intervals, driven by a small thread of
-/// its own that sleeps on a semaphore. Not a dispatch timer: on Linux the first dispatch timer
-/// starts libdispatch's timer thread, which then lives as long as the process, and after `stop()`
-/// the monitor must leave no thread behind. One timer runs several jobs, each at its own
-/// interval: a monitor has one timer thread (session heartbeat and cache release), not one per
+/// Hands work to a queue (the writer's) on schedules (fixed, or ramping up), driven by a small
+/// thread of its own that sleeps on a semaphore. Not a dispatch timer: on Linux the first dispatch
+/// timer starts libdispatch's timer thread, which then lives as long as the process, and after
+/// `stop()` the monitor must leave no thread behind. One timer runs several jobs, each on its own
+/// schedule: a monitor has one timer thread (session heartbeat and cache release), not one per
 /// job, so an idle monitor's memory holds one thread stack fewer.
 final class RepeatingTimer: Sendable {
     private let wake = DispatchSemaphore(value: 0)
