@@ -70,12 +70,6 @@ final class ReportWriter: Sendable {
         queue.async(work)
     }
 
-    /// Runs `work` on the writer queue every `interval` (first after one interval) until the
-    /// returned timer is cancelled. Not counted by ``flush(timeout:)``.
-    func repeating(every interval: Duration, _ work: @escaping @Sendable () -> Void) -> RepeatingTimer {
-        RepeatingTimer(every: interval, enqueue: { [queue] in queue.async(counted: false, $0) }, work)
-    }
-
     /// Runs `jobs[i]` on the writer queue as `schedules[i]` says, all from one timer thread,
     /// until the returned timer is cancelled.
     func repeating(schedules: [RepeatingTimer.Schedule], jobs: [@Sendable () -> Void]) -> RepeatingTimer {

@@ -35,12 +35,6 @@ final class RepeatingTimer: Sendable {
         }
     }
 
-    /// Hands `work` to `enqueue` every `interval`, the first time one interval from now.
-    convenience init(every interval: Duration, enqueue: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void,
-                     _ work: @escaping @Sendable () -> Void) {
-        self.init(enqueue: enqueue, schedules: [.every(interval)], jobs: [work])
-    }
-
     /// Hands `jobs[i]` to `enqueue` as `schedules[i]` says (the two arrays have the same length).
     init(enqueue: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void, schedules: [Schedule],
          jobs: [@Sendable () -> Void]) {

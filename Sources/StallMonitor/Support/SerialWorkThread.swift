@@ -5,7 +5,7 @@ import Dispatch
 /// that a multithreaded host forked, libdispatch runs no queued work (its worker threads were not
 /// copied), so a writer on a dispatch queue would never write the child's reports. The thread
 /// starts with the first job and parks on a semaphore while there is none (no wake-ups); after
-/// ``close()`` it ends once the queue is empty, and work queued later runs on a thread that ends
+/// ``close(waiting:)`` it ends once the queue is empty, and work queued later runs on a thread that ends
 /// as soon as that work is done, so a stopped monitor leaves no thread behind.
 final class SerialWorkThread: Sendable {
     private struct State {
@@ -21,7 +21,7 @@ final class SerialWorkThread: Sendable {
     /// Counts the jobs queued with `counted: true` that have not finished (futex-based: waiting on
     /// it needs no libdispatch thread).
     private let pending = DispatchGroup()
-    /// Signalled by a thread that ends after ``close()``.
+    /// Signalled by a thread that ends after ``close(waiting:)``.
     private let ended = DispatchSemaphore(value: 0)
 
     /// A queue whose thread is named `name` (at most 15 bytes are kept).
@@ -82,10 +82,17 @@ final class SerialWorkThread: Sendable {
         }
     }
 
+    /// What the thread does next.
+    private enum Step {
+        case run(@Sendable () -> Void)
+        case park
+        case end
+    }
+
     /// The thread's loop: runs jobs in order; parks while there is none; ends when closed and empty.
     private func run() {
         while true {
-            let next = state.withLock { state -> (job: (@Sendable () -> Void)?, end: Bool, signalEnd: Bool) in
+            let step = state.withLock { state -> Step in
                 if state.next < state.jobs.count {
                     let job = state.jobs[state.next]
                     state.next += 1
@@ -93,21 +100,21 @@ final class SerialWorkThread: Sendable {
                         state.jobs.removeAll(keepingCapacity: true)
                         state.next = 0
                     }
-                    return (job, false, false)
+                    return .run(job)
                 }
-                guard state.closed else { return (nil, false, false) }
+                guard state.closed else { return .park }
                 state.threadRuns = false
-                return (nil, true, true)
+                return .end
             }
-            if let job = next.job {
+            switch step {
+            case .run(let job):
                 job()
-                continue
-            }
-            if next.end {
-                if next.signalEnd { ended.signal() }
+            case .park:
+                wake.wait()
+            case .end:
+                ended.signal()
                 return
             }
-            wake.wait()
         }
     }
 }
