@@ -26,9 +26,10 @@ let package = Package(
         .library(name: "StallMonitorTesting", targets: ["StallMonitorTesting"]),
         .library(name: "StallMonitorXCTest", targets: ["StallMonitorXCTest"]),
         .executable(name: "stallreport", targets: ["stallreport"]),
-        .executable(name: "stall-demo", targets: ["stall-demo"]),
-        .executable(name: "idle-work-demo", targets: ["idle-work-demo"]),
-        .executable(name: "nio-stall-demo", targets: ["nio-stall-demo"]),
+        // The demos, hosts and benchmarks below are executable targets, not products: `swift run` and
+        // `swift build --product` name them in this package, and an app that depends on this package
+        // never resolves what only they use (swift-prometheus). SwiftPM resolves the dependencies of
+        // every product of a dependency, used or not, but not those of its other targets.
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -37,7 +38,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
-        // Only stall-demo's --prometheus uses it (never the StallMonitor library).
+        // Only stall-demo's --prometheus uses it (never the StallMonitor library); stall-demo is no
+        // product, so apps that depend on this package never fetch it.
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
     ],
     targets: [
