@@ -126,6 +126,7 @@ struct StallBenchTests {
         let data = try #require(rows.first?["data"] as? [String: Any])
         #expect((data["ratioBareObserver"] as? Double ?? 0) > 0, "\(data)")
         #expect((data["ratio"] as? Double ?? 0) > 0, "\(data)")
-        #expect((rows.first?["value"] as? String ?? "").contains("against a bare observer"))
+        let value = try #require(rows.first?["value"] as? String)
+        #expect(value.contains("against a bare observer"), "\(value)")
     }
 }
