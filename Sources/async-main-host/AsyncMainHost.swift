@@ -16,6 +16,9 @@ import StallMonitor
 ///     async-main-host short <dir>       # 5000 short MainActor jobs, then 200 main-queue blocks
 ///     async-main-host expected <dir>    # 400 ms of MainActor work declared with expectLongWork
 ///     async-main-host idle <dir> <s>    # nothing runs for <s> seconds: the watchdog's cost
+///     async-main-host idle-unwatched <dir> <s>  # the same idle period with no monitor (a baseline)
+///
+/// Both idle modes print `ready` (flushed) when the idle period begins, for a measurer outside.
 @main
 struct AsyncMainHost {
     static func main() async {
@@ -38,6 +41,8 @@ struct AsyncMainHost {
             try? await Task.sleep(for: .milliseconds(1_500))
             print("hasRun \(monitor.watchedLoops.map(\.hasRun))")
             await monitor.stop()
+        case "idle-unwatched":
+            await idleUnwatched(seconds: arguments.count > 2 ? Double(arguments[2]) ?? 2 : 2)
         case "cpu", "block", "short", "expected", "idle":
             await watchMainActor(mode: mode, configuration: configuration,
                                  idleSeconds: arguments.count > 2 ? Double(arguments[2]) ?? 0 : mode == "idle" ? 2 : 0)
@@ -82,6 +87,8 @@ struct AsyncMainHost {
             let (tid, ms) = monitor.expectLongWork { MainActorWork.spinOnMainActorForTest(milliseconds: 400) }
             print("expected long work on thread \(tid) for \(String(format: "%.1f", ms)) ms")
         default:
+            print("ready")
+            fflush(nil)  // every stream: `stdout` is a global var Swift 6 will not read
             // Measured off the MainActor: the main queue stays idle meanwhile.
             let line = await Task.detached { WatchdogCost.measure(seconds: idleSeconds) }.value
             print(line)
@@ -98,6 +105,19 @@ struct AsyncMainHost {
         sigaction(signal, nil, &action)
         let restored = action.__sigaction_handler.sa_handler == nil  // SIG_DFL
         print("sampling signal \(signal == SIGPROF ? "SIGPROF" : "\(signal)"), default again after stop: \(restored)")
+    }
+}
+
+extension AsyncMainHost {
+    /// The `idle` mode's idle period without a monitor: the same settling sleep on the MainActor,
+    /// then a pool thread blocked for `seconds` while the MainActor awaits it.
+    @MainActor
+    static func idleUnwatched(seconds: Double) async {
+        try? await Task.sleep(for: .milliseconds(200))
+        print("ready")
+        fflush(nil)  // every stream: `stdout` is a global var Swift 6 will not read
+        await Task.detached { _ = usleep(UInt32(seconds * 1e6)) }.value
+        print("unwatched idle period over (\(seconds) s)")
     }
 }
 

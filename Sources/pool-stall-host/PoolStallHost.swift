@@ -18,7 +18,9 @@ import StallMonitor
 /// spins 400 ms, then a detached task sleeps 400 ms), `chains` (one stall in each shape of async
 /// call, with the ground truth of its async callers: see `ChainWork`; `chains <dir> <shape>` runs
 /// one shape, and with `POOL_STALL_HOST_CRASH=1` its leaf crashes instead, for the Swift runtime's
-/// backtracer), `idle` (nothing for 2 s).
+/// backtracer), `idle` (nothing for 2 s; `idle <dir> <s>`: for <s> seconds), `idle-unwatched`
+/// (the same idle period with no monitor, a baseline). Both idle modes print `ready` (flushed)
+/// when the idle period begins, for a measurer outside.
 @main
 struct PoolStallHost {
     static func main() async {
@@ -28,6 +30,12 @@ struct PoolStallHost {
             exit(64)
         }
         let mode = arguments[0]
+        let idleSeconds = arguments.count > 2 ? Double(arguments[2]) ?? 2 : 2
+        if mode == "idle-unwatched" {
+            try? await Task.sleep(for: .milliseconds(100))
+            await idle(seconds: idleSeconds)
+            return
+        }
         var configuration = StallMonitor.Configuration(threshold: .milliseconds(250), reportDirectory: URL(fileURLWithPath: arguments[1]))
         configuration.logger = Logger(label: "pool-stall-host") { StreamLogHandler.standardError(label: $0) }
         let monitor: StallMonitor
@@ -84,8 +92,15 @@ struct PoolStallHost {
             let jobs = await PoolWork.shortJobs(seconds: 2)
             print("ran \(jobs) short jobs")
         default:
-            try? await Task.sleep(for: .seconds(2))
+            await idle(seconds: shape.flatMap { Double($0) } ?? 2)
         }
+    }
+
+    /// The idle modes' period: `ready`, then a sleeping task on the pool for `seconds`.
+    nonisolated static func idle(seconds: Double) async {
+        print("ready")
+        fflush(nil)  // every stream: `stdout` is a global var Swift 6 will not read
+        try? await Task.sleep(for: .seconds(seconds))
     }
 }
 

@@ -16,6 +16,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
     case mainActor = "main-actor"
     case poolServer = "pool-server"
     case asyncChains = "async-chains"
+    case idlePerLoop = "idle-per-loop"
 
     var number: Int { Self.allCases.firstIndex(of: self)! + 1 }
 
@@ -35,6 +36,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
         case .mainActor: return "MainActor under async main: idle wake-ups, stall timing"
         case .poolServer: return "Concurrency pool under a Hummingbird 2 server: CPU per request, idle wake-ups, stalls in async handlers"
         case .asyncChains: return "Async call chains: cost per sample against the stack unwinding"
+        case .idlePerLoop: return "Idle cost per loop kind: watchdog wake-ups and process CPU, monitored vs the same process unmonitored"
         }
     }
 
@@ -54,6 +56,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
         case .mainActor: return try MainActorFigure.run(context)
         case .poolServer: return try PoolServerFigure.run(context)
         case .asyncChains: return try AsyncChainsFigure.run(context)
+        case .idlePerLoop: return try IdlePerLoopFigure.run(context)
         }
     }
 

@@ -57,16 +57,6 @@ final class HummingbirdServerProcess {
     func printed() -> String {
         (try? String(contentsOf: output, encoding: .utf8)) ?? ""
     }
-
-    /// The whole process's CPU time (utime + stime) in nanoseconds, from /proc/<pid>/stat.
-    func processCPUNanos() -> Double {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return 0 }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        // After the comm: state is field 3; utime and stime are fields 14 and 15.
-        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-        return (user + system) * 1e9 / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
 }
 
 extension HummingbirdServerProcess: ServerProcessThreads {}

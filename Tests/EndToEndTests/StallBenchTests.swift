@@ -86,13 +86,14 @@ struct StallBenchTests {
         }
     }
 
-    @Test("list names the fourteen figures; an unknown figure is a usage error")
+    @Test("list names the fifteen figures; an unknown figure is a usage error")
     func listAndValidation() throws {
         let list = try StallReportCLI.run(["list"], executable: "stall-bench")
         #expect(list.status == 0)
-        #expect(list.stdoutLines.count == 14)
+        #expect(list.stdoutLines.count == 15)
         #expect(list.stdout.contains("summarize-throughput") && list.stdout.contains("blocking-stacks") && list.stdout.contains("nio-server"))
         #expect(list.stdout.contains("main-actor") && list.stdout.contains("pool-server") && list.stdout.contains("async-chains"))
+        #expect(list.stdout.contains("idle-per-loop"))
         let bad = try StallReportCLI.run(["run", "--figure", "nope"], executable: "stall-bench")
         #expect(bad.status == 64, "\(bad)")
         #expect(bad.stderr.contains("unknown figure"))
@@ -104,5 +105,28 @@ struct StallBenchTests {
         #expect(rows.map { $0["figure"] as? String } == ["14"])
         let data = try #require(rows.first?["data"] as? [String: Any])
         #expect((data["callers"] as? Double ?? 0) >= 6, "\(data)")
+    }
+
+    @Test("--figure idle-per-loop --quick: each loop kind's host idles monitored and unmonitored, measured from /proc")
+    func idlePerLoopQuick() throws {
+        let rows = try Self.rows(try Self.runQuick(figure: "idle-per-loop").json)
+        #expect(rows.map { $0["figure"] as? String } == ["15a", "15b", "15c", "15d"])
+        for row in rows {
+            let data = try #require(row["data"] as? [String: Any])
+            #expect((data["cpuRatio"] as? Double ?? 0) > 0, "\(data)")
+            #expect(data["watchdogWakeupsPerSecond"] is Double, "\(data)")
+            #expect((data["processCPUNanosecondsPerSecondWith"] as? Double ?? 0) > 0, "the monitored host used some CPU: \(data)")
+        }
+    }
+
+    @Test("--figure observer-overhead --quick: 1a is judged against a bare observer and still shows the ratio to none")
+    func observerOverheadBareBaseline() throws {
+        let rows = try Self.rows(try Self.runQuick(figure: "observer-overhead").json)
+        #expect(rows.map { $0["figure"] as? String } == ["1a", "1b", "1c"])
+        let data = try #require(rows.first?["data"] as? [String: Any])
+        #expect((data["ratioBareObserver"] as? Double ?? 0) > 0, "\(data)")
+        #expect((data["ratio"] as? Double ?? 0) > 0, "\(data)")
+        let value = try #require(rows.first?["value"] as? String)
+        #expect(value.contains("against a bare observer"), "\(value)")
     }
 }
