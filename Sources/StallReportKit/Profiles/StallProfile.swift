@@ -19,6 +19,13 @@ public struct StallProfile: Sendable {
         public var weightMs: Double
         /// The stack, root first.
         public var stack: [ProfileFrame]
+
+        /// A sample of `stack` at `offsetMs` weighing `weightMs`.
+        package init(offsetMs: Double, weightMs: Double, stack: [ProfileFrame]) {
+            self.offsetMs = offsetMs
+            self.weightMs = weightMs
+            self.stack = stack
+        }
     }
 
     /// Which stall, who stalled, when, for how long, and the weight of each sample.
