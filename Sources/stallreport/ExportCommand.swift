@@ -64,7 +64,7 @@ struct ExportCommand: ParsableCommand {
 
     func run() throws {
         switch format {
-        case .folded: try export { Data(FoldedExport.render($0, names: input.names).utf8) }
+        case .folded: try exportFolded()
         case .speedscope:
             try export {
                 try SpeedscopeExport.render($0, name: "stalls", exporter: "stallreport \(StallReportCommand.configuration.version)", names: input.names)
@@ -78,6 +78,13 @@ struct ExportCommand: ParsableCommand {
     private func export(render: ([StallProfile]) throws -> Data) throws {
         let outcome = try input.read(source.paths)
         try ProfileReading.deliver(try render(outcome.profiles), as: "\(format.rawValue) export", to: output, from: outcome)
+    }
+
+    /// Reads each report down to its stacks (no profile kept) and writes the folded lines.
+    private func exportFolded() throws {
+        let outcome = try input.read(source.paths, reducing: { report, _ in SampleStacks(report: report) }, sampleCount: \.sampleCount)
+        try ProfileReading.deliver(FoldedExport.render(SampleStacks(outcome.profiles), names: input.names), as: "folded export", to: output,
+                                   from: outcome)
     }
 
     /// Reads the reports keeping addresses and images, and writes the gzipped pprof profile.

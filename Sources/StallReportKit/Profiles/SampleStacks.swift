@@ -25,6 +25,26 @@ package struct SampleStacks: Sendable {
     /// Number of samples.
     package var sampleCount: Int { ends.count }
 
+    /// The frames the stacks are made of; a stack's ids index this table.
+    package var frameTable: [ProfileFrame] { table }
+
+    /// The stacks of every sample together, one after another.
+    package init(_ all: [SampleStacks]) {
+        if all.count == 1 {
+            self = all[0]
+            return
+        }
+        for stacks in all { append(stacks) }
+    }
+
+    /// The frame ids of sample `sample`, root first (indices into ``frameTable``).
+    package func stack(of sample: Int) -> ArraySlice<Int32> {
+        frames[(sample == 0 ? 0 : ends[sample - 1])..<ends[sample]]
+    }
+
+    /// The weight of sample `sample`, in milliseconds.
+    package func weight(of sample: Int) -> Double { weights[sample] }
+
     /// Adds the samples of `other` after these.
     package mutating func append(_ other: SampleStacks) {
         var ids: [Int32] = []
