@@ -69,7 +69,11 @@ struct ExportCommand: ParsableCommand {
             try export {
                 try SpeedscopeExport.render($0, name: "stalls", exporter: "stallreport \(StallReportCommand.configuration.version)", names: input.names)
             }
-        case .chromeTrace: try export { try ChromeTraceExport.render($0, names: input.names) }
+        case .chromeTrace:
+            // One event per stall: its samples' stacks are never needed.
+            let outcome = try input.read(source.paths, reducing: StallProfile.init(withoutStacksOf:path:), sampleCount: \.samples.count)
+            try ProfileReading.deliver(try ChromeTraceExport.render(outcome.profiles, names: input.names), as: "chrome-trace export", to: output,
+                                       from: outcome)
         case .pprof: try exportPprof()
         }
     }

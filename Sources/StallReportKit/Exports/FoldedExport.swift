@@ -9,7 +9,8 @@ import Foundation
 ///   becomes U+FF1B FULLWIDTH SEMICOLON `；`, which looks alike but is not a separator; line
 ///   breaks and tabs become spaces. A name never ends a line, so spaces in names
 ///   are safe (readers split the count off at the last space).
-/// - Lines are sorted by stack, so output does not depend on reading order.
+/// - Lines are sorted by stack, so output does not depend on reading order; names are written
+///   in canonically composed form (NFC).
 ///
 /// The lines are written from ``SampleStacks`` (4 bytes a frame) without a string per stack: a
 /// report whose every sample has a stack of its own needs little more than its output.
@@ -81,8 +82,11 @@ private struct FoldedLineOrder {
     private static let separator = UInt32(UInt8(ascii: ";"))
 
     init(names: [String]) {
-        utf8 = names.map { Array($0.utf8) }
-        scalars = names.map { $0.precomposedStringWithCanonicalMapping.unicodeScalars.map(\.value) }
+        // Written composed too: names that differ only in composition merge into one line, whose
+        // bytes then do not depend on which came first.
+        let composed = names.map(\.precomposedStringWithCanonicalMapping)
+        utf8 = composed.map { Array($0.utf8) }
+        scalars = composed.map { $0.unicodeScalars.map(\.value) }
     }
 
     /// Negative, zero or positive as line `a` sorts before, with or after line `b`.

@@ -67,6 +67,17 @@ public struct StallProfile: Sendable {
         representativeStack = report.representativeLogicalStack.reversed().compactMap { table.indices.contains($0) ? table[$0] : nil }
     }
 
+    /// Reduces a decoded report to its profile without the samples' stacks: every sample keeps
+    /// its time and weight (so ``sampledMs`` and the count are right) but an empty stack. For
+    /// exports that describe each stall as a whole (a Chrome trace), whatever its samples.
+    package init(withoutStacksOf report: StallReport, path: String) {
+        var header = report
+        header.samples = []  // copy on write: the samples' storage is not copied
+        self.init(report: header, path: path)
+        let weight = facts.intervalMs
+        samples = report.samples.map { Sample(offsetMs: $0.offsetMs, weightMs: weight, stack: []) }
+    }
+
     /// Calls `body` with each sample of `report` and its stack as a profile has it (root first),
     /// oldest first, without keeping them: a call tree of a million samples needs no profile.
     package static func forEachStack(of report: StallReport, _ body: (StallReport.Sample, [ProfileFrame]) -> Void) {
