@@ -64,12 +64,16 @@ struct ExportCommand: ParsableCommand {
 
     func run() throws {
         switch format {
-        case .folded: try export { Data(FoldedExport.render($0, names: input.names).utf8) }
+        case .folded: try exportFolded()
         case .speedscope:
             try export {
                 try SpeedscopeExport.render($0, name: "stalls", exporter: "stallreport \(StallReportCommand.configuration.version)", names: input.names)
             }
-        case .chromeTrace: try export { try ChromeTraceExport.render($0, names: input.names) }
+        case .chromeTrace:
+            // One event per stall: its samples' stacks are never needed.
+            let outcome = try input.read(source.paths, reducing: StallProfile.init(withoutStacksOf:path:), sampleCount: \.samples.count)
+            try ProfileReading.deliver(try ChromeTraceExport.render(outcome.profiles, names: input.names), as: "chrome-trace export", to: output,
+                                       from: outcome)
         case .pprof: try exportPprof()
         }
     }
@@ -78,6 +82,13 @@ struct ExportCommand: ParsableCommand {
     private func export(render: ([StallProfile]) throws -> Data) throws {
         let outcome = try input.read(source.paths)
         try ProfileReading.deliver(try render(outcome.profiles), as: "\(format.rawValue) export", to: output, from: outcome)
+    }
+
+    /// Reads each report down to its stacks (no profile kept) and writes the folded lines.
+    private func exportFolded() throws {
+        let outcome = try input.read(source.paths, reducing: { report, _ in SampleStacks(report: report) }, sampleCount: \.sampleCount)
+        try ProfileReading.deliver(FoldedExport.render(SampleStacks(outcome.profiles), names: input.names), as: "folded export", to: output,
+                                   from: outcome)
     }
 
     /// Reads the reports keeping addresses and images, and writes the gzipped pprof profile.

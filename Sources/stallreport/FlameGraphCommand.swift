@@ -44,7 +44,8 @@ struct FlameGraphCommand: ParsableCommand {
     var input: ProfileInputOptions
 
     func run() throws {
-        let outcome = try input.read(source.paths)
+        // Each report is reduced to its stacks as it is read: no profile of any is kept.
+        let outcome = try input.read(source.paths, reducing: FlameGraphStall.init(report:path:), sampleCount: \.stacks.sampleCount)
         let html = try FlameGraphHTML.render(outcome.profiles, title: title, names: input.names)
         try ProfileReading.deliver(Data(html.utf8), as: "flame graph", to: output, from: outcome)
     }

@@ -55,7 +55,17 @@ package struct FlameGraphData: Codable, Sendable, Equatable {
         package var classifications: [String: Int]
         /// Executables the stalls came from.
         package var executables: [String]
+        /// Calls not drawn for their small share of the samples (under ``minPercent`` each);
+        /// absent when every call is drawn.
+        package var hiddenNodes: Int?
+        /// The share of all samples under which a call is not drawn, in percent.
+        package var minPercent: Double?
     }
+
+    /// Calls with less than this share of all samples (in percent) are not drawn: no screen shows
+    /// them, and a report whose every sample has a stack of its own would otherwise put a node per
+    /// frame of every sample into the page. Only trees of more than 10,000 samples lose any.
+    package static let minPercent = 0.01
 
     /// Page title.
     package var title: String
@@ -68,8 +78,16 @@ package struct FlameGraphData: Codable, Sendable, Equatable {
 
     /// The data of the given profiles, frame names shown as `names` says.
     package init(profiles: [StallProfile], title: String, names: FrameNameStyle = .simplified) {
+        self.init(stalls: profiles.map(FlameGraphStall.init(profile:)), title: title, names: names)
+    }
+
+    /// The data of the given stalls, frame names shown as `names` says.
+    package init(stalls profiles: [FlameGraphStall], title: String, names: FrameNameStyle = .simplified) {
         self.title = title
-        let tree = CallTree(profiles: profiles)
+        var stacks = SampleStacks()
+        for profile in profiles { stacks.append(profile.stacks) }
+        let tree = CallTree(stacks: stacks, minPercent: Self.minPercent)
+        var hiddenNodes = 0
         var frames: [Frame] = []
         var index: [ProfileFrame: Int] = [:]
         func convert(_ node: CallTree.Node) -> Node {
@@ -83,6 +101,7 @@ package struct FlameGraphData: Codable, Sendable, Equatable {
                 frames.append(Frame(name: shown, full: shown == node.frame.name ? nil : node.frame.name, file: node.frame.file,
                                     image: node.frame.image, app: node.frame.inApp, synthetic: node.frame.isSynthetic))
             }
+            hiddenNodes += node.hiddenChildren
             let children = node.children.map(convert)
             return Node(f: f, w: (node.weightMs * 1000).rounded() / 1000, n: node.samples, c: children.isEmpty ? nil : children)
         }
@@ -97,6 +116,7 @@ package struct FlameGraphData: Codable, Sendable, Equatable {
             worstMs: worst?.durationMs ?? 0, worstFingerprint: worst?.fingerprint,
             firstStart: profiles.map(\.startedAt).min().map(ReportCoding.formatDate),
             lastStart: profiles.map(\.startedAt).max().map(ReportCoding.formatDate),
-            classifications: classifications, executables: Set(profiles.map(\.executableName)).sorted())
+            classifications: classifications, executables: Set(profiles.map(\.executableName)).sorted(),
+            hiddenNodes: hiddenNodes > 0 ? hiddenNodes : nil, minPercent: hiddenNodes > 0 ? Self.minPercent : nil)
     }
 }

@@ -11,6 +11,11 @@ public enum FlameGraphHTML {
         try render(FlameGraphData(profiles: profiles, title: title, names: names))
     }
 
+    /// The page for the given stalls (reduced from reports as they are read: no profiles kept).
+    package static func render(_ stalls: [FlameGraphStall], title: String = "Stall flame graph", names: FrameNameStyle = .simplified) throws -> String {
+        try render(FlameGraphData(stalls: stalls, title: title, names: names))
+    }
+
     /// The page for prepared data.
     package static func render(_ data: FlameGraphData) throws -> String {
         let encoder = JSONEncoder()

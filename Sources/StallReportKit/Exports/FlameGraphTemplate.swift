@@ -109,6 +109,7 @@ enum FlameGraphTemplate {
       ["Classification", classes || "–"], ["Executables", s.executables.join(", ") || "–"],
       ["First / last stall", (s.firstStart || "–") + " / " + (s.lastStart || "–")]
     ];
+    if (s.hiddenNodes) items.push(["Not drawn", s.hiddenNodes + " calls with less than " + s.minPercent + " % of the samples each"]);
     const stats = document.getElementById("stats");
     for (const [label, value] of items) {
       const div = document.createElement("div");

@@ -9,7 +9,11 @@ import Foundation
 ///   becomes U+FF1B FULLWIDTH SEMICOLON `；`, which looks alike but is not a separator; line
 ///   breaks and tabs become spaces. A name never ends a line, so spaces in names
 ///   are safe (readers split the count off at the last space).
-/// - Lines are sorted by stack, so output does not depend on reading order.
+/// - Lines are sorted by stack, so output does not depend on reading order; names are written
+///   in canonically composed form (NFC).
+///
+/// The lines are written from ``SampleStacks`` (4 bytes a frame) without a string per stack: a
+/// report whose every sample has a stack of its own needs little more than its output.
 public enum FoldedExport {
     /// The character that replaces `;` inside a frame name.
     public static let semicolonReplacement: Character = "\u{FF1B}"
@@ -30,25 +34,101 @@ public enum FoldedExport {
 
     /// The folded text of the given profiles' samples.
     public static func render(_ profiles: [StallProfile], names style: FrameNameStyle = .simplified) -> String {
-        var weights: [String: Double] = [:]
-        var names: [ProfileFrame: String] = [:]
+        var stacks = SampleStacks()
         for profile in profiles {
-            for sample in profile.samples {
-                let line = sample.stack.map { frame in
-                    if let known = names[frame] { return known }
-                    let cleaned = clean(style.display(frame))
-                    names[frame] = cleaned
-                    return cleaned
-                }.joined(separator: ";")
-                weights[line, default: 0] += sample.weightMs
-            }
+            for sample in profile.samples { stacks.add(sample.stack, weightMs: sample.weightMs) }
         }
-        var output = ""
-        for stack in weights.keys.sorted() {
-            let microseconds = Int(saturating: (weights[stack]! * 1000).rounded())
-            guard microseconds > 0 else { continue }
-            output += "\(stack) \(microseconds)\n"
+        return String(decoding: render(stacks, names: style), as: UTF8.self)
+    }
+
+    /// The folded text of collected stacks, as UTF-8.
+    package static func render(_ stacks: SampleStacks, names style: FrameNameStyle = .simplified) -> Data {
+        let names = stacks.frameTable.map { clean(style.display($0)) }
+        let lines = FoldedLineOrder(names: names)
+        var order = Array(0..<stacks.sampleCount)
+        // Sorted as the lines' strings sort; equal lines (equal names of different frames too)
+        // end up side by side and are merged.
+        order.sort { lines.compare(stacks.stack(of: $0), stacks.stack(of: $1)) < 0 }
+        var output = Data()
+        var at = 0
+        while at < order.count {
+            var weight = 0.0
+            var end = at
+            while end < order.count, end == at || lines.compare(stacks.stack(of: order[at]), stacks.stack(of: order[end])) == 0 {
+                weight += stacks.weight(of: order[end])
+                end += 1
+            }
+            let microseconds = Int(saturating: (weight * 1000).rounded())
+            if microseconds > 0 {
+                for (position, frame) in stacks.stack(of: order[at]).enumerated() {
+                    if position > 0 { output.append(UInt8(ascii: ";")) }
+                    output.append(contentsOf: lines.utf8[Int(frame)])
+                }
+                output.append(contentsOf: Array(" \(microseconds)\n".utf8))
+            }
+            at = end
         }
         return output
+    }
+}
+
+/// Compares folded lines given as frame ids the way their strings compare (Swift orders strings
+/// by their canonically composed Unicode scalars), without making the strings.
+private struct FoldedLineOrder {
+    /// Each name's UTF-8 bytes, as written.
+    let utf8: [[UInt8]]
+    /// Each name's scalars in canonically composed form, as strings are ordered.
+    private let scalars: [[UInt32]]
+    private static let separator = UInt32(UInt8(ascii: ";"))
+
+    init(names: [String]) {
+        // Written composed too: names that differ only in composition merge into one line, whose
+        // bytes then do not depend on which came first.
+        let composed = names.map(\.precomposedStringWithCanonicalMapping)
+        utf8 = composed.map { Array($0.utf8) }
+        scalars = composed.map { $0.unicodeScalars.map(\.value) }
+    }
+
+    /// Negative, zero or positive as line `a` sorts before, with or after line `b`.
+    func compare(_ a: ArraySlice<Int32>, _ b: ArraySlice<Int32>) -> Int {
+        var cursorA = Cursor(stack: a, scalars: scalars)
+        var cursorB = Cursor(stack: b, scalars: scalars)
+        while true {
+            switch (cursorA.next(), cursorB.next()) {
+            case (nil, nil): return 0
+            case (nil, _): return -1
+            case (_, nil): return 1
+            case let (x?, y?) where x != y: return x < y ? -1 : 1
+            default: continue
+            }
+        }
+    }
+
+    /// The scalars of a line: the names' scalars with `;` between them.
+    private struct Cursor {
+        let stack: ArraySlice<Int32>
+        let scalars: [[UInt32]]
+        var frame: Int
+        var offset = 0
+
+        init(stack: ArraySlice<Int32>, scalars: [[UInt32]]) {
+            self.stack = stack
+            self.scalars = scalars
+            frame = stack.startIndex
+        }
+
+        mutating func next() -> UInt32? {
+            while frame < stack.endIndex {
+                let name = scalars[Int(stack[frame])]
+                if offset < name.count {
+                    offset += 1
+                    return name[offset - 1]
+                }
+                frame += 1
+                offset = 0
+                if frame < stack.endIndex { return FoldedLineOrder.separator }
+            }
+            return nil
+        }
     }
 }

@@ -5,6 +5,11 @@ import Foundation
 /// Each node is a frame reached by one path from the root; its weight is the time of every sample
 /// whose stack passes through it, its self weight the time of samples that end in it. Children are
 /// sorted heaviest first (then by name), so the first path from the root is the heaviest one.
+///
+/// A tree can leave out the nodes with less than a share of all samples (``init(report:minPercent:)``):
+/// their parent counts them in ``Node/hiddenChildren`` and nothing below them is built. A report
+/// whose every sample has a stack of its own would otherwise make a node per frame of every
+/// sample, far more than anyone can read.
 package struct CallTree: Sendable {
     /// One node of the tree.
     package struct Node: Sendable {
@@ -18,29 +23,37 @@ package struct CallTree: Sendable {
         package var samples: Int
         /// Callees, heaviest first.
         package var children: [Node]
+        /// Callees left out for their small share of the samples.
+        package var hiddenChildren = 0
+
+        /// Whether any sample goes on from this node into a callee (shown or not).
+        package var hasCallees: Bool { !children.isEmpty || hiddenChildren > 0 }
     }
 
     /// The root: every sample passes through it.
     package private(set) var root: Node
 
-    /// Builds the tree of the given profiles' samples.
-    package init(profiles: [StallProfile]) {
-        let builder = Builder()
+    /// Builds the tree of the given profiles' samples; nodes with less than `minPercent` of all
+    /// samples are left out (0: none).
+    package init(profiles: [StallProfile], minPercent: Double = 0) {
+        var stacks = SampleStacks()
         for profile in profiles {
-            for sample in profile.samples {
-                builder.add(sample.stack, weightMs: sample.weightMs)
-            }
+            for sample in profile.samples { stacks.add(sample.stack, weightMs: sample.weightMs) }
         }
-        root = builder.finish()
+        root = stacks.tree(minPercent: minPercent)
+    }
+
+    /// Builds the tree of collected stacks; nodes with less than `minPercent` of all samples are
+    /// left out (0: none).
+    package init(stacks: SampleStacks, minPercent: Double = 0) {
+        root = stacks.tree(minPercent: minPercent)
     }
 
     /// Builds the tree of one report's samples, weighted as its ``StallProfile`` weighs them,
-    /// without keeping the profile's stacks.
-    package init(report: StallReport) {
-        let builder = Builder()
-        let weightMs = StallFacts.sampleWeightMs(of: report)
-        StallProfile.forEachStack(of: report) { _, stack in builder.add(stack, weightMs: weightMs) }
-        root = builder.finish()
+    /// without keeping the profile's stacks; nodes with less than `minPercent` of all samples are
+    /// left out (0: none).
+    package init(report: StallReport, minPercent: Double = 0) {
+        root = SampleStacks(report: report).tree(minPercent: minPercent)
     }
 
     /// Total time of all samples, in milliseconds.
@@ -48,47 +61,4 @@ package struct CallTree: Sendable {
 
     /// Number of samples.
     package var sampleCount: Int { root.samples }
-
-    /// Mutable nodes with children indexed by frame, turned into sorted value nodes at the end.
-    private final class Builder {
-        final class MutableNode {
-            let frame: ProfileFrame
-            var weightMs = 0.0
-            var selfMs = 0.0
-            var samples = 0
-            var children: [ProfileFrame: MutableNode] = [:]
-            init(frame: ProfileFrame) { self.frame = frame }
-        }
-
-        let root = MutableNode(frame: ProfileFrame(name: "all", isSynthetic: true))
-
-        func add(_ stack: [ProfileFrame], weightMs: Double) {
-            var node = root
-            node.weightMs += weightMs
-            node.samples += 1
-            for frame in stack {
-                let child: MutableNode
-                if let existing = node.children[frame] {
-                    child = existing
-                } else {
-                    child = MutableNode(frame: frame)
-                    node.children[frame] = child
-                }
-                child.weightMs += weightMs
-                child.samples += 1
-                node = child
-            }
-            node.selfMs += weightMs
-        }
-
-        func finish() -> Node { freeze(root) }
-
-        private func freeze(_ node: MutableNode) -> Node {
-            let children = node.children.values.map(freeze).sorted { a, b in
-                if a.weightMs != b.weightMs { return a.weightMs > b.weightMs }
-                return a.frame.name < b.frame.name
-            }
-            return Node(frame: node.frame, weightMs: node.weightMs, selfMs: node.selfMs, samples: node.samples, children: children)
-        }
-    }
 }

@@ -39,7 +39,8 @@ package struct CallTreeTextRenderer: Sendable {
         let total = Double(tree.sampleCount)
         guard total > 0 else { return ["  (no samples)"] }
         var lines: [String] = []
-        var hidden = 0
+        // Nodes under the share may have been left out of the tree already (counted by their parent).
+        var hidden = tree.root.hiddenChildren
         let countWidth = String(tree.sampleCount).count
         // Iterative depth-first walk: stacks can be hundreds of frames deep.
         var pending: [(node: CallTree.Node, depth: Int)] = tree.root.children.reversed().map { ($0, 0) }
@@ -55,16 +56,17 @@ package struct CallTreeTextRenderer: Sendable {
             let deep = depth > indentLimit ? style.dim("[\(depth)] ") : ""
             var name = names.display(node.frame)
             if let width {
-                let selfShare = node.selfMs > 0 && !node.children.isEmpty ? 13 : 0
+                let selfShare = node.selfMs > 0 && node.hasCallees ? 13 : 0
                 let used = LineFitting.visibleWidth("  \(share) \(count)  \(indent)\(deep)") + selfShare
                 name = StackFrameSummary.abbreviated(name, limit: max(16, width - used))
             }
             if node.frame.inApp { name = style.bold(style.cyan(name)) } else if node.frame.isSynthetic { name = style.yellow(name) }
             var line = "  \(share) \(count)  \(indent)\(deep)\(name)"
-            if node.selfMs > 0, node.children.isEmpty == false {
+            if node.selfMs > 0, node.hasCallees {
                 line += style.dim(String(format: "  (self %.0f%%)", node.selfMs / tree.totalMs * 100))
             }
             lines.append(line)
+            hidden += node.hiddenChildren
             pending += node.children.reversed().map { ($0, depth + 1) }
         }
         if hidden > 0 {

@@ -19,6 +19,13 @@ public struct StallProfile: Sendable {
         public var weightMs: Double
         /// The stack, root first.
         public var stack: [ProfileFrame]
+
+        /// A sample of `stack` at `offsetMs` weighing `weightMs`.
+        package init(offsetMs: Double, weightMs: Double, stack: [ProfileFrame]) {
+            self.offsetMs = offsetMs
+            self.weightMs = weightMs
+            self.stack = stack
+        }
     }
 
     /// Which stall, who stalled, when, for how long, and the weight of each sample.
@@ -58,6 +65,17 @@ public struct StallProfile: Sendable {
         self.samples = samples
         let table = report.frames.indices.map { ProfileFrame.of($0, in: report) }
         representativeStack = report.representativeLogicalStack.reversed().compactMap { table.indices.contains($0) ? table[$0] : nil }
+    }
+
+    /// Reduces a decoded report to its profile without the samples' stacks: every sample keeps
+    /// its time and weight (so ``sampledMs`` and the count are right) but an empty stack. For
+    /// exports that describe each stall as a whole (a Chrome trace), whatever its samples.
+    package init(withoutStacksOf report: StallReport, path: String) {
+        var header = report
+        header.samples = []  // copy on write: the samples' storage is not copied
+        self.init(report: header, path: path)
+        let weight = facts.intervalMs
+        samples = report.samples.map { Sample(offsetMs: $0.offsetMs, weightMs: weight, stack: []) }
     }
 
     /// Calls `body` with each sample of `report` and its stack as a profile has it (root first),

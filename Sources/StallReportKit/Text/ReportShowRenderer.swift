@@ -39,7 +39,7 @@ package struct ReportShowRenderer: Sendable {
             out += callers
         }
         out.append("")
-        let callTree = CallTree(report: report)
+        let callTree = CallTree(report: report, minPercent: tree.minPercent)
         out.append(style.bold("Call tree of all \(callTree.sampleCount) sample\(callTree.sampleCount == 1 ? "" : "s") (\(Durations.format(callTree.totalMs)) sampled; heaviest path first):"))
         out += tree.render(callTree)
         let lines = width.map { width in out.flatMap { LineFitting.fit($0, width: width, continuation: String(repeating: " ", count: 18)) } } ?? out
