@@ -266,7 +266,6 @@ public final class StallMonitor: Sendable {
                                    symbolicateInProcess: configuration.symbolicateInProcess),
             store: store, errors: errors, counters: counters,
             limiter: FingerprintRateLimiter(limit: configuration.maxReportsPerFingerprint, window: configuration.rateLimitWindow.nanoseconds),
-            quota: quota,
             session: session, metrics: metrics, onReport: configuration.onReport)
         let watches = threads.map { thread in ThreadWatch(
             thread: thread,

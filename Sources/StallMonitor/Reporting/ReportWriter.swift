@@ -30,21 +30,19 @@ final class ReportWriter: Sendable {
     private let errors: ErrorReporter
     private let counters: MonitorCounters
     private let limiter: FingerprintRateLimiter
-    private let quota: ReportQuota
     private let session: SessionRecorder
     private let metrics: StallMetrics?
     private let onReport: (@Sendable (StallReport, URL) -> Void)?
     private let files = Locked<[StallID: StallFile]>([:])
 
     init(builder: ReportBuilder, store: ReportFileStore, errors: ErrorReporter, counters: MonitorCounters,
-         limiter: FingerprintRateLimiter, quota: ReportQuota, session: SessionRecorder, metrics: StallMetrics? = nil,
+         limiter: FingerprintRateLimiter, session: SessionRecorder, metrics: StallMetrics? = nil,
          onReport: (@Sendable (StallReport, URL) -> Void)?) {
         self.builder = builder
         self.store = store
         self.errors = errors
         self.counters = counters
         self.limiter = limiter
-        self.quota = quota
         self.session = session
         self.metrics = metrics
         self.onReport = onReport
@@ -137,7 +135,7 @@ final class ReportWriter: Sendable {
         let url = write(report, stallID: stallID)
         let file = files.withLock { $0.removeValue(forKey: stallID) }
         if url == nil, let file, file.written { store.remove(name: file.name) }
-        if let url { quota.enforce(keeping: url.lastPathComponent, protected: ReportFolder.unfinishedNames()) }
+        if let url { store.enforceQuota(keeping: url.lastPathComponent) }
         return url
     }
 
@@ -156,7 +154,7 @@ final class ReportWriter: Sendable {
     /// Brings the directory within its quota (call on the writer queue): at start, so session
     /// records of many short-lived monitors are bounded even when no stall is ever reported.
     func enforceQuota() {
-        quota.enforce(keeping: "", protected: ReportFolder.unfinishedNames())
+        store.enforceQuota()
     }
 
     /// Waits until queued reports are written, at most `timeout`. Returns false on timeout.

@@ -89,6 +89,12 @@ final class ReportFileStore: Sendable {
         }
     }
 
+    /// Brings the directory within its quota (``ReportQuota/enforce(keeping:protected:now:)``),
+    /// never deleting `keeping` nor a file of this process's unfinished set.
+    func enforceQuota(keeping: String = "") {
+        quota?.enforce(keeping: keeping, protected: ReportFolder.unfinishedNames())
+    }
+
     /// Removes a report this process wrote; the quota and the unfinished set forget it.
     func remove(name: String) {
         folder.remove(name)

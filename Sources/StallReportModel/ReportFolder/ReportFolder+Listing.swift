@@ -9,7 +9,7 @@ import Darwin
 #endif
 
 extension ReportFolder {
-    /// The directory's entry names (one `readdir` loop: DirectoryNames); nil when it cannot be
+    /// The directory's entry names (one `readdir` loop: ``DirectoryNames``); nil when it cannot be
     /// listed.
     package func names() -> DirectoryNames? {
         DirectoryNames(path)

@@ -42,7 +42,7 @@ extension ReportFolder {
         }
     }
 
-    /// Creates the directory when missing (see prepare()), then checks that this process can
+    /// Creates the directory when missing (see ``prepare()``), then checks that this process can
     /// create files in it: it is a directory (not a symbolic link to nothing, not a file), and
     /// writable and searchable with the process's effective ids on a writable file system.
     package func prepareUsable() throws(Problem) {

@@ -9,7 +9,7 @@ import Darwin
 #endif
 
 extension ReportFolder {
-    /// Why a write failed: the path tried last and AtomicFileWriter's failure.
+    /// Why a write failed: the path tried last and ``AtomicFileWriter``'s failure.
     package struct WriteFailure: Error, Sendable {
         /// The path the failed write was for.
         package var path: String
@@ -21,10 +21,10 @@ extension ReportFolder {
     /// (another process's, or a link someone planted at a name they could predict).
     package static let nameAttempts = 16
 
-    /// Writes `data` under `name` with AtomicFileWriter (mode 0600): `replacing` a file this
+    /// Writes `data` under `name` with ``AtomicFileWriter`` (mode 0600): `replacing` a file this
     /// process wrote before (`rename`), else as a new file (`link`, which never replaces nor writes
     /// through what is there). A new file whose name is taken goes under the next of up to
-    /// nameAttempts names from `nextName` (nil: no other name, fail). Returns the path and the
+    /// ``nameAttempts`` names from `nextName` (nil: no other name, fail). Returns the path and the
     /// name used.
     @discardableResult
     package func write(_ data: Data, name: String, replacing: Bool,
@@ -34,7 +34,7 @@ extension ReportFolder {
         }
     }
 
-    /// write(_:name:replacing:nextName:) for bytes (the session record: no `Data` on an idle
+    /// ``write(_:name:replacing:nextName:)`` for bytes (the session record: no `Data` on an idle
     /// monitor's path).
     @discardableResult
     package func write(bytes: [UInt8], name: String, replacing: Bool,

@@ -1,9 +1,9 @@
 import Foundation
 
-/// The one owner of a report directory: the names of its files (ReportFileName), listing it
-/// (names(), regularFiles(where:)), whether a file's writer still runs
-/// (WriterLiveness), atomic writes, replacements and removals (write(_:name:replacing:nextName:),
-/// remove(_:)) and this process's unfinished files (unfinished). The monitor's writer,
+/// The one owner of a report directory: the names of its files (``ReportFileName``), listing it
+/// (``names()``, ``regularFiles(where:)``), whether a file's writer still runs
+/// (``WriterLiveness``), atomic writes, replacements and removals (``write(_:name:replacing:nextName:)``,
+/// ``remove(_:)``) and this process's unfinished files (``unfinished``). The monitor's writer,
 /// quota, stale sweep and session recorder and `stallreport`'s readers all go through it.
 package struct ReportFolder: Sendable {
     /// The directory's path, read once: paths of files are built from it as strings (URL
