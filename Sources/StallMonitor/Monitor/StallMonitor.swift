@@ -255,7 +255,7 @@ public final class StallMonitor: Sendable {
         let controls = MonitorControls()
         if let directoryProblem { errors.report(directoryProblem) }
         let process = HostFacts.process(appVersion: configuration.appVersion)
-        let quota = ReportQuota(directory: configuration.reportDirectory, maxFiles: configuration.maxReportFiles,
+        let quota = ReportQuota(folder: ReportFolder(configuration.reportDirectory), maxFiles: configuration.maxReportFiles,
                                 maxBytes: configuration.maxReportBytes, counters: counters, errors: errors)
         let store = ReportFileStore(directory: configuration.reportDirectory, quota: quota)
         let session = SessionRecorder(

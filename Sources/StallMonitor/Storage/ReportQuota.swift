@@ -37,8 +37,10 @@ final class ReportQuota: Sendable {
     private let state = Locked(State())
     private let ownPID = Int(getpid())
 
-    init(directory: URL, maxFiles: Int, maxBytes: Int, counters: MonitorCounters, errors: ErrorReporter) {
-        self.folder = ReportFolder(directory)
+    /// A quota of `maxFiles` files and `maxBytes` bytes (each for reports and, on their own, for
+    /// session records) over `folder`.
+    init(folder: ReportFolder, maxFiles: Int, maxBytes: Int, counters: MonitorCounters, errors: ErrorReporter) {
+        self.folder = folder
         self.maxFiles = maxFiles
         self.maxBytes = maxBytes
         self.counters = counters
