@@ -11,8 +11,8 @@ public enum StaleStatus {
     }()
 
     /// The status a reader should use: `fatal` for a stale `inProgress` report, else the report's
-    /// own. Whether its process still runs is decided by ``WriterLiveness`` (pid and the start
-    /// time the report recorded).
+    /// own. Whether its process still runs is decided by ``ProcessLiveness``'s rule (pid and the
+    /// start time the report recorded), as the monitor's report directory asks it.
     public static func effectiveStatus(of report: StallReport) -> StallStatus {
         effectiveStatus(status: report.status, hostName: report.process.hostName, pid: report.process.pid,
                         startTicks: report.process.startTicks, executableName: report.process.executableName)
