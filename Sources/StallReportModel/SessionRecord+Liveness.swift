@@ -6,7 +6,6 @@ extension SessionRecord {
     /// that is unknown, runs an executable of the same name). A record without a clean stop whose
     /// process does not run ended uncleanly: the process crashed or was killed.
     public func processIsRunning() -> Bool {
-        guard hostName == StaleStatus.hostName else { return false }
-        return ProcessLiveness.isRunning(pid: pid, startTicks: processStartTicks, executableName: executableName)
+        WriterLiveness.state(hostName: hostName, pid: pid, startTicks: processStartTicks, executableName: executableName) == .running
     }
 }

@@ -11,8 +11,8 @@ public enum StaleStatus {
     }()
 
     /// The status a reader should use: `fatal` for a stale `inProgress` report, else the report's
-    /// own. Whether its process still runs is decided by ``ProcessLiveness`` (pid and the start
-    /// time the report recorded).
+    /// own. Whether its process still runs is decided by ``ProcessLiveness``'s rule (pid and the
+    /// start time the report recorded), as the monitor's report directory asks it.
     public static func effectiveStatus(of report: StallReport) -> StallStatus {
         effectiveStatus(status: report.status, hostName: report.process.hostName, pid: report.process.pid,
                         startTicks: report.process.startTicks, executableName: report.process.executableName)
@@ -21,8 +21,8 @@ public enum StaleStatus {
     /// The same decision from the report's fields (for readers that do not build the report).
     public static func effectiveStatus(status: StallStatus, hostName reportHost: String, pid: Int, startTicks: UInt64?,
                                        executableName: String) -> StallStatus {
-        guard status == .inProgress, reportHost == hostName else { return status }
-        let running = ProcessLiveness.isRunning(pid: pid, startTicks: startTicks, executableName: executableName)
-        return running ? .inProgress : .fatal
+        guard status == .inProgress else { return status }
+        let writer = WriterLiveness.state(hostName: reportHost, pid: pid, startTicks: startTicks, executableName: executableName)
+        return writer == .gone ? .fatal : status
     }
 }

@@ -255,7 +255,9 @@ public final class StallMonitor: Sendable {
         let controls = MonitorControls()
         if let directoryProblem { errors.report(directoryProblem) }
         let process = HostFacts.process(appVersion: configuration.appVersion)
-        let store = ReportFileStore(directory: configuration.reportDirectory)
+        let quota = ReportQuota(folder: ReportFolder(configuration.reportDirectory), maxFiles: configuration.maxReportFiles,
+                                maxBytes: configuration.maxReportBytes, counters: counters, errors: errors)
+        let store = ReportFileStore(directory: configuration.reportDirectory, quota: quota)
         let session = SessionRecorder(
             store: store, process: process, thresholdMs: Double(threshold) / 1e6, errors: errors,
             sample: { Self.sessionCounts(threads: threads, counters: counters, errors: errors) })
@@ -264,8 +266,6 @@ public final class StallMonitor: Sendable {
                                    symbolicateInProcess: configuration.symbolicateInProcess),
             store: store, errors: errors, counters: counters,
             limiter: FingerprintRateLimiter(limit: configuration.maxReportsPerFingerprint, window: configuration.rateLimitWindow.nanoseconds),
-            quota: ReportQuota(directory: configuration.reportDirectory, maxFiles: configuration.maxReportFiles,
-                               maxBytes: configuration.maxReportBytes, counters: counters, errors: errors),
             session: session, metrics: metrics, onReport: configuration.onReport)
         let watches = threads.map { thread in ThreadWatch(
             thread: thread,

@@ -30,24 +30,19 @@ final class ReportWriter: Sendable {
     private let errors: ErrorReporter
     private let counters: MonitorCounters
     private let limiter: FingerprintRateLimiter
-    private let quota: ReportQuota
     private let session: SessionRecorder
     private let metrics: StallMetrics?
     private let onReport: (@Sendable (StallReport, URL) -> Void)?
     private let files = Locked<[StallID: StallFile]>([:])
-    /// Names of `inProgress` reports on disk of every monitor of this process (several may share
-    /// a directory): the quota never deletes them.
-    private static let unfinished = Locked<Set<String>>([])
 
     init(builder: ReportBuilder, store: ReportFileStore, errors: ErrorReporter, counters: MonitorCounters,
-         limiter: FingerprintRateLimiter, quota: ReportQuota, session: SessionRecorder, metrics: StallMetrics? = nil,
+         limiter: FingerprintRateLimiter, session: SessionRecorder, metrics: StallMetrics? = nil,
          onReport: (@Sendable (StallReport, URL) -> Void)?) {
         self.builder = builder
         self.store = store
         self.errors = errors
         self.counters = counters
         self.limiter = limiter
-        self.quota = quota
         self.session = session
         self.metrics = metrics
         self.onReport = onReport
@@ -111,52 +106,55 @@ final class ReportWriter: Sendable {
             }
             let box = UncheckedBox(recording)
             perform { [self] in
-                var report = builder.build(box.value, status: .ended, naming: .full).report
-                metrics?.recordStall(report)
-                if !limiter.admit(report.fingerprint, at: box.value.end) {
-                    report = report.compacted()
-                    counters.reportsRateLimited.add(1, ordering: .relaxed)
-                }
-                let url = write(report, stallID: box.value.stallID)
-                let file = files.withLock { $0.removeValue(forKey: box.value.stallID) }
-                if url == nil, let file, file.written {
-                    // The final version could not be written (a full disk, say): its inProgress
-                    // version must not outlive it, or the next monitor would take this stall for
-                    // the one the process died in. Removing needs no space. The failure is counted
-                    // (`reportWrite`, in the session record's dropped reports).
-                    store.remove(name: file.name)
-                    quota.noteRemoved(file.name)
-                    Self.unfinished.withLock { _ = $0.remove(file.name) }
-                }
-                if let url {
-                    counters.reportsWritten.add(1, ordering: .relaxed)
-                    quota.enforce(keeping: url.lastPathComponent, protected: Self.protectedNames())
-                    logWritten(report, to: url)
-                    onReport?(report, url)
-                }
-                metrics?.syncDropped(counters, errors: errors.counts)
-                session.heartbeat()
+                let report = admit(builder.build(box.value, status: .ended, naming: .full).report, at: box.value.end)
+                let url = writeFinal(report, stallID: box.value.stallID)
+                notify(report, writtenTo: url)
             }
         case .retracted(let stallID):
             perform { [self] in
                 guard let file = files.withLock({ $0.removeValue(forKey: stallID) }), file.written else { return }
                 store.remove(name: file.name)
-                quota.noteRemoved(file.name)
-                Self.unfinished.withLock { _ = $0.remove(file.name) }
             }
         }
     }
 
-    /// Files of this process the quota must not delete: `inProgress` reports and the session
-    /// records of monitors that still run.
-    private static func protectedNames() -> Set<String> {
-        unfinished.withLock { $0 }.union(SessionRecorder.active.withLock { $0 })
+    /// Admits a final report past the fingerprint's rate limit: over it, the report is compacted
+    /// (and counted). The metrics see the full report first.
+    private func admit(_ report: StallReport, at end: UInt64) -> StallReport {
+        metrics?.recordStall(report)
+        guard !limiter.admit(report.fingerprint, at: end) else { return report }
+        counters.reportsRateLimited.add(1, ordering: .relaxed)
+        return report.compacted()
+    }
+
+    /// Writes a stall's final report and brings the directory within its quota; nil when it could
+    /// not be written. Then its `inProgress` version must not outlive it, or the next monitor would
+    /// take this stall for the one the process died in: it is removed (which needs no space). The
+    /// failure is counted (`reportWrite`, in the session record's dropped reports).
+    private func writeFinal(_ report: StallReport, stallID: StallID) -> URL? {
+        let url = write(report, stallID: stallID)
+        let file = files.withLock { $0.removeValue(forKey: stallID) }
+        if url == nil, let file, file.written { store.remove(name: file.name) }
+        if let url { store.enforceQuota(keeping: url.lastPathComponent) }
+        return url
+    }
+
+    /// Tells of a final report: counted, logged and handed to `onReport` when it was written
+    /// (`url`); the metrics' dropped counts and the session record are brought up to date either way.
+    private func notify(_ report: StallReport, writtenTo url: URL?) {
+        if let url {
+            counters.reportsWritten.add(1, ordering: .relaxed)
+            logWritten(report, to: url)
+            onReport?(report, url)
+        }
+        metrics?.syncDropped(counters, errors: errors.counts)
+        session.heartbeat()
     }
 
     /// Brings the directory within its quota (call on the writer queue): at start, so session
     /// records of many short-lived monitors are bounded even when no stall is ever reported.
     func enforceQuota() {
-        quota.enforce(keeping: "", protected: Self.protectedNames())
+        store.enforceQuota()
     }
 
     /// Waits until queued reports are written, at most `timeout`. Returns false on timeout.
@@ -184,25 +182,18 @@ final class ReportWriter: Sendable {
             return nil
         }
         do {
-            var name = file.name
-            let path: String
-            if file.written {
-                path = try store.write(data, name: name, replacing: true)
-            } else {
-                // A new file: a name taken by a file that is not ours (another process's, a link
-                // planted where the next name was predictable) makes it take another name.
-                (path, name) = try store.writeNew(data, name: name) { store.fileName(startedAt: report.startedAt) }
+            // A new file: a name taken by a file that is not ours (another process's, a link
+            // planted where the next name was predictable) makes it take another name. The store
+            // tells the quota and marks an inProgress version unfinished.
+            let (path, name) = try store.write(data, name: file.name, replacing: file.written,
+                                               unfinished: report.status == .inProgress) {
+                store.fileName(startedAt: report.startedAt)
             }
-            let url = URL(fileURLWithPath: path, isDirectory: false)
             files.withLock { files in
                 files[stallID]?.written = true
                 files[stallID]?.name = name
             }
-            quota.noteWritten(name, bytes: data.count)
-            Self.unfinished.withLock { names in
-                if report.status == .inProgress { names.insert(name) } else { names.remove(name) }
-            }
-            return url
+            return URL(fileURLWithPath: path, isDirectory: false)
         } catch {
             errors.report(error)
             return nil

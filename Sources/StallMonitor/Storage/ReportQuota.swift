@@ -28,37 +28,23 @@ final class ReportQuota: Sendable {
         var undeletable: Set<String> = []
     }
 
-    let directory: URL
+    /// The report directory.
+    let folder: ReportFolder
     let maxFiles: Int
     let maxBytes: Int
     private let counters: MonitorCounters
     private let errors: ErrorReporter
-    private let ownPID = Int(getpid())
     private let state = Locked(State())
+    private let ownPID = Int(getpid())
 
-    init(directory: URL, maxFiles: Int, maxBytes: Int, counters: MonitorCounters, errors: ErrorReporter) {
-        self.directory = directory
+    /// A quota of `maxFiles` files and `maxBytes` bytes (each for reports and, on their own, for
+    /// session records) over `folder`.
+    init(folder: ReportFolder, maxFiles: Int, maxBytes: Int, counters: MonitorCounters, errors: ErrorReporter) {
+        self.folder = folder
         self.maxFiles = maxFiles
         self.maxBytes = maxBytes
         self.counters = counters
         self.errors = errors
-    }
-
-    /// Whether `name` is a stall report file name.
-    static func isReportName(_ name: String) -> Bool {
-        name.hasPrefix("stall-") && name.hasSuffix(".json")
-    }
-
-    /// Whether `name` is a session record's file name.
-    static func isSessionName(_ name: String) -> Bool {
-        name.hasPrefix("session-") && name.hasSuffix(".session")
-    }
-
-    /// The pid in a session record's name `session-<time>-p<pid>[-<n>].session`, when there is one.
-    static func sessionPID(of name: String) -> Int? {
-        let parts = name.dropLast(".session".count).split(separator: "-")
-        guard parts.count >= 3, parts[2].first == "p" else { return nil }
-        return Int(parts[2].dropFirst())
     }
 
     /// Records that this process wrote (or rewrote) report `name` with `bytes` bytes.
@@ -99,18 +85,16 @@ final class ReportQuota: Sendable {
         for name in current.sizes.keys.sorted() {
             guard current.sizes.count > maxFiles || current.total > maxBytes else { break }
             guard name != keeping, !protected.contains(name), !current.undeletable.contains(name) else { continue }
-            if let pid = Self.writerPID(of: name), pid != ownPID {
-                let alive = running[pid] ?? (ProcessLiveness.startTicks(pid: pid) != nil)
-                running[pid] = alive
-                if alive { continue }
-            }
+            if let pid = ReportFileName.reportWriterPID(name), mayRun(pid, &running) { continue }
             let size = current.sizes[name] ?? 0
-            if unlink(directory.appendingPathComponent(name).path) == 0 {
+            switch folder.remove(name) {
+            case .removed:
                 counters.reportsDeletedForQuota.add(1, ordering: .relaxed)
-            } else if errno != ENOENT {  // ENOENT: someone else deleted it first
-                let reason = CString.errorMessage(errno)
+            case .alreadyGone:
+                break  // someone else deleted it first
+            case .failed(let code):
                 current.undeletable.insert(name)
-                errors.report(.reportQuota(path: directory.appendingPathComponent(name).path, reason: "cannot delete: \(reason)"))
+                errors.report(.reportQuota(path: folder.path(of: name), reason: "cannot delete: \(CString.errorMessage(code))"))
                 continue
             }
             current.sizes.removeValue(forKey: name)
@@ -125,52 +109,46 @@ final class ReportQuota: Sendable {
         guard current.sessionSizes.count > maxFiles || total > maxBytes else { return }
         let names = current.sessionSizes.keys.sorted()  // by time: the stamp follows the prefix
         var newest: [Int: String] = [:]
-        for name in names { if let pid = Self.sessionPID(of: name) { newest[pid] = name } }
+        for name in names { if let pid = ReportFileName.sessionWriterPID(name) { newest[pid] = name } }
         var running: [Int: Bool] = [:]
         for name in names {
             guard current.sessionSizes.count > maxFiles || total > maxBytes else { break }
             guard !protected.contains(name), !current.undeletable.contains(name) else { continue }
-            if let pid = Self.sessionPID(of: name), pid != ownPID, newest[pid] == name {
-                let alive = running[pid] ?? (ProcessLiveness.startTicks(pid: pid) != nil)
-                running[pid] = alive
-                if alive { continue }  // the record a live process is still writing
+            if let pid = ReportFileName.sessionWriterPID(name), newest[pid] == name, mayRun(pid, &running) {
+                continue  // the record a live process is still writing
             }
-            let path = directory.appendingPathComponent(name).path
-            if unlink(path) != 0, errno != ENOENT {
+            if case .failed(let code) = folder.remove(name) {
                 current.undeletable.insert(name)
-                errors.report(.reportQuota(path: path, reason: "cannot delete: \(CString.errorMessage(errno))"))
+                errors.report(.reportQuota(path: folder.path(of: name), reason: "cannot delete: \(CString.errorMessage(code))"))
                 continue
             }
             total -= current.sessionSizes.removeValue(forKey: name) ?? 0
         }
     }
 
-    /// The pid in a report file name `stall-<time>-p<pid>-<n>.json`, when there is one.
-    static func writerPID(of name: String) -> Int? {
-        let parts = name.dropLast(".json".count).split(separator: "-")
-        guard parts.count >= 4, parts[parts.count - 2].first == "p" else { return nil }
-        return Int(parts[parts.count - 2].dropFirst())
+    /// Whether a file of `pid` must be kept because its writer may still run
+    /// (``WriterLiveness/mayRun(pid:)``), asked once per pid per enforcement (`known` holds the
+    /// answers so far). Never for this process's files: which of those are unfinished the
+    /// `protected` set says.
+    private func mayRun(_ pid: Int, _ known: inout [Int: Bool]) -> Bool {
+        guard pid != ownPID else { return false }
+        if let alive = known[pid] { return alive }
+        let alive = WriterLiveness.mayRun(pid: pid)
+        known[pid] = alive
+        return alive
     }
 
-    /// The directory's reports and session records and their sizes; nil (reported) when it cannot
-    /// be listed.
+    /// The directory's reports and session records and their sizes (regular files only); nil
+    /// (reported) when it cannot be listed.
     private func scan() -> (reports: [String: Int], sessions: [String: Int])? {
-        guard let stream = opendir(directory.path) else {
-            errors.report(.reportQuota(path: directory.path, reason: "cannot list: \(CString.errorMessage(errno))"))
+        guard let files = folder.regularFiles(where: { ReportFileName.isReport($0) || ReportFileName.isSession($0) }) else {
+            errors.report(.reportQuota(path: folder.path, reason: "cannot list: \(CString.errorMessage(errno))"))
             return nil
         }
-        defer { closedir(stream) }
         var sizes: [String: Int] = [:]
         var sessions: [String: Int] = [:]
-        let fd = dirfd(stream)
-        while let entry = readdir(stream) {
-            let name: String = CString.direntName(entry)
-            let isSession = Self.isSessionName(name)
-            guard isSession || Self.isReportName(name) else { continue }
-            var info = stat()
-            guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }  // gone meanwhile
-            guard info.st_mode & S_IFMT == S_IFREG else { continue }
-            if isSession { sessions[name] = Int(info.st_size) } else { sizes[name] = Int(info.st_size) }
+        for (name, size) in files {
+            if ReportFileName.isSession(name) { sessions[name] = size } else { sizes[name] = size }
         }
         return (sizes, sessions)
     }

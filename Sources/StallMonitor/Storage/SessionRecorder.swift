@@ -14,9 +14,6 @@ final class SessionRecorder: Sendable {
     private let stamp: String
     /// Session records this process has created so far.
     static let monitorsStarted = Atomic<Int>(0)
-    /// Names of the records of this process's monitors that still run (every monitor's, several
-    /// may share a directory): the quota never deletes them.
-    static let active = Locked<Set<String>>([])
     private let startedAt = Date()
     private let startedMonotonic = DispatchTime.now().uptimeNanoseconds
     private let base: SessionRecord
@@ -30,7 +27,7 @@ final class SessionRecorder: Sendable {
         self.store = store
         self.errors = errors
         self.sample = sample
-        let stamp = String(ReportCoding.formatDate(startedAt).filter { $0 != "-" && $0 != ":" })
+        let stamp = ReportFileName.stamp(startedAt)
         self.stamp = stamp
         fileName = Locked(Self.name(stamp: stamp))
         base = SessionRecord(
@@ -44,9 +41,7 @@ final class SessionRecorder: Sendable {
     /// same millisecond, e.g. one per thread), and a record whose name was taken, get a number, so
     /// their records never collide.
     private static func name(stamp: String) -> String {
-        let number = monitorsStarted.add(1, ordering: .relaxed).newValue
-        let suffix = number > 1 ? "-\(number)" : ""
-        return "session-\(stamp)-p\(getpid())\(suffix).session"
+        ReportFileName.session(stamp: stamp, pid: getpid(), number: monitorsStarted.add(1, ordering: .relaxed).newValue)
     }
 
     /// Rewrites the record with the current counts (call on the writer queue).
@@ -70,20 +65,19 @@ final class SessionRecorder: Sendable {
             let stamp = stamp
             let current = fileName.withLock { $0 }
             let used = try store.write(bytes: SessionRecordJSON.encode(record), name: current, replacing: written.load(ordering: .relaxed)) {
-                Self.name(stamp: stamp)
+                Self.name(stamp: stamp) as String?
             }
             if used.name != current { fileName.withLock { $0 = used.name } }
             written.store(true, ordering: .relaxed)
             if !stopping {
-                Self.active.withLock { names in
-                    names.remove(current)
-                    names.insert(used.name)
-                }
+                // A running monitor's record is unfinished: the quota never deletes it.
+                ReportFolder.setUnfinished(current, false)
+                ReportFolder.setUnfinished(used.name, true)
             }
         } catch {
             errors.report(error)
         }
         // A stopped monitor's record is finished (written or not): the quota may delete it.
-        if stopping { Self.active.withLock { _ = $0.remove(fileName.withLock { $0 }) } }
+        if stopping { ReportFolder.setUnfinished(fileName.withLock { $0 }, false) }
     }
 }

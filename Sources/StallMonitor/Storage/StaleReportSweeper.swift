@@ -16,21 +16,21 @@ struct StaleReportSweeper {
     /// Returns how many reports were marked fatal.
     @discardableResult
     func sweep() -> Int {
-        let directory = store.directory
-        guard let names = Self.names(in: store.directoryPath) else { return 0 }
+        let folder = store.folder
+        // The directory is listed with `readdir` (``ReportFolder/names()``): the sweep runs at every
+        // start, usually over a directory with nothing to mark.
+        guard let names = folder.names().map({ Array($0.sorted()) }) else { return 0 }
         // No report: the session records need not be read (decoding them was JSONDecoder's code).
-        guard names.contains(where: ReportQuota.isReportName) else { return 0 }
-        let sessions = sessionStarts(in: directory, names: names)
+        guard names.contains(where: ReportFileName.isReport) else { return 0 }
+        let sessions = sessionStarts(in: folder, names: names)
         var marked = 0
-        for name in names where ReportQuota.isReportName(name) {
-            let url = directory.appendingPathComponent(name)
-            // The cheap text filter first: the nesting check and decoding only for inProgress reports.
-            guard let data = try? Self.file.bytes(at: url.path).get(),
-                  data.range(of: Data("\"inProgress\"".utf8)) != nil,
+        for name in names where ReportFileName.isReport(name) {
+            // The cheap filter first: the nesting check and decoding only for inProgress reports.
+            guard let data = try? Self.file.bytes(at: folder.path(of: name)).get(),
+                  StallStatus.inProgress.isMentioned(in: data),
                   (try? Self.file.check(data).get()) != nil,
                   var report = try? StallReport.decode(from: data),
-                  report.status == .inProgress, report.process.hostName == hostName,
-                  !isRunning(report.process, sessions: sessions)
+                  report.status == .inProgress, writerIsGone(report.process, sessions: sessions)
             else { continue }
             report.status = .fatal
             do {
@@ -45,25 +45,12 @@ struct StaleReportSweeper {
         return marked
     }
 
-    /// The entries of a directory (without `.` and `..`), listed with `readdir`: the sweep runs at
-    /// every start, usually over a directory with nothing to mark, and `FileManager`'s listing was
-    /// code an idle monitor touched only for this.
-    static func names(in path: String) -> [String]? {
-        guard let stream = opendir(path) else { return nil }
-        defer { closedir(stream) }
-        var names: [String] = []
-        while let entry = readdir(stream) {
-            let name: String = CString.direntName(entry)
-            if name != ".", name != ".." { names.append(name) }
-        }
-        return names
-    }
-
-    /// pid → process start ticks recorded by session files in the directory.
-    private func sessionStarts(in directory: URL, names: [String]) -> [Int: Set<UInt64>] {
+    /// pid → process start ticks recorded by session files (``SessionRecord/isSessionFileName(_:)``)
+    /// of this host in the directory.
+    private func sessionStarts(in folder: ReportFolder, names: [String]) -> [Int: Set<UInt64>] {
         var starts: [Int: Set<UInt64>] = [:]
-        for name in names where name.hasSuffix(".session") {
-            guard let data = try? Self.file.checkedBytes(at: directory.appendingPathComponent(name).path).get(),
+        for name in names where SessionRecord.isSessionFileName(name) {
+            guard let data = try? Self.file.checkedBytes(at: folder.path(of: name)).get(),
                   let record = try? SessionRecord.decode(from: data),
                   record.hostName == hostName else { continue }
             starts[record.pid, default: []].insert(record.processStartTicks)
@@ -71,14 +58,19 @@ struct StaleReportSweeper {
         return starts
     }
 
-    /// Whether the process that wrote a report still runs, by ``ProcessLiveness``'s rule: with the
-    /// start time the report recorded or, for a report of an older monitor that did not record
-    /// one, a start time the session records of that pid in this directory hold.
-    private func isRunning(_ process: StallReport.Process, sessions: [Int: Set<UInt64>]) -> Bool {
-        if process.pid == Int(getpid()) { return true }
-        if process.startTicks == nil, let recorded = sessions[process.pid], !recorded.isEmpty {
-            return recorded.contains { ProcessLiveness.isRunning(pid: process.pid, startTicks: $0, executableName: process.executableName) }
+    /// Whether the process that wrote a report ran on this host and runs no more, by
+    /// ``WriterLiveness``'s rule: with the start time the report recorded or, for a report of an
+    /// older monitor that did not record one, a start time the session records of that pid in this
+    /// directory hold. This process's own reports are never stale.
+    private func writerIsGone(_ process: StallReport.Process, sessions: [Int: Set<UInt64>]) -> Bool {
+        if process.pid == Int(getpid()) { return false }
+        func state(_ ticks: UInt64?) -> WriterLiveness.State {
+            WriterLiveness.state(hostName: process.hostName, pid: process.pid, startTicks: ticks,
+                                 executableName: process.executableName, localHost: hostName)
         }
-        return ProcessLiveness.isRunning(pid: process.pid, startTicks: process.startTicks, executableName: process.executableName)
+        if process.startTicks == nil, let recorded = sessions[process.pid], !recorded.isEmpty {
+            return recorded.allSatisfy { state($0) == .gone }
+        }
+        return state(process.startTicks) == .gone
     }
 }

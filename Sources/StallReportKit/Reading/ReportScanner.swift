@@ -165,7 +165,7 @@ package struct ReportScanner: Sendable {
             state.problems.append(ReportProblem(path: directory, message: "directory nesting deeper than \(maxDirectoryDepth) levels; not searched"))
             return
         }
-        guard let names = DirectoryNames(directory) else {
+        guard let names = ReportFolder(path: directory).names() else {
             do {
                 _ = try FileManager.default.contentsOfDirectory(atPath: directory)
                 state.problems.append(ReportProblem(path: directory, message: "cannot read directory"))

@@ -5,18 +5,18 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import StallReportModel
 
 /// The entry names of one directory (without `.` and `..`), read with `readdir` into one byte
 /// buffer rather than one string each, so that a directory of 100,000 reports is listed in a few
-/// megabytes. ``sorted()`` gives them in the order of Swift's `String` comparison.
-struct DirectoryNames {
+/// megabytes. ``sorted()`` gives them in the order of Swift's `String` comparison. The one
+/// `readdir` loop of the monitor and of `stallreport` (see ``ReportFolder/names()``).
+package struct DirectoryNames: Sendable {
     private var bytes: [UInt8] = []
     private var starts: [Int] = []
     private var allASCII = true
 
     /// Reads the directory; nil when it cannot be opened or read.
-    init?(_ path: String) {
+    package init?(_ path: String) {
         guard let handle = opendir(path) else { return nil }
         defer { closedir(handle) }
         errno = 0
@@ -44,7 +44,7 @@ struct DirectoryNames {
     }
 
     /// The names, sorted as `String`s sort (byte order when every name is ASCII), one at a time.
-    func sorted() -> LazyNames {
+    package func sorted() -> LazyNames {
         var order = Array(starts.indices)
         if allASCII {
             order.sort { name($0).lexicographicallyPrecedes(name($1)) }
@@ -56,12 +56,13 @@ struct DirectoryNames {
     }
 
     /// Names in a given order, each made a `String` only when reached.
-    struct LazyNames: Sequence, IteratorProtocol {
+    package struct LazyNames: Sequence, IteratorProtocol {
         let names: DirectoryNames
         let order: [Int]
         var position = 0
 
-        mutating func next() -> String? {
+        /// The next name, nil after the last.
+        package mutating func next() -> String? {
             guard position < order.count else { return nil }
             defer { position += 1 }
             return String(decoding: names.name(order[position]), as: UTF8.self)
