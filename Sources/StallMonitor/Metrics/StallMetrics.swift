@@ -163,7 +163,7 @@ final class StallMetrics: Sendable {
 
     private func makeLoopState(thread: MonitoredThread, tid: Int32) -> LoopState {
         let name = Self.loopName(threadName: ThreadProcFiles.threadName(tid: tid), isMainThread: tid == getpid())
-        let dims = dimensions + [("loop.kind", thread.loopKind), ("loop.name", name)]
+        let dims = dimensions + [("loop.kind", thread.loopKind.rawValue), ("loop.name", name)]
         return LoopState(
             at: startedAt, awake: 0,
             active: FloatingPointCounter(label: "\(prefix).loop.time", dimensions: dims + [("loop.state", "active")], factory: factory),

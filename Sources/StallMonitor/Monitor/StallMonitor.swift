@@ -39,67 +39,17 @@ public final class StallMonitor: Sendable {
     /// The loop kind reports name for the MainActor (``Loop/mainActor``).
     public static let mainActorKind = MainQueueProbe.loopKind
 
-    /// What the monitor has seen and done so far.
-    public struct Statistics: Sendable, Equatable {
-        /// Awake spans the loop has had since the monitor started.
-        public var spans: Int
-        /// Spans that reached the sampling lead and were tracked by the watchdog.
-        public var spansTracked: Int
-        /// Tracked spans that ended below the threshold (their samples were discarded).
-        public var shortSpansDiscarded: Int
-        /// Spans longer than the threshold.
-        public var stallsDetected: Int
-        /// Reports written to disk.
-        public var reportsWritten: Int
-        /// Stack samples taken.
-        public var samplesTaken: Int
-        /// Samples whose signal was not answered in time.
-        public var samplesTimedOut: Int
-        /// Times the watchdog thread woke up.
-        public var watchdogWakeups: Int
-        /// `inProgress` report versions written while stalls lasted.
-        public var inProgressWrites: Int
-        /// Stalls not reported because a debugger was attached.
-        public var discardedWhileDebugged: Int
-        /// Spans not reported because the process was stopped for most of them.
-        public var discardedProcessStopped: Int
-        /// Spans not reported because they were declared long work or the monitor was paused.
-        public var expectedLongWork: Int
-        /// Final reports written in compact form because their fingerprint hit its rate limit.
-        public var reportsRateLimited: Int
-        /// Old reports deleted to stay within the directory quota.
-        public var reportsDeletedForQuota: Int
-        /// Spans past the sampling lead that ended while the watchdog thread got no CPU, more than
-        /// 16 in a row, so the oldest were forgotten before it could check them: possibly stalls,
-        /// not reported (the session record counts them as `watchdogStarved`).
-        public var longSpansOverwritten: Int
-        /// Stacks the watchdog took for samples (copying a blocked thread's stack, or signalling a
-        /// running one for a snapshot) and unwound.
-        public var watchdogStacks: Int
-        /// Time the watchdog spent on those stacks, in nanoseconds: copy or signal round trip, and
-        /// unwinding with libdw. Divided by ``watchdogStacks``, the cost of one sample off the
-        /// monitored thread.
-        public var watchdogStackNanoseconds: Int
-        /// Times the Swift concurrency pool started no new job for longer than the threshold
-        /// (``StallMonitorError/Code/poolStarved``).
-        public var poolStarvations: Int
-        /// Errors by kind (e.g. `reportWrite`).
-        public var errors: [String: Int]
-        /// The most recent error.
-        public var lastError: StallMonitorError?
-    }
-
     /// The configuration the monitor runs with.
     public let configuration: Configuration
     /// The real-time signal used to sample the stuck thread.
     public let signal: Int32
 
     /// One per watched loop (a run loop; every event loop of a group).
-    private let threads: [MonitoredThread]
+    let threads: [MonitoredThread]
     private let watchdog: Watchdog
     private let writer: ReportWriter
-    private let errors: ErrorReporter
-    private let counters: MonitorCounters
+    let errors: ErrorReporter
+    let counters: MonitorCounters
     private let controls: MonitorControls
     private let session: SessionRecorder
     private let metrics: StallMetrics
@@ -228,6 +178,7 @@ public final class StallMonitor: Sendable {
                             asyncChains: asyncChains)
     }
 
+    /// Assembles a monitor of `probes` that samples with `signal` and starts its watchdog.
     private init(configuration: Configuration, signal: Int32, probes: [any LoopProbe], directoryProblem: StallMonitorError?,
                  asyncChains: AsyncChainSource?) {
         self.configuration = configuration
@@ -235,20 +186,7 @@ public final class StallMonitor: Sendable {
         let threshold = configuration.threshold.nanoseconds
         let lead = UInt64(Double(threshold) * configuration.samplingLead)
         let wakeup = WakeupSignal()
-        let threads = probes.map { (probe: any LoopProbe) -> MonitoredThread in
-            // A pull probe feeds its tracker from the watchdog and passes the loop thread's counts
-            // itself: the calling thread's (the watchdog's) are not read.
-            var switches: @Sendable () -> UInt64 = { CStallMonitor_thread_voluntary_switches() }
-            var idleYields: @Sendable () -> UInt64 = { CStallMonitor_loop_idle_yields() }
-            if probe is any PolledLoopProbe {
-                switches = { 0 }
-                idleYields = { 0 }
-            }
-            let tracker = SpanTracker(
-                publishAfter: lead, reentryGrace: configuration.reentryGrace.nanoseconds, wakeup: wakeup,
-                voluntarySwitches: switches, idleYields: idleYields)
-            return MonitoredThread(tracker: tracker, probe: probe, workers: probe.armedWorkers ?? Locked([:]))
-        }
+        let threads = Self.makeThreads(probes: probes, configuration: configuration, lead: lead, wakeup: wakeup)
         let counters = MonitorCounters()
         let metrics = StallMetrics(options: configuration.metrics, startedAt: CStallMonitor_monotonic_ns())
         let errors = ErrorReporter(logger: configuration.logger, interval: configuration.logInterval)
@@ -261,28 +199,11 @@ public final class StallMonitor: Sendable {
         let session = SessionRecorder(
             store: store, process: process, thresholdMs: Double(threshold) / 1e6, errors: errors,
             sample: { Self.sessionCounts(threads: threads, counters: counters, errors: errors) })
-        let writer = ReportWriter(
-            builder: ReportBuilder(symbolicator: .shared, process: process, tags: configuration.tags,
-                                   symbolicateInProcess: configuration.symbolicateInProcess),
-            store: store, errors: errors, counters: counters,
-            limiter: FingerprintRateLimiter(limit: configuration.maxReportsPerFingerprint, window: configuration.rateLimitWindow.nanoseconds),
-            session: session, metrics: metrics, onReport: configuration.onReport)
-        let watches = threads.map { thread in ThreadWatch(
-            thread: thread,
-            settings: .init(
-                threshold: threshold, lead: lead, interval: configuration.samplingInterval.nanoseconds,
-                sampleTimeout: configuration.sampleTimeout.nanoseconds, maxSamples: configuration.maxSamplesPerStall,
-                maxFrames: configuration.maxFramesPerSample, reentryGrace: configuration.reentryGrace.nanoseconds,
-                unwinding: configuration.unwinding, symbolicateInProcess: configuration.symbolicateInProcess,
-                stackCopyBytes: configuration.stackCopyBytes, signal: signal,
-                inProgressRefresh: configuration.inProgressRefresh.nanoseconds,
-                reportWhileDebugged: configuration.reportWhileDebugged),
-            counters: counters, controls: controls,
-            emit: { writer.submit($0) }) }
-        for watch in watches {
-            watch.reportProblem = { errors.report($0) }
-            watch.asyncChains = asyncChains
-        }
+        let writer = Self.makeWriter(configuration: configuration, process: process, store: store, errors: errors,
+                                     counters: counters, session: session, metrics: metrics)
+        let watches = Self.makeWatches(
+            threads: threads, configuration: configuration, threshold: threshold, lead: lead, signal: signal,
+            counters: counters, controls: controls, writer: writer, errors: errors, asyncChains: asyncChains)
         self.threads = threads
         self.counters = counters
         self.errors = errors
@@ -295,39 +216,9 @@ public final class StallMonitor: Sendable {
             silenceCheck: .init(after: UInt64(configuration.loopSilenceWarning.nanoseconds)) { silent in
                 for thread in silent { errors.report(.loopNotRunning(Self.silenceMessage(thread, after: configuration.loopSilenceWarning))) }
             })
-        if let pool = (probes.first { $0 is PoolSlotProbe } as? PoolSlotProbe)?.pool {
-            pool.observers.withLock {
-                let settings = PoolStarvationReport.Settings(
-                    threshold: UInt64(threshold), interval: configuration.samplingInterval.nanoseconds,
-                    maxSamples: configuration.maxSamplesPerStall, signal: signal, sampleTimeout: configuration.sampleTimeout.nanoseconds,
-                    stackCopyBytes: configuration.stackCopyBytes, maxFrames: configuration.maxFramesPerSample,
-                    unwinding: configuration.unwinding, symbolicateInProcess: configuration.symbolicateInProcess)
-                $0 = .init(delay: { metrics.recordPoolDelay(nanoseconds: $0) }, starved: { waited, workers in
-                    counters.poolStarvations.add(1, ordering: .relaxed)
-                    errors.report(.poolStarved(Self.starvationMessage(waited: waited, workers: workers)))
-                }, report: PoolStarvationReport(settings: settings, emit: { [weak writer] recording in
-                    // Weak: the writer's session record reads the monitored threads, which hold
-                    // the pool, which holds this closure.
-                    // A paused monitor reports nothing (as for a loop's stalls).
-                    guard !controls.isPaused, let writer else { return }
-                    counters.stallsDetected.add(1, ordering: .relaxed)
-                    writer.submit(.ended(recording))
-                }))
-            }
-        }
-        let timeout = configuration.sampleTimeout.nanoseconds
-        let maxFrames = configuration.maxFramesPerSample
-        let report: @Sendable (String) -> Void = { errors.report(.threadArming($0)) }
-        StackSampler.prepareHandlerUnwinder(for: configuration.unwinding, symbolicateInProcess: configuration.symbolicateInProcess)
-        for thread in threads {
-            if thread.probe.threadPerSpan {
-                thread.probe.attach(to: thread.tracker) { thread.armWorker(signal: signal, report: report) }
-                continue
-            }
-            thread.probe.attach(to: thread.tracker) {
-                thread.arm(signal: signal, sampleTimeout: timeout, maxFrames: maxFrames, report: report)
-            }
-        }
+        Self.observePool(of: probes, configuration: configuration, threshold: threshold, signal: signal, metrics: metrics,
+                         counters: counters, errors: errors, controls: controls, writer: writer)
+        Self.armThreads(threads, configuration: configuration, signal: signal, errors: errors)
         Symbolicator.shared.retain()
         SnapshotUnwinder.shared.retain()
         watchdog.start()
@@ -350,52 +241,6 @@ public final class StallMonitor: Sendable {
             },
         ])
         configuration.onStart?(self)
-    }
-
-    /// What the warning says of a starved pool.
-    private static func starvationMessage(waited: UInt64, workers: [ConcurrencyPoolProbe.HeldWorker]) -> String {
-        let held = workers.map { worker in
-            let job = worker.heldFor.map { "a task held it \($0 / 1_000_000) ms" } ?? "no task (other Dispatch work or between jobs)"
-            return "thread \(worker.tid) \(worker.name): \(job)"
-        }
-        return "no new job started for \(waited / 1_000_000) ms: every worker is held (\(held.joined(separator: "; "))); "
-            + "one report gives every worker's stack"
-    }
-
-    /// What the warning says of a loop that has not run since the monitor started.
-    private static func silenceMessage(_ thread: MonitoredThread, after: Duration) -> String {
-        let seconds = Double(after.nanoseconds) / 1e9
-        let waited = seconds.rounded() == seconds ? "\(Int(seconds)) s" : "\(seconds) s"
-        switch thread.loopKind {
-        case "runLoop":
-            return "the watched run loop has not run in the \(waited) since the monitor started: nothing is watched. "
-                + "A program with `async main` or `dispatchMain()` never runs RunLoop.main (see the README's "
-                + "\"Which loop does my program run?\"); `loop: .current` watches the calling thread's run loop."
-        default:
-            return "the watched \(thread.loopKind) has not run a task in the \(waited) since the monitor started: it is not watched."
-        }
-    }
-
-    /// Emits the loops' times and brings the dropped-report counters up to date (writer queue:
-    /// each heartbeat, and at stop).
-    private static func emitMetrics(_ metrics: StallMetrics, threads: [MonitoredThread], counters: MonitorCounters,
-                                    errors: ErrorReporter) {
-        metrics.emitLoopTime(threads, now: CStallMonitor_monotonic_ns())
-        metrics.syncDropped(counters, errors: errors.counts)
-    }
-
-    private static func sessionCounts(threads: [MonitoredThread], counters: MonitorCounters, errors: ErrorReporter)
-        -> (spans: Int, stalls: Int, written: Int, dropped: [String: Int]) {
-        var dropped = errors.counts.filter { $0.key == "reportWrite" || $0.key == "reportEncoding" }
-        let rateLimited = counters.reportsRateLimited.load(ordering: .relaxed)
-        let quota = counters.reportsDeletedForQuota.load(ordering: .relaxed)
-        if rateLimited > 0 { dropped["rateLimitedToSummary"] = rateLimited }
-        if quota > 0 { dropped["deletedForQuota"] = quota }
-        let overwritten = counters.longSpansOverwritten.load(ordering: .relaxed)
-        if overwritten > 0 { dropped["watchdogStarved"] = overwritten }
-        let spans = threads.reduce(0) { $0 + Int($1.tracker.currentSpan().sequence) }
-        return (spans, counters.stallsDetected.load(ordering: .relaxed),
-                counters.reportsWritten.load(ordering: .relaxed), dropped)
     }
 
     /// Stops watching: removes the observers, ends the watchdog thread, writes the reports still
@@ -496,40 +341,6 @@ public final class StallMonitor: Sendable {
         return try body()
     }
 
-    /// A loop the monitor watches, as it is now.
-    public struct WatchedLoop: Sendable, Equatable {
-        /// The loop kind reports name: `runLoop`, `nioEventLoop`, `mainActor`.
-        public var kind: String
-        /// Whether the loop has been seen running since the monitor started. A loop that has not
-        /// within ``Configuration/loopSilenceWarning`` is said through the logger: nothing of it is
-        /// watched (e.g. `RunLoop.main` in a program whose main thread never runs it).
-        public var hasRun: Bool
-        /// The kernel id of the loop's thread, once it has run (for the MainActor: the worker
-        /// thread that ran its latest span, or the first one seen).
-        public var threadID: Int32?
-        /// The name of the loop's thread (an event loop's `NIO-ELT-0-#1`), once it has run.
-        public var threadName: String?
-    }
-
-    /// The loops this monitor watches (one run loop, or every event loop of a group) and whether
-    /// each has run yet.
-    public var watchedLoops: [WatchedLoop] {
-        // The concurrency pool's slots are one loop: listed once, with the worker of its latest span.
-        var poolListed = false
-        let listed = threads.filter { thread in
-            guard thread.probe is PoolSlotProbe else { return true }
-            defer { poolListed = true }
-            return !poolListed
-        }
-        return listed.map { thread in
-            // A loop whose thread changes from span to span: the thread of its latest span.
-            let spanThread = thread.probe.threadPerSpan ? thread.tracker.spanThread.load(ordering: .relaxed) : 0
-            let tid = spanThread != 0 ? spanThread : thread.armedTID.load(ordering: .acquiring)
-            return WatchedLoop(kind: thread.loopKind, hasRun: thread.hasRun, threadID: tid == 0 ? nil : tid,
-                               threadName: tid == 0 ? nil : ThreadProcFiles.threadName(tid: tid))
-        }
-    }
-
     /// The host app's current scene (screen, request, test name), copied into reports of stalls
     /// that begin while it is set. Callable from any thread.
     public var scene: String? {
@@ -557,31 +368,6 @@ public final class StallMonitor: Sendable {
     @discardableResult
     public func flush(timeout: Duration = .seconds(5)) -> Bool {
         writer.flush(timeout: timeout)
-    }
-
-    /// What the monitor has seen and done so far.
-    public var statistics: Statistics {
-        Statistics(
-            spans: threads.reduce(0) { $0 + Int($1.tracker.currentSpan().sequence) },
-            spansTracked: counters.spansTracked.load(ordering: .relaxed),
-            shortSpansDiscarded: counters.shortSpansDiscarded.load(ordering: .relaxed),
-            stallsDetected: counters.stallsDetected.load(ordering: .relaxed),
-            reportsWritten: counters.reportsWritten.load(ordering: .relaxed),
-            samplesTaken: counters.samplesTaken.load(ordering: .relaxed),
-            samplesTimedOut: counters.samplesTimedOut.load(ordering: .relaxed),
-            watchdogWakeups: counters.watchdogWakeups.load(ordering: .relaxed),
-            inProgressWrites: counters.inProgressWrites.load(ordering: .relaxed),
-            discardedWhileDebugged: counters.discardedWhileDebugged.load(ordering: .relaxed),
-            discardedProcessStopped: counters.discardedProcessStopped.load(ordering: .relaxed),
-            expectedLongWork: counters.expectedLongWork.load(ordering: .relaxed),
-            reportsRateLimited: counters.reportsRateLimited.load(ordering: .relaxed),
-            reportsDeletedForQuota: counters.reportsDeletedForQuota.load(ordering: .relaxed),
-            longSpansOverwritten: counters.longSpansOverwritten.load(ordering: .relaxed),
-            watchdogStacks: counters.stacksTaken.load(ordering: .relaxed),
-            watchdogStackNanoseconds: counters.stackNanoseconds.load(ordering: .relaxed),
-            poolStarvations: counters.poolStarvations.load(ordering: .relaxed),
-            errors: errors.counts,
-            lastError: errors.last)
     }
 
     /// A monitor released without ``stop()`` stops without blocking the releasing thread (which

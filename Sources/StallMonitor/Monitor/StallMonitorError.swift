@@ -2,58 +2,80 @@
 ///
 /// A struct with a ``Code`` rather than an enum, so that a new kind of error is not a breaking
 /// change: compare ``code`` with the known codes (`error.code == .reportWrite`) and keep a default
-/// for codes added later. The static functions of the same names build errors of each code.
+/// for codes added later. The static functions of the same names build errors of each code. (The
+/// swift-service-lifecycle `ServiceGroupError` pattern: ``Code`` wraps a private enum and offers
+/// the known codes as static members.)
 public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What kind of error this is. New codes may be added in any release.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         /// A stable name of the code, e.g. `reportWrite` (also the key of
         /// ``StallMonitor/Statistics/errors`` and the `stallmonitor.problem` log metadata).
-        public let name: String
+        public var name: String { kind.rawValue }
 
-        private init(_ name: String) { self.name = name }
+        /// The known codes (private: new ones may be added without breaking a switch).
+        fileprivate enum Kind: String, Sendable {
+            case invalidConfiguration
+            case signalUnavailable
+            case reportDirectory
+            case reportWrite
+            case reportEncoding
+            case threadArming
+            case reportQuota
+            case threadStart
+            case loopNotRunning
+            case unsupportedLoop
+            case poolStarved
+            case signalTakenOver
+            case threadExited
+        }
+
+        /// Which known code this is.
+        fileprivate let kind: Kind
+
+        private init(_ kind: Kind) { self.kind = kind }
 
         /// The configuration is invalid.
-        public static let invalidConfiguration = Code("invalidConfiguration")
+        public static let invalidConfiguration = Code(.invalidConfiguration)
         /// No usable real-time signal for sampling (or the requested one is taken).
-        public static let signalUnavailable = Code("signalUnavailable")
+        public static let signalUnavailable = Code(.signalUnavailable)
         /// The report directory could not be created, is not a directory (or a symbolic link to
         /// nothing), or this process cannot create files in it (see
         /// ``StallMonitor/Configuration/requireUsableReportDirectory``).
-        public static let reportDirectory = Code("reportDirectory")
+        public static let reportDirectory = Code(.reportDirectory)
         /// A report could not be written.
-        public static let reportWrite = Code("reportWrite")
+        public static let reportWrite = Code(.reportWrite)
         /// A report could not be encoded.
-        public static let reportEncoding = Code("reportEncoding")
+        public static let reportEncoding = Code(.reportEncoding)
         /// Preparing the monitored thread for sampling partly failed (it is still watched;
         /// samples may lack stacks).
-        public static let threadArming = Code("threadArming")
+        public static let threadArming = Code(.threadArming)
         /// The directory quota could not be enforced: the directory could not be listed, or an
         /// old report could not be deleted (it is not tried again).
-        public static let reportQuota = Code("reportQuota")
+        public static let reportQuota = Code(.reportQuota)
         /// A ``ResidentLoopThread`` could not be started.
-        public static let threadStart = Code("threadStart")
+        public static let threadStart = Code(.threadStart)
         /// A watched loop does not run, so nothing of it would be watched: thrown by
         /// ``StallMonitor/start(_:loop:)`` for `.main` in a program whose main thread never runs
         /// its run loop (`async main`, `dispatchMain()`), and said through the logger when a loop
         /// has not run within ``StallMonitor/Configuration/loopSilenceWarning`` of the start.
-        public static let loopNotRunning = Code("loopNotRunning")
+        public static let loopNotRunning = Code(.loopNotRunning)
         /// The loop asked for cannot be watched with this toolchain or in this program: thrown by
         /// ``StallMonitor/start(_:loop:)`` for `.mainActor` when libdispatch's main queue cannot be
         /// read as expected (another compiler version, an unknown layout) or the program drains the
         /// main queue on its main thread (watch `RunLoop.main` there).
-        public static let unsupportedLoop = Code("unsupportedLoop")
+        public static let unsupportedLoop = Code(.unsupportedLoop)
         /// The Swift concurrency pool started no new job for longer than the threshold: every
         /// worker was held (``StallMonitor/Loop/concurrencyPool``). Said through the logger at
         /// warning level with each worker and how long its job had held it; each held job longer
         /// than the threshold also has a stall report of its own.
-        public static let poolStarved = Code("poolStarved")
+        public static let poolStarved = Code(.poolStarved)
         /// The sampling signal no longer runs the monitor's handler: the host replaced it, or set
         /// `SIG_DFL` or `SIG_IGN`, after start. Running threads are not signalled (they get no
         /// stack) until the handler is back; threads asleep in a syscall still get theirs.
-        public static let signalTakenOver = Code("signalTakenOver")
+        public static let signalTakenOver = Code(.signalTakenOver)
         /// A watched thread exited (`pthread_exit`) while its loop was awake: the span ends where
         /// the thread was last seen alive, and the monitor stops watching that thread.
-        public static let threadExited = Code("threadExited")
+        public static let threadExited = Code(.threadExited)
 
         /// The code's name.
         public var description: String { name }
@@ -102,7 +124,7 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
 
     /// A one-line explanation.
     public var description: String {
-        switch code {
+        switch code.kind {
         case .invalidConfiguration: return "invalid StallMonitor configuration: \(reason)"
         case .signalUnavailable: return "no sampling signal: \(reason)"
         case .reportDirectory: return "report directory \(path ?? "?"): \(reason)"
@@ -116,7 +138,6 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
         case .poolStarved: return "concurrency pool starved: \(reason)"
         case .signalTakenOver: return "sampling signal taken over: \(reason)"
         case .threadExited: return "watched thread exited: \(reason)"
-        default: return path.map { "\(code.name), \($0): \(reason)" } ?? "\(code.name): \(reason)"
         }
     }
 

@@ -67,10 +67,10 @@ struct ReportBuilder {
         }
         let samples = recording.samples.map { sample in
             StallReport.Sample(
-                offsetMs: milliseconds(sample.offset), kind: sample.kind, threadState: sample.threadState,
+                offsetMs: milliseconds(sample.offset), kind: sample.kind, threadState: sample.threadState.rawValue,
                 syscall: sample.syscall, note: sample.note,
                 frames: sample.addresses.indices.map { frameIndex[lookupAddress(sample, $0)]! },
-                truncated: sample.truncated ? true : nil, unwinder: sample.unwinder, interrupted: sample.interrupted,
+                truncated: sample.truncated ? true : nil, unwinder: sample.unwinder?.rawValue, interrupted: sample.interrupted,
                 asyncCallers: sample.asyncChain.map { $0.callers.map { frameIndex[$0]! } },
                 asyncJobFrames: sample.asyncChain?.jobFrames,
                 asyncCallersFromJobStart: sample.asyncChain.map { $0.fromJobStart ? true : nil } ?? nil)
@@ -87,18 +87,7 @@ struct ReportBuilder {
         let stack = identity.stack
         let asyncCallers = identity.asyncCallers
         let fingerprint = identity.fingerprint
-        let symbolication: (name: String, note: String?)
-        switch naming {
-        case .full:
-            symbolication = symbolicator.describe()
-        case .cached where !symbols.isEmpty:
-            let used = symbolicator.describeIfOpen() ?? (name: "none", note: nil)
-            symbolication = unnamed == 0 ? used : (used.name, "\(unnamed) of \(addresses.count) frames written before symbolication (the stall was still in progress)")
-        case .cached, .none:
-            symbolication = (name: "none", note: symbolicateInProcess
-                ? "written before symbolication (the stall was still in progress)"
-                : "symbolicateInProcess is off: name the frames with `stallreport symbolicate`")
-        }
+        let symbolication = describeSymbolication(naming: naming, named: symbols.count, of: addresses.count)
         let report = StallReport(
             id: UUID().uuidString, fingerprint: fingerprint, status: status,
             startedAt: recording.wallClockStart, durationMs: milliseconds(duration),
@@ -110,20 +99,45 @@ struct ReportBuilder {
                 mode: recording.mode, passes: recording.passes, longestPassMs: milliseconds(recording.longestPass),
                 armingProblems: recording.thread.armingProblems.isEmpty ? nil : recording.thread.armingProblems),
             process: process,
-            sampling: StallReport.Sampling(
-                unwinder: recording.unwinder.name,
-                unwinderNote: recording.unwinder.note, intervalMs: milliseconds(recording.requestedInterval),
-                effectiveIntervalMs: milliseconds(recording.interval), maxSamples: recording.maxSamples,
-                attempted: recording.attempted, taken: recording.taken, timedOut: recording.timedOut,
-                skipped: recording.skipped, thinned: recording.thinned, dropped: recording.dropped,
-                asyncCallersNote: Self.asyncCallersNote(recording.asyncChainOmissions)),
+            sampling: sampling(of: recording),
             samples: samples, representativeStack: stack, frames: frames, images: reportImages,
-            symbolication: StallReport.Symbolication(symbolicator: symbolication.name, note: symbolication.note),
+            symbolication: StallReport.Symbolication(symbolicator: symbolication.name.rawValue, note: symbolication.note),
             tags: tags.isEmpty ? nil : tags, scene: recording.scene,
             processStoppedMs: recording.stoppedNanos > 0 ? milliseconds(recording.stoppedNanos) : nil,
             machineSuspendedMs: recording.machineSuspendedNanos > 0 ? milliseconds(recording.machineSuspendedNanos) : nil,
             starvation: recording.starvation, representativeAsyncCallers: asyncCallers)
         return Built(report: report, complete: naming == .full || (naming == .cached && unnamed == 0) || !symbolicateInProcess)
+    }
+
+    /// Which symbolicator named the frames (and why not all), for `named` of `count` addresses
+    /// named as `naming` says.
+    private func describeSymbolication(naming: Naming, named: Int, of count: Int) -> (name: SymbolicatorName, note: String?) {
+        let unnamed = count - named
+        let symbolication: (name: SymbolicatorName, note: String?)
+        switch naming {
+        case .full:
+            symbolication = symbolicator.describe()
+        case .cached where named > 0:
+            let used = symbolicator.describeIfOpen() ?? (name: .noSymbolicator, note: nil)
+            symbolication = unnamed == 0 ? used : (used.name, "\(unnamed) of \(count) frames written before symbolication (the stall was still in progress)")
+        case .cached, .none:
+            symbolication = (name: .noSymbolicator, note: symbolicateInProcess
+                ? "written before symbolication (the stall was still in progress)"
+                : "symbolicateInProcess is off: name the frames with `stallreport symbolicate`")
+        }
+        return symbolication
+    }
+
+    /// How the stall was sampled.
+    private func sampling(of recording: StallRecording) -> StallReport.Sampling {
+        StallReport.Sampling(
+            unwinder: recording.unwinder.name.rawValue,
+            unwinderNote: recording.unwinder.note, intervalMs: milliseconds(recording.requestedInterval),
+            effectiveIntervalMs: milliseconds(recording.interval), maxSamples: recording.maxSamples,
+            attempted: recording.attempted, taken: recording.taken, timedOut: recording.timedOut,
+            skipped: Dictionary(uniqueKeysWithValues: recording.skipped.map { ($0.key.rawValue, $0.value) }),
+            thinned: recording.thinned, dropped: recording.dropped,
+            asyncCallersNote: Self.asyncCallersNote(recording.asyncChainOmissions))
     }
 
     /// The sampling note for samples whose async callers were not read: each reason, with how many.

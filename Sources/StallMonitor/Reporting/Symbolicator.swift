@@ -30,7 +30,7 @@ final class Symbolicator: Sendable {
         var residentAtOpen = 0
         /// Whether libdw loaded, known since the first open (kept when a session is closed only
         /// to bound its caches).
-        var libdwKnown: (name: String, note: String?)?
+        var libdwKnown: (name: SymbolicatorName, note: String?)?
     }
 
     /// One per process: libdw sessions are expensive and the cache is shared by every monitor.
@@ -51,11 +51,11 @@ final class Symbolicator: Sendable {
     private let state = Locked(State())
 
     /// Which symbolicator is in use and why the better one is not.
-    func describe() -> (name: String, note: String?) {
+    func describe() -> (name: SymbolicatorName, note: String?) {
         state.withLock { state in
             if let known = state.libdwKnown { return known }
             open(&state)
-            return state.session != nil ? ("libdw", nil) : ("dladdr", state.note)
+            return state.session != nil ? (.libdw, nil) : (.dladdr, state.note)
         }
     }
 
@@ -149,11 +149,11 @@ final class Symbolicator: Sendable {
     }
 
     /// Like ``describe()``, but nil instead of opening a session that is not open yet.
-    func describeIfOpen() -> (name: String, note: String?)? {
+    func describeIfOpen() -> (name: SymbolicatorName, note: String?)? {
         state.withLock { state in
             if let known = state.libdwKnown { return known }
             guard state.opened else { return nil }
-            return state.session != nil ? ("libdw", nil) : ("dladdr", state.note)
+            return state.session != nil ? (.libdw, nil) : (.dladdr, state.note)
         }
     }
 
@@ -184,7 +184,7 @@ final class Symbolicator: Sendable {
             state.note = CString.decode(error)
                 + "; names come from dladdr (exported symbols only, no file:line)"
         }
-        state.libdwKnown = state.session != nil ? ("libdw", nil) : ("dladdr", state.note)
+        state.libdwKnown = state.session != nil ? (.libdw, nil) : (.dladdr, state.note)
     }
 
     private func lookup(_ address: UInt, session: OpaquePointer?) -> Symbol {

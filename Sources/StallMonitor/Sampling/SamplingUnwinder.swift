@@ -6,7 +6,7 @@
 struct SamplingUnwinder: Sendable {
     /// The unwinder of samples of a running thread: `libdw`, `libunwind-remote`, `libunwind` or
     /// `unavailable`.
-    var name: String
+    var name: UnwinderName
     /// The backend that unwinds snapshots of threads asleep in a syscall (never signalled), and of
     /// running threads when ``name`` is its name; nil when none loads (those samples then carry
     /// only the syscall's PC).
@@ -14,9 +14,13 @@ struct SamplingUnwinder: Sendable {
     /// Why the preferred unwinder is not in use.
     var note: String?
 
+    /// Whether no unwinder loaded at all.
+    var isUnavailable: Bool { name == .unavailable }
+
     /// Whether running threads are unwound from snapshots (not by libunwind in the handler).
     var snapshotsRunningThreads: Bool { snapshot.map { $0.name == name } ?? false }
 
+    /// The unwinders for a stall that begins now, in `mode`.
     static func choose(_ mode: StallMonitor.Unwinding, symbolicateInProcess: Bool) -> SamplingUnwinder {
         let preferred = SnapshotUnwinder.Backend.preferred(symbolicateInProcess: symbolicateInProcess)
         let status = SnapshotUnwinder.shared.availability(preferred)
@@ -36,15 +40,15 @@ struct SamplingUnwinder: Sendable {
         case (.snapshot, let backend?, _):
             return .init(name: backend.name, snapshot: backend, note: snapshotNote)
         case (.libunwindInHandler, _, true):
-            return .init(name: "libunwind", snapshot: backend, note: snapshotNote)
+            return .init(name: .libunwind, snapshot: backend, note: snapshotNote)
         case (.snapshot, nil, true):
-            return .init(name: "libunwind", snapshot: nil, note: (snapshotNote ?? "no snapshot unwinder")
+            return .init(name: .libunwind, snapshot: nil, note: (snapshotNote ?? "no snapshot unwinder")
                 + "; running threads are unwound by libunwind in the signal handler, threads asleep in a syscall get only its PC")
         case (_, _, false):
             if let backend {
                 return .init(name: backend.name, snapshot: backend, note: libunwind.note)
             }
-            return .init(name: "unavailable", snapshot: nil,
+            return .init(name: .unavailable, snapshot: nil,
                          note: [snapshotNote, libunwind.note].compactMap { $0 }.joined(separator: "; "))
         }
     }

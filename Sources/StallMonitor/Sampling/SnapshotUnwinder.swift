@@ -17,7 +17,7 @@ final class SnapshotUnwinder: Sendable {
         case libunwindRemote = 1
 
         /// As samples name their unwinder.
-        var name: String { self == .libdw ? "libdw" : "libunwind-remote" }
+        var name: UnwinderName { self == .libdw ? .libdw : .libunwindRemote }
 
         /// The backend for a monitor: libunwind's remote unwinder where it loads when names come
         /// later (it maps no file; libdw maps each module's ELF file), libdw otherwise.

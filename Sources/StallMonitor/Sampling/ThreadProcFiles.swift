@@ -71,16 +71,16 @@ final class ThreadProcFiles {
     }
 
     /// The scheduler state letter (`R`, `S`, `D`, `T`, …), or `?` when unknown.
-    func schedulerState() -> String {
+    func schedulerState() -> SchedulerState {
         // "tid (comm) S ppid …": comm may contain spaces and parentheses; the state follows the last ')'.
-        guard let count = readBytes(statFD) else { return "?" }
+        guard let count = readBytes(statFD) else { return .unknown }
         return buffer.withUnsafeBufferPointer { bytes in
             var at = count - 1
             while at >= 0 && bytes[at] != UInt8(ascii: ")") { at -= 1 }
-            guard at >= 0 else { return "?" }
+            guard at >= 0 else { return .unknown }
             at += 1
             while at < count && bytes[at] == UInt8(ascii: " ") { at += 1 }
-            return at < count ? String(UnicodeScalar(bytes[at])) : "?"
+            return at < count ? SchedulerState(rawValue: String(UnicodeScalar(bytes[at]))) : .unknown
         }
     }
 

@@ -22,7 +22,7 @@ final class MonitoredThread: @unchecked Sendable {
     /// 0 until the thread has armed itself (tid known, signal stack ensured, unwinder warmed up).
     let armedTID = Atomic<Int32>(0)
     /// The loop kind reports name (the probe's ``LoopProbe/kind``).
-    var loopKind: String { probe.kind }
+    var loopKind: LoopKind { LoopKind(rawValue: probe.kind) }
     /// The thread's stack, `[low, high)`, read on the thread when it arms (published before
     /// ``armedTID``); 0 when unknown. Snapshots never copy past `high`.
     private let stackLow = Atomic<UInt>(0)

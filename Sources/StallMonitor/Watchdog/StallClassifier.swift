@@ -14,7 +14,7 @@ enum StallClassifier {
     /// state was read, however few (the rule of "What is measured per stall" in the How it works article; a stall cut off by `stop()` or sampled by
     /// a starved watchdog may have only one or two): on a loaded machine a spinning thread waits
     /// for a CPU part of the time, but it is still CPU-bound work. Neither known: `mixed`.
-    static func classify(duration: UInt64, passes: Int, longestPass: UInt64, cpu: Int64, observed: UInt64, states: [String]) -> StallClassification {
+    static func classify(duration: UInt64, passes: Int, longestPass: UInt64, cpu: Int64, observed: UInt64, states: [SchedulerState]) -> StallClassification {
         if passes >= congestionMinimumPasses && longestPass &* 4 <= duration {
             return .congestion
         }
@@ -22,9 +22,9 @@ enum StallClassifier {
         if cpu >= 0 && observed > 0 {
             shares.append(min(1, Double(cpu) / Double(observed)))
         }
-        let known = states.filter { $0 != "?" }
+        let known = states.filter { $0 != .unknown }
         if !known.isEmpty {
-            shares.append(Double(known.filter { $0 == "R" }.count) / Double(known.count))
+            shares.append(Double(known.filter { $0 == .running }.count) / Double(known.count))
         }
         guard let share = shares.max() else { return .mixed }
         if share >= cpuShare { return .cpu }

@@ -7,7 +7,7 @@ struct RawSample {
     /// Nanoseconds from the span start.
     var offset: UInt64
     var kind: StallReport.Sample.Kind
-    var threadState: String
+    var threadState: SchedulerState
     var syscall: String?
     var note: String?
     /// Instruction pointers, leaf first. For `stack` samples the first is the interrupted PC (or
@@ -18,7 +18,7 @@ struct RawSample {
     /// For `stack` samples: which unwinder made the stack (`libdw`, `libunwind`), and whether the
     /// thread was interrupted by the sampling signal (false: asleep in the kernel, unwound from
     /// a copy of its frozen stack).
-    var unwinder: String? = nil
+    var unwinder: UnwinderName? = nil
     var interrupted: Bool? = nil
     /// For `stack` samples of a thread that ran a task: its async callers (``AsyncCallChainReader``).
     var asyncChain: AsyncCallChain? = nil
@@ -44,7 +44,8 @@ struct StallRecording {
     var attempted = 0
     var taken = 0
     var timedOut = 0
-    var skipped: [String: Int] = [:]
+    /// Attempts that gave no stack, by why.
+    var skipped: [SkipReason: Int] = [:]
     var thinned = false
     var dropped = 0
     /// Thread CPU time and monotonic time when tracking began and when it ended.
@@ -86,7 +87,8 @@ struct StallRecording {
         samples.append(sample)
     }
 
-    mutating func skip(_ reason: String) {
+    /// Counts an attempt that gave no stack.
+    mutating func skip(_ reason: SkipReason) {
         skipped[reason, default: 0] += 1
     }
 }

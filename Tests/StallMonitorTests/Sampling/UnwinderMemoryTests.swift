@@ -53,7 +53,7 @@ struct UnwinderMemoryTests {
         #expect(grown < 3 << 20, "the heap grew by \(grown) bytes")
         let reports = try directory.reports()
         try #require(reports.count == 1)
-        let backend = SnapshotUnwinder.Backend.preferred(symbolicateInProcess: false).name
+        let backend = SnapshotUnwinder.Backend.preferred(symbolicateInProcess: false).name.rawValue
         let stacks = reports[0].samples.filter { $0.unwinder == backend && $0.kind == .stack }
         #expect(!stacks.isEmpty, "no sample unwound by \(backend)")
         // A sample taken at an awkward instant may stop early (as before this change); most reach the entry.

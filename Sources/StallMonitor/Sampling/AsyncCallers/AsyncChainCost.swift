@@ -51,14 +51,7 @@ package enum AsyncChainCost {
         }
         guard let (tid, pointer) = blocked.withLock({ $0 }) else { return failed }
         let files = ThreadProcFiles(tid: tid)
-        var state = files.syscallState()
-        var looks = 0
-        while looks < 200, !state.isInSyscall {
-            usleep(1_000)
-            state = files.syscallState()
-            looks += 1
-        }
-        guard case .inSyscall(_, let sp, let pc) = state else {
+        guard case .inSyscall(_, let sp, let pc) = waitUntilBlocked(files) else {
             failed.problem = "the task did not block"
             return failed
         }
@@ -99,6 +92,19 @@ package enum AsyncChainCost {
         failed.problem = "async callers are read on x86_64 Linux only"
         return failed
         #endif
+    }
+
+    /// The syscall state of the thread of `files` once it sleeps in a syscall (looked at every
+    /// millisecond for up to 200 ms; the last state read if it never does).
+    private static func waitUntilBlocked(_ files: ThreadProcFiles) -> ThreadProcFiles.SyscallState {
+        var state = files.syscallState()
+        var looks = 0
+        while looks < 200, !state.isInSyscall {
+            usleep(1_000)
+            state = files.syscallState()
+            looks += 1
+        }
+        return state
     }
 }
 

@@ -1,0 +1,101 @@
+import CStallMonitor
+import StallReportModel
+
+/// The parts a monitor is assembled from, made by its initializer.
+extension StallMonitor {
+    /// One monitored thread per probe, each with a span tracker that wakes the watchdog.
+    static func makeThreads(probes: [any LoopProbe], configuration: Configuration, lead: UInt64,
+                            wakeup: WakeupSignal) -> [MonitoredThread] {
+        probes.map { (probe: any LoopProbe) -> MonitoredThread in
+            // A pull probe feeds its tracker from the watchdog and passes the loop thread's counts
+            // itself: the calling thread's (the watchdog's) are not read.
+            var switches: @Sendable () -> UInt64 = { CStallMonitor_thread_voluntary_switches() }
+            var idleYields: @Sendable () -> UInt64 = { CStallMonitor_loop_idle_yields() }
+            if probe is any PolledLoopProbe {
+                switches = { 0 }
+                idleYields = { 0 }
+            }
+            let tracker = SpanTracker(
+                publishAfter: lead, reentryGrace: configuration.reentryGrace.nanoseconds, wakeup: wakeup,
+                voluntarySwitches: switches, idleYields: idleYields)
+            return MonitoredThread(tracker: tracker, probe: probe, workers: probe.armedWorkers ?? Locked([:]))
+        }
+    }
+
+    /// The writer of the monitor's reports.
+    static func makeWriter(configuration: Configuration, process: StallReport.Process, store: ReportFileStore,
+                           errors: ErrorReporter, counters: MonitorCounters, session: SessionRecorder,
+                           metrics: StallMetrics) -> ReportWriter {
+        ReportWriter(
+            builder: ReportBuilder(symbolicator: .shared, process: process, tags: configuration.tags,
+                                   symbolicateInProcess: configuration.symbolicateInProcess),
+            store: store, errors: errors, counters: counters,
+            limiter: FingerprintRateLimiter(limit: configuration.maxReportsPerFingerprint, window: configuration.rateLimitWindow.nanoseconds),
+            session: session, metrics: metrics, onReport: configuration.onReport)
+    }
+
+    /// One watch per monitored thread, handing its stalls to `writer`.
+    static func makeWatches(threads: [MonitoredThread], configuration: Configuration, threshold: UInt64, lead: UInt64,
+                            signal: Int32, counters: MonitorCounters, controls: MonitorControls, writer: ReportWriter,
+                            errors: ErrorReporter, asyncChains: AsyncChainSource?) -> [ThreadWatch] {
+        let settings = ThreadWatch.Settings(
+            threshold: threshold, lead: lead, interval: configuration.samplingInterval.nanoseconds,
+            sampleTimeout: configuration.sampleTimeout.nanoseconds, maxSamples: configuration.maxSamplesPerStall,
+            maxFrames: configuration.maxFramesPerSample, reentryGrace: configuration.reentryGrace.nanoseconds,
+            unwinding: configuration.unwinding, symbolicateInProcess: configuration.symbolicateInProcess,
+            stackCopyBytes: configuration.stackCopyBytes, signal: signal,
+            inProgressRefresh: configuration.inProgressRefresh.nanoseconds,
+            reportWhileDebugged: configuration.reportWhileDebugged)
+        return threads.map { thread in
+            let watch = ThreadWatch(thread: thread, settings: settings, counters: counters, controls: controls,
+                                    emit: { writer.submit($0) })
+            watch.reportProblem = { errors.report($0) }
+            watch.asyncChains = asyncChains
+            return watch
+        }
+    }
+
+    /// Observes the concurrency pool of a pool probe among `probes` (if any): its scheduling
+    /// delays, its starvation (said, and reported with every worker's stack).
+    static func observePool(of probes: [any LoopProbe], configuration: Configuration, threshold: UInt64, signal: Int32,
+                            metrics: StallMetrics, counters: MonitorCounters, errors: ErrorReporter,
+                            controls: MonitorControls, writer: ReportWriter) {
+        guard let pool = (probes.first { $0 is PoolSlotProbe } as? PoolSlotProbe)?.pool else { return }
+        pool.observers.withLock {
+            let settings = PoolStarvationReport.Settings(
+                threshold: UInt64(threshold), interval: configuration.samplingInterval.nanoseconds,
+                maxSamples: configuration.maxSamplesPerStall, signal: signal, sampleTimeout: configuration.sampleTimeout.nanoseconds,
+                stackCopyBytes: configuration.stackCopyBytes, maxFrames: configuration.maxFramesPerSample,
+                unwinding: configuration.unwinding, symbolicateInProcess: configuration.symbolicateInProcess)
+            $0 = .init(delay: { metrics.recordPoolDelay(nanoseconds: $0) }, starved: { waited, workers in
+                counters.poolStarvations.add(1, ordering: .relaxed)
+                errors.report(.poolStarved(Self.starvationMessage(waited: waited, workers: workers)))
+            }, report: PoolStarvationReport(settings: settings, emit: { [weak writer] recording in
+                // Weak: the writer's session record reads the monitored threads, which hold
+                // the pool, which holds this closure.
+                // A paused monitor reports nothing (as for a loop's stalls).
+                guard !controls.isPaused, let writer else { return }
+                counters.stallsDetected.add(1, ordering: .relaxed)
+                writer.submit(.ended(recording))
+            }))
+        }
+    }
+
+    /// Attaches each thread's probe to its tracker; each thread arms itself for sampling (a
+    /// probe with a thread per span arms each worker it meets).
+    static func armThreads(_ threads: [MonitoredThread], configuration: Configuration, signal: Int32, errors: ErrorReporter) {
+        let timeout = configuration.sampleTimeout.nanoseconds
+        let maxFrames = configuration.maxFramesPerSample
+        let report: @Sendable (String) -> Void = { errors.report(.threadArming($0)) }
+        StackSampler.prepareHandlerUnwinder(for: configuration.unwinding, symbolicateInProcess: configuration.symbolicateInProcess)
+        for thread in threads {
+            if thread.probe.threadPerSpan {
+                thread.probe.attach(to: thread.tracker) { thread.armWorker(signal: signal, report: report) }
+                continue
+            }
+            thread.probe.attach(to: thread.tracker) {
+                thread.arm(signal: signal, sampleTimeout: timeout, maxFrames: maxFrames, report: report)
+            }
+        }
+    }
+}
