@@ -50,6 +50,20 @@ struct FastRecordExtractor {
     private static let symbolicationKeys = names(["symbolicator", "note"])
     private static let symbolicationRequired: UInt64 = 0b01
 
+    /// The key tables by the schema object they read (`""`: the report itself, otherwise the
+    /// report's property holding the object or array of objects), with the bits of their required
+    /// keys: a test checks them against `Reports/stall-report.schema.json`, so a field added to the
+    /// schema cannot be missed here.
+    package static var keyTables: [String: (keys: [String], required: UInt64)] {
+        func strings(_ table: KeyTable) -> [String] { table.names.map { String(decoding: $0, as: UTF8.self) } }
+        return [
+            "": (strings(topKeys), topRequired), "loop": (strings(loopKeys), loopRequired),
+            "process": (strings(processKeys), processRequired), "sampling": (strings(samplingKeys), samplingRequired),
+            "samples": (strings(sampleKeys), sampleRequired), "frames": (strings(frameKeys), frameRequired),
+            "images": (strings(imageKeys), imageRequired), "symbolication": (strings(symbolicationKeys), symbolicationRequired),
+        ]
+    }
+
     /// Marks key `index` as seen; a key seen twice is a miss (decoders differ on duplicates).
     @inline(__always) private static func see(_ index: Int, _ seen: inout UInt64) throws(FastPathMiss) {
         let bit: UInt64 = 1 << UInt64(index)
