@@ -1,14 +1,8 @@
 /// Which symbolicator named a report's frames, as reports carry it in `symbolication.symbolicator`.
 /// Open: a report from another version may name others.
-struct SymbolicatorName: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+struct SymbolicatorName: OpenName {
     /// The name written in reports.
     var rawValue: String
-
-    /// A symbolicator by the name reports carry.
-    init(rawValue: String) { self.rawValue = rawValue }
-
-    /// The name written in reports.
-    var description: String { rawValue }
 
     /// elfutils' libdw: function names with file and line.
     static let libdw = SymbolicatorName(rawValue: "libdw")

@@ -1,14 +1,8 @@
 /// The kind of loop a probe watches, as reports (`loop.kind`), metrics (`loop.kind`) and
 /// ``StallMonitor/WatchedLoop`` name it. Open: polled loops name their own kinds.
-struct LoopKind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+struct LoopKind: OpenName {
     /// The name written in reports.
     var rawValue: String
-
-    /// A kind by the name reports carry.
-    init(rawValue: String) { self.rawValue = rawValue }
-
-    /// The name written in reports.
-    var description: String { rawValue }
 
     /// A `RunLoop` (CFRunLoop), watched by its observers.
     static let runLoop = LoopKind(rawValue: "runLoop")

@@ -25,7 +25,7 @@ struct FoldedLinesTests {
 
     @Test("random stacks of awkward names give the same bytes as a string per stack", arguments: UInt64(1)...8)
     func sameBytes(seed: UInt64) {
-        var random = PrunedCallTreeTests.SeededGenerator(state: seed)
+        var random = SplitMix64(seed: seed)
         // Names that are prefixes of others followed by characters before and after ';', a ';'
         // inside a name, an accent and an emoji, equal names of different frames, and a name
         // that is only spaces. (Strings that differ only in composition are not ordered by

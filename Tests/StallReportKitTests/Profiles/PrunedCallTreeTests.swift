@@ -6,22 +6,10 @@ import Testing
 /// and a flame graph of a report whose every sample has a stack of its own stays small.
 @Suite("Call trees without their smallest nodes")
 struct PrunedCallTreeTests {
-    /// A deterministic generator (SplitMix64), so a failure can be replayed.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Profiles with `samples` random stacks over `pool` frames, of depth 0 to `maxDepth`, and
     /// weights that differ per profile.
     static func randomProfiles(seed: UInt64, samples: Int, pool: Int, maxDepth: Int) -> [StallProfile] {
-        var random = SeededGenerator(state: seed)
+        var random = SplitMix64(seed: seed)
         let frames = (0..<pool).map { ProfileFrame(name: "Module.function\($0)()", inApp: $0 % 3 == 0) }
         var profiles: [StallProfile] = []
         for (index, weight) in [12.5, 10, 3.25].enumerated() {

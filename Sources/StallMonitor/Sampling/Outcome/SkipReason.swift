@@ -1,18 +1,9 @@
 /// Why an attempt at sampling a stuck thread gave no stack, as a report's `sampling.skipped`
 /// counts it. Open: the report carries the raw value, and a report from another version may
 /// carry reasons this one does not know.
-struct SkipReason: RawRepresentable, Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+struct SkipReason: OpenName {
     /// The name written in reports.
     var rawValue: String
-
-    /// A reason by the name reports carry.
-    init(rawValue: String) { self.rawValue = rawValue }
-
-    /// A value by its raw name (as tests and known constants spell it).
-    init(stringLiteral value: String) { self.rawValue = value }
-
-    /// The name written in reports.
-    var description: String { rawValue }
 
     /// The sample was complete only after its span ended (or its loop went to wait).
     static let afterSpanEnd = SkipReason(rawValue: "afterSpanEnd")

@@ -1,17 +1,8 @@
 /// Which unwinder made a stack (or would make a stall's stacks), as reports carry it in a sample's
 /// and a stall's `unwinder`. Open: a report from another version may name others.
-struct UnwinderName: RawRepresentable, Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+struct UnwinderName: OpenName {
     /// The name written in reports.
     var rawValue: String
-
-    /// An unwinder by the name reports carry.
-    init(rawValue: String) { self.rawValue = rawValue }
-
-    /// A value by its raw name (as tests and known constants spell it).
-    init(stringLiteral value: String) { self.rawValue = value }
-
-    /// The name written in reports.
-    var description: String { rawValue }
 
     /// elfutils' libdw, unwinding snapshots on the watchdog.
     static let libdw = UnwinderName(rawValue: "libdw")
