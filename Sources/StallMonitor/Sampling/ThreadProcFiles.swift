@@ -70,6 +70,13 @@ final class ThreadProcFiles {
         return buffer.withUnsafeBufferPointer { SchedStat.parse(UnsafeBufferPointer(rebasing: $0[..<count]))?.runnable }
     }
 
+    /// Time the thread has waited for a CPU while runnable since it started (``SchedStat/waiting``);
+    /// nil when unknown.
+    func waitingNanos() -> UInt64? {
+        guard let count = readBytes(schedstatFD) else { return nil }
+        return buffer.withUnsafeBufferPointer { SchedStat.parse(UnsafeBufferPointer(rebasing: $0[..<count]))?.waiting }
+    }
+
     /// The scheduler state letter (`R`, `S`, `D`, `T`, …), or `?` when unknown.
     func schedulerState() -> SchedulerState {
         // "tid (comm) S ppid …": comm may contain spaces and parentheses; the state follows the last ')'.

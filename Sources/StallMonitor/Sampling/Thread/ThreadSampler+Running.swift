@@ -8,19 +8,47 @@ extension ThreadSampler {
                        unwinder: SamplingUnwinder) -> SampleOutcome {
         let cpu = threadCPUNanos(reading.tid)
         let switches = files.voluntarySwitches()
+        let waiting = files.waitingNanos()
         let previous = lastRunningReading
-        lastRunningReading = RunningReading(at: now, cpu: cpu, switches: switches)
+        lastRunningReading = RunningReading(at: now, cpu: cpu, switches: switches, waiting: waiting)
         guard let previous, now &- previous.at <= 4 &* interval &+ Self.lookAgainAfter else { return .lookAgain }
         if let refused = signalRefused(tid: reading.tid, files: files) { return refused }
-        guard cpu >= 0, previous.cpu >= 0, cpu - previous.cpu >= Int64(Self.minimumRunBeforeSignal),
-              let switches, switches == previous.switches else {
+        // Clearly running: it ran enough since the last reading without sleeping, or it was
+        // clearly running before and has not slept since (only kept off the CPU meanwhile).
+        guard cpu >= 0, previous.cpu >= 0, let switches, switches == previous.switches else {
             lastRunningReading = nil
+            offCPURetries = 0
             return .noStack(.notClearlyRunning, note: "not interrupted: the thread may be finishing a syscall or waiting for a CPU")
         }
+        guard cpu - previous.cpu >= Int64(Self.minimumRunBeforeSignal) || previous.proven else {
+            // Not asleep, but barely ran: kept off the CPU. Looked at again shortly, from the
+            // earlier reading, until it has run enough to be signalled.
+            lastRunningReading = previous
+            if offCPURetries < Self.maxOffCPURetries {
+                offCPURetries += 1
+                return .lookAgain
+            }
+            offCPURetries = 0
+            return .noStack(.notClearlyRunning, note: "not interrupted: the thread got too little CPU to be sure it runs in user space")
+        }
+        offCPURetries = 0
+        lastRunningReading?.proven = true
         if unwinder.isUnavailable {
             return .noStack(.noUnwinder, note: unwinder.note ?? "no unwinder available")
         }
-        return interrupt(reading, unwinder: unwinder)
+        return interrupt(reading, unwinder: unwinder, timeout: answerTimeout(since: previous, now: now, waiting: waiting))
+    }
+
+    /// How long to wait for the thread's answer: the sample timeout, or longer while the thread
+    /// is contended (a loaded machine): it answers only once it runs again, and an answer given
+    /// after the wait is lost. Contended: it waited for a CPU for a good share of the time since
+    /// `previous` (the kernel counts a wait when it ends), or a recent answer came too late.
+    private func answerTimeout(since previous: RunningReading, now: UInt64, waiting: UInt64?) -> UInt64 {
+        if let waiting, let before = previous.waiting, waiting >= before, now > previous.at,
+           Double(waiting - before) / Double(now - previous.at) >= Self.contendedWaitingShare {
+            contendedUntil = now &+ Self.contendedFor
+        }
+        return now < contendedUntil ? settings.sampleTimeout &* Self.contendedTimeoutFactor : settings.sampleTimeout
     }
 
     /// Why the thread must not be signalled now, nil when it may be. The handler first: a signal
@@ -63,7 +91,7 @@ extension ThreadSampler {
 
     /// Interrupts the thread: a snapshot of its stack unwound here when snapshots unwind running
     /// threads, otherwise libunwind in the handler.
-    private func interrupt(_ reading: SampleReading, unwinder: SamplingUnwinder) -> SampleOutcome {
+    private func interrupt(_ reading: SampleReading, unwinder: SamplingUnwinder, timeout: UInt64) -> SampleOutcome {
         let tid = reading.tid
         let sentAt = CStallMonitor_monotonic_ns()
         var signalOutcome: StackSampler.Outcome
@@ -71,14 +99,14 @@ extension ThreadSampler {
         var bounds = stackBounds(of: tid, sp: nil)
         let snapshots = unwinder.snapshotsRunningThreads && settings.unwinding == .snapshot
         if bounds == nil, snapshots,
-           let sp = SnapshotUnwinder.shared.stackPointer(tid: tid, timeout: settings.sampleTimeout) {
+           let sp = SnapshotUnwinder.shared.stackPointer(tid: tid, timeout: timeout) {
             // A span thread that never armed itself (a Dispatch worker): its stack is the mapping
             // that holds its stack pointer, read from one registers-only snapshot.
             bounds = stackBounds(of: tid, sp: sp)
         }
         if snapshots, let backend = unwinder.snapshot, let bounds {
             switch SnapshotUnwinder.shared.unwindRunning(
-                tid: tid, bounds: bounds, copyBytes: settings.stackCopyBytes, timeout: settings.sampleTimeout,
+                tid: tid, bounds: bounds, copyBytes: settings.stackCopyBytes, timeout: timeout,
                 maxFrames: settings.maxFrames, backend: backend) {
             case .stack(let frames, let complete):
                 countStack(since: sentAt)
@@ -92,23 +120,24 @@ extension ThreadSampler {
                 signalOutcome = .busy
             }
         } else {
-            signalOutcome = StackSampler.sample(tid: tid, timeout: settings.sampleTimeout, maxFrames: settings.maxFrames,
+            signalOutcome = StackSampler.sample(tid: tid, timeout: timeout, maxFrames: settings.maxFrames,
                                                 into: &frameBuffer)
         }
         if case .busy = signalOutcome {} else { busyRetries = 0 }
-        return outcome(of: signalOutcome, reading: reading, sentAt: sentAt, unwinder: unwinderName)
+        return outcome(of: signalOutcome, reading: reading, sentAt: sentAt, unwinder: unwinderName, timeout: timeout)
     }
 
     /// What an interruption sent at `sentAt` gave, as a sample outcome.
     private func outcome(of signalOutcome: StackSampler.Outcome, reading: SampleReading, sentAt: UInt64,
-                         unwinder: UnwinderName) -> SampleOutcome {
+                         unwinder: UnwinderName, timeout: UInt64) -> SampleOutcome {
         switch signalOutcome {
         case .stack(let frames, let truncated):
             return .stack(RawSample(
                 offset: sentAt &- reading.spanStart, kind: .stack, threadState: reading.state, syscall: nil,
                 note: nil, addresses: frames, truncated: truncated, unwinder: unwinder, interrupted: true))
         case .timedOut:
-            return .timedOut(note: "the thread did not answer within \(settings.sampleTimeout / 1_000_000) ms")
+            contendedUntil = CStallMonitor_monotonic_ns() &+ Self.contendedFor
+            return .timedOut(note: "the thread did not answer within \(timeout / 1_000_000) ms")
         case .busy:
             if busyRetries < Self.maxBusyRetries {
                 busyRetries += 1

@@ -28,6 +28,13 @@ final class ThreadSampler {
         var cpu: Int64
         /// Its voluntary context switches.
         var switches: UInt64?
+        /// Its time waiting for a CPU so far (ns), when known.
+        var waiting: UInt64?
+        /// Whether it has been clearly running since an earlier reading: it ran at least
+        /// ``minimumRunBeforeSignal`` between two readings and has not slept since (no voluntary
+        /// switch). Such a thread that ran less since the last reading was kept off the CPU
+        /// (preempted), not asleep in or returning from a syscall.
+        var proven = false
     }
 
     /// A thread found running is signalled only when it has run this much CPU time since the
@@ -39,6 +46,17 @@ final class ThreadSampler {
     static let lookAgainAfter: UInt64 = 1_000_000
     /// Attempts in a row that may find the process-wide sampler busy before a sample says so.
     static let maxBusyRetries = 8
+    /// Most looks again at a thread kept off the CPU within one sample (one every
+    /// ``lookAgainAfter``).
+    static let maxOffCPURetries = 20
+    /// A thread that waited for a CPU this share of the time since the last reading (or more) is
+    /// contended: its answer to a signal comes when it next gets a CPU, so the wait for it is
+    /// ``contendedTimeoutFactor`` times the sample timeout.
+    static let contendedWaitingShare = 0.25
+    /// How much longer a contended thread's answer is waited for.
+    static let contendedTimeoutFactor: UInt64 = 4
+    /// How long a thread stays contended after the last sign of it.
+    static let contendedFor: UInt64 = 1_000_000_000
 
     let settings: Settings
     let counters: MonitorCounters
@@ -58,6 +76,13 @@ final class ThreadSampler {
     /// (two watchdogs tracking stalls that began together sample in step): each is tried again
     /// after a short look-again delay, up to ``maxBusyRetries`` times, before the sample says so.
     var busyRetries = 0
+    /// Looks again at a thread that has not slept but ran too little since the last reading to
+    /// be signalled (kept off the CPU on a loaded machine), before the sample says so.
+    var offCPURetries = 0
+    /// Until when (monotonic ns) the thread counts as contended: it waited for a CPU for a good
+    /// share of a recent reading's interval, or did not answer a signal in time. Its answers are
+    /// then waited for longer.
+    var contendedUntil: UInt64 = 0
     /// CPU time of a thread in nanoseconds, -1 when it cannot be read (replaced in tests).
     var threadCPUNanos: (pid_t) -> Int64 = CStallMonitor_thread_cpu_ns
     /// Whether the sampling signal still runs the monitor's handler (replaced in tests).
