@@ -17,6 +17,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
     case poolServer = "pool-server"
     case asyncChains = "async-chains"
     case idlePerLoop = "idle-per-loop"
+    case samplesUnderLoad = "samples-under-load"
 
     var number: Int { Self.allCases.firstIndex(of: self)! + 1 }
 
@@ -37,6 +38,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
         case .poolServer: return "Concurrency pool under a Hummingbird 2 server: CPU per request, idle wake-ups, stalls in async handlers"
         case .asyncChains: return "Async call chains: cost per sample against the stack unwinding"
         case .idlePerLoop: return "Idle cost per loop kind: watchdog wake-ups and process CPU, monitored vs the same process unmonitored"
+        case .samplesUnderLoad: return "Samples with a stack on a loaded machine (two CPU-bound processes per core) against the machine as it is"
         }
     }
 
@@ -57,6 +59,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
         case .poolServer: return try PoolServerFigure.run(context)
         case .asyncChains: return try AsyncChainsFigure.run(context)
         case .idlePerLoop: return try IdlePerLoopFigure.run(context)
+        case .samplesUnderLoad: return try SamplesUnderLoadFigure.run(context)
         }
     }
 

@@ -86,14 +86,14 @@ struct StallBenchTests {
         }
     }
 
-    @Test("list names the fifteen figures; an unknown figure is a usage error")
+    @Test("list names the sixteen figures; an unknown figure is a usage error")
     func listAndValidation() throws {
         let list = try StallReportCLI.run(["list"], executable: "stall-bench")
         #expect(list.status == 0)
-        #expect(list.stdoutLines.count == 15)
+        #expect(list.stdoutLines.count == 16)
         #expect(list.stdout.contains("summarize-throughput") && list.stdout.contains("blocking-stacks") && list.stdout.contains("nio-server"))
         #expect(list.stdout.contains("main-actor") && list.stdout.contains("pool-server") && list.stdout.contains("async-chains"))
-        #expect(list.stdout.contains("idle-per-loop"))
+        #expect(list.stdout.contains("idle-per-loop") && list.stdout.contains("samples-under-load"))
         let bad = try StallReportCLI.run(["run", "--figure", "nope"], executable: "stall-bench")
         #expect(bad.status == 64, "\(bad)")
         #expect(bad.stderr.contains("unknown figure"))
@@ -116,6 +116,16 @@ struct StallBenchTests {
             #expect((data["cpuRatio"] as? Double ?? 0) > 0, "\(data)")
             #expect(data["watchdogWakeupsPerSecond"] is Double, "\(data)")
             #expect((data["processCPUNanosecondsPerSecondWith"] as? Double ?? 0) > 0, "the monitored host used some CPU: \(data)")
+        }
+    }
+
+    @Test("--figure samples-under-load --quick: CPU and blocked stalls sampled quiet and with two CPU-bound processes per core")
+    func samplesUnderLoadQuick() throws {
+        let rows = try Self.rows(try Self.runQuick(figure: "samples-under-load").json)
+        #expect(rows.map { $0["figure"] as? String } == ["16a", "16b"])
+        for row in rows {
+            let data = try #require(row["data"] as? [String: Any])
+            #expect((data["loadedSamples"] as? Double ?? 0) > 0 && (data["quietSamples"] as? Double ?? 0) > 0, "\(data)")
         }
     }
 
