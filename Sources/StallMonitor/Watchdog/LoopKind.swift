@@ -7,7 +7,7 @@ struct LoopKind: OpenName {
     /// A `RunLoop` (CFRunLoop), watched by its observers.
     static let runLoop = LoopKind(rawValue: "runLoop")
     /// The MainActor (the Dispatch main queue).
-    static let mainActor = LoopKind(rawValue: MainQueueProbe.loopKind)
+    static let mainActor = LoopKind(rawValue: "mainActor")
     /// The Swift concurrency pool.
-    static let concurrencyPool = LoopKind(rawValue: ConcurrencyPoolProbe.loopKind)
+    static let concurrencyPool = LoopKind(rawValue: "concurrencyPool")
 }

@@ -26,7 +26,7 @@ import Synchronization
 /// `Task.yield()` loop on an otherwise idle pool) is seen as one job.
 final class ConcurrencyPoolProbe: @unchecked Sendable {
     /// The loop kind reports name.
-    static let loopKind = "concurrencyPool"
+    static let loopKind = LoopKind.concurrencyPool.rawValue
     /// What each slot shares with the pool (the pool holds these, never the slots, which hold it).
     private let slotStates: [PoolSlotState]
     /// Workers armed by a token, shared by the slots (any slot may meet any worker).

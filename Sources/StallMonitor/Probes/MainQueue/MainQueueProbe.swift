@@ -25,7 +25,7 @@ import Synchronization
 /// nothing tells it when the queue starts draining.
 final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
     /// The loop kind reports name.
-    static let loopKind = "mainActor"
+    static let loopKind = LoopKind.mainActor.rawValue
     let kind = MainQueueProbe.loopKind
     var threadPerSpan: Bool { true }
     var runsTasks: Bool { true }

@@ -20,7 +20,7 @@ final class RunLoopProbe: LoopProbe, @unchecked Sendable {
     static let suspendingActivities: CFOptionFlags =
         CFRunLoopActivity.beforeWaiting.rawValue | CFRunLoopActivity.exit.rawValue
 
-    let kind = "runLoop"
+    let kind = LoopKind.runLoop.rawValue
     private let runLoop: CFRunLoop
     private var observers: [CFRunLoopObserver] = []
 
