@@ -66,9 +66,11 @@ struct ExportCommand: ParsableCommand {
         switch format {
         case .folded: try exportFolded()
         case .speedscope:
-            try export {
-                try SpeedscopeExport.render($0, name: "stalls", exporter: "stallreport \(StallReportCommand.configuration.version)", names: input.names)
-            }
+            // Each report is read down to its stacks (no profile kept).
+            let outcome = try input.read(source.paths, reducing: { report, _ in SampleStacks(report: report) }, sampleCount: \.sampleCount)
+            let data = try SpeedscopeExport.render(stalls: outcome.profiles, name: "stalls",
+                                                   exporter: "stallreport \(StallReportCommand.configuration.version)", names: input.names)
+            try ProfileReading.deliver(data, as: "speedscope export", to: output, from: outcome)
         case .chromeTrace:
             // One event per stall: its samples' stacks are never needed.
             let outcome = try input.read(source.paths, reducing: StallProfile.init(withoutStacksOf:path:), sampleCount: \.samples.count)
@@ -78,17 +80,14 @@ struct ExportCommand: ParsableCommand {
         }
     }
 
-    /// Reads the reports as profiles and writes `render(profiles)`.
-    private func export(render: ([StallProfile]) throws -> Data) throws {
-        let outcome = try input.read(source.paths)
-        try ProfileReading.deliver(try render(outcome.profiles), as: "\(format.rawValue) export", to: output, from: outcome)
-    }
-
-    /// Reads each report down to its stacks (no profile kept) and writes the folded lines.
+    /// Reads each report down to its stacks (no profile kept) and streams the folded lines to
+    /// the output (their text is often larger than the reports).
     private func exportFolded() throws {
         let outcome = try input.read(source.paths, reducing: { report, _ in SampleStacks(report: report) }, sampleCount: \.sampleCount)
-        try ProfileReading.deliver(FoldedExport.render(SampleStacks(outcome.profiles), names: input.names), as: "folded export", to: output,
-                                   from: outcome)
+        let stacks = SampleStacks(outcome.profiles)
+        try ProfileReading.deliver(as: "folded export", to: output, from: outcome) { write in
+            try FoldedExport.render(stacks, names: input.names, into: write)
+        }
     }
 
     /// Reads the reports keeping addresses and images, and writes the gzipped pprof profile.

@@ -44,9 +44,31 @@ enum ProfileReading {
     /// throws exit status 3 when a path given does not exist, else exit status 2 when `--strict`
     /// found problems.
     static func deliver<Item>(_ data: Data, as what: String, to output: String, from outcome: Outcome<Item>) throws {
-        let samples = outcome.sampleCount
+        try Output.save(data, to: output, confirming: confirmation(what, outcome))
+        try finish(outcome)
+    }
+
+    /// The same for output produced in chunks (handed to the sink `produce` gets), streamed to
+    /// `output` as it comes (``OutputDestination/stream(to:_:)``).
+    static func deliver<Item>(as what: String, to output: String, from outcome: Outcome<Item>,
+                              produce: ((Data) throws -> Void) throws -> Void) throws {
+        do {
+            try OutputDestination.stream(to: output, produce)
+        } catch {
+            throw Output.inputError("cannot write \(output): \((error as NSError).localizedDescription)")
+        }
+        if output != "-" { Output.stdout("wrote \(confirmation(what, outcome)) to \(output)\n") }
+        try finish(outcome)
+    }
+
+    /// `<what> of 3 stalls (120 samples)`.
+    private static func confirmation<Item>(_ what: String, _ outcome: Outcome<Item>) -> String {
         let stalls = outcome.profiles.count
-        try Output.save(data, to: output, confirming: "\(what) of \(stalls) stall\(stalls == 1 ? "" : "s") (\(samples) samples)")
+        return "\(what) of \(stalls) stall\(stalls == 1 ? "" : "s") (\(outcome.sampleCount) samples)"
+    }
+
+    /// Throws exit status 3 when a path given does not exist, else 2 when `--strict` found problems.
+    private static func finish<Item>(_ outcome: Outcome<Item>) throws {
         if !outcome.missingPaths.isEmpty { throw MissingPaths.failure(outcome.missingPaths) }
         if outcome.strictFailure { throw Reading.strictFailure(files: "some files") }
     }

@@ -43,6 +43,15 @@ public enum FoldedExport {
 
     /// The folded text of collected stacks, as UTF-8.
     package static func render(_ stacks: SampleStacks, names style: FrameNameStyle = .simplified) -> Data {
+        var output = Data()
+        render(stacks, names: style) { output.append($0) }
+        return output
+    }
+
+    /// The folded text of collected stacks, as UTF-8, handed to `write` in chunks of about 1 MiB
+    /// (so that the whole text, often larger than the reports, is never held).
+    package static func render(_ stacks: SampleStacks, names style: FrameNameStyle = .simplified,
+                               into write: (Data) throws -> Void) rethrows {
         let names = stacks.frameTable.map { clean(style.display($0)) }
         let lines = FoldedLineOrder(names: names)
         var order = Array(0..<stacks.sampleCount)
@@ -50,6 +59,7 @@ public enum FoldedExport {
         // end up side by side and are merged.
         order.sort { lines.compare(stacks.stack(of: $0), stacks.stack(of: $1)) < 0 }
         var output = Data()
+        output.reserveCapacity(Self.chunkBytes + 4096)
         var at = 0
         while at < order.count {
             var weight = 0.0
@@ -65,11 +75,18 @@ public enum FoldedExport {
                     output.append(contentsOf: lines.utf8[Int(frame)])
                 }
                 output.append(contentsOf: Array(" \(microseconds)\n".utf8))
+                if output.count >= Self.chunkBytes {
+                    try write(output)
+                    output.removeAll(keepingCapacity: true)
+                }
             }
             at = end
         }
-        return output
+        if !output.isEmpty { try write(output) }
     }
+
+    /// The size of the chunks ``render(_:names:into:)`` hands on.
+    static let chunkBytes = 1 << 20
 }
 
 /// Compares folded lines given as frame ids the way their strings compare (Swift orders strings

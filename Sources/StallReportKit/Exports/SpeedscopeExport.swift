@@ -104,36 +104,71 @@ public enum SpeedscopeExport {
     }
 
     /// The file as JSON.
-    ///
-    /// The stacks are written here, not by `JSONEncoder` (whose tree of a million stacks took
-    /// gigabytes): the file is encoded with no stacks and they are put in place of the `[]`.
     public static func render(_ profiles: [StallProfile], name: String, exporter: String, names: FrameNameStyle = .simplified) throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var file = make(profiles, name: name, exporter: exporter, names: names)
-        let stacks = file.profiles.map(\.samples)
-        for index in file.profiles.indices { file.profiles[index].samples = [] }
-        var data = try encoder.encode(file)
-        // Inside a JSON string a quote is escaped, so `"samples":[]` is only ever the key.
-        let empty = Data(#""samples":[]"#.utf8)
-        var searchFrom = data.startIndex
-        for profileStacks in stacks {
-            guard let range = data.range(of: empty, in: searchFrom..<data.endIndex) else { throw SpliceError() }
-            var text = Data(#""samples":["#.utf8)
-            text.reserveCapacity(profileStacks.reduce(16) { $0 + 4 + $1.count * 4 })
-            for (number, stack) in profileStacks.enumerated() {
-                if number > 0 { text.append(UInt8(ascii: ",")) }
+        let stalls = profiles.map { profile in
+            var stacks = SampleStacks()
+            for sample in profile.samples { stacks.add(sample.stack, weightMs: sample.weightMs) }
+            return stacks
+        }
+        return try render(stalls: stalls, name: name, exporter: exporter, names: names)
+    }
+
+    /// The file as JSON, from each stall's stacks in order (``SampleStacks``, read down to them as
+    /// the reports were read): what ``make(_:name:exporter:names:)`` makes, encoded.
+    ///
+    /// The stacks are written here as they are met, not by `JSONEncoder` (whose tree of a million
+    /// stacks took gigabytes) and without an array per stack: the file is encoded with no stacks
+    /// and they are put in place of the `[]`.
+    package static func render(stalls: [SampleStacks], name: String, exporter: String, names: FrameNameStyle = .simplified) throws -> Data {
+        var frames: [Frame] = []
+        var index: [ProfileFrame: Int] = [:]
+        var weights: [Double] = []
+        var text = Data(#""samples":["#.utf8)
+        for stacks in stalls {
+            // Each stall's frame ids, as indices into the shared frames once met.
+            var shared = [Int](repeating: -1, count: stacks.frameTable.count)
+            var previous: ArraySlice<Int32>?
+            for sample in 0..<stacks.sampleCount {
+                let stack = stacks.stack(of: sample)
+                // Consecutive samples of one stall with the same stack are one, their weights summed.
+                if let previous, previous == stack {
+                    weights[weights.count - 1] += stacks.weight(of: sample)
+                    continue
+                }
+                previous = stack
+                if !weights.isEmpty { text.append(UInt8(ascii: ",")) }
                 text.append(UInt8(ascii: "["))
-                for (position, frame) in stack.enumerated() {
+                for (position, local) in stack.enumerated() {
+                    if shared[Int(local)] < 0 {
+                        let frame = stacks.frameTable[Int(local)]
+                        if let known = index[frame] {
+                            shared[Int(local)] = known
+                        } else {
+                            index[frame] = frames.count
+                            shared[Int(local)] = frames.count
+                            frames.append(Frame(name: names.display(frame), file: frame.file))
+                        }
+                    }
                     if position > 0 { text.append(UInt8(ascii: ",")) }
-                    text.append(contentsOf: String(frame).utf8)
+                    text.append(contentsOf: String(shared[Int(local)]).utf8)
                 }
                 text.append(UInt8(ascii: "]"))
+                weights.append(stacks.weight(of: sample))
             }
-            text.append(UInt8(ascii: "]"))
-            data.replaceSubrange(range, with: text)
-            searchFrom = range.lowerBound + text.count
         }
+        text.append(UInt8(ascii: "]"))
+        let total = weights.reduce(0, +)
+        let count = "\(stalls.count) stall\(stalls.count == 1 ? "" : "s")"
+        let profile = Profile(type: "sampled", name: "\(name) (\(count), merged)", unit: "milliseconds", startValue: 0,
+                              endValue: total, samples: [], weights: weights)
+        let file = File(schema: schemaURL, shared: Shared(frames: frames), profiles: [profile], name: name,
+                        activeProfileIndex: 0, exporter: exporter)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var data = try encoder.encode(file)
+        // Inside a JSON string a quote is escaped, so `"samples":[]` is only ever the key.
+        guard let range = data.range(of: Data(#""samples":[]"#.utf8)) else { throw SpliceError() }
+        data.replaceSubrange(range, with: text)
         return data
     }
 
