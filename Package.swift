@@ -74,7 +74,7 @@ let package = Package(
         .executableTarget(name: "stallreport", dependencies: ["StallReportModel", "StallReportKit", argumentParser]),
         .executableTarget(name: "stall-demo", dependencies: ["StallMonitor", "StallReportModel", argumentParser, logging, metrics, prometheus]),
         // The same work on the main RunLoop directly and through an IdleWorkQueue (Scripts/demo).
-        .executableTarget(name: "idle-work-demo", dependencies: ["StallMonitor", "StallReportModel", "CStallMonitor", argumentParser, logging]),
+        .executableTarget(name: "idle-work-demo", dependencies: ["StallMonitor", "StallReportModel", argumentParser, logging]),
         // A host with `async main` (no main RunLoop): what the monitor says there (tests, README).
         .executableTarget(name: "async-main-host", dependencies: ["StallMonitor", logging]),
         // A host whose tasks stall the Swift concurrency pool in known ways (tests, README).
@@ -83,15 +83,15 @@ let package = Package(
         .executableTarget(name: "fork-host", dependencies: ["StallMonitor"]),
         // Benchmarks of the monitor's cost and accuracy and of stallreport's speed (Scripts/bench).
         .executableTarget(name: "stall-bench",
-                          dependencies: ["StallMonitor", "StallReportModel", "StallReportKit", "CStallMonitor", argumentParser, logging]),
+                          dependencies: ["StallMonitor", "StallReportModel", "StallReportKit", argumentParser, logging]),
         // Stress run: thousands of stalls across several monitored threads (Scripts/stress).
         .executableTarget(name: "stall-stress", dependencies: ["StallMonitor", "StallReportModel", "StallReportKit", argumentParser, logging]),
         // Report fixtures shared by the StallReportKit and end-to-end tests (not a product).
         .target(name: "StallReportKitTestSupport", dependencies: ["StallReportModel", "StallReportKit"]),
         .testTarget(name: "StallReportKitTests", dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport"]),
-        .testTarget(name: "StallMonitorTests", dependencies: ["StallMonitor", "StallReportModel", "StallReportKit", "CStallMonitor",
+        .testTarget(name: "StallMonitorTests", dependencies: ["StallMonitor", "StallReportModel", "StallReportKit",
                                                            "StallMonitorServiceLifecycle", serviceLifecycle, metrics, metricsTestKit]),
-        .testTarget(name: "StallMonitorNIOTests", dependencies: ["StallMonitor", "StallMonitorNIO", "StallReportModel", "CStallMonitor",
+        .testTarget(name: "StallMonitorNIOTests", dependencies: ["StallMonitor", "StallMonitorNIO", "StallReportModel",
                                                               metricsTestKit, nioCore, nioPosix, nioHTTP1]),
         .testTarget(name: "StallMonitorTestingTests", dependencies: ["StallMonitorTesting", "StallMonitorNIO", nioCore, nioPosix, logging]),
         .testTarget(name: "StallMonitorXCTestTests", dependencies: ["StallMonitorXCTest"]),

@@ -19,6 +19,9 @@
 // descriptor or memory: EMFILE, ENOMEM), at most once per call of `CStallMonitor_libdw_load`,
 // which the monitor makes once per stall; a library that lacks a function is not tried again.
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+
+// The modules of this process are read as ELF64 (section headers through elf64_getshdr).
+_Static_assert(sizeof(void *) == 8, "a 64-bit process: its modules are ELF64");
 static CStallMonitorLibdw functions;
 static _Atomic(const CStallMonitorLibdw *) loaded;
 static bool incomplete;      // guarded by load_lock

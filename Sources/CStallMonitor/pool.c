@@ -71,6 +71,10 @@ uintptr_t CStallMonitor_thread_pointer(void) {
     return (uintptr_t)__builtin_thread_pointer();
 }
 
+// The x86_64 thread control block begins with three 8-byte words (tcb, dtv, self): the thread id
+// is looked for from byte 24 on, and a block is recognised by its words 0 and 2.
+_Static_assert(3 * sizeof(uintptr_t) == 24, "the x86_64 TCB header is three 8-byte words");
+
 /// Whether `tp` is a thread control block: its first and third words hold its own address.
 static int is_thread_control_block(uintptr_t tp) {
     uintptr_t words[3];

@@ -80,6 +80,19 @@ static struct {
 
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "the handler needs lock-free 64-bit atomics");
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the handler needs lock-free int atomics");
+// The layout the handler's copy relies on: 64-bit words that hold addresses, one `valid` bit per
+// register, a 32-bit thread id packed above the 8-bit state of the request word.
+_Static_assert(sizeof(uintptr_t) == sizeof(uint64_t), "registers and stack words are copied as 64-bit words that hold addresses");
+_Static_assert(sizeof(pid_t) == sizeof(uint32_t), "the request word packs a 32-bit thread id above its state");
+_Static_assert(CSTALLMONITOR_SNAPSHOT_REGS <= 64, "a snapshot's `valid` mask has one bit per register");
+#if defined(__x86_64__)
+_Static_assert(sizeof(greg_t) == sizeof(uint64_t), "x86_64 mcontext general registers are 64-bit");
+_Static_assert(CSTALLMONITOR_SNAPSHOT_REGS >= 17, "a snapshot holds rax…r15 and rip (DWARF 0–16)");
+#elif defined(__aarch64__)
+_Static_assert(sizeof(((mcontext_t *)0)->regs) / sizeof(((mcontext_t *)0)->regs[0]) >= 31, "aarch64 mcontext holds x0…x30");
+_Static_assert(sizeof(((mcontext_t *)0)->regs[0]) == sizeof(uint64_t), "aarch64 mcontext registers are 64-bit");
+_Static_assert(CSTALLMONITOR_SNAPSHOT_REGS >= 32, "a snapshot holds x0…x30 and sp (DWARF 0–31)");
+#endif
 
 // Handlers per thread (threads hashed by id into 64 buckets; a shared bucket only makes the
 // watchdog more careful): how many are between entry and return, and how many were entered (a

@@ -35,6 +35,11 @@ enum { STACK_POINTER_REG = 31 };
 #else
 enum { STACK_POINTER_REG = -1 };
 #endif
+#if defined(__x86_64__) || defined(__aarch64__)
+_Static_assert(STACK_POINTER_REG < CSTALLMONITOR_SNAPSHOT_REGS, "the stack pointer's DWARF number indexes a snapshot's registers");
+#endif
+// libdw is handed the snapshot's registers and stack words as they are.
+_Static_assert(sizeof(Dwarf_Word) == sizeof(uint64_t), "libdw's registers and memory words are the snapshot's 64-bit words");
 
 static libdw_state *state_of(CStallMonitorUnwinder *session) {
     return session->state;

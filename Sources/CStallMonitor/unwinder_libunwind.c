@@ -153,6 +153,13 @@ typedef struct {
     int read_only;
 } mapping;
 
+_Static_assert(offsetof(mapping, range) == 0, "CStallMonitor_find_range reads each entry's range at its start");
+// access_reg hands libunwind the snapshot's registers by index: its x86_64 numbers must be the
+// DWARF ones the snapshot is indexed by (rax…r15 as 0–15, rbp 6, rsp 7, rip 16).
+_Static_assert(UNW_X86_64_RAX == 0 && UNW_X86_64_RBP == 6 && UNW_X86_64_RSP == 7 && UNW_X86_64_R15 == 15 && UNW_X86_64_RIP == 16,
+               "libunwind's x86_64 register numbers are the DWARF ones");
+_Static_assert(sizeof(unw_word_t) == sizeof(uint64_t), "libunwind's words are the snapshot's 64-bit words");
+
 /// A page of a file, read with pread: libunwind reads unwind tables a word at a time, and a
 /// syscall per word made a cold stack several times slower than libdw's.
 typedef struct {

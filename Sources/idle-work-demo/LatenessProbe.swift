@@ -1,6 +1,6 @@
-import CStallMonitor
 import CoreFoundation
 import Foundation
+import StallMonitor
 import Synchronization
 
 /// A timer that asks to fire `interval` after each time it fired, and records how late each fire
@@ -17,9 +17,9 @@ final class LatenessProbe: @unchecked Sendable {
 
     /// Adds the timer to `runLoop` (common modes). Call on the loop's thread.
     func start(on runLoop: CFRunLoop) {
-        expected = CStallMonitor_monotonic_ns() + UInt64(interval * 1e9)
+        expected = Kernel.monotonicNanoseconds() + UInt64(interval * 1e9)
         let timer = CFRunLoopTimerCreateWithHandler(nil, CFAbsoluteTimeGetCurrent() + interval, 1e9, 0, 0) { [unowned self] timer in
-            let now = CStallMonitor_monotonic_ns()
+            let now = Kernel.monotonicNanoseconds()
             latenessMs.append(now > expected ? Double(now - expected) / 1e6 : 0)
             expected = now + UInt64(interval * 1e9)
             CFRunLoopTimerSetNextFireDate(timer, CFAbsoluteTimeGetCurrent() + interval)

@@ -1,4 +1,3 @@
-import CStallMonitor
 import CoreFoundation
 import Foundation
 import StallMonitor
@@ -41,7 +40,7 @@ enum WorkloadRun {
         probe.start(on: main)
 
         let done = Counter()
-        let started = CStallMonitor_monotonic_ns()
+        let started = Kernel.monotonicNanoseconds()
         var finished: UInt64 = 0
         let finish: @Sendable () -> Void = {
             if done.increment() == items { CFRunLoopStop(CFRunLoopGetMain()) }
@@ -68,7 +67,7 @@ enum WorkloadRun {
         while done.value < items {
             _ = RunLoop.main.run(mode: .default, before: .distantFuture)
         }
-        finished = CStallMonitor_monotonic_ns()
+        finished = Kernel.monotonicNanoseconds()
         // Let the loop go idle a little so the monitor sees the last span end, measuring meanwhile.
         _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.3))
         probe.stop()
@@ -102,7 +101,7 @@ enum WorkloadRun {
 enum Workload {
     @inline(never)
     static func renderRow(milliseconds: Int) {
-        let end = CStallMonitor_monotonic_ns() + UInt64(milliseconds) * 1_000_000
-        while CStallMonitor_monotonic_ns() < end {}
+        let end = Kernel.monotonicNanoseconds() + UInt64(milliseconds) * 1_000_000
+        while Kernel.monotonicNanoseconds() < end {}
     }
 }

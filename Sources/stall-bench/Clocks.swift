@@ -1,15 +1,15 @@
-import CStallMonitor
 import Foundation
 import Glibc
+import StallMonitor
 
 /// Clocks and resource counters of this process.
 enum CStallClock {
     /// CLOCK_MONOTONIC in nanoseconds (vDSO).
     @inline(__always)
-    static func now() -> UInt64 { CStallMonitor_monotonic_ns() }
+    static func now() -> UInt64 { Kernel.monotonicNanoseconds() }
 
     /// CPU time of the calling thread in nanoseconds.
-    static func threadCPU() -> Int64 { CStallMonitor_thread_cpu_ns(CStallMonitor_gettid()) }
+    static func threadCPU() -> Int64 { Kernel.threadCPUNanoseconds(Kernel.currentThreadID()) }
 
     /// CPU time (user + system) of the whole process in nanoseconds.
     static func processCPU() -> Double {

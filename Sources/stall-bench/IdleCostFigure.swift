@@ -1,5 +1,5 @@
-import CStallMonitor
 import Foundation
+import StallMonitor
 import Synchronization
 
 /// Figure 2: what the monitor costs while the loop sleeps: watchdog wake-ups (it parks without
@@ -45,7 +45,7 @@ enum IdleCostFigure {
             // Counting starts once the loop has slept past the sampling lead, so the watchdog has
             // seen the previous span end and parked.
             usleep(400_000)
-            let monitorThreads = session == nil ? [] : Array(Set(CStallClock.threadIDs()).subtracting(threadsBefore).subtracting([CStallMonitor_gettid()]))
+            let monitorThreads = session == nil ? [] : Array(Set(CStallClock.threadIDs()).subtracting(threadsBefore).subtracting([Kernel.currentThreadID()]))
             let before = snapshot(session)
             let cpuBefore = threadCPU(monitorThreads)
             let wakesBefore = wakes.value
@@ -70,7 +70,7 @@ enum IdleCostFigure {
     private static func threadCPU(_ threads: [Int32]) -> [Int32: Int64] {
         var result: [Int32: Int64] = [:]
         for tid in threads {
-            let cpu = CStallMonitor_thread_cpu_ns(tid)
+            let cpu = Kernel.threadCPUNanoseconds(tid)
             if cpu >= 0 { result[tid] = cpu }
         }
         return result

@@ -7,6 +7,12 @@
 #ifndef CSTALLMONITOR_H
 #define CSTALLMONITOR_H
 
+// Linux only: the shim samples threads with a real-time signal, reads /proc and relies on glibc's
+// thread layout. Building it elsewhere stops here with one sentence, not hundreds of errors.
+#if !defined(__linux__)
+#error "StallMonitor supports Linux only (x86_64 tested, aarch64 built from the same code): it samples threads with a real-time signal and reads /proc. Other platforms get nothing: no monitor, no stub API."
+#endif
+
 #include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>

@@ -1,4 +1,3 @@
-import CStallMonitor
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -102,7 +101,7 @@ private final class TestRouteHandler: ChannelInboundHandler {
                 return
             }
             switch url?.path {
-            case "/whoami": body = "\(CStallMonitor_gettid())"
+            case "/whoami": body = "\(Kernel.currentThreadID())"
             case "/block": body = "\(TestHandlers.blockTheLoopForTest(milliseconds: ms))"
             default: body = "ok"
             }

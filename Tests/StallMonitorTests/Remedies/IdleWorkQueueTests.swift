@@ -1,4 +1,3 @@
-import CStallMonitor
 import Foundation
 import StallMonitor
 import Testing
@@ -6,7 +5,7 @@ import Testing
 /// What idle work recorded as it ran: its sequence and thread.
 final class RunLog: Sendable {
     private let entries = LockedBox<[(sequence: Int, tid: Int32)]>([])
-    func record(_ sequence: Int) { entries.withLock { $0.append((sequence, CStallMonitor_gettid())) } }
+    func record(_ sequence: Int) { entries.withLock { $0.append((sequence, Kernel.currentThreadID())) } }
     var sequences: [Int] { entries.withLock { $0.map(\.sequence) } }
     var threads: Set<Int32> { entries.withLock { Set($0.map(\.tid)) } }
 }

@@ -1,4 +1,3 @@
-import CStallMonitor
 import Foundation
 import StallMonitor
 import StallReportKit
@@ -42,10 +41,10 @@ struct ResidentLoopThreadTests {
         defer { resident.stop() }
         let log = RunLog()
         for sequence in 1...100 { #expect(resident.perform { log.record(sequence) }) }
-        let tid = try resident.performAndWait { CStallMonitor_gettid() }
+        let tid = try resident.performAndWait { Kernel.currentThreadID() }
         #expect(log.sequences == Array(1...100), "work submitted before performAndWait ran before it")
         #expect(log.threads == [tid])
-        #expect(tid != CStallMonitor_gettid())
+        #expect(tid != Kernel.currentThreadID())
         #expect(kernelThreadName(tid) == "resident-order-")  // the kernel keeps 15 bytes
         let foundationName = try resident.performAndWait { Thread.current.name }
         #expect(foundationName == "resident-order-", "Foundation reads the kernel's name on Linux")
@@ -59,7 +58,7 @@ struct ResidentLoopThreadTests {
     @Test("stop runs the work already submitted, then joins: the thread is gone and later work is refused")
     func stopJoins() throws {
         let resident = try ResidentLoopThread(name: "resident-stop")
-        let tid = try resident.performAndWait { CStallMonitor_gettid() }
+        let tid = try resident.performAndWait { Kernel.currentThreadID() }
         let done = LockedBox(0)
         for _ in 1...20 {
             resident.perform {
@@ -97,7 +96,7 @@ struct ResidentLoopThreadTests {
     @Test("stop called from its own work returns at once; the thread ends when that work returns")
     func stopFromItself() throws {
         let resident = try ResidentLoopThread(name: "resident-self")
-        let tid = try resident.performAndWait { CStallMonitor_gettid() }
+        let tid = try resident.performAndWait { Kernel.currentThreadID() }
         let after = LockedBox(false)
         resident.perform {
             resident.stop()
@@ -113,7 +112,7 @@ struct ResidentLoopThreadTests {
         var tid: Int32 = 0
         do {
             let resident = try ResidentLoopThread(name: "resident-drop")
-            tid = try resident.performAndWait { CStallMonitor_gettid() }
+            tid = try resident.performAndWait { Kernel.currentThreadID() }
         }
         #expect(tid != 0)
         #expect(waitUntil(timeout: .seconds(5)) { !threadExists(tid) })
@@ -151,7 +150,7 @@ struct ResidentLoopThreadTests {
     func idleQueueOnResidentThread() throws {
         let resident = try ResidentLoopThread(name: "resident-idle")
         defer { resident.stop() }
-        let tid = try resident.performAndWait { CStallMonitor_gettid() }
+        let tid = try resident.performAndWait { Kernel.currentThreadID() }
         let queue = try resident.makeIdleWorkQueue()
         let log = RunLog()
         for sequence in 1...30 { queue.submit { log.record(sequence) } }

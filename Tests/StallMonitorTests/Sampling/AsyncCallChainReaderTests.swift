@@ -1,4 +1,3 @@
-import CStallMonitor
 import Foundation
 @testable import StallMonitor
 import Testing
@@ -17,9 +16,7 @@ struct AsyncCallChainReaderTests {
     }
 
     static func bounds() -> SnapshotUnwinder.StackBounds? {
-        var low: UInt = 0
-        var high: UInt = 0
-        return CStallMonitor_current_stack_bounds(&low, &high) == 0 ? .init(low: low, high: high) : nil
+        Kernel.currentStackBounds().map { .init(low: $0.low, high: $0.high) }
     }
 
     @Test("from five nested async functions: the running frame is found and the chain names the five callers, down to the root")
@@ -52,7 +49,7 @@ struct AsyncCallChainReaderTests {
         var layout = try Self.reader().layout
         layout.taskMetadata &+= 8
         let reader = AsyncCallChainReader(layout: layout)
-        let outcome = reader.read(threadPointer: CStallMonitor_thread_pointer(), stack: nil, physical: [], now: CStallMonitor_monotonic_ns())
+        let outcome = reader.read(threadPointer: Kernel.threadPointer(), stack: nil, physical: [], now: Kernel.monotonicNanoseconds())
         guard case .omitted(let omission) = outcome else {
             Issue.record("not refused: \(outcome)")
             return
@@ -74,7 +71,7 @@ struct AsyncCallChainReaderTests {
 @inline(never) func readerLevel4(_ reader: AsyncCallChainReader) async -> AsyncChainOutcome { await readerLevel5(reader) }
 @inline(never) func readerLevel5(_ reader: AsyncCallChainReader) async -> AsyncChainOutcome {
     let physical = Thread.callStackReturnAddresses.map { UInt(truncating: $0) }
-    return reader.read(threadPointer: CStallMonitor_thread_pointer(), stack: AsyncCallChainReaderTests.bounds(),
-                       physical: [0] + physical, now: CStallMonitor_monotonic_ns())
+    return reader.read(threadPointer: Kernel.threadPointer(), stack: AsyncCallChainReaderTests.bounds(),
+                       physical: [0] + physical, now: Kernel.monotonicNanoseconds())
 }
 #endif

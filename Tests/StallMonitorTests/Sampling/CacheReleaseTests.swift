@@ -1,6 +1,5 @@
 import Foundation
 @testable import StallMonitor
-import CStallMonitor
 import StallReportKit
 import Testing
 
@@ -108,15 +107,13 @@ struct CacheReleaseTests {
         }
         try #require(expected > Symbolicator.sessionGrowthLimit, "a debug build's test bundle has DWARF: \(expected) bytes")
 
-        var error = [CChar](repeating: 0, count: 256)
-        let session = try #require(CStallMonitor_symbolizer_open(&error, error.count))
-        defer { CStallMonitor_symbolizer_close(session) }
-        #expect(CStallMonitor_symbolizer_dwarf_bytes(session) == 0, "nothing read before a lookup")
-        var symbol = CStallMonitorSymbol()
-        #expect(CStallMonitor_symbolizer_lookup(session, Self.addressInThisBundle(), &symbol) == 1)
-        #expect(CStallMonitor_symbolizer_dwarf_bytes(session) == expected)
-        #expect(CStallMonitor_symbolizer_lookup(session, Self.addressInThisBundle() + 1, &symbol) == 1)
-        #expect(CStallMonitor_symbolizer_dwarf_bytes(session) == expected, "a module is counted once")
+        let read = try Symbolicator.dwarfBytesRead(lookingUp: [Self.addressInThisBundle(), Self.addressInThisBundle() + 1])
+        #expect(read.before == 0, "nothing read before a lookup")
+        try #require(read.after.count == 2)
+        #expect(read.after[0].found)
+        #expect(read.after[0].bytes == expected)
+        #expect(read.after[1].found)
+        #expect(read.after[1].bytes == expected, "a module is counted once")
     }
 
     /// An address in this test bundle's code.
@@ -128,12 +125,8 @@ struct CacheReleaseTests {
 
     /// The file the image containing `address` was loaded from.
     private static func imagePath(of address: UInt) -> String? {
-        var symbol: UnsafePointer<CChar>?
-        var start: UInt = 0
-        var image: UnsafePointer<CChar>?
-        _ = CStallMonitor_dladdr(address, &symbol, &start, &image)
-        guard let image else { return nil }
-        return URL(fileURLWithPath: String(cString: image)).resolvingSymlinksInPath().path
+        guard let image = Kernel.imagePath(containing: address) else { return nil }
+        return URL(fileURLWithPath: image).resolvingSymlinksInPath().path
     }
 
     @Test("releaseCachesAfter below 10 ms is rejected")

@@ -1,4 +1,3 @@
-import CStallMonitor
 import Foundation
 import Synchronization
 import Testing
@@ -23,7 +22,7 @@ struct OffCPUSamplingTests {
 
         init() {
             Thread { [self] in
-                tid.store(CStallMonitor_gettid(), ordering: .releasing)
+                tid.store(Kernel.currentThreadID(), ordering: .releasing)
                 while !stop.load(ordering: .relaxed) {
                     if sleepsAsked.load(ordering: .relaxed) > sleepsDone.load(ordering: .relaxed) {
                         usleep(2_000)

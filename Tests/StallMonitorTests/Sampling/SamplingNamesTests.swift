@@ -1,4 +1,3 @@
-import CStallMonitor
 import Testing
 @testable import StallMonitor
 
@@ -39,7 +38,7 @@ import Testing
 
     /// A sample without a stack of a thread asleep in a syscall carries the syscall's PC.
     @Test func sampleWithoutStackKeepsTheSyscallPC() {
-        var reading = SampleReading(ThreadProcFiles(tid: CStallMonitor_gettid()), now: 10, spanStart: 4)
+        var reading = SampleReading(ThreadProcFiles(tid: Kernel.currentThreadID()), now: 10, spanStart: 4)
         reading.syscallName = "nanosleep"
         reading.knownPC = 0x1234
         reading.state = "S"

@@ -1,4 +1,3 @@
-import CStallMonitor
 import Foundation
 @testable import StallMonitor
 import Testing

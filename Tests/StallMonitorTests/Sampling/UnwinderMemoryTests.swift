@@ -1,4 +1,3 @@
-import CStallMonitor
 import Foundation
 @testable import StallMonitor
 import Testing
@@ -12,7 +11,7 @@ import Testing
 struct UnwinderMemoryTests {
     /// Bytes in use on the heap, every arena together.
     private static func heapInUse() -> Int {
-        Int(CStallMonitor_heap_in_use())
+        Kernel.heapInUse()
     }
 
     /// The file mappings of this process (path and permissions), counted.

@@ -1,4 +1,3 @@
-import CStallMonitor
 import Foundation
 @testable import StallMonitor
 import Synchronization
@@ -40,8 +39,7 @@ enum AsleepThreadUnwinding {
         var outcomes: [SnapshotUnwinder.Backend: SnapshotUnwinder.Outcome] = [:]
         let state = files.syscallState()
         if asleep, case .inSyscall(_, let sp, let pc) = state {
-            var low: UInt = 0, high: UInt = 0
-            try #require(CStallMonitor_mapping_containing(sp, &low, &high) == 0)
+            let (low, high) = try #require(Kernel.writableMapping(containing: sp))
             for backend in backends {
                 between(backend)
                 outcomes[backend] = SnapshotUnwinder.shared.unwindBlocked(

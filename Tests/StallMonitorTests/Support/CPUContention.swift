@@ -1,7 +1,7 @@
-import CStallMonitor
 import CoreFoundation
 import Foundation
 import Glibc
+import StallMonitor
 import Synchronization
 
 /// Pins threads to one CPU, so that two busy threads must take turns. glibc's affinity calls
@@ -79,9 +79,9 @@ final class YieldObserver: @unchecked Sendable {
     init(countingPausesLongerThan nanoseconds: UInt64) {
         let longPauses = self.longPauses
         observer = CFRunLoopObserverCreateWithHandler(nil, CFRunLoopActivity.beforeWaiting.rawValue, true, 0) { _, _ in
-            let before = CStallMonitor_monotonic_ns()
+            let before = Kernel.monotonicNanoseconds()
             sched_yield()
-            if CStallMonitor_monotonic_ns() - before > nanoseconds { longPauses.count.add(1, ordering: .relaxed) }
+            if Kernel.monotonicNanoseconds() - before > nanoseconds { longPauses.count.add(1, ordering: .relaxed) }
         }
         CFRunLoopAddObserver(CFRunLoopGetCurrent(), observer, kCFRunLoopCommonModes)
     }
@@ -106,12 +106,12 @@ enum CongestedChain {
     /// Spins `microseconds`, then queues the next of `remaining` tasks on this run loop and wakes
     /// it; calls `done` after the last one.
     static func run(remaining: Int, microseconds: UInt64, times: ChainTimes, done: @escaping @Sendable () -> Void) {
-        let now = CStallMonitor_monotonic_ns()
+        let now = Kernel.monotonicNanoseconds()
         if times.start.load(ordering: .relaxed) == 0 { times.start.store(now, ordering: .releasing) }
         let end = now + microseconds * 1_000
-        while CStallMonitor_monotonic_ns() < end {}
+        while Kernel.monotonicNanoseconds() < end {}
         guard remaining > 1 else {
-            times.end.store(CStallMonitor_monotonic_ns(), ordering: .releasing)
+            times.end.store(Kernel.monotonicNanoseconds(), ordering: .releasing)
             return done()
         }
         let loop = CFRunLoopGetCurrent()

@@ -1,4 +1,3 @@
-import CStallMonitor
 import CoreFoundation
 import Foundation
 import Glibc
@@ -35,7 +34,7 @@ final class MonitoredLoopThread: @unchecked Sendable {
         let thread = Thread {
             setKernelThreadName(name)
             let loop = CFRunLoopGetCurrent()
-            identity.withLock { $0 = (CStallMonitor_gettid(), UncheckedLoop(loop: loop!)) }
+            identity.withLock { $0 = (Kernel.currentThreadID(), UncheckedLoop(loop: loop!)) }
             // A source that never fires keeps `run(mode:before:)` from returning at once (a CF
             // timer: Foundation's block Timer is never freed, which LeakSanitizer reports).
             let keepAlive = CFRunLoopTimerCreateWithHandler(nil, .greatestFiniteMagnitude, 0, 0, 0) { _ in }

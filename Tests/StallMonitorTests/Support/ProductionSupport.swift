@@ -1,6 +1,6 @@
-import CStallMonitor
 import Foundation
 import Glibc
+import StallMonitor
 import StallReportKit
 
 /// Work for the production-hardening tests: stalls with a deterministic stack, and stalls inside
@@ -10,11 +10,11 @@ enum ProductionWork {
     /// so nearly every sample's leaf is this function and repeated stalls get one fingerprint.
     @inline(never)
     static func spinWithoutCallsForRateLimit(milliseconds: Int) {
-        let end = CStallMonitor_monotonic_ns() + UInt64(milliseconds) * 1_000_000
+        let end = Kernel.monotonicNanoseconds() + UInt64(milliseconds) * 1_000_000
         var sink: UInt64 = 1
         repeat {
             for value in 0..<200_000 { sink = sink &* 6_364_136_223_846_793_005 &+ UInt64(value) }
-        } while CStallMonitor_monotonic_ns() < end
+        } while Kernel.monotonicNanoseconds() < end
         if sink == 42 { print("", terminator: "") }
     }
 
@@ -22,7 +22,7 @@ enum ProductionWork {
     /// `milliseconds`; returns how many blocks it allocated.
     @inline(never)
     static func allocateAndFreeInMalloc(milliseconds: Int) -> Int {
-        let end = CStallMonitor_monotonic_ns() + UInt64(milliseconds) * 1_000_000
+        let end = Kernel.monotonicNanoseconds() + UInt64(milliseconds) * 1_000_000
         let sizes = [24, 1_000, 64 << 10, 120 << 10, 1 << 20, 4 << 20]
         var count = 0
         var held: [UnsafeMutableRawPointer?] = Array(repeating: nil, count: 64)
@@ -34,7 +34,7 @@ enum ProductionWork {
             if let block { memset(block, Int32(count & 0xff), min(size, 64 << 10)) }
             held[slot] = block
             count += 1
-        } while CStallMonitor_monotonic_ns() < end
+        } while Kernel.monotonicNanoseconds() < end
         for block in held { free(block) }
         return count
     }
@@ -48,14 +48,14 @@ enum ProductionWork {
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "dl_iterate_phdr") else { return -1 }
         let iterate = unsafeBitCast(symbol, to: Iterate.self)
         var duration = milliseconds
-        let start = CStallMonitor_monotonic_ns()
+        let start = Kernel.monotonicNanoseconds()
         _ = withUnsafeMutablePointer(to: &duration) { pointer in
             iterate({ _, _, data in
                 ProductionWork.spinInsideLoaderCallback(milliseconds: data!.load(as: Int.self))
                 return 1  // stop after the first image
             }, UnsafeMutableRawPointer(pointer))
         }
-        return Double(CStallMonitor_monotonic_ns() - start) / 1e6
+        return Double(Kernel.monotonicNanoseconds() - start) / 1e6
     }
 
     /// The callback's body: spins while `dl_iterate_phdr` holds the loader lock.
@@ -68,14 +68,14 @@ enum ProductionWork {
     /// number of successful dlopen calls.
     @inline(never)
     static func loadAndUnloadInDlopen(_ library: String, milliseconds: Int) -> Int {
-        let end = CStallMonitor_monotonic_ns() + UInt64(milliseconds) * 1_000_000
+        let end = Kernel.monotonicNanoseconds() + UInt64(milliseconds) * 1_000_000
         var loaded = 0
         repeat {
             if let handle = dlopen(library, RTLD_NOW | RTLD_LOCAL) {
                 loaded += 1
                 dlclose(handle)
             }
-        } while CStallMonitor_monotonic_ns() < end
+        } while Kernel.monotonicNanoseconds() < end
         return loaded
     }
 
@@ -99,7 +99,7 @@ enum ProductionWork {
     /// Returns (spawned, exited with status 0).
     @inline(never)
     static func spawnTrueRepeatedly(milliseconds: Int) -> (spawned: Int, succeeded: Int) {
-        let end = CStallMonitor_monotonic_ns() + UInt64(milliseconds) * 1_000_000
+        let end = Kernel.monotonicNanoseconds() + UInt64(milliseconds) * 1_000_000
         let path = strdup("/bin/true")!
         defer { free(path) }
         var spawned = 0
@@ -113,7 +113,7 @@ enum ProductionWork {
             var result: pid_t
             repeat { result = waitpid(pid, &status, 0) } while result < 0 && errno == EINTR
             if result == pid && exitedNormally(status, code: 0) { succeeded += 1 }
-        } while CStallMonitor_monotonic_ns() < end
+        } while Kernel.monotonicNanoseconds() < end
         return (spawned, succeeded)
     }
 }

@@ -1,10 +1,10 @@
-import CStallMonitor
 import Foundation
 import Glibc
+import StallMonitor
 
 /// The monotonic clock the monitor uses (CLOCK_MONOTONIC), in nanoseconds.
 func monotonicNow() -> UInt64 {
-    CStallMonitor_monotonic_ns()
+    Kernel.monotonicNanoseconds()
 }
 
 /// SIGRTMIN and SIGRTMAX (macros calling into glibc, not imported into Swift).

@@ -1,5 +1,5 @@
-import CStallMonitor
 import Glibc
+import StallMonitor
 import Testing
 
 /// The watchdog reads other threads' CPU time through a clock id it encodes itself (the kernel's
@@ -18,7 +18,7 @@ struct ThreadCPUClockTests {
         var sink: UInt64 = 1
         for _ in 0..<2_000_000 { sink = sink &* 6_364_136_223_846_793_005 &+ 1 }  // some CPU time first
         let before = glibcNanos()
-        let encoded = CStallMonitor_thread_cpu_ns(CStallMonitor_gettid())
+        let encoded = Kernel.threadCPUNanoseconds(Kernel.currentThreadID())
         let after = glibcNanos()
         #expect(sink != 0)
         #expect(before > 0)

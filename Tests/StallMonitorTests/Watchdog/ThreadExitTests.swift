@@ -1,4 +1,3 @@
-import CStallMonitor
 import CoreFoundation
 import Foundation
 import Glibc
@@ -50,9 +49,9 @@ private func prepareExitingLoop() {
 /// Spins on the CPU, then ends the thread in the middle of the loop's callout.
 @inline(never)
 private func spinThenExitThread() -> Never {
-    let end = CStallMonitor_monotonic_ns() + ExitingLoop.spinNanoseconds
-    while CStallMonitor_monotonic_ns() < end {}
-    exitingLoop.exitedAt.store(CStallMonitor_monotonic_ns(), ordering: .releasing)
+    let end = Kernel.monotonicNanoseconds() + ExitingLoop.spinNanoseconds
+    while Kernel.monotonicNanoseconds() < end {}
+    exitingLoop.exitedAt.store(Kernel.monotonicNanoseconds(), ordering: .releasing)
     pthread_exit(nil)
 }
 
@@ -73,7 +72,7 @@ struct ThreadExitTests {
         let monitor = try #require(exitingLoop.monitor, "start failed: \(String(describing: exitingLoop.startError))")
         defer { monitor.stop() }
 
-        let signalledAt = CStallMonitor_monotonic_ns()
+        let signalledAt = Kernel.monotonicNanoseconds()
         CFRunLoopSourceSignal(exitingLoop.source)
         CFRunLoopWakeUp(exitingLoop.runLoop)
         #expect(pthread_join(thread, nil) == 0)  // it exited

@@ -1,4 +1,3 @@
-import CStallMonitor
 import Foundation
 import Synchronization
 import Testing
@@ -21,11 +20,11 @@ struct ThreadPerSpanTests {
             threads.append((tid, "span-thread-\(index)"))
             harness.tracker.spanBegan(at: sleeper.startedAt, switches: 0, thread: tid)
             while !sleeper.finished {
-                _ = harness.watch.step(now: CStallMonitor_monotonic_ns())
+                _ = harness.watch.step(now: Kernel.monotonicNanoseconds())
                 usleep(10_000)
             }
             harness.tracker.spanEnded(at: sleeper.endedAt)
-            _ = harness.watch.step(now: CStallMonitor_monotonic_ns())
+            _ = harness.watch.step(now: Kernel.monotonicNanoseconds())
             sleeper.join()
         }
         let stalls = harness.endedStalls
@@ -48,10 +47,10 @@ struct ThreadPerSpanTests {
     func missedSpanNamesItsThread() throws {
         let harness = ThreadWatchHarness()
         let ms = ThreadWatchHarness.ms
-        _ = harness.watch.step(now: CStallMonitor_monotonic_ns())  // meets the armed thread
+        _ = harness.watch.step(now: Kernel.monotonicNanoseconds())  // meets the armed thread
         let sleeper = SleepingThread(name: "missed-span", milliseconds: 1)
         sleeper.join()
-        let start = CStallMonitor_monotonic_ns()
+        let start = Kernel.monotonicNanoseconds()
         harness.tracker.spanBegan(at: start, switches: 0, thread: sleeper.tid)
         harness.tracker.spanEnded(at: start + 400 * ms)
         _ = harness.watch.step(now: start + 401 * ms)
@@ -71,11 +70,11 @@ final class SleepingThread: @unchecked Sendable {
         let facts = self.facts
         let exited = self.exited
         let thread = Thread {
-            _ = CStallMonitor_set_thread_name(name)
-            let started = CStallMonitor_monotonic_ns()
-            facts.withLock { $0 = (CStallMonitor_gettid(), started, 0) }
+            Kernel.nameCurrentThread(name)
+            let started = Kernel.monotonicNanoseconds()
+            facts.withLock { $0 = (Kernel.currentThreadID(), started, 0) }
             usleep(UInt32(milliseconds) * 1_000)
-            let ended = CStallMonitor_monotonic_ns()
+            let ended = Kernel.monotonicNanoseconds()
             facts.withLock { $0.endedAt = ended }
             exited.signal()
         }

@@ -1,4 +1,3 @@
-import CStallMonitor
 import Synchronization
 
 @testable import StallMonitor
@@ -33,7 +32,7 @@ final class ThreadWatchHarness: @unchecked Sendable {
             thread.arm(signal: 40, sampleTimeout: 10 * ms, maxFrames: 64,
                        report: { message in events.armingReports.withLock { $0.append(message) } }, steps: arming)
         } else {
-            thread.armedTID.store(CStallMonitor_gettid(), ordering: .releasing)
+            thread.armedTID.store(Kernel.currentThreadID(), ordering: .releasing)
         }
         watch = ThreadWatch(
             thread: thread,

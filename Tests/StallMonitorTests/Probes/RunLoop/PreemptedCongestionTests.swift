@@ -1,4 +1,3 @@
-import CStallMonitor
 import CoreFoundation
 import Foundation
 import Glibc

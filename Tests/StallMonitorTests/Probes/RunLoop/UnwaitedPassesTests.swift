@@ -1,4 +1,3 @@
-import CStallMonitor
 import Foundation
 import StallMonitor
 import StallReportKit
@@ -16,11 +15,11 @@ struct UnwaitedPassesTests {
     private static func chain(_ worker: ResidentLoopThread, remaining: Int, microseconds: UInt64,
                               times: ChainTimes, done: @escaping @Sendable () -> Void) {
         _ = worker.perform {
-            let now = CStallMonitor_monotonic_ns()
+            let now = Kernel.monotonicNanoseconds()
             if times.start.load(ordering: .relaxed) == 0 { times.start.store(now, ordering: .releasing) }
-            while CStallMonitor_monotonic_ns() < now + microseconds * 1_000 {}
+            while Kernel.monotonicNanoseconds() < now + microseconds * 1_000 {}
             guard remaining > 1 else {
-                times.end.store(CStallMonitor_monotonic_ns(), ordering: .releasing)
+                times.end.store(Kernel.monotonicNanoseconds(), ordering: .releasing)
                 return done()
             }
             chain(worker, remaining: remaining - 1, microseconds: microseconds, times: times, done: done)

@@ -1,0 +1,58 @@
+import CStallMonitor
+import Glibc
+
+/// The few kernel and C library facts of the C shim that this package's tests, benchmarks and
+/// demos need, in Swift: they reach the shim only through this (they do not import
+/// `CStallMonitor`). Each is the shim's own call, unchanged.
+package enum Kernel {
+    /// CLOCK_MONOTONIC in nanoseconds (vDSO, no syscall): the clock the monitor dates spans with.
+    @inlinable
+    package static func monotonicNanoseconds() -> UInt64 { CStallMonitor_monotonic_ns() }
+
+    /// The calling thread's kernel thread id (`gettid`).
+    package static func currentThreadID() -> pid_t { CStallMonitor_gettid() }
+
+    /// CPU time (user + system) consumed so far by thread `tid` of this process, in nanoseconds;
+    /// -1 when the thread no longer exists.
+    package static func threadCPUNanoseconds(_ tid: pid_t) -> Int64 { CStallMonitor_thread_cpu_ns(tid) }
+
+    /// Names the calling thread in the kernel (at most 15 bytes; `/proc/.../comm`, gdb, top).
+    /// Returns 0 or an errno.
+    @discardableResult
+    package static func nameCurrentThread(_ name: String) -> Int32 { CStallMonitor_set_thread_name(name) }
+
+    /// Bytes the heap has handed out and not had back, every arena together (glibc `mallinfo2`).
+    package static func heapInUse() -> Int { Int(CStallMonitor_heap_in_use()) }
+
+    /// The calling thread's stack, `[low, high)` (`pthread_getattr_np`); nil when unknown.
+    package static func currentStackBounds() -> (low: UInt, high: UInt)? {
+        var low: UInt = 0
+        var high: UInt = 0
+        return CStallMonitor_current_stack_bounds(&low, &high) == 0 ? (low, high) : nil
+    }
+
+    /// The writable mapping of this process that contains `address`, `[low, high)` (from
+    /// `/proc/self/maps`); nil when none does or the file cannot be read.
+    package static func writableMapping(containing address: UInt) -> (low: UInt, high: UInt)? {
+        var low: UInt = 0
+        var high: UInt = 0
+        return CStallMonitor_mapping_containing(address, &low, &high) == 0 ? (low, high) : nil
+    }
+
+    /// The calling thread's thread pointer (x86_64: the fs base); 0 where not supported.
+    package static func threadPointer() -> UInt { CStallMonitor_thread_pointer() }
+
+    /// The path of the loaded image that contains `address` (`dladdr`), as the loader names it;
+    /// nil when no image does.
+    package static func imagePath(containing address: UInt) -> String? {
+        var symbol: UnsafePointer<CChar>?
+        var start: UInt = 0
+        var image: UnsafePointer<CChar>?
+        _ = CStallMonitor_dladdr(address, &symbol, &start, &image)
+        return image.map { String(cString: $0) }
+    }
+
+    /// Whether the sampling signal still runs the monitor's handler (a `sigaction` query): false
+    /// when the host replaced the handler or set SIG_DFL or SIG_IGN since, or none is installed.
+    package static var samplingHandlerInstalled: Bool { CStallMonitor_sampler_handler_installed() != 0 }
+}
