@@ -54,6 +54,13 @@ struct OffCPUSamplingTests {
         return sampler
     }
 
+    /// A spinning thread, its /proc files, a CPU clock moved by hand and a sampler reading both.
+    static func spinningThread() -> (Spinner, ThreadProcFiles, HandClock, ThreadSampler) {
+        let spinner = Spinner()
+        let clock = HandClock()
+        return (spinner, ThreadProcFiles(tid: spinner.tid.load(ordering: .acquiring)), clock, sampler(clock))
+    }
+
     static let noUnwinder = SamplingUnwinder(name: .unavailable, snapshot: nil, note: "no unwinder in this test")
 
     /// What one attempt at `now` (ms) gave: `signal` (it would have been signalled), `again`, or the skip reason.
@@ -68,11 +75,8 @@ struct OffCPUSamplingTests {
 
     @Test("a thread shown running is signalled after it barely ran since (kept off the CPU), until it sleeps")
     func provenThenPreempted() {
-        let spinner = Spinner()
+        let (spinner, files, clock, sampler) = Self.spinningThread()
         defer { spinner.stop.store(true, ordering: .relaxed) }
-        let files = ThreadProcFiles(tid: spinner.tid.load(ordering: .acquiring))
-        let clock = HandClock()
-        let sampler = Self.sampler(clock)
         #expect(Self.attempt(sampler, files, at: 0) == "again")  // a first reading proves nothing
         clock.nanos += 200_000
         #expect(Self.attempt(sampler, files, at: 10) == "signal")  // ran 200 µs without sleeping
@@ -86,11 +90,8 @@ struct OffCPUSamplingTests {
 
     @Test("a thread never shown running is looked at again every millisecond, then not sampled")
     func neverProven() {
-        let spinner = Spinner()
+        let (spinner, files, clock, sampler) = Self.spinningThread()
         defer { spinner.stop.store(true, ordering: .relaxed) }
-        let files = ThreadProcFiles(tid: spinner.tid.load(ordering: .acquiring))
-        let clock = HandClock()
-        let sampler = Self.sampler(clock)
         #expect(Self.attempt(sampler, files, at: 0) == "again")
         var results: [String] = []
         for step in 1...(ThreadSampler.maxOffCPURetries + 1) {
