@@ -12,7 +12,7 @@ import Foundation
 /// - Lines are sorted by stack, so output does not depend on reading order; names are written
 ///   in canonically composed form (NFC).
 ///
-/// The lines are written from ``SampleStacks`` (4 bytes a frame) without a string per stack: a
+/// The lines are written from the stacks as frame ids (4 bytes a frame) without a string per stack: a
 /// report whose every sample has a stack of its own needs little more than its output.
 public enum FoldedExport {
     /// The character that replaces `;` inside a frame name.
