@@ -86,6 +86,13 @@ let package = Package(
                           dependencies: ["StallMonitor", "StallReportModel", "StallReportKit", argumentParser, logging]),
         // Stress run: thousands of stalls across several monitored threads (Scripts/stress).
         .executableTarget(name: "stall-stress", dependencies: ["StallMonitor", "StallReportModel", "StallReportKit", argumentParser, logging]),
+        // Every ```swift snippet of README.md and the DocC catalogs that is not marked a fragment, copied
+        // verbatim, so the build compiles it (DocSnippetsTests, in StallMonitorTests, keeps the copies
+        // equal to the docs). `swift build` builds it; nothing links it, or its @Test snippets would run.
+        .target(name: "DocSnippets",
+                dependencies: ["StallMonitor", "StallMonitorNIO", "StallMonitorServiceLifecycle", "StallMonitorTesting", "StallMonitorXCTest",
+                               "StallReportModel", logging, metrics, nioPosix, serviceLifecycle],
+                path: "Tests/DocSnippets"),
         // Report fixtures shared by the StallReportKit and end-to-end tests (not a product).
         .target(name: "StallReportKitTestSupport", dependencies: ["StallReportModel", "StallReportKit"]),
         .testTarget(name: "StallReportKitTests", dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport"]),
