@@ -19,6 +19,13 @@ package struct SampleStacks: Sendable {
     /// The samples of `report`, weighted as its ``StallProfile`` weighs them.
     package init(report: StallReport) {
         let weightMs = StallFacts.sampleWeightMs(of: report)
+        // Sized once: an array of tens of millions of frame ids that doubles holds both its old
+        // and its new storage while it grows (up to three times what it needs).
+        var frameCount = 0
+        for sample in report.samples { frameCount += sample.frames.count + (sample.asyncCallers?.count ?? 0) + 1 }
+        frames.reserveCapacity(frameCount)
+        ends.reserveCapacity(report.samples.count)
+        weights.reserveCapacity(report.samples.count)
         StallProfile.forEachStack(of: report) { _, stack in add(stack, weightMs: weightMs) }
     }
 
