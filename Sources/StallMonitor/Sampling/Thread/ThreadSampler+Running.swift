@@ -10,7 +10,10 @@ extension ThreadSampler {
         let switches = files.voluntarySwitches()
         let waiting = files.waitingNanos()
         let previous = lastRunningReading
-        lastRunningReading = RunningReading(at: now, cpu: cpu, switches: switches, waiting: waiting)
+        var current = RunningReading(at: now, cpu: cpu, switches: switches, waiting: waiting)
+        // Shown running before and not asleep since: still so, whatever this attempt gives.
+        if let previous, previous.proven, let switches, switches == previous.switches { current.proven = true }
+        lastRunningReading = current
         guard let previous, now &- previous.at <= 4 &* interval &+ Self.lookAgainAfter else { return .lookAgain }
         if let refused = signalRefused(tid: reading.tid, files: files) { return refused }
         // Clearly running: it ran enough since the last reading without sleeping, or it was
