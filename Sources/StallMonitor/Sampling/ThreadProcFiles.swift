@@ -65,16 +65,16 @@ final class ThreadProcFiles {
     }
 
     /// Time the thread has been runnable since it started (``SchedStat/runnable``); nil when unknown.
-    func runnableNanos() -> UInt64? {
-        guard let count = readBytes(schedstatFD) else { return nil }
-        return buffer.withUnsafeBufferPointer { SchedStat.parse(UnsafeBufferPointer(rebasing: $0[..<count]))?.runnable }
-    }
+    func runnableNanos() -> UInt64? { schedStat()?.runnable }
 
     /// Time the thread has waited for a CPU while runnable since it started (``SchedStat/waiting``);
     /// nil when unknown.
-    func waitingNanos() -> UInt64? {
+    func waitingNanos() -> UInt64? { schedStat()?.waiting }
+
+    /// The thread's `schedstat`; nil when it cannot be read.
+    private func schedStat() -> SchedStat? {
         guard let count = readBytes(schedstatFD) else { return nil }
-        return buffer.withUnsafeBufferPointer { SchedStat.parse(UnsafeBufferPointer(rebasing: $0[..<count]))?.waiting }
+        return buffer.withUnsafeBufferPointer { SchedStat.parse(UnsafeBufferPointer(rebasing: $0[..<count])) }
     }
 
     /// The scheduler state letter (`R`, `S`, `D`, `T`, …), or `?` when unknown.

@@ -35,7 +35,6 @@ package struct FlameGraphStall: Sendable {
         durationMs = profile.durationMs
         classification = profile.classification
         executableName = profile.executableName
-        stacks = SampleStacks()
-        for sample in profile.samples { stacks.add(sample.stack, weightMs: sample.weightMs) }
+        stacks = SampleStacks(profiles: [profile])
     }
 }

@@ -34,11 +34,7 @@ public enum FoldedExport {
 
     /// The folded text of the given profiles' samples.
     public static func render(_ profiles: [StallProfile], names style: FrameNameStyle = .simplified) -> String {
-        var stacks = SampleStacks()
-        for profile in profiles {
-            for sample in profile.samples { stacks.add(sample.stack, weightMs: sample.weightMs) }
-        }
-        return String(decoding: render(stacks, names: style), as: UTF8.self)
+        String(decoding: render(SampleStacks(profiles: profiles), names: style), as: UTF8.self)
     }
 
     /// The folded text of collected stacks, as UTF-8.

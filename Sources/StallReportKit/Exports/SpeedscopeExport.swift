@@ -105,12 +105,7 @@ public enum SpeedscopeExport {
 
     /// The file as JSON.
     public static func render(_ profiles: [StallProfile], name: String, exporter: String, names: FrameNameStyle = .simplified) throws -> Data {
-        let stalls = profiles.map { profile in
-            var stacks = SampleStacks()
-            for sample in profile.samples { stacks.add(sample.stack, weightMs: sample.weightMs) }
-            return stacks
-        }
-        return try render(stalls: stalls, name: name, exporter: exporter, names: names)
+        try render(stalls: profiles.map { SampleStacks(profiles: [$0]) }, name: name, exporter: exporter, names: names)
     }
 
     /// The file as JSON, from each stall's stacks in order (``SampleStacks``, read down to them as

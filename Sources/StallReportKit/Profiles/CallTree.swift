@@ -36,11 +36,7 @@ package struct CallTree: Sendable {
     /// Builds the tree of the given profiles' samples; nodes with less than `minPercent` of all
     /// samples are left out (0: none).
     package init(profiles: [StallProfile], minPercent: Double = 0) {
-        var stacks = SampleStacks()
-        for profile in profiles {
-            for sample in profile.samples { stacks.add(sample.stack, weightMs: sample.weightMs) }
-        }
-        root = stacks.tree(minPercent: minPercent)
+        root = SampleStacks(profiles: profiles).tree(minPercent: minPercent)
     }
 
     /// Builds the tree of collected stacks; nodes with less than `minPercent` of all samples are

@@ -29,6 +29,13 @@ package struct SampleStacks: Sendable {
         StallProfile.forEachStack(of: report) { _, stack in add(stack, weightMs: weightMs) }
     }
 
+    /// The samples of `profiles`, one after another, with their own weights.
+    package init(profiles: [StallProfile]) {
+        for profile in profiles {
+            for sample in profile.samples { add(sample.stack, weightMs: sample.weightMs) }
+        }
+    }
+
     /// Number of samples.
     package var sampleCount: Int { ends.count }
 
