@@ -18,7 +18,9 @@ import StallMonitor
 /// spins 400 ms, then a detached task sleeps 400 ms), `chains` (one stall in each shape of async
 /// call, with the ground truth of its async callers: see `ChainWork`; `chains <dir> <shape>` runs
 /// one shape, and with `POOL_STALL_HOST_CRASH=1` its leaf crashes instead, for the Swift runtime's
-/// backtracer), `idle` (nothing for 2 s; `idle <dir> <s>`: for <s> seconds), `idle-unwatched`
+/// backtracer), `after-idle` (the pool idles 2 s and the watchdog's wake-ups in it are printed
+/// as `idle wake-ups <n> in 2 s`; then a detached task spins 400 ms; after another idle second a
+/// task that slept 300 ms in `Task.sleep` blocks 400 ms in usleep), `idle` (nothing for 2 s; `idle <dir> <s>`: for <s> seconds), `idle-unwatched`
 /// (the same idle period with no monitor, a baseline). Both idle modes print `ready` (flushed)
 /// when the idle period begins, for a measurer outside.
 @main
@@ -87,6 +89,17 @@ struct PoolStallHost {
         case "expected":
             await Task.detached {
                 monitor.expectLongWork { PoolWork.spinInUnstructuredTaskForTest(milliseconds: 400) }.print()
+            }.value
+        case "after-idle":
+            try? await Task.sleep(for: .milliseconds(1_500))  // new workers are looked at for a second
+            let before = monitor.statistics.watchdogWakeups
+            try? await Task.sleep(for: .seconds(2))
+            print("idle wake-ups \(monitor.statistics.watchdogWakeups - before) in 2 s")
+            await Task.detached { PoolWork.spinInUnstructuredTaskForTest(milliseconds: 400).print() }.value
+            try? await Task.sleep(for: .milliseconds(1_000))
+            await Task.detached {
+                try? await Task.sleep(for: .milliseconds(300))
+                PoolWork.sleepInDetachedTaskForTest(milliseconds: 400).print()
             }.value
         case "short":
             let jobs = await PoolWork.shortJobs(seconds: 2)

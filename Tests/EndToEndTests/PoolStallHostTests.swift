@@ -55,6 +55,27 @@ struct PoolStallHostTests {
                 "report \(report.durationMs) ms, function \(stall.milliseconds) ms")
     }
 
+    @Test("an idle pool lets the watchdog sleep, and a job that starts after the idle time is still reported with its duration")
+    func stallAfterIdle() throws {
+        let (run, caused, reports) = try Self.run("after-idle")
+        try #require(run.status == 0, "\(run)")
+        let idleLine = try #require(run.stdout.split(separator: "\n").first { $0.hasPrefix("idle wake-ups") }, "\(run.stdout)")
+        let wakeups = try #require(Int(idleLine.split(separator: " ")[2]), "\(idleLine)")
+        // Looked at every 10 ms this would be about 200; asleep, one look every 2 s and the few
+        // looks after the sleeping task's own wake-up at the end.
+        #expect(wakeups <= 12, "\(idleLine)")
+        try #require(caused.count == 2, "\(run.stdout)")
+        try #require(reports.count == 2, "\(reports.map(\.durationMs)) \(run)")
+        let byThread = reports.sorted { $0.startedAt < $1.startedAt }
+        for (report, stall) in zip(byThread, caused) {
+            let name = String(stall.function.prefix { $0 != "(" })
+            #expect(report.representativeStack.contains { report.frames[$0].symbol?.contains(name) == true },
+                    "\(report.representativeFunction) vs \(name)")
+            #expect(report.durationMs >= stall.milliseconds - 60 && report.durationMs <= stall.milliseconds + 300,
+                    "report \(report.durationMs) ms, function \(stall.milliseconds) ms")
+        }
+    }
+
     @Test("as many tasks as the pool has workers, each blocking 600 ms: the pool is said to be starved, and each job is reported")
     func starvedPool() throws {
         let (run, caused, reports) = try Self.run("starve")

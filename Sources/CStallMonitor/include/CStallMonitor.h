@@ -295,6 +295,30 @@ int CStallMonitor_unwinder_unwind(CStallMonitorUnwinder *session, pid_t tid,
 /// stack bounds must be set. Returns 0 or -errno (-ERANGE when SP lies outside the stack bounds).
 int CStallMonitor_snapshot_blocked(uintptr_t sp, uintptr_t pc, CStallMonitorSnapshot *snapshot);
 
+// MARK: - Waking the watchdog on work for the concurrency pool (pool_wakeup.c)
+
+/// Takes a wake-up slot: a semaphore in static storage the watchdog sleeps on. -1 when all 64 are
+/// taken (the caller uses a semaphore of its own and cannot be woken by the pool).
+int CStallMonitor_wakeup_slot_acquire(void);
+/// Gives a slot back (it stops watching the pool).
+void CStallMonitor_wakeup_slot_release(int slot);
+/// The semaphore of a slot taken with CStallMonitor_wakeup_slot_acquire.
+sem_t *CStallMonitor_wakeup_slot_semaphore(int slot);
+/// Installs the pass-through hook on swift_task_enqueueGlobal (once per process; it stays). 0 on
+/// success, -1 when the runtime has no such hook.
+int CStallMonitor_pool_hook_install(void);
+/// Whether the runtime still calls our hook (a host may have installed its own after it).
+int CStallMonitor_pool_hook_active(void);
+/// The slot's pending flag starts being set by every enqueue (set now: nothing was noted before).
+void CStallMonitor_pool_watch(int slot);
+/// Whether a job was enqueued since the last call (clears the flag).
+int CStallMonitor_pool_enqueued(int slot);
+/// About to sleep on the slot's semaphore: the next enqueue posts it. 0 when a job was enqueued
+/// since the last look (do not sleep); 1 when armed.
+int CStallMonitor_pool_park(int slot);
+/// Woke up (either way): enqueues no longer post the semaphore.
+void CStallMonitor_pool_unpark(int slot);
+
 // MARK: - Images (images.c)
 
 /// One loaded ELF image.

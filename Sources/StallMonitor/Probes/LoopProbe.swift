@@ -63,6 +63,20 @@ protocol PolledLoopProbe: LoopProbe {
     /// it wants to look again (nil: never, the loop is gone).
     func poll(now: UInt64) -> UInt64?
 
+    /// The watchdog is about to sleep on `wakeup` (after every probe's look). A probe whose loop
+    /// can wake the watchdog when work arrives (the concurrency pool's enqueue hook) arms that
+    /// now; it returns false when work arrived since its last look (the watchdog looks again
+    /// instead of sleeping).
+    func prepareToSleep(on wakeup: WakeupSignal) -> Bool
+
+    /// The watchdog woke at `now` (signalled or at its deadline): the probe disarms its wake-up.
+    func wokeUp(at now: UInt64)
+
     /// The watchdog is ending: closes what the probe keeps open (on the watchdog thread).
     func finishPolling()
+}
+
+extension PolledLoopProbe {
+    func prepareToSleep(on wakeup: WakeupSignal) -> Bool { true }
+    func wokeUp(at now: UInt64) {}
 }

@@ -5,8 +5,9 @@ import Synchronization
 /// The watchdog thread: event-driven, loop-agnostic. While every watched loop sleeps it parks
 /// on a semaphore without a deadline (no periodic wake-ups); a span start wakes it; otherwise it
 /// sleeps until the next thing due (a span reaching the sampling lead, the next sample, the next
-/// look of a pull probe: those loops tell nobody when they wake, so it looks at them at their
-/// interval).
+/// look of a pull probe: most of those loops tell nobody when they wake, so it looks at them at
+/// their interval; the concurrency pool's enqueue hook wakes it, so an idle pool is looked at
+/// only every 2 s).
 final class Watchdog: @unchecked Sendable {
     /// Loops not seen running `after` nanoseconds after the start are handed to `report`, once.
     struct SilenceCheck {
@@ -65,6 +66,15 @@ final class Watchdog: @unchecked Sendable {
         return woke - expected
     }
 
+    /// Arms every poller's wake-up before a sleep; false (and all disarmed) when one saw work
+    /// arrive since its look.
+    private func prepareToSleep() -> Bool {
+        guard !pollers.allSatisfy({ $0.prepareToSleep(on: wakeup) }) else { return true }
+        let now = CStallMonitor_monotonic_ns()
+        for poller in pollers { poller.wokeUp(at: now) }
+        return false
+    }
+
     private func run() {
         _ = CStallMonitor_set_thread_name("stall-watchdog")  // Thread.name does not reach the kernel on Linux
         let runQueue = RunQueueDelay()
@@ -99,6 +109,10 @@ final class Watchdog: @unchecked Sendable {
             }
             metrics?.syncDropped(counters)
             guard running.load(ordering: .sequentiallyConsistent) else { break }
+            // A loop that can wake the watchdog arms that now; one that got work since its look
+            // has the watchdog look again at once.
+            if !prepareToSleep() { continue }
+            defer { for poller in pollers { poller.wokeUp(at: CStallMonitor_monotonic_ns()) } }
             if let deadline {
                 let sleeping = CStallMonitor_monotonic_ns()
                 for watch in watches { watch.noteWatchdogSleeps(now: sleeping) }

@@ -22,6 +22,14 @@ import Synchronization
 /// token, with each worker and how long its job has held it), and the worker that runs it is
 /// armed for sampling (the sampling signal unblocked: libdispatch workers block every signal).
 ///
+/// While no worker runs a task the watchdog sleeps: a pass-through hook on the runtime's global
+/// enqueue (`swift_task_enqueueGlobal_hook`, handing every job on unchanged) wakes it when work
+/// arrives, and it looks every `interval` again until the pool has been quiet for a grace period
+/// (five intervals, at least 50 ms: a job may start a little after it was queued). New tasks,
+/// resumed continuations, finished `Task.sleep`s and default actors all pass there. Jobs that
+/// reach a worker another way (a custom executor that runs them on a `DispatchQueue`), or a host
+/// that installs its own hook later, are seen at a look every 2 s while the pool sleeps.
+///
 /// Known limit: a task that suspends and is resumed on the same worker between two looks (a
 /// `Task.yield()` loop on an otherwise idle pool) is seen as one job.
 final class ConcurrencyPoolProbe: @unchecked Sendable {
@@ -78,6 +86,22 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     private var tokenQueuedAt: UInt64?
     /// The report of the starvation in progress (the outstanding token waits past the threshold).
     private var starvation: StallRecording?
+    /// The watchdog's wake-up slot once it watches the pool's enqueues (nil: it cannot be woken,
+    /// the pool is looked at every interval).
+    private var wakeSlot: Int32?
+    /// Whether the enqueue hook is installed in this process.
+    private let hooked: Bool
+    /// The last look found the pool quiet: the watchdog may sleep until an enqueue wakes it.
+    private var quiet = false
+    /// The watchdog sleeps armed to be woken by an enqueue; when it woke from such a sleep.
+    private var armed = false
+    private var wokeFromSleep: UInt64?
+    /// When a look last learned of an enqueue.
+    private var lastEnqueueSeen: UInt64 = 0
+    /// How long the pool stays looked at every interval after an enqueue.
+    private let enqueueGrace: UInt64
+    /// The look while the pool sleeps, for jobs that reach it without the global enqueue.
+    static let sleepingLookInterval: UInt64 = 2_000_000_000
 
     /// One pool worker as the watchdog knows it.
     private struct Worker {
@@ -98,6 +122,8 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         self.threshold = threshold
         self.interval = max(interval, 1_000_000)
         self.rescanInterval = max(self.interval * 5, 50_000_000)
+        self.enqueueGrace = max(self.interval * 5, 50_000_000)
+        hooked = CStallMonitor_pool_hook_install() == 0
         visitor = Self.visitors.add(1, ordering: .relaxed).newValue
         trackers = Array(repeating: nil, count: slots)
         slotStates = (0..<slots).map { _ in PoolSlotState() }
@@ -160,6 +186,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
 
     fileprivate func poll(now: UInt64) -> UInt64? {
         guard !isDetached else { return nil }
+        noteEnqueues(now: now)
         if now >= nextScan { scan(now: now) }
         var busy = false
         for (tid, var worker) in workers {
@@ -202,7 +229,47 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
             }
         }
         if tokenQueuedAt == nil, busy { queueToken(at: CStallMonitor_monotonic_ns()) }
-        return now &+ interval
+        quiet = !busy && tokenQueuedAt == nil && starvation == nil && wakeSlot != nil && now &- lastEnqueueSeen >= enqueueGrace
+            && !isSettling(now: now) && CStallMonitor_pool_hook_active() != 0
+        return now &+ (quiet ? Self.sleepingLookInterval : interval)
+    }
+
+    /// Takes the enqueue flag. After a sleep an enqueue ended, the workers are looked for at
+    /// once, and a task found running began after the watchdog woke (the hook posts before it
+    /// hands the job on), not somewhere in the whole sleep.
+    private func noteEnqueues(now: UInt64) {
+        let enqueued = wakeSlot.map { CStallMonitor_pool_enqueued($0) != 0 } ?? true
+        let woke = wokeFromSleep
+        wokeFromSleep = nil
+        guard enqueued else { return }
+        lastEnqueueSeen = now
+        guard let woke else { return }
+        nextScan = now
+        for (tid, worker) in workers where worker.task == 0 && worker.lastLook < woke { workers[tid]?.lastLook = woke }
+    }
+
+    /// Whether a thread met in the last second is still looked at (its name may change).
+    private func isSettling(now: UInt64) -> Bool {
+        workers.values.contains { now &- $0.metAt < 1_000_000_000 } || others.values.contains { now &- $0 < 1_000_000_000 }
+    }
+
+    /// The watchdog is about to sleep: while the pool is quiet, the next enqueue wakes it.
+    fileprivate func prepareToSleep(on wakeup: WakeupSignal) -> Bool {
+        if wakeSlot == nil, hooked, let slot = wakeup.slot {
+            CStallMonitor_pool_watch(slot)  // noted as an enqueue: the next look comes first
+            wakeSlot = slot
+            return true
+        }
+        guard quiet, let wakeSlot else { return true }
+        armed = CStallMonitor_pool_park(wakeSlot) != 0
+        return armed
+    }
+
+    fileprivate func wokeUp(at now: UInt64) {
+        guard armed, let wakeSlot else { return }
+        CStallMonitor_pool_unpark(wakeSlot)
+        armed = false
+        wokeFromSleep = now
     }
 
     /// Meets workers that appeared since the last scan and forgets those that exited. The thread
@@ -212,7 +279,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     private func scan(now: UInt64) {
         nextScan = now &+ rescanInterval
         let count = PoolWorkerScan.threadCount()
-        let looking = workers.values.contains { now &- $0.metAt < 1_000_000_000 } || others.values.contains { now &- $0 < 1_000_000_000 }
+        let looking = isSettling(now: now)
         if let count, count == threadCount, !looking, now &- lastFullScan < 500_000_000 {
             lastScan = now
             return
@@ -312,6 +379,12 @@ final class PoolSlotProbe: PolledLoopProbe, @unchecked Sendable {
     func hasRun(tracker: SpanTracker, armed: Bool) -> Bool { true }
 
     func poll(now: UInt64) -> UInt64? { index == 0 ? pool.poll(now: now) : nil }
+
+    func prepareToSleep(on wakeup: WakeupSignal) -> Bool { index == 0 ? pool.prepareToSleep(on: wakeup) : true }
+
+    func wokeUp(at now: UInt64) {
+        if index == 0 { pool.wokeUp(at: now) }
+    }
 
     func finishPolling() {
         if index == 0 { pool.finishPolling() }
