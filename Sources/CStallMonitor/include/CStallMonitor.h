@@ -295,15 +295,24 @@ int CStallMonitor_unwinder_unwind(CStallMonitorUnwinder *session, pid_t tid,
 /// stack bounds must be set. Returns 0 or -errno (-ERANGE when SP lies outside the stack bounds).
 int CStallMonitor_snapshot_blocked(uintptr_t sp, uintptr_t pc, CStallMonitorSnapshot *snapshot);
 
-// MARK: - Waking the watchdog on work for the concurrency pool (pool_wakeup.c)
+// MARK: - Waking a sleeping watchdog (wakeup_slots.c, pool_wakeup.c, loop_wakeup.c)
 
 /// Takes a wake-up slot: a semaphore in static storage the watchdog sleeps on. -1 when all 64 are
-/// taken (the caller uses a semaphore of its own and cannot be woken by the pool).
+/// taken (the caller uses a semaphore of its own and cannot be woken by its loops).
 int CStallMonitor_wakeup_slot_acquire(void);
 /// Gives a slot back (it stops watching the pool).
 void CStallMonitor_wakeup_slot_release(int slot);
 /// The semaphore of a slot taken with CStallMonitor_wakeup_slot_acquire.
 sem_t *CStallMonitor_wakeup_slot_semaphore(int slot);
+/// About to sleep on the slot's semaphore: from now on a producer that notes work posts it. Set
+/// it before taking the producers' flags (a flag set after that take finds the slot parked).
+void CStallMonitor_wakeup_slot_park(int slot);
+/// Woke up (either way): producers no longer post the slot.
+void CStallMonitor_wakeup_slot_unpark(int slot);
+/// When a producer last posted the slot (monotonic ns; 0: never): the work it noted came just
+/// before (a loop's return from its wait) or just after (a job's start).
+uint64_t CStallMonitor_wakeup_slot_posted_at(int slot);
+
 /// Installs the pass-through hook on swift_task_enqueueGlobal (once per process; it stays). 0 on
 /// success, -1 when the runtime has no such hook.
 int CStallMonitor_pool_hook_install(void);
@@ -313,11 +322,21 @@ int CStallMonitor_pool_hook_active(void);
 void CStallMonitor_pool_watch(int slot);
 /// Whether a job was enqueued since the last call (clears the flag).
 int CStallMonitor_pool_enqueued(int slot);
-/// About to sleep on the slot's semaphore: the next enqueue posts it. 0 when a job was enqueued
-/// since the last look (do not sleep); 1 when armed.
-int CStallMonitor_pool_park(int slot);
-/// Woke up (either way): enqueues no longer post the semaphore.
-void CStallMonitor_pool_unpark(int slot);
+
+/// Takes a loop watch (one watched event loop's flags), -1 when all 256 are taken.
+int CStallMonitor_loop_watch_acquire(void);
+/// Gives a watch back: its thread's later waits are ignored.
+void CStallMonitor_loop_watch_release(int watch);
+/// On the loop's thread: its waits in this shim's epoll_wait note the watch (at most 4 watches
+/// per thread). 0 on success, -1 when the thread has 4 live watches already.
+int CStallMonitor_loop_watch_here(int watch);
+/// The wake-up slot the watch's returns post when it is parked (the watch counts as woken now).
+void CStallMonitor_loop_watch_bind(int watch, int slot);
+/// Whether the watch's thread has entered this shim's epoll_wait since it registered (if never,
+/// its loop waits some other way and cannot wake the watchdog).
+int CStallMonitor_loop_watch_entered(int watch);
+/// Whether the watch's thread returned from epoll_wait since the last call (clears the flag).
+int CStallMonitor_loop_watch_woke(int watch);
 
 // MARK: - Images (images.c)
 

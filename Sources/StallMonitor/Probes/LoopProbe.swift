@@ -56,6 +56,11 @@ extension LoopProbe {
     }
 }
 
+/// How often a pull probe whose loop can wake the watchdog is looked at while that loop sleeps
+/// (nanoseconds): a look for work that reached it without waking the watchdog (a job run on the
+/// pool by a custom executor, a loop whose host replaced the shim's hooks).
+let sleepingLookInterval: UInt64 = 2_000_000_000
+
 /// A probe the watchdog drives (pull): it looks at the loop's thread from outside at a steady
 /// interval and feeds the tracker from the watchdog thread.
 protocol PolledLoopProbe: LoopProbe {

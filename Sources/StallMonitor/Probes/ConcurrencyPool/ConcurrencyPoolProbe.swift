@@ -93,15 +93,17 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     private let hooked: Bool
     /// The last look found the pool quiet: the watchdog may sleep until an enqueue wakes it.
     private var quiet = false
-    /// The watchdog sleeps armed to be woken by an enqueue; when it woke from such a sleep.
+    /// The watchdog sleeps armed to be woken by an enqueue (since `parkedAt`); when a producer
+    /// woke it from such a sleep.
     private var armed = false
+    private var parkedAt: UInt64 = 0
     private var wokeFromSleep: UInt64?
+    /// A job was enqueued between the last look and the sleep (which did not happen).
+    private var enqueuedBeforeSleep = false
     /// When a look last learned of an enqueue.
     private var lastEnqueueSeen: UInt64 = 0
     /// How long the pool stays looked at every interval after an enqueue.
     private let enqueueGrace: UInt64
-    /// The look while the pool sleeps, for jobs that reach it without the global enqueue.
-    static let sleepingLookInterval: UInt64 = 2_000_000_000
 
     /// One pool worker as the watchdog knows it.
     private struct Worker {
@@ -231,14 +233,15 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         if tokenQueuedAt == nil, busy { queueToken(at: CStallMonitor_monotonic_ns()) }
         quiet = !busy && tokenQueuedAt == nil && starvation == nil && wakeSlot != nil && now &- lastEnqueueSeen >= enqueueGrace
             && !isSettling(now: now) && CStallMonitor_pool_hook_active() != 0
-        return now &+ (quiet ? Self.sleepingLookInterval : interval)
+        return now &+ (quiet ? sleepingLookInterval : interval)
     }
 
     /// Takes the enqueue flag. After a sleep an enqueue ended, the workers are looked for at
-    /// once, and a task found running began after the watchdog woke (the hook posts before it
-    /// hands the job on), not somewhere in the whole sleep.
+    /// once, and a task found running began after the wake-up was posted (the hook posts before
+    /// it hands the job on), not somewhere in the whole sleep.
     private func noteEnqueues(now: UInt64) {
-        let enqueued = wakeSlot.map { CStallMonitor_pool_enqueued($0) != 0 } ?? true
+        let enqueued = (wakeSlot.map { CStallMonitor_pool_enqueued($0) != 0 } ?? true) || enqueuedBeforeSleep
+        enqueuedBeforeSleep = false
         let woke = wokeFromSleep
         wokeFromSleep = nil
         guard enqueued else { return }
@@ -261,15 +264,19 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
             return true
         }
         guard quiet, let wakeSlot else { return true }
-        armed = CStallMonitor_pool_park(wakeSlot) != 0
-        return armed
+        parkedAt = CStallMonitor_monotonic_ns()
+        CStallMonitor_wakeup_slot_park(wakeSlot)
+        armed = true
+        enqueuedBeforeSleep = CStallMonitor_pool_enqueued(wakeSlot) != 0
+        return !enqueuedBeforeSleep
     }
 
     fileprivate func wokeUp(at now: UInt64) {
         guard armed, let wakeSlot else { return }
-        CStallMonitor_pool_unpark(wakeSlot)
+        CStallMonitor_wakeup_slot_unpark(wakeSlot)
         armed = false
-        wokeFromSleep = now
+        let posted = CStallMonitor_wakeup_slot_posted_at(wakeSlot)
+        wokeFromSleep = posted >= parkedAt ? posted : nil  // nil: woken by time or by something else
     }
 
     /// Meets workers that appeared since the last scan and forgets those that exited. The thread

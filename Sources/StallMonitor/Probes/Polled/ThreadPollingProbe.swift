@@ -16,9 +16,16 @@ import Synchronization
 ///   loop's thread) ends the span there, precisely. A loop saturated with short work acks every
 ///   token within a tick and never stalls; a stuck loop runs none.
 ///
-/// So while every loop is idle the watchdog still wakes once per interval (one or two `pread`s
-/// per loop): nothing in the loop tells it when the loop wakes. The interval bounds how early a
-/// span that blocks at once can be dated (half an interval at most).
+/// - **Sleep**: a loop found idle, with no wait returned since the last look, lets the watchdog
+///   sleep. The C shim defines `epoll_wait` (weakly, a pass-through to `epoll_pwait`), so a loop
+///   linked into the same executable (NIOPosix) notes each return from its wait on its watch, and
+///   the first return after the watchdog parked wakes it; the probe then looks every interval
+///   until the loop is idle again, and dates a span from that wake-up (the loop was in its wait
+///   until just before). A loop whose thread never entered that `epoll_wait` (a host or sanitizer
+///   runtime with its own) is looked at every interval, as before; a sleeping one every 2 s.
+///
+/// The interval bounds how early a span that blocks at once can be dated (half an interval at
+/// most).
 final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
     let kind: String
     private let loop: PolledLoop
@@ -38,6 +45,18 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
     private var spanOpen = false
     /// The loop's thread is gone or the loop refuses work: nothing more to look at.
     private var finished = false
+    /// The C shim's watch of the loop's waits (nil: none free, or given back at the end) and the
+    /// watchdog's wake-up slot it posts, once bound.
+    private var wakeWatch: Int32?
+    private var wakeSlot: Int32?
+    /// The last look found the loop idle and not woken since the look before.
+    private var quiet = false
+    /// The watchdog sleeps armed to be woken by the loop's return (since `parkedAt`); when a
+    /// producer woke it from such a sleep; whether the loop returned between the look and the sleep.
+    private var armed = false
+    private var parkedAt: UInt64 = 0
+    private var wokeFromSleep: UInt64?
+    private var wokeBeforeSleep = false
 
     init(_ loop: PolledLoop, interval: UInt64) {
         self.kind = loop.kind
@@ -45,13 +64,21 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
         self.interval = max(interval, 1_000_000)
         let facts = onLoop
         token = { facts.tokenRanAt.store(CStallMonitor_monotonic_ns(), ordering: .releasing) }
+        let watch = CStallMonitor_loop_watch_acquire()
+        wakeWatch = watch >= 0 ? watch : nil
+    }
+
+    deinit {
+        if let wakeWatch { CStallMonitor_loop_watch_release(wakeWatch) }
     }
 
     func attach(to tracker: SpanTracker, arm: @escaping @Sendable () -> Void) {
         self.tracker = tracker
         let facts = onLoop
+        let watch = wakeWatch
         _ = loop.execute {
             arm()
+            if let watch { _ = CStallMonitor_loop_watch_here(watch) }
             // The arming task ran: the loop was at its task queue now, a point of progress to
             // date a span from when the loop is busy at the first look.
             facts.armedAt = (CStallMonitor_monotonic_ns(), CStallMonitor_thread_voluntary_switches(),
@@ -69,9 +96,53 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
 
     func finishPolling() {
         files = nil
+        if let wakeWatch { CStallMonitor_loop_watch_release(wakeWatch) }
+        wakeWatch = nil
+    }
+
+    func prepareToSleep(on wakeup: WakeupSignal) -> Bool {
+        if wakeSlot == nil, let wakeWatch, let slot = wakeup.slot {
+            CStallMonitor_loop_watch_bind(wakeWatch, slot)  // counts as woken: the next look comes first
+            wakeSlot = slot
+            return true
+        }
+        guard quiet, let wakeWatch, let wakeSlot else { return true }
+        parkedAt = CStallMonitor_monotonic_ns()
+        CStallMonitor_wakeup_slot_park(wakeSlot)
+        armed = true
+        wokeBeforeSleep = CStallMonitor_loop_watch_woke(wakeWatch) != 0
+        return !wokeBeforeSleep
+    }
+
+    func wokeUp(at now: UInt64) {
+        guard armed, let wakeSlot else { return }
+        CStallMonitor_wakeup_slot_unpark(wakeSlot)
+        armed = false
+        let posted = CStallMonitor_wakeup_slot_posted_at(wakeSlot)
+        wokeFromSleep = posted >= parkedAt ? posted : nil  // nil: woken by time or by something else
+    }
+
+    /// Whether the loop returned from its wait since the last look. After a sleep it ended, the
+    /// loop was idle until the wake-up was posted (it posts on its first return), so the last
+    /// idle look moves there.
+    private func takeWake() -> Bool {
+        let returned = (wakeWatch.map { wakeSlot != nil && CStallMonitor_loop_watch_woke($0) != 0 } ?? true) || wokeBeforeSleep
+        wokeBeforeSleep = false
+        if returned, let posted = wokeFromSleep, let idle = lastIdle, idle.at < posted { lastIdle = (posted, idle.switches, idle.runnable) }
+        wokeFromSleep = nil
+        return returned
+    }
+
+    /// The next look: after the sleeping-look interval when the loop idles unwoken and can wake
+    /// the watchdog, else after the interval.
+    private func nextLook(now: UInt64, idle: Bool, returned: Bool) -> UInt64 {
+        quiet = idle && !returned && !spanOpen && tokenQueuedAt == nil && wakeSlot != nil
+            && wakeWatch.map { CStallMonitor_loop_watch_entered($0) != 0 } == true
+        return now &+ (quiet ? sleepingLookInterval : interval)
     }
 
     func poll(now: UInt64) -> UInt64? {
+        quiet = false
         guard !finished, !detached.load(ordering: .relaxed), let tracker else { return nil }
         let tid = onLoop.tid.load(ordering: .acquiring)
         guard tid != 0 else { return now &+ interval }
@@ -88,6 +159,7 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
         }
         var idle = false
         if case .inSyscall(let number, _, _) = state { idle = loop.idleSyscalls.contains(number) }
+        let returned = takeWake()
 
         if let queued = tokenQueuedAt {
             let ran = onLoop.tokenRanAt.load(ordering: .acquiring)
@@ -114,7 +186,7 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
                 spanOpen = false
             }
             noteIdle(now: now, files: files)
-            return now &+ interval
+            return nextLook(now: now, idle: true, returned: returned)
         }
         if !spanOpen, let lastIdle {
             let switches = files.voluntarySwitches()
