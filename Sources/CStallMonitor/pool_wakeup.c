@@ -6,10 +6,16 @@
 // wake-up slot that watches the pool and hands the job on unchanged (to a hook installed before
 // ours, else to the runtime's own enqueue). While a slot's flag is already set the hook does two
 // loads and nothing else: a busy pool costs no store, no fence and no wake-up.
+//
+// The hook is installed while a monitor watches the pool and taken out when the last one stops,
+// if nothing was installed after it (else it stays, passing jobs on: another hook may call it).
+// SwiftNIO's takeover of the global executor only installs itself where no hook is set: a program
+// that wants it makes it before a monitor watches the pool.
 #include "CStallMonitor.h"
 #include "wakeup.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdatomic.h>
 
 #define CSTALLMONITOR_SWIFTCALL __attribute__((swiftcall))
@@ -21,9 +27,13 @@ typedef CSTALLMONITOR_SWIFTCALL void (*enqueue_hook)(void *job, enqueue_original
 static _Atomic uint64_t watching;
 static atomic_int pending[CStallMonitor_wakeup_slot_count];
 
-static enqueue_hook *hook_variable;
+static _Atomic(enqueue_hook *) hook_variable;
 static _Atomic(enqueue_hook) previous_hook;  // atomic: the runtime's uninstrumented read of the hook orders nothing for TSan
-static atomic_int install_state;  // 0: not tried, 1: installing, 2: installed, 3: unavailable
+/// Installing and removing (never the hook's path): how many watchers want it, and whether ours
+/// is (or may still be) in the runtime's chain.
+static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
+static int hook_users;
+static int hook_in_chain;
 
 static int valid(int slot) { return slot >= 0 && slot < CStallMonitor_wakeup_slot_count; }
 
@@ -57,25 +67,40 @@ static CSTALLMONITOR_SWIFTCALL void pool_enqueue_hook(void *job, enqueue_origina
 }
 
 int CStallMonitor_pool_hook_install(void) {
-    int state = 0;
-    if (atomic_compare_exchange_strong(&install_state, &state, 1)) {
-        enqueue_hook *variable = dlsym(RTLD_DEFAULT, "swift_task_enqueueGlobal_hook");
-        if (variable == NULL) {
-            atomic_store(&install_state, 3);
-        } else {
-            hook_variable = variable;
-            atomic_store(&previous_hook, __atomic_load_n(variable, __ATOMIC_ACQUIRE));
-            __atomic_store_n(variable, pool_enqueue_hook, __ATOMIC_RELEASE);
-            atomic_store(&install_state, 2);
-        }
+    pthread_mutex_lock(&install_lock);
+    enqueue_hook *variable = atomic_load(&hook_variable);
+    if (variable == NULL) {
+        variable = dlsym(RTLD_DEFAULT, "swift_task_enqueueGlobal_hook");
+        atomic_store(&hook_variable, variable);
     }
-    while ((state = atomic_load(&install_state)) == 1) {}
-    return state == 2 ? 0 : -1;
+    if (variable == NULL) {
+        pthread_mutex_unlock(&install_lock);
+        return -1;
+    }
+    if (!hook_in_chain) {
+        atomic_store(&previous_hook, __atomic_load_n(variable, __ATOMIC_ACQUIRE));
+        __atomic_store_n(variable, pool_enqueue_hook, __ATOMIC_RELEASE);
+        hook_in_chain = 1;
+    }
+    hook_users++;
+    pthread_mutex_unlock(&install_lock);
+    return 0;
+}
+
+void CStallMonitor_pool_hook_uninstall(void) {
+    pthread_mutex_lock(&install_lock);
+    enqueue_hook *variable = atomic_load(&hook_variable);
+    if (hook_users > 0 && --hook_users == 0 && hook_in_chain && variable != NULL) {
+        enqueue_hook expected = pool_enqueue_hook;
+        enqueue_hook previous = atomic_load(&previous_hook);
+        if (__atomic_compare_exchange_n(variable, &expected, previous, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) hook_in_chain = 0;
+    }
+    pthread_mutex_unlock(&install_lock);
 }
 
 int CStallMonitor_pool_hook_active(void) {
-    if (atomic_load(&install_state) != 2) return 0;
-    return __atomic_load_n(hook_variable, __ATOMIC_ACQUIRE) == pool_enqueue_hook;
+    enqueue_hook *variable = atomic_load(&hook_variable);
+    return variable != NULL && __atomic_load_n(variable, __ATOMIC_ACQUIRE) == pool_enqueue_hook;
 }
 
 void CStallMonitor_pool_watch(int slot) {

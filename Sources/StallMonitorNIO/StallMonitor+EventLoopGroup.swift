@@ -21,13 +21,15 @@ extension StallMonitor {
     /// `epoll_wait`), and while a loop is busy it queues a no-op task on it, whose run marks the loop
     /// getting back to its tasks: a loop saturated with short work is never taken for a stuck one.
     /// The interval bounds how early a stall that blocks at once (a `sleep`, a lock) can be dated:
-    /// half an interval at most; a CPU-bound stall's start is exact. Stop the monitor before you
-    /// shut `group` down.
+    /// half an interval at most; a CPU-bound stall's start is exact. While every loop (and the
+    /// pool) idles the watchdog sleeps: a loop's first return from `epoll_wait` wakes it (the
+    /// library defines a weak pass-through `epoll_wait` its loops wait through). Stop the monitor
+    /// before you shut `group` down.
     ///
     /// - Parameters:
     ///   - configuration: as for a run loop; `threshold` applies to each loop.
     ///   - group: the group whose loops to watch (SwiftNIO's POSIX loops, `NIOPosix`).
-    ///   - pollInterval: how often the watchdog looks at the loops, at least 1 ms. Default 20 ms.
+    ///   - pollInterval: how often the watchdog looks at busy loops, at least 1 ms. Default 20 ms.
     ///   - concurrencyPool: whether to watch the Swift concurrency pool too (`.concurrencyPool`),
     ///     where Hummingbird 2 runs every route handler and Vapor 4 its `async` routes. Default
     ///     true: a server's code runs on both. Where the pool cannot be watched (not x86_64 Linux)

@@ -22,7 +22,9 @@ import StallMonitor
 /// as `idle wake-ups <n> in 2 s`; then a detached task spins 400 ms; after another idle second a
 /// task that slept 300 ms in `Task.sleep` blocks 400 ms in usleep), `idle` (nothing for 2 s; `idle <dir> <s>`: for <s> seconds), `idle-unwatched`
 /// (the same idle period with no monitor, a baseline). Both idle modes print `ready` (flushed)
-/// when the idle period begins, for a measurer outside.
+/// when the idle period begins, for a measurer outside. `hook` prints whether the runtime's
+/// `swift_task_enqueueGlobal_hook` is set before a monitor of the pool starts, while it runs, and
+/// after it stopped (`hook before <nil|set> watching <nil|set> stopped <nil|set>`).
 @main
 struct PoolStallHost {
     static func main() async {
@@ -33,6 +35,10 @@ struct PoolStallHost {
         }
         let mode = arguments[0]
         let idleSeconds = arguments.count > 2 ? Double(arguments[2]) ?? 2 : 2
+        if mode == "hook" {
+            await printHookLifetime(directory: arguments[1])
+            return
+        }
         if mode == "idle-unwatched" {
             try? await Task.sleep(for: .milliseconds(100))
             await idle(seconds: idleSeconds)
@@ -107,6 +113,23 @@ struct PoolStallHost {
         default:
             await idle(seconds: shape.flatMap { Double($0) } ?? 2)
         }
+    }
+
+    /// The `hook` mode: the runtime's enqueue hook around a monitor's life.
+    static func printHookLifetime(directory: String) async {
+        func hook() -> String {
+            guard let variable = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "swift_task_enqueueGlobal_hook") else { return "absent" }
+            return variable.load(as: UnsafeRawPointer?.self) == nil ? "nil" : "set"
+        }
+        let before = hook()
+        guard let monitor = try? StallMonitor.start(.init(reportDirectory: URL(fileURLWithPath: directory)), loop: .concurrencyPool) else {
+            print("start failed")
+            return
+        }
+        try? await Task.sleep(for: .milliseconds(200))
+        let watching = hook()
+        await monitor.stop()
+        print("hook before \(before) watching \(watching) stopped \(hook())")
     }
 
     /// The idle modes' period: `ready`, then a sleeping task on the pool for `seconds`.

@@ -76,6 +76,13 @@ struct PoolStallHostTests {
         }
     }
 
+    @Test("the pass-through enqueue hook is set only while a monitor watches the pool (SwiftNIO's takeover needs the slot empty)")
+    func hookLifetime() throws {
+        let (run, _, _) = try Self.run("hook")
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("hook before nil watching set stopped nil"), "\(run.stdout)")
+    }
+
     @Test("as many tasks as the pool has workers, each blocking 600 ms: the pool is said to be starved, and each job is reported")
     func starvedPool() throws {
         let (run, caused, reports) = try Self.run("starve")

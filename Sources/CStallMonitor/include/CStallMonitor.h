@@ -313,9 +313,11 @@ void CStallMonitor_wakeup_slot_unpark(int slot);
 /// before (a loop's return from its wait) or just after (a job's start).
 uint64_t CStallMonitor_wakeup_slot_posted_at(int slot);
 
-/// Installs the pass-through hook on swift_task_enqueueGlobal (once per process; it stays). 0 on
-/// success, -1 when the runtime has no such hook.
+/// Installs the pass-through hook on swift_task_enqueueGlobal for one more watcher (after a hook
+/// already there, which it calls). 0 on success, -1 when the runtime has no such hook.
 int CStallMonitor_pool_hook_install(void);
+/// One watcher fewer: the last one takes the hook out, unless another was installed after it.
+void CStallMonitor_pool_hook_uninstall(void);
 /// Whether the runtime still calls our hook (a host may have installed its own after it).
 int CStallMonitor_pool_hook_active(void);
 /// The slot's pending flag starts being set by every enqueue (set now: nothing was noted before).

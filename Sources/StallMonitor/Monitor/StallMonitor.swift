@@ -106,7 +106,11 @@ public final class StallMonitor: Sendable {
     /// per-thread state, so a job that holds a worker past the threshold (a CPU loop, `usleep`,
     /// a blocking `read`, a lock, `DispatchSemaphore.wait()`) is reported with the worker's
     /// stack (loop kind `concurrencyPool`), and a pool that starts no new job for longer than
-    /// the threshold is said to be starved. The start checks, inside a task on the pool, that
+    /// the threshold is said to be starved. While no worker runs a task the watchdog sleeps until
+    /// the runtime's global enqueue wakes it (a pass-through `swift_task_enqueueGlobal_hook`,
+    /// in place while the pool is watched), with a look every 2 s for jobs that reach the pool
+    /// another way. Hand the global executor to SwiftNIO (its takeover installs itself only where
+    /// no hook is set) before starting such a monitor. The start checks, inside a task on the pool, that
     /// this runtime's state reads as expected (x86_64 Linux with glibc) and throws
     /// ``StallMonitorError/Code/unsupportedLoop`` otherwise, or
     /// ``StallMonitorError/Code/loopNotRunning`` when the pool runs no task within 2 s.
@@ -115,8 +119,8 @@ public final class StallMonitor: Sendable {
     ///   - configuration: the threshold applies to each loop and to each job on the pool.
     ///   - loops: the loops to watch, each at most once (``Loop/main`` and ``Loop/current`` are
     ///     the same loop on the main thread: give one of them).
-    ///   - pollInterval: how often the watchdog looks at the MainActor and the pool (at least
-    ///     1 ms; the error of a pool stall's start and end is half of it). Default 10 ms.
+    ///   - pollInterval: how often the watchdog looks at the MainActor and at a busy pool (at
+    ///     least 1 ms; the error of a pool stall's start and end is half of it). Default 10 ms.
     public static func start(_ configuration: Configuration, loops: [Loop], pollInterval: Duration = .milliseconds(10))
         throws(StallMonitorError) -> StallMonitor {
         try start(configuration, loops: loops, polling: [], pollInterval: pollInterval)

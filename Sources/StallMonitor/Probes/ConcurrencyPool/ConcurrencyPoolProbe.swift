@@ -89,8 +89,8 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     /// The watchdog's wake-up slot once it watches the pool's enqueues (nil: it cannot be woken,
     /// the pool is looked at every interval).
     private var wakeSlot: Int32?
-    /// Whether the enqueue hook is installed in this process.
-    private let hooked: Bool
+    /// Whether this probe installed the enqueue hook (from attach to the end of polling).
+    private var hooked = false
     /// The last look found the pool quiet: the watchdog may sleep until an enqueue wakes it.
     private var quiet = false
     /// The watchdog sleeps armed to be woken by an enqueue (since `parkedAt`); when a producer
@@ -125,7 +125,6 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         self.interval = max(interval, 1_000_000)
         self.rescanInterval = max(self.interval * 5, 50_000_000)
         self.enqueueGrace = max(self.interval * 5, 50_000_000)
-        hooked = CStallMonitor_pool_hook_install() == 0
         visitor = Self.visitors.add(1, ordering: .relaxed).newValue
         trackers = Array(repeating: nil, count: slots)
         slotStates = (0..<slots).map { _ in PoolSlotState() }
@@ -146,6 +145,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     fileprivate func attach(slot: Int, tracker: SpanTracker, arm: @escaping @Sendable () -> Void) {
         trackers[slot] = tracker
         guard slot == 0 else { return }
+        hooked = CStallMonitor_pool_hook_install() == 0
         armWorker.withLock { $0 = arm }
         queueToken(at: CStallMonitor_monotonic_ns())
     }
@@ -347,6 +347,8 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     fileprivate func threadPointer(of tid: Int32) -> UInt? { workers[tid]?.pointer }
 
     fileprivate func finishPolling() {
+        if hooked { CStallMonitor_pool_hook_uninstall() }
+        hooked = false
         let now = CStallMonitor_monotonic_ns()
         for tid in Array(workers.keys) { forget(tid, at: now) }
         if let starvation, let observers = observers.withLock({ $0 }) { observers.report.end(starvation, at: now, ongoing: true) }
