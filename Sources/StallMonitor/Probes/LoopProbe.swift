@@ -61,6 +61,11 @@ extension LoopProbe {
 /// pool by a custom executor, a loop whose host replaced the shim's hooks).
 let sleepingLookInterval: UInt64 = 2_000_000_000
 
+/// How soon a pull probe looks again after its loop's new work woke the watchdog (nanoseconds, or
+/// the probe's interval if shorter): the work starts in the next moments, and a span is dated to
+/// half the time between two looks.
+let quickLookAfterWake: UInt64 = 2_000_000
+
 /// A probe the watchdog drives (pull): it looks at the loop's thread from outside at a steady
 /// interval and feeds the tracker from the watchdog thread.
 protocol PolledLoopProbe: LoopProbe {

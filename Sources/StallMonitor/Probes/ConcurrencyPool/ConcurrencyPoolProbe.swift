@@ -188,7 +188,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
 
     fileprivate func poll(now: UInt64) -> UInt64? {
         guard !isDetached else { return nil }
-        noteEnqueues(now: now)
+        let producerWoke = noteEnqueues(now: now)
         if now >= nextScan { scan(now: now) }
         var busy = false
         for (tid, var worker) in workers {
@@ -233,22 +233,26 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         if tokenQueuedAt == nil, busy { queueToken(at: CStallMonitor_monotonic_ns()) }
         quiet = !busy && tokenQueuedAt == nil && starvation == nil && wakeSlot != nil && now &- lastEnqueueSeen >= enqueueGrace
             && !isSettling(now: now) && CStallMonitor_pool_hook_active() != 0
-        return now &+ (quiet ? sleepingLookInterval : interval)
+        if quiet { return now &+ sleepingLookInterval }
+        // Woken by new work, which starts in the next moments: a look soon dates its start closely.
+        return now &+ (producerWoke ? min(interval, quickLookAfterWake) : interval)
     }
 
     /// Takes the enqueue flag. After a sleep an enqueue ended, the workers are looked for at
     /// once, and a task found running began after the wake-up was posted (the hook posts before
     /// it hands the job on), not somewhere in the whole sleep.
-    private func noteEnqueues(now: UInt64) {
+    /// Returns whether a producer woke the watchdog from a sleep just now.
+    private func noteEnqueues(now: UInt64) -> Bool {
         let enqueued = (wakeSlot.map { CStallMonitor_pool_enqueued($0) != 0 } ?? true) || enqueuedBeforeSleep
         enqueuedBeforeSleep = false
         let woke = wokeFromSleep
         wokeFromSleep = nil
-        guard enqueued else { return }
+        guard enqueued else { return woke != nil }
         lastEnqueueSeen = now
-        guard let woke else { return }
+        guard let woke else { return false }
         nextScan = now
         for (tid, worker) in workers where worker.task == 0 && worker.lastLook < woke { workers[tid]?.lastLook = woke }
+        return true
     }
 
     /// Whether a thread met in the last second is still looked at (its name may change).

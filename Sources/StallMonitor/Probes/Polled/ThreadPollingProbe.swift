@@ -57,6 +57,8 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
     private var parkedAt: UInt64 = 0
     private var wokeFromSleep: UInt64?
     private var wokeBeforeSleep = false
+    /// A producer woke the watchdog from a sleep before this look (the next look comes soon).
+    private var producerWoke = false
 
     init(_ loop: PolledLoop, interval: UInt64) {
         self.kind = loop.kind
@@ -128,6 +130,7 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
     private func takeWake() -> Bool {
         let returned = (wakeWatch.map { wakeSlot != nil && CStallMonitor_loop_watch_woke($0) != 0 } ?? true) || wokeBeforeSleep
         wokeBeforeSleep = false
+        producerWoke = wokeFromSleep != nil
         if returned, let posted = wokeFromSleep, let idle = lastIdle, idle.at < posted { lastIdle = (posted, idle.switches, idle.runnable) }
         wokeFromSleep = nil
         return returned
@@ -138,11 +141,18 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
     private func nextLook(now: UInt64, idle: Bool, returned: Bool) -> UInt64 {
         quiet = idle && !returned && !spanOpen && tokenQueuedAt == nil && wakeSlot != nil
             && wakeWatch.map { CStallMonitor_loop_watch_entered($0) != 0 } == true
-        return now &+ (quiet ? sleepingLookInterval : interval)
+        return now &+ (quiet ? sleepingLookInterval : lookInterval)
+    }
+
+    /// The interval to the next look while the loop is not let sleep: short once after a wake-up
+    /// its loop's work caused (that work starts in the next moments).
+    private var lookInterval: UInt64 {
+        producerWoke ? min(interval, quickLookAfterWake) : interval
     }
 
     func poll(now: UInt64) -> UInt64? {
         quiet = false
+        producerWoke = false
         guard !finished, !detached.load(ordering: .relaxed), let tracker else { return nil }
         let tid = onLoop.tid.load(ordering: .acquiring)
         guard tid != 0 else { return now &+ interval }
@@ -163,7 +173,7 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
 
         if let queued = tokenQueuedAt {
             let ran = onLoop.tokenRanAt.load(ordering: .acquiring)
-            guard ran >= queued else { return now &+ interval }  // not back at its tasks yet
+            guard ran >= queued else { return now &+ lookInterval }  // not back at its tasks yet
             tokenQueuedAt = nil
             if spanOpen {
                 tracker.spanEnded(at: ran)
@@ -178,7 +188,7 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
                 spanOpen = true
                 queueToken(tracker, now: now)
             }
-            return now &+ interval
+            return now &+ lookInterval
         }
         if idle {
             if spanOpen {  // only when no token could be queued
@@ -197,7 +207,7 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
         // Without a point of progress yet (the arming task's facts unreadable), the token's run
         // is the first; spans begin from there.
         queueToken(tracker, now: now)
-        return now &+ interval
+        return now &+ lookInterval
     }
 
     /// When a loop found busy at `now` most likely woke, after `idleLook` found it waiting.
