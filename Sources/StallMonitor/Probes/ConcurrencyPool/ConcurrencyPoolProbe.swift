@@ -63,7 +63,6 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     private let layout: PoolLayout
     private let threshold: UInt64
     private let interval: UInt64
-    private let rescanInterval: UInt64
     private let detached = Atomic<Bool>(false)
     private let tokenRanAt = Atomic<UInt64>(0)
     private let visitor: UInt64
@@ -77,12 +76,11 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     /// then: names can change). A thread starts with its creator's name and libdispatch names a
     /// worker after it started, so a thread seen for less than a second is looked at again.
     private var others: [Int32: UInt64] = [:]
-    private var nextScan: UInt64 = 0
     private var lastScan: UInt64?
     /// The process's thread count and the time at the last full read of its thread list.
     private var threadCount: Int?
     private var lastFullScan: UInt64 = 0
-    private var scansSinceNames = 0
+    private var lastNamesCheck: UInt64 = 0
     private var tokenQueuedAt: UInt64?
     /// The report of the starvation in progress (the outstanding token waits past the threshold).
     private var starvation: StallRecording?
@@ -123,7 +121,6 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         self.layout = layout
         self.threshold = threshold
         self.interval = max(interval, 1_000_000)
-        self.rescanInterval = max(self.interval * 5, 50_000_000)
         self.enqueueGrace = max(self.interval * 5, 50_000_000)
         visitor = Self.visitors.add(1, ordering: .relaxed).newValue
         trackers = Array(repeating: nil, count: slots)
@@ -189,7 +186,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     fileprivate func poll(now: UInt64) -> UInt64? {
         guard !isDetached else { return nil }
         let producerWoke = noteEnqueues(now: now)
-        if now >= nextScan { scan(now: now) }
+        scan(now: now)
         var busy = false
         for (tid, var worker) in workers {
             var task: UInt = 0
@@ -250,7 +247,6 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         guard enqueued else { return woke != nil }
         lastEnqueueSeen = now
         guard let woke else { return false }
-        nextScan = now
         for (tid, worker) in workers where worker.task == 0 && worker.lastLook < woke { workers[tid]?.lastLook = woke }
         return true
     }
@@ -283,12 +279,13 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         wokeFromSleep = posted >= parkedAt ? posted : nil  // nil: woken by time or by something else
     }
 
-    /// Meets workers that appeared since the last scan and forgets those that exited. The thread
-    /// list is read again only when the process's thread count changed, a thread met in the last
-    /// second is still being looked at, or half a second has passed (a thread that exited while
-    /// another started keeps the count): an idle process costs one `stat` per scan.
+    /// Meets workers that appeared since the last look and forgets those that exited (at every
+    /// look: a job that starts on a thread libdispatch has just started is dated from the look
+    /// before it was met). The thread list is read again only when the process's thread count
+    /// changed, a thread met in the last second is still being looked at, or half a second has
+    /// passed (a thread that exited while another started keeps the count): otherwise a look
+    /// costs one `stat` for it.
     private func scan(now: UInt64) {
-        nextScan = now &+ rescanInterval
         let count = PoolWorkerScan.threadCount()
         let looking = isSettling(now: now)
         if let count, count == threadCount, !looking, now &- lastFullScan < 500_000_000 {
@@ -297,11 +294,10 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         }
         threadCount = count
         lastFullScan = now
-        scansSinceNames += 1
-        if scansSinceNames >= 50 {  // names can change (a thread named later): look again now and then
-            others.removeAll()
-            scansSinceNames = 0
-        }
+        // Names can change (a thread named later): every thread is looked at again now and then,
+        // keeping when it was first seen (an old thread is not a young one to keep looking at).
+        let recheckNames = now &- lastNamesCheck >= 10_000_000_000
+        if recheckNames { lastNamesCheck = now }
         let alive = Set(PoolWorkerScan.threadIDs())
         for tid in workers.keys where !alive.contains(tid) { forget(tid, at: now) }
         others = others.filter { alive.contains($0.key) }
@@ -315,7 +311,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         }
         var fresh: Set<Int32> = []
         for tid in alive where workers[tid] == nil {
-            if let seen = others[tid], now &- seen > 1_000_000_000 { continue }
+            if let seen = others[tid], now &- seen > 1_000_000_000, !recheckNames { continue }
             if PoolWorkerScan.isPoolWorker(named: ThreadProcFiles.threadName(tid: tid)) {
                 fresh.insert(tid)
                 others[tid] = nil
