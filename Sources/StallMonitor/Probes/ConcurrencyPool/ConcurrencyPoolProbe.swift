@@ -81,6 +81,12 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     private var threadCount: Int?
     private var lastFullScan: UInt64 = 0
     private var lastNamesCheck: UInt64 = 0
+    /// When the next scan is due (every `rescanInterval`), and until when every look scans: new
+    /// work woke the watchdog, and the worker that runs it may be a thread libdispatch starts now
+    /// (met at a scan, and dated from the scan before).
+    private var nextScan: UInt64 = 0
+    private var scanEveryLookUntil: UInt64 = 0
+    private let rescanInterval: UInt64
     private var tokenQueuedAt: UInt64?
     /// The report of the starvation in progress (the outstanding token waits past the threshold).
     private var starvation: StallRecording?
@@ -122,6 +128,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         self.threshold = threshold
         self.interval = max(interval, 1_000_000)
         self.enqueueGrace = max(self.interval * 5, 50_000_000)
+        self.rescanInterval = max(self.interval * 5, 50_000_000)
         visitor = Self.visitors.add(1, ordering: .relaxed).newValue
         trackers = Array(repeating: nil, count: slots)
         slotStates = (0..<slots).map { _ in PoolSlotState() }
@@ -186,7 +193,8 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     fileprivate func poll(now: UInt64) -> UInt64? {
         guard !isDetached else { return nil }
         let producerWoke = noteEnqueues(now: now)
-        scan(now: now)
+        if producerWoke { scanEveryLookUntil = now &+ 100_000_000 }
+        if now >= nextScan || now < scanEveryLookUntil { scan(now: now) }
         var busy = false
         for (tid, var worker) in workers {
             var task: UInt = 0
@@ -228,8 +236,10 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
             }
         }
         if tokenQueuedAt == nil, busy { queueToken(at: CStallMonitor_monotonic_ns()) }
+        // Young threads whose names are still looked at need no look while the pool sleeps: the
+        // next enqueue wakes the watchdog, and its first look scans them again.
         quiet = !busy && tokenQueuedAt == nil && starvation == nil && wakeSlot != nil && now &- lastEnqueueSeen >= enqueueGrace
-            && !isSettling(now: now) && CStallMonitor_pool_hook_active() != 0
+            && CStallMonitor_pool_hook_active() != 0
         if quiet { return now &+ sleepingLookInterval }
         // Woken by new work, which starts in the next moments: a look soon dates its start closely.
         return now &+ (producerWoke ? min(interval, quickLookAfterWake) : interval)
@@ -279,13 +289,14 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         wokeFromSleep = posted >= parkedAt ? posted : nil  // nil: woken by time or by something else
     }
 
-    /// Meets workers that appeared since the last look and forgets those that exited (at every
-    /// look: a job that starts on a thread libdispatch has just started is dated from the look
-    /// before it was met). The thread list is read again only when the process's thread count
-    /// changed, a thread met in the last second is still being looked at, or half a second has
-    /// passed (a thread that exited while another started keeps the count): otherwise a look
-    /// costs one `stat` for it.
+    /// Meets workers that appeared since the last scan and forgets those that exited (every
+    /// `rescanInterval`, and at every look for 100 ms after new work woke the watchdog: a job
+    /// that starts on a thread libdispatch has just started is dated from the scan before it was
+    /// met). The thread list is read again only when the process's thread count changed, a thread
+    /// met in the last second is still being looked at, or half a second has passed (a thread that
+    /// exited while another started keeps the count): otherwise a scan costs one `stat`.
     private func scan(now: UInt64) {
+        nextScan = now &+ rescanInterval
         let count = PoolWorkerScan.threadCount()
         let looking = isSettling(now: now)
         if let count, count == threadCount, !looking, now &- lastFullScan < 500_000_000 {
