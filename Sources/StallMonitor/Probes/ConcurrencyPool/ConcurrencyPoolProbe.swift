@@ -146,7 +146,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         min(64, max(8, 2 * sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     }
 
-    fileprivate func attach(slot: Int, tracker: SpanTracker, arm: @escaping @Sendable () -> Void) {
+    func attach(slot: Int, tracker: SpanTracker, arm: @escaping @Sendable () -> Void) {
         trackers[slot] = tracker
         guard slot == 0 else { return }
         hooked = CStallMonitor_pool_hook_install() == 0
@@ -171,12 +171,12 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         return try body()
     }
 
-    fileprivate func detach() {
+    func detach() {
         guard !detached.exchange(true, ordering: .sequentiallyConsistent) else { return }
         armWorker.withLock { $0 = nil }
     }
 
-    fileprivate var isDetached: Bool { detached.load(ordering: .relaxed) }
+    var isDetached: Bool { detached.load(ordering: .relaxed) }
 
     private func queueToken(at now: UInt64) {
         tokenQueuedAt = now
@@ -190,7 +190,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         if CStallMonitor_thread_first_visit(visitor) != 0, let arm = armWorker.withLock({ $0 }) { arm() }
     }
 
-    fileprivate func poll(now: UInt64) -> UInt64? {
+    func poll(now: UInt64) -> UInt64? {
         guard !isDetached else { return nil }
         let producerWoke = noteEnqueues(now: now)
         if producerWoke { scanEveryLookUntil = now &+ 100_000_000 }
@@ -245,10 +245,9 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         return now &+ (producerWoke ? min(interval, quickLookAfterWake) : interval)
     }
 
-    /// Takes the enqueue flag. After a sleep an enqueue ended, the workers are looked for at
-    /// once, and a task found running began after the wake-up was posted (the hook posts before
-    /// it hands the job on), not somewhere in the whole sleep.
-    /// Returns whether a producer woke the watchdog from a sleep just now.
+    /// Takes the enqueue flag and returns whether a producer woke the watchdog from a sleep just
+    /// now. After a sleep an enqueue ended, a task found running began after the wake-up was
+    /// posted (the hook posts before it hands the job on), not somewhere in the whole sleep.
     private func noteEnqueues(now: UInt64) -> Bool {
         let enqueued = (wakeSlot.map { CStallMonitor_pool_enqueued($0) != 0 } ?? true) || enqueuedBeforeSleep
         enqueuedBeforeSleep = false
@@ -267,7 +266,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     }
 
     /// The watchdog is about to sleep: while the pool is quiet, the next enqueue wakes it.
-    fileprivate func prepareToSleep(on wakeup: WakeupSignal) -> Bool {
+    func prepareToSleep(on wakeup: WakeupSignal) -> Bool {
         if wakeSlot == nil, hooked, let slot = wakeup.slot {
             CStallMonitor_pool_watch(slot)  // noted as an enqueue: the next look comes first
             wakeSlot = slot
@@ -281,7 +280,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         return !enqueuedBeforeSleep
     }
 
-    fileprivate func wokeUp(at now: UInt64) {
+    func wokeUp(at now: UInt64) {
         guard armed, let wakeSlot else { return }
         CStallMonitor_wakeup_slot_unpark(wakeSlot)
         armed = false
@@ -355,9 +354,9 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     }
 
     /// The thread pointer of worker `tid`, when met (watchdog thread).
-    fileprivate func threadPointer(of tid: Int32) -> UInt? { workers[tid]?.pointer }
+    func threadPointer(of tid: Int32) -> UInt? { workers[tid]?.pointer }
 
-    fileprivate func finishPolling() {
+    func finishPolling() {
         if hooked { CStallMonitor_pool_hook_uninstall() }
         hooked = false
         let now = CStallMonitor_monotonic_ns()
@@ -365,53 +364,4 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         if let starvation, let observers = observers.withLock({ $0 }) { observers.report.end(starvation, at: now, ongoing: true) }
         starvation = nil
     }
-}
-
-/// One slot of a ``ConcurrencyPoolProbe``: the loop the monitor watches for one pool worker at a
-/// time (each span carries its worker's thread). Slot 0 drives the whole pool's looks.
-final class PoolSlotProbe: PolledLoopProbe, @unchecked Sendable {
-    let kind = ConcurrencyPoolProbe.loopKind
-    let index: Int
-    let pool: ConcurrencyPoolProbe
-    private let state: PoolSlotState
-    var threadPerSpan: Bool { true }
-    var runsTasks: Bool { true }
-
-    func threadPointer(of tid: Int32) -> UInt? { pool.threadPointer(of: tid) }
-
-    fileprivate init(index: Int, pool: ConcurrencyPoolProbe, state: PoolSlotState) {
-        self.index = index
-        self.pool = pool
-        self.state = state
-    }
-
-    var armedWorkers: Locked<[Int32: MonitoredThread.ArmedWorker]>? { pool.armedWorkers }
-
-    func runsLoopWork(on tid: Int32) -> Bool { state.assigned.load(ordering: .relaxed) == tid }
-
-    func attach(to tracker: SpanTracker, arm: @escaping @Sendable () -> Void) {
-        pool.attach(slot: index, tracker: tracker, arm: arm)
-    }
-
-    func detach() { pool.detach() }
-
-    /// The pool is known to run (its layout was checked in a task on it when the monitor started).
-    func hasRun(tracker: SpanTracker, armed: Bool) -> Bool { true }
-
-    func poll(now: UInt64) -> UInt64? { index == 0 ? pool.poll(now: now) : nil }
-
-    func prepareToSleep(on wakeup: WakeupSignal) -> Bool { index == 0 ? pool.prepareToSleep(on: wakeup) : true }
-
-    func wokeUp(at now: UInt64) {
-        if index == 0 { pool.wokeUp(at: now) }
-    }
-
-    func finishPolling() {
-        if index == 0 { pool.finishPolling() }
-    }
-}
-
-/// What a slot and its pool share: the worker the slot watches now (0: none).
-final class PoolSlotState: Sendable {
-    let assigned = Atomic<Int32>(0)
 }
