@@ -12,6 +12,7 @@
 #include <string.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -159,4 +160,23 @@ long CStallMonitor_resident_bytes(void) {
     unsigned long pages = 0, resident = 0;
     if (sscanf(text, "%lu %lu", &pages, &resident) != 2) return 0;
     return (long)resident * sysconf(_SC_PAGESIZE);
+}
+
+int CStallMonitor_epoll_wait_is_ours(void) {
+    // Called from this file, not loop_wakeup.c: the call resolves to whichever epoll_wait the
+    // link chose, as NIOPosix's calls do.
+    int fd = epoll_create1(EPOLL_CLOEXEC);
+    if (fd < 0) return 0;
+    int watch = CStallMonitor_loop_watch_acquire();
+    int ours = 0;
+    if (watch >= 0) {
+        if (CStallMonitor_loop_watch_here(watch) == 0) {
+            struct epoll_event event;
+            (void)epoll_wait(fd, &event, 1, 0);
+            ours = CStallMonitor_loop_watch_entered(watch);
+        }
+        CStallMonitor_loop_watch_release(watch);
+    }
+    close(fd);
+    return ours;
 }

@@ -339,6 +339,9 @@ void CStallMonitor_loop_watch_bind(int watch, int slot);
 int CStallMonitor_loop_watch_entered(int watch);
 /// Whether the watch's thread returned from epoll_wait since the last call (clears the flag).
 int CStallMonitor_loop_watch_woke(int watch);
+/// Whether the epoll_wait this executable calls is the shim's (not a sanitizer runtime's or the
+/// host's): found by one zero-timeout wait on a registered watch.
+int CStallMonitor_epoll_wait_is_ours(void);
 
 // MARK: - Images (images.c)
 

@@ -9,6 +9,10 @@ package enum Kernel {
     @inlinable
     package static func monotonicNanoseconds() -> UInt64 { CStallMonitor_monotonic_ns() }
 
+    /// Whether this executable's `epoll_wait` is the shim's pass-through (SwiftNIO loops can then
+    /// wake a sleeping watchdog); false where a sanitizer runtime's or the host's won the link.
+    package static var epollWaitWakesWatchdog: Bool { CStallMonitor_epoll_wait_is_ours() != 0 }
+
     /// The calling thread's kernel thread id (`gettid`).
     package static func currentThreadID() -> pid_t { CStallMonitor_gettid() }
 
