@@ -18,15 +18,15 @@ public enum RepresentativeStack {
     /// run (a third of the samples of a ThreadSanitizer build end in the vDSO, where TSan delivers
     /// the signal late). Truncated stacks decide only when no whole stack exists.
     public static func find(samples: [StallReport.Sample], frames: [StallReport.Frame]) -> (stack: [Int], syscall: String?)? {
-        let stacks = samples.count { $0.kind == .stack && !$0.frames.isEmpty }
-        let syscallOnly = samples.count { $0.kind == .syscall && !$0.frames.isEmpty }
+        let stacks = samples.count { $0.kind == .stack && !$0.frameIndices.isEmpty }
+        let syscallOnly = samples.count { $0.kind == .syscall && !$0.frameIndices.isEmpty }
         let kinds: [StallReport.Sample.Kind] = stacks >= syscallOnly ? [.stack, .syscall] : [.syscall, .stack]
         for kind in kinds {
-            let ofKind = samples.filter { $0.kind == kind && !$0.frames.isEmpty }
+            let ofKind = samples.filter { $0.kind == kind && !$0.frameIndices.isEmpty }
             guard !ofKind.isEmpty else { continue }
             let whole = ofKind.filter { $0.truncated != true }
             let voters = whole.isEmpty ? ofKind : whole
-            let paths = voters.map { Array($0.frames.reversed()) }
+            let paths = voters.map { Array($0.frameIndices.reversed()) }
             let syscalls = voters.map(\.syscall)
             var members = Array(paths.indices)
             let needed = (paths.count + 1) / 2

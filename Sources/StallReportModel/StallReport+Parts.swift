@@ -156,7 +156,12 @@ extension StallReport {
         /// Why the sample has no full stack, for kinds other than `stack`.
         public var note: String?
         /// Indices into the report's frame table, leaf first.
-        public var frames: [Int]
+        public var frames: [Int] {
+            get { frameIndices.array }
+            set { frameIndices = FrameIndices(newValue) }
+        }
+        /// ``frames`` as stored: an array, or a range of a buffer shared by the report's samples.
+        package var frameIndices: FrameIndices
         /// True when the stack does not reach the thread's outermost frame (deeper than the frame
         /// limit or the stack copy, or the unwinder stopped early).
         public var truncated: Bool?
@@ -190,10 +195,15 @@ extension StallReport {
             self.threadState = threadState
             self.syscall = syscall
             self.note = note
-            self.frames = frames
+            self.frameIndices = FrameIndices(frames)
             self.truncated = truncated
             self.unwinder = unwinder
             self.interrupted = interrupted
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case offsetMs, kind, threadState, syscall, note, frameIndices = "frames", truncated, unwinder, interrupted, asyncCallers
+            case asyncJobFrames, asyncCallersFromJobStart
         }
     }
 

@@ -53,7 +53,7 @@ extension StallReport {
     private var indexViolation: String? {
         for (number, sample) in samples.enumerated() {
             if let problem = Self.atLeast("samples[\(number)].offsetMs", sample.offsetMs, 0) { return problem }
-            if let bad = sample.frames.first(where: { !frames.indices.contains($0) }) {
+            if let bad = sample.frameIndices.first(where: { !frames.indices.contains($0) }) {
                 return "samples[\(number)].frames has index \(bad), but there are \(frames.count) frames"
             }
         }
