@@ -22,7 +22,7 @@ package struct SampleStacks: Sendable {
         // Sized once: an array of tens of millions of frame ids that doubles holds both its old
         // and its new storage while it grows (up to three times what it needs).
         var frameCount = 0
-        for sample in report.samples { frameCount += sample.frames.count + (sample.asyncCallers?.count ?? 0) + 1 }
+        for sample in report.samples { frameCount += sample.frameIndices.count + (sample.asyncCallers?.count ?? 0) + 1 }
         frames.reserveCapacity(frameCount)
         ends.reserveCapacity(report.samples.count)
         weights.reserveCapacity(report.samples.count)

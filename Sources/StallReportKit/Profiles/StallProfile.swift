@@ -83,19 +83,20 @@ public struct StallProfile: Sendable {
     package static func forEachStack(of report: StallReport, _ body: (StallReport.Sample, [ProfileFrame]) -> Void) {
         // One ProfileFrame per table entry, so equal names share storage across samples.
         let table = report.frames.indices.map { ProfileFrame.of($0, in: report) }
-        func frames(_ indices: [Int]) -> [ProfileFrame] {
+        func frames(_ indices: some BidirectionalCollection<Int>) -> [ProfileFrame] {
             indices.reversed().compactMap { table.indices.contains($0) ? table[$0] : nil }
         }
         // Samples of a stall repeat few stacks: equal ones share one array (up to a bound).
         var known: [StackKey: [ProfileFrame]] = [:]
         for sample in report.samples {
-            let key = StackKey(kind: sample.kind, frames: sample.frames, syscall: sample.syscall,
+            let key = StackKey(kind: sample.kind, frames: sample.frameIndices, syscall: sample.syscall,
                                asyncCallers: sample.asyncCallers, asyncJobFrames: sample.asyncJobFrames)
             if let stack = known[key] {
                 body(sample, stack)
                 continue
             }
-            var stack = frames(sample.kind == .stack ? sample.logicalFrames(in: report.frames) : sample.frames)
+            let hasCallers = sample.kind == .stack && !(sample.asyncCallers?.isEmpty ?? true)
+            var stack = hasCallers ? frames(sample.logicalFrames(in: report.frames)) : frames(sample.frameIndices)
             switch sample.kind {
             case .stack:
                 if stack.isEmpty { stack = [.noStack] }
@@ -115,7 +116,7 @@ public struct StallProfile: Sendable {
     /// What a sample's profile stack is made of.
     private struct StackKey: Hashable {
         var kind: StallReport.Sample.Kind
-        var frames: [Int]
+        var frames: FrameIndices
         var syscall: String?
         var asyncCallers: [Int]?
         var asyncJobFrames: Int?

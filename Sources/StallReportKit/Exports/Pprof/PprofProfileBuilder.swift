@@ -74,14 +74,14 @@ struct PprofProfileBuilder {
             for sample in stall.samples {
                 var labels = common
                 if let syscall = sample.syscall { labels.append(.init(key: string("syscall"), str: string(syscall))) }
-                let key = SampleStackKey(kind: sample.kind, frames: sample.frames, syscall: sample.syscall)
+                let key = SampleStackKey(kind: sample.kind, frames: sample.frameIndices, syscall: sample.syscall)
                 if let ids = knownIDs[key] {
                     profile.append(.init(locationIDs: ids, values: values, labels: labels))
                     continue
                 }
                 var ids: [UInt64] = []
-                ids.reserveCapacity(sample.frames.count + 1)
-                for index in sample.frames where stall.frames.indices.contains(index) {
+                ids.reserveCapacity(sample.frameIndices.count + 1)
+                for index in sample.frameIndices where stall.frames.indices.contains(index) {
                     if let known = frameLocations[index] {
                         ids.append(known)
                     } else {
@@ -156,7 +156,7 @@ struct PprofProfileBuilder {
             // Which frame table entries the samples use (without an array of every index used).
             var used = Array(repeating: false, count: stall.frames.count)
             for sample in stall.samples {
-                for index in sample.frames where used.indices.contains(index) { used[index] = true }
+                for index in sample.frameIndices where used.indices.contains(index) { used[index] = true }
             }
             for index in used.indices where used[index] {
                 let frame = stall.frames[index]
@@ -297,6 +297,6 @@ struct PprofProfileBuilder {
 /// What a pprof sample's location list is made of.
 private struct SampleStackKey: Hashable {
     var kind: StallReport.Sample.Kind
-    var frames: [Int]
+    var frames: FrameIndices
     var syscall: String?
 }
