@@ -2,8 +2,9 @@ import Foundation
 
 /// Decodes a large report without Foundation's `JSONDecoder` holding a map of every value of its
 /// `samples` (which took about four times the file's size for a report of a million samples):
-/// the samples are read with ``JSONByteCursor`` straight into ``StallReport/Sample`` values, the
-/// rest of the document, with `"samples": []` in their place, by the ordinary decoder.
+/// the samples are read with ``JSONByteCursor`` straight into ``StallReport/Sample`` values, their
+/// frame indices into one buffer of 4-byte ids that they share (`FrameIndices`), the rest of the
+/// document, with `"samples": []` in their place, by the ordinary decoder.
 ///
 /// Only the plain shape is read this way: anything unusual in a sample (a missing or repeated
 /// key, a wrong type, a negative index, a number out of range) is a miss, and the caller decodes
@@ -56,32 +57,52 @@ enum LargeReportDecoder {
         return report
     }
 
-    /// The `samples` array.
+    /// The `samples` array, every sample's frame indices in one shared buffer.
     private static func samples(_ cursor: inout JSONByteCursor) throws(FastPathMiss) -> [StallReport.Sample] {
-        // Counted first, so the array is allocated once at its size (no doubling at the end).
+        // Counted first, so the arrays are allocated once at their size (no doubling at the end).
         var counter = cursor
         var count = 0
+        var indexCount = 0
         try counter.forEachElement { counter throws(FastPathMiss) in
-            try counter.skipValue()
+            try counter.forEachMember { counter, key throws(FastPathMiss) in
+                guard try counter.keyIndex(key, in: framesKey) == 0, counter.peek() == UInt8(ascii: "[") else {
+                    try counter.skipValue()
+                    return
+                }
+                try counter.forEachElement { counter throws(FastPathMiss) in
+                    try counter.skipValue()
+                    indexCount += 1
+                }
+            }
             count += 1
         }
         var samples: [StallReport.Sample] = []
         samples.reserveCapacity(count)
-        var scratch = IndexArrays()
+        var frames = PackedFrames(samples: count, indices: indexCount)
+        var callers = IndexArrays()
         try cursor.forEachElement { cursor throws(FastPathMiss) in
-            samples.append(try sample(&cursor, scratch: &scratch))
+            samples.append(try sample(&cursor, frames: &frames, callers: &callers))
+        }
+        let buffer = FrameIndices.Buffer(frames.indices)
+        for index in samples.indices {
+            let (start, count) = frames.ranges[index]
+            samples[index].frameIndices = FrameIndices(buffer, range: Int(start)..<Int(start + count))
         }
         return samples
     }
 
-    /// One sample, as its `Codable` conformance reads it (unknown keys passed over).
-    private static func sample(_ cursor: inout JSONByteCursor, scratch: inout IndexArrays) throws(FastPathMiss) -> StallReport.Sample {
+    private static let framesKey = KeyTable(["frames"])
+
+    /// One sample, as its `Codable` conformance reads it (unknown keys passed over); its frames
+    /// are added to `frames` (the sample's own are left empty).
+    private static func sample(_ cursor: inout JSONByteCursor, frames packed: inout PackedFrames,
+                               callers scratch: inout IndexArrays) throws(FastPathMiss) -> StallReport.Sample {
         var offsetMs: Double?
         var kind: String?
         var threadState: String?
         var syscall: String?
         var note: String?
-        var frames: [Int]?
+        var frames = false
         var truncated: Bool?
         var unwinder: String?
         var interrupted: Bool?
@@ -102,7 +123,9 @@ enum LargeReportDecoder {
             case 2: threadState = try cursor.string()
             case 3: syscall = try cursor.takeNull() ? nil : try cursor.string()
             case 4: note = try cursor.takeNull() ? nil : try cursor.string()
-            case 5: frames = try indices(&cursor, scratch: &scratch)
+            case 5:
+                try packed.add(&cursor)
+                frames = true
             case 6: truncated = try cursor.takeNull() ? nil : try cursor.bool()
             case 7: unwinder = try cursor.takeNull() ? nil : try cursor.string()
             case 8: interrupted = try cursor.takeNull() ? nil : try cursor.bool()
@@ -111,15 +134,48 @@ enum LargeReportDecoder {
             default: fromJobStart = try cursor.takeNull() ? nil : try cursor.bool()
             }
         }
-        guard let offsetMs, let kind, let threadState, let frames else { throw FastPathMiss() }
+        guard let offsetMs, let kind, let threadState, frames else { throw FastPathMiss() }
         return StallReport.Sample(offsetMs: offsetMs, kind: .init(rawValue: kind), threadState: threadState, syscall: syscall, note: note,
-                                  frames: frames, truncated: truncated, unwinder: unwinder, interrupted: interrupted,
+                                  frames: [], truncated: truncated, unwinder: unwinder, interrupted: interrupted,
                                   asyncCallers: asyncCallers, asyncJobFrames: asyncJobFrames, asyncCallersFromJobStart: fromJobStart)
     }
 
-    /// Arrays of frame indices, shared between samples that have the same ones: the samples of
-    /// a stall repeat few stacks, and a million samples of a deep stack are tens of millions of
-    /// indices otherwise (the decoded report is the same value as the ordinary decoder's).
+    /// The frame indices of every sample, one after another, 4 bytes each; a stack equal to one
+    /// read before (the samples of a stall repeat few stacks) takes the earlier one's range.
+    private struct PackedFrames {
+        /// Distinct stacks kept for sharing; past this many, new ones are not remembered.
+        static let limit = 4096
+        var indices: [UInt32] = []
+        /// Each sample's range of ``indices``: start and count (8 bytes a sample).
+        var ranges: [(start: UInt32, count: UInt32)] = []
+        /// Stacks read so far (copies: a slice of ``indices`` would make every append copy it).
+        var known: [[UInt32]: Range<Int>] = [:]
+
+        init(samples: Int, indices count: Int) {
+            indices.reserveCapacity(count)
+            ranges.reserveCapacity(samples)
+        }
+
+        /// Reads one sample's array of frame indices.
+        mutating func add(_ cursor: inout JSONByteCursor) throws(FastPathMiss) {
+            let start = indices.count
+            try cursor.forEachElement { cursor throws(FastPathMiss) in
+                let index = try cursor.int()
+                guard index <= UInt32.max else { throw FastPathMiss() }
+                indices.append(UInt32(index))
+            }
+            guard indices.count <= UInt32.max else { throw FastPathMiss() }
+            let range = start..<indices.count
+            let stack = Array(indices[range])
+            let earlier = known[stack]
+            if earlier != nil { indices.removeLast(range.count) }
+            if earlier == nil && known.count < Self.limit { known[stack] = range }
+            let taken = earlier ?? range
+            ranges.append((UInt32(taken.lowerBound), UInt32(taken.count)))
+        }
+    }
+
+    /// Arrays of async callers' frame indices, shared between samples that have the same ones.
     private struct IndexArrays {
         /// Distinct arrays kept for sharing; past this many, new ones are not remembered.
         static let limit = 4096

@@ -90,9 +90,9 @@ struct LargeReportDecoderTests {
         #expect(data.count >= LargeReportDecoder.minimumSize)
         let report = try #require(LargeReportDecoder.decode(data, depthLimit: 64))
         #expect(report == (try StallReport.decode(from: data)))
-        let first = report.samples[0].frames.withUnsafeBufferPointer { $0.baseAddress }
-        let third = report.samples[2].frames.withUnsafeBufferPointer { $0.baseAddress }
-        #expect(first == third)
+        let first = try #require(report.samples[0].frameIndices.shared)
+        let third = try #require(report.samples[2].frameIndices.shared)
+        #expect(first.buffer === third.buffer && first.range == third.range)
         #expect(try ReportLoader().load(data: data).get() == report)
     }
 }
