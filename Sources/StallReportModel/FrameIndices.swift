@@ -12,7 +12,7 @@ package struct FrameIndices: Sendable, Hashable, Codable, RandomAccessCollection
         package init(_ indices: [UInt32]) { self.indices = indices }
     }
 
-    private enum Storage: Sendable {
+    fileprivate enum Storage: Sendable {
         case array([Int])
         case packed(Buffer, start: UInt32, count: UInt32)
     }
@@ -67,11 +67,37 @@ package struct FrameIndices: Sendable, Hashable, Codable, RandomAccessCollection
         }
     }
 
+    /// The indices in order, the storage looked at once (not at every index).
+    package struct Iterator: IteratorProtocol {
+        private var array: IndexingIterator<[Int]>?
+        private var packed: IndexingIterator<ArraySlice<UInt32>>?
+
+        fileprivate init(_ storage: Storage) {
+            switch storage {
+            case .array(let array): self.array = array.makeIterator()
+            case .packed(let buffer, let start, let count): packed = buffer.indices[Int(start)..<Int(start + count)].makeIterator()
+            }
+        }
+
+        /// The next index, or nil after the last.
+        package mutating func next() -> Int? {
+            if array != nil { return array!.next() }
+            return packed!.next().map { Int($0) }
+        }
+    }
+
+    /// An iterator over the indices.
+    package func makeIterator() -> Iterator { Iterator(storage) }
+
     /// Equal when they hold the same indices, however stored.
     package static func == (lhs: FrameIndices, rhs: FrameIndices) -> Bool {
         switch (lhs.storage, rhs.storage) {
         case (.array(let a), .array(let b)): return a == b
-        default: return lhs.elementsEqual(rhs)
+        case (.packed(let a, let aStart, let aCount), .packed(let b, let bStart, let bCount)):
+            guard aCount == bCount else { return false }
+            if a === b && aStart == bStart { return true }
+            return a.indices[Int(aStart)..<Int(aStart + aCount)] == b.indices[Int(bStart)..<Int(bStart + bCount)]
+        default: return lhs.count == rhs.count && lhs.elementsEqual(rhs)
         }
     }
 

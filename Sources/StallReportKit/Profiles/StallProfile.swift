@@ -83,8 +83,14 @@ public struct StallProfile: Sendable {
     package static func forEachStack(of report: StallReport, _ body: (StallReport.Sample, [ProfileFrame]) -> Void) {
         // One ProfileFrame per table entry, so equal names share storage across samples.
         let table = report.frames.indices.map { ProfileFrame.of($0, in: report) }
-        func frames(_ indices: some BidirectionalCollection<Int>) -> [ProfileFrame] {
-            indices.reversed().compactMap { table.indices.contains($0) ? table[$0] : nil }
+        func frames(_ indices: some Sequence<Int>) -> [ProfileFrame] {
+            var frames: [ProfileFrame] = []
+            frames.reserveCapacity(indices.underestimatedCount)
+            for index in indices where table.indices.contains(index) {
+                if let frame = table[index] { frames.append(frame) }
+            }
+            frames.reverse()
+            return frames
         }
         // Samples of a stall repeat few stacks: equal ones share one array (up to a bound).
         var known: [StackKey: [ProfileFrame]] = [:]
