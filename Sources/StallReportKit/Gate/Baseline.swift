@@ -9,7 +9,7 @@ import Foundation
 /// `topFrame` is for people reading the file; the gate ignores it.
 public struct Baseline: Codable, Sendable, Equatable {
     /// The file layout version this code reads and writes.
-    package static let currentVersion = 1
+    static let currentVersion = 1
 
     /// One known fingerprint.
     public struct Entry: Codable, Sendable, Equatable {

@@ -8,13 +8,13 @@ public struct DiffResult: Sendable {
     /// The policy that decided what counts as a regression.
     package var policy: RegressionPolicy
     /// Stalls and total stall time on the base side.
-    package var baseStalls: Int
+    var baseStalls: Int
     /// Total stall time on the base side, in milliseconds.
-    package var baseTotalMs: Double
+    var baseTotalMs: Double
     /// Stalls on the head side.
-    package var headStalls: Int
+    var headStalls: Int
     /// Total stall time on the head side, in milliseconds.
-    package var headTotalMs: Double
+    var headTotalMs: Double
 
     /// Compares base and head collections.
     public init(base: ReportCollection, head: ReportCollection, policy: RegressionPolicy) {

@@ -29,7 +29,7 @@ public enum BudgetKind: String, Sendable, Codable, CaseIterable {
     }
 
     /// Whether the budget's values are durations (milliseconds) rather than counts.
-    package var isDuration: Bool {
+    var isDuration: Bool {
         switch self {
         case .maxStalls, .maxStallsPerFingerprint, .maxFatalStalls: return false
         case .maxStallMs, .maxP95Ms, .maxTotalStallMs: return true
@@ -108,7 +108,7 @@ public struct GateResult: Sendable {
     /// Baseline comparison, when a baseline was given (suppressed fingerprints left out).
     public var changes: [FingerprintChange]?
     /// The baseline file's path, when one was given.
-    package var baselinePath: String?
+    var baselinePath: String?
     /// Active suppressions that matched stalls (not counted).
     public var suppressed: [SuppressionMatch]
     /// Expired suppressions (their stalls count again).
@@ -135,7 +135,7 @@ public struct GateResult: Sendable {
     /// Number of stalls counted.
     package var stallsCounted: Int { counted.reduce(0) { $0 + $1.count } }
     /// Total stall time counted.
-    package var totalCountedMs: Double { counted.reduce(0) { $0 + $1.totalMs } }
+    var totalCountedMs: Double { counted.reduce(0) { $0 + $1.totalMs } }
 
     /// True when every budget holds and nothing new or regressed fails.
     public var passed: Bool { failedChecks.isEmpty && failingChanges.isEmpty }

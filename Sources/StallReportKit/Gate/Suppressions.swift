@@ -33,7 +33,7 @@ public struct SuppressionList: Codable, Sendable, Equatable {
         }
 
         /// Whether the suppression still holds at `now`.
-        package func isActive(at now: Date) -> Bool {
+        func isActive(at now: Date) -> Bool {
             guard let end = expiryInstant else { return false }
             return now < end
         }

@@ -52,7 +52,7 @@ public struct ProfileFrame: Hashable, Sendable, Codable {
         set { storage = Storage(name: name, file: file, image: image, inApp: newValue, isSynthetic: isSynthetic) }
     }
     /// True for a frame that stands for missing information (`[no stack]`, `[syscall …]`).
-    package var isSynthetic: Bool {
+    var isSynthetic: Bool {
         get { storage.isSynthetic }
         set { storage = Storage(name: name, file: file, image: image, inApp: inApp, isSynthetic: newValue) }
     }

@@ -86,7 +86,7 @@ public struct ReportLoadError: Error, Sendable, Equatable, CustomStringConvertib
     /// What kind of failure this is.
     public let code: Code
     /// For ``Code/read``: the reading or decoding failure.
-    package let readError: ReportReadError?
+    let readError: ReportReadError?
     /// For ``Code/tooLarge``: the file's size in bytes.
     package let size: Int?
     /// For ``Code/tooLarge`` and ``Code/tooDeep``: the limit that was exceeded.

@@ -159,7 +159,7 @@ public struct FingerprintStats: Sendable, Equatable {
     }
 
     /// The classification with most stalls (ties in declaration order, then by name).
-    package var dominantClassification: StallClassification {
+    var dominantClassification: StallClassification {
         classificationsInOrder.max { (classifications[$0] ?? 0) < (classifications[$1] ?? 0) } ?? .mixed
     }
 

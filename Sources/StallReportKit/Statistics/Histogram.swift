@@ -19,7 +19,7 @@ public struct DurationHistogram: Codable, Sendable, Equatable {
     }
 
     /// Bucket boundaries in milliseconds.
-    package static let boundariesMs: [Double] = [0, 100, 250, 500, 1_000, 2_000, 5_000, 10_000]
+    static let boundariesMs: [Double] = [0, 100, 250, 500, 1_000, 2_000, 5_000, 10_000]
 
     /// All buckets, in ascending order, including empty ones.
     public var buckets: [Bucket]

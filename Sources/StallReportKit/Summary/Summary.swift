@@ -47,7 +47,7 @@ public struct Summary: Sendable {
     /// Groups left out by `--top`.
     public var omittedGroups: Int
     /// Number of groups, including those left out by `--top`.
-    package var groupCount: Int { groups.count + omittedGroups }
+    var groupCount: Int { groups.count + omittedGroups }
     /// The filters used.
     package var filter: RecordFilter
     /// Problems met while reading.

@@ -10,7 +10,7 @@ public enum SummaryGrouping: String, Sendable, Codable, CaseIterable {
     case loop
 
     /// How the group of stalls without a scene is shown.
-    package static let noSceneLabel = "(no scene)"
+    static let noSceneLabel = "(no scene)"
 
     /// The key of the group `record` belongs to: its fingerprint, its scene or its loop (empty for none).
     package func key(of record: StallRecord) -> String {
@@ -32,11 +32,11 @@ public enum SummaryGrouping: String, Sendable, Codable, CaseIterable {
     }
 
     /// The column title of the group key: `FINGERPRINT`, `SCENE` or `LOOP`.
-    package var columnTitle: String { rawValue.uppercased() }
+    var columnTitle: String { rawValue.uppercased() }
 
     /// The word for a group in a headline (`scene`, `loop`); nil for fingerprints, which the
     /// headline counts anyway.
-    package var groupNoun: String? {
+    var groupNoun: String? {
         switch self {
         case .fingerprint: return nil
         case .scene: return "scene"

@@ -3,7 +3,7 @@
 /// sequences (clearing the screen, setting the window title) or a newline that starts a line a CI
 /// runner reads as a command (`::add-mask::…`). Text output shows such characters visibly
 /// instead: `\u{1B}` for ESC, `\n` for a newline.
-package enum PrintableText {
+enum PrintableText {
     /// `text` with every control character (C0, DEL, C1), line or paragraph separator and
     /// bidirectional-override character replaced by a visible escape (`\n`, `\r`, `\t`,
     /// `\u{1B}`, `\u{202E}`). Text without them is returned unchanged.
