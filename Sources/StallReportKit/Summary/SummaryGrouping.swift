@@ -3,7 +3,7 @@ public enum SummaryGrouping: String, Sendable, Codable, CaseIterable {
     /// One group per fingerprint (the same stack): the default.
     case fingerprint
     /// One group per scene the host app set (screen, request, test name); stalls without a scene
-    /// (or with an empty one) form one group, shown as ``noSceneLabel``.
+    /// (or with an empty one) form one group, shown as `(no scene)`.
     case scene
     /// One group per loop: its kind and thread (`nioEventLoop NIO-ELT-0-#1`, `runLoop main`), so
     /// each event loop of a server is a row.
