@@ -15,7 +15,7 @@ extension SummaryJSON {
         public var running: Int
         /// Session records outside `--since`/`--until`.
         public var filteredOut: Int
-        /// Monitored time: `monitoredMs` of cleanly stopped sessions, `lastHeartbeatAt - startedAt`
+        /// Monitored time: `monitoredMs` of cleanly stopped sessions, `effectiveMonitoredMs`
         /// of the others (clipped to the time window).
         public var monitoredMs: Double
         /// ``monitoredMs`` in hours.
@@ -42,7 +42,7 @@ extension SummaryJSON {
         public var stallsWithoutSession: Int
         /// Earliest session start.
         public var firstStartedAt: Date?
-        /// Latest session end (clean stop or last heartbeat).
+        /// Latest session end (clean stop, or last heartbeat or alive mark).
         public var lastEndedAt: Date?
         /// Files of the sessions that ended without a clean stop.
         public var uncleanSessions: [String]
