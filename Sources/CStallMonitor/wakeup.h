@@ -10,5 +10,7 @@ enum { CStallMonitor_wakeup_slot_count = 64 };
 void CStallMonitor_wakeup_post_parked(uint64_t noted);
 /// Clears a slot's pool flag and watch bit (a slot taken or given back).
 void CStallMonitor_pool_slot_reset(int slot);
+/// Clears a slot's main-queue flag and watch bit.
+void CStallMonitor_main_slot_reset(int slot);
 
 #endif

@@ -15,7 +15,7 @@ extension SummaryJSON {
         package var running: Int
         /// Session records outside `--since`/`--until`.
         package var filteredOut: Int
-        /// Monitored time: `monitoredMs` of cleanly stopped sessions, `lastHeartbeatAt - startedAt`
+        /// Monitored time: `monitoredMs` of cleanly stopped sessions, `effectiveMonitoredMs`
         /// of the others (clipped to the time window).
         package var monitoredMs: Double
         /// ``monitoredMs`` in hours.
@@ -42,7 +42,7 @@ extension SummaryJSON {
         package var stallsWithoutSession: Int
         /// Earliest session start.
         package var firstStartedAt: Date?
-        /// Latest session end (clean stop or last heartbeat).
+        /// Latest session end (clean stop, or last heartbeat or alive mark).
         package var lastEndedAt: Date?
         /// Files of the sessions that ended without a clean stop.
         package var uncleanSessions: [String]

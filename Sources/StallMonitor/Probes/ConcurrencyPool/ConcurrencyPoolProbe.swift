@@ -90,20 +90,13 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     private var tokenQueuedAt: UInt64?
     /// The report of the starvation in progress (the outstanding token waits past the threshold).
     private var starvation: StallRecording?
-    /// The watchdog's wake-up slot once it watches the pool's enqueues (nil: it cannot be woken,
-    /// the pool is looked at every interval).
-    private var wakeSlot: Int32?
+    /// The watchdog's sleeps that an enqueue ends, once the probe watches the pool's enqueues
+    /// (until then it cannot be woken, the pool is looked at every interval).
+    private var sleep = ArmedSleep()
     /// Whether this probe installed the enqueue hook (from attach to the end of polling).
     private var hooked = false
     /// The last look found the pool quiet: the watchdog may sleep until an enqueue wakes it.
     private var quiet = false
-    /// The watchdog sleeps armed to be woken by an enqueue (since `parkedAt`); when a producer
-    /// woke it from such a sleep.
-    private var armed = false
-    private var parkedAt: UInt64 = 0
-    private var wokeFromSleep: UInt64?
-    /// A job was enqueued between the last look and the sleep (which did not happen).
-    private var enqueuedBeforeSleep = false
     /// When a look last learned of an enqueue.
     private var lastEnqueueSeen: UInt64 = 0
     /// How long the pool stays looked at every interval after an enqueue.
@@ -238,7 +231,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         if tokenQueuedAt == nil, busy { queueToken(at: CStallMonitor_monotonic_ns()) }
         // Young threads whose names are still looked at need no look while the pool sleeps: the
         // next enqueue wakes the watchdog, and its first look scans them again.
-        quiet = !busy && tokenQueuedAt == nil && starvation == nil && wakeSlot != nil && now &- lastEnqueueSeen >= enqueueGrace
+        quiet = !busy && tokenQueuedAt == nil && starvation == nil && sleep.slot != nil && now &- lastEnqueueSeen >= enqueueGrace
             && CStallMonitor_pool_hook_active() != 0
         if quiet { return now &+ sleepingLookInterval }
         // Woken by new work, which starts in the next moments: a look soon dates its start closely.
@@ -249,10 +242,8 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     /// now. After a sleep an enqueue ended, a task found running began after the wake-up was
     /// posted (the hook posts before it hands the job on), not somewhere in the whole sleep.
     private func noteEnqueues(now: UInt64) -> Bool {
-        let enqueued = (wakeSlot.map { CStallMonitor_pool_enqueued($0) != 0 } ?? true) || enqueuedBeforeSleep
-        enqueuedBeforeSleep = false
-        let woke = wokeFromSleep
-        wokeFromSleep = nil
+        let (enqueuedBeforeSleep, woke) = sleep.take()
+        let enqueued = (sleep.slot.map { CStallMonitor_pool_enqueued($0) != 0 } ?? true) || enqueuedBeforeSleep
         guard enqueued else { return woke != nil }
         lastEnqueueSeen = now
         guard let woke else { return false }
@@ -267,25 +258,17 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
 
     /// The watchdog is about to sleep: while the pool is quiet, the next enqueue wakes it.
     func prepareToSleep(on wakeup: WakeupSignal) -> Bool {
-        if wakeSlot == nil, hooked, let slot = wakeup.slot {
+        if sleep.slot == nil, hooked, let slot = wakeup.slot {
             CStallMonitor_pool_watch(slot)  // noted as an enqueue: the next look comes first
-            wakeSlot = slot
+            sleep.bind(slot)
             return true
         }
-        guard quiet, let wakeSlot else { return true }
-        parkedAt = CStallMonitor_monotonic_ns()
-        CStallMonitor_wakeup_slot_park(wakeSlot)
-        armed = true
-        enqueuedBeforeSleep = CStallMonitor_pool_enqueued(wakeSlot) != 0
-        return !enqueuedBeforeSleep
+        guard quiet else { return true }
+        return sleep.park { CStallMonitor_pool_enqueued($0) != 0 }
     }
 
     func wokeUp(at now: UInt64) {
-        guard armed, let wakeSlot else { return }
-        CStallMonitor_wakeup_slot_unpark(wakeSlot)
-        armed = false
-        let posted = CStallMonitor_wakeup_slot_posted_at(wakeSlot)
-        wokeFromSleep = posted >= parkedAt ? posted : nil  // nil: woken by time or by something else
+        sleep.unpark()
     }
 
     /// Meets workers that appeared since the last scan and forgets those that exited (every
