@@ -185,7 +185,8 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
 
     func poll(now: UInt64) -> UInt64? {
         guard !isDetached else { return nil }
-        let producerWoke = noteEnqueues(now: now)
+        let wokeAt = noteEnqueues(now: now)
+        let producerWoke = wokeAt != nil
         if producerWoke { scanEveryLookUntil = now &+ 100_000_000 }
         if now >= nextScan || now < scanEveryLookUntil { scan(now: now) }
         var busy = false
@@ -195,7 +196,9 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
                 forget(tid, at: now)
                 continue
             }
-            let changedAt = worker.lastLook + (now &- worker.lastLook) / 2
+            // A worker idle through a sleep that new work ended starts at the wake-up (see
+            // noteEnqueues); otherwise somewhere since its last look, taken as the middle.
+            let changedAt = worker.lastLook == wokeAt ? worker.lastLook : worker.lastLook + (now &- worker.lastLook) / 2
             if task != worker.task { worker.taskSince = changedAt }
             if worker.spanOpen, task != worker.task {
                 if let slot = worker.slot { trackers[slot]?.spanEnded(at: changedAt) }
@@ -238,17 +241,21 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         return now &+ (producerWoke ? min(interval, quickLookAfterWake) : interval)
     }
 
-    /// Takes the enqueue flag and returns whether a producer woke the watchdog from a sleep just
-    /// now. After a sleep an enqueue ended, a task found running began after the wake-up was
-    /// posted (the hook posts before it hands the job on), not somewhere in the whole sleep.
-    private func noteEnqueues(now: UInt64) -> Bool {
+    /// Takes the enqueue flag and returns when a producer woke the watchdog from a sleep just now
+    /// (nil: none did). After a sleep an enqueue ended, a task found running on a worker idle
+    /// through it (or on a worker met now) is dated from the wake-up's post: the hook posts just
+    /// before it hands the job on, and a free worker takes it at once, while the watchdog itself
+    /// may wake tens of milliseconds later on a loaded machine (the middle of that interval took
+    /// half of it off the stall).
+    private func noteEnqueues(now: UInt64) -> UInt64? {
         let (enqueuedBeforeSleep, woke) = sleep.take()
         let enqueued = (sleep.slot.map { CStallMonitor_pool_enqueued($0) != 0 } ?? true) || enqueuedBeforeSleep
-        guard enqueued else { return woke != nil }
+        guard enqueued else { return woke }
         lastEnqueueSeen = now
-        guard let woke else { return false }
+        guard let woke else { return nil }
         for (tid, worker) in workers where worker.task == 0 && worker.lastLook < woke { workers[tid]?.lastLook = woke }
-        return true
+        if let scanned = lastScan, scanned < woke { lastScan = woke }
+        return woke
     }
 
     /// Whether a thread met in the last second is still looked at (its name may change).

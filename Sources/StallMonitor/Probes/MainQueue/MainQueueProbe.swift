@@ -113,14 +113,15 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
     }
 
     /// Takes the enqueue flag. After a sleep that an enqueue ended, the queue was idle until the
-    /// wake-up was posted (the pass-through posts before it hands the job on), so a job found
-    /// running is dated from there, not from the look before the sleep.
+    /// wake-up was posted (the pass-through posts before it hands the job on) and a worker drains
+    /// it at once, so a job found running is dated from the post, not from the look before the
+    /// sleep nor from the middle of the watchdog's own (maybe late) wake-up.
     private func noteEnqueues(now: UInt64) {
         let (enqueuedBeforeSleep, woke) = sleep.take()
         let enqueued = (sleep.slot.map { CStallMonitor_main_enqueued($0) != 0 } ?? true) || enqueuedBeforeSleep
         producerWoke = woke != nil
         if enqueued { lastEnqueueSeen = now }
-        if let woke, spanThread == nil, let last = lastEnd, last.at < woke { lastEnd = (woke, false) }
+        if let woke, spanThread == nil, let last = lastEnd, last.at < woke { lastEnd = (woke, true) }
     }
 
     /// The next look: after the sleeping-look interval when the queue is quiet and an enqueue can
