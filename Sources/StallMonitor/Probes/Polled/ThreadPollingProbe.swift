@@ -121,12 +121,14 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
         return returned
     }
 
-    /// The next look: after the sleeping-look interval when the loop idles unwoken and can wake
-    /// the watchdog, else after the interval.
-    private func nextLook(now: UInt64, idle: Bool, returned: Bool) -> UInt64 {
+    /// The next look: none while the loop idles unwoken and can wake the watchdog (its thread
+    /// waits in the shim's `epoll_wait`, whose every return posts the watchdog's slot once it is
+    /// parked: new events, a scheduled task due, a wake-up of the loop, its shutdown), else after
+    /// the interval.
+    private func nextLook(now: UInt64, idle: Bool, returned: Bool) -> UInt64? {
         quiet = idle && !returned && !spanOpen && tokenQueuedAt == nil && sleep.slot != nil
             && wakeWatch.map { CStallMonitor_loop_watch_entered($0) != 0 } == true
-        return now &+ (quiet ? sleepingLookInterval : lookInterval)
+        return quiet ? nil : now &+ lookInterval
     }
 
     /// The interval to the next look while the loop is not let sleep: short once after a wake-up
