@@ -25,36 +25,16 @@ typedef void (*async_block)(void *queue, void *block);
 
 /// The main queue's address (set when a monitor first watches it; NULL: nothing is noted).
 static _Atomic(void *) main_queue;
-/// Slots that watch the main queue, their pending flags, and whether any enqueue was seen here.
-static _Atomic uint64_t watching;
-static atomic_int pending[CStallMonitor_wakeup_slot_count];
+/// Slots that watch the main queue, and whether an enqueue was ever noted here while one did.
+static CStallMonitor_wakeup_flags flags;
 static atomic_int seen;
 
-static int valid(int slot) { return slot >= 0 && slot < CStallMonitor_wakeup_slot_count; }
-
-void CStallMonitor_main_slot_reset(int slot) {
-    if (!valid(slot)) return;
-    atomic_fetch_and(&watching, ~(1ull << slot));
-    atomic_store(&pending[slot], 0);
-}
-
-static void note_main_enqueue(void) {
-    uint64_t watchers = atomic_load_explicit(&watching, memory_order_relaxed);
-    if (watchers == 0) return;
-    if (atomic_load_explicit(&seen, memory_order_relaxed) == 0) atomic_store(&seen, 1);
-    uint64_t noted = 0;
-    for (uint64_t left = watchers; left != 0; left &= left - 1) {
-        int index = __builtin_ctzll(left);
-        if (atomic_load(&pending[index]) != 0) continue;
-        atomic_store(&pending[index], 1);
-        noted |= 1ull << index;
-    }
-    if (noted != 0) CStallMonitor_wakeup_post_parked(noted);
-}
+void CStallMonitor_main_slot_reset(int slot) { CStallMonitor_wakeup_flags_reset(&flags, slot); }
 
 static void note_if_main(void *queue) {
     void *main = atomic_load_explicit(&main_queue, memory_order_relaxed);
-    if (main != NULL && queue == main) note_main_enqueue();
+    if (main == NULL || queue != main || !CStallMonitor_wakeup_flags_note(&flags)) return;
+    if (atomic_load_explicit(&seen, memory_order_relaxed) == 0) atomic_store(&seen, 1);
 }
 
 __attribute__((weak)) void dispatch_async_f(void *queue, void *context, void *work) {
@@ -80,16 +60,12 @@ __attribute__((weak)) void dispatch_async(void *queue, void *block) {
 }
 
 void CStallMonitor_main_watch(int slot, const void *queue) {
-    if (!valid(slot) || queue == NULL) return;
+    if (!CStallMonitor_wakeup_flags_valid(slot) || queue == NULL) return;
     atomic_store(&main_queue, (void *)queue);
-    atomic_store(&pending[slot], 1);  // nothing was noted before: the first look must not sleep
-    atomic_fetch_or(&watching, 1ull << slot);
+    CStallMonitor_wakeup_flags_watch(&flags, slot);
 }
 
-int CStallMonitor_main_enqueued(int slot) {
-    if (!valid(slot)) return 1;
-    return atomic_exchange(&pending[slot], 0);
-}
+int CStallMonitor_main_enqueued(int slot) { return CStallMonitor_wakeup_flags_take(&flags, slot); }
 
 int CStallMonitor_main_enqueues_seen(void) {
     return atomic_load(&seen);
