@@ -113,15 +113,16 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
     }
 
     /// Takes the enqueue flag. After a sleep that an enqueue ended, the queue was idle until the
-    /// wake-up was posted (the pass-through posts before it hands the job on) and a worker drains
-    /// it at once, so a job found running is dated from the post, not from the look before the
-    /// sleep nor from the middle of the watchdog's own (maybe late) wake-up.
+    /// wake-up was posted (the pass-through posts before it hands the job on), so a job found
+    /// running is dated from the middle of the time since the post, not since the look before the
+    /// sleep. (Not from the post itself, as on the pool: a worker must first be woken or started
+    /// to drain the main queue, which figure 12b measured as about 10 ms.)
     private func noteEnqueues(now: UInt64) {
         let (enqueuedBeforeSleep, woke) = sleep.take()
         let enqueued = (sleep.slot.map { CStallMonitor_main_enqueued($0) != 0 } ?? true) || enqueuedBeforeSleep
         producerWoke = woke != nil
         if enqueued { lastEnqueueSeen = now }
-        if let woke, spanThread == nil, let last = lastEnd, last.at < woke { lastEnd = (woke, true) }
+        if let woke, spanThread == nil, let last = lastEnd, last.at < woke { lastEnd = (woke, false) }
     }
 
     /// The next look: after the sleeping-look interval when the queue is quiet and an enqueue can
