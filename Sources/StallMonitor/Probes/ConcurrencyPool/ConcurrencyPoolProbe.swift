@@ -188,7 +188,9 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         let wokeAt = noteEnqueues(now: now)
         let producerWoke = wokeAt != nil
         if producerWoke { scanEveryLookUntil = now &+ 100_000_000 }
-        if now >= nextScan || now < scanEveryLookUntil { scan(now: now) }
+        // The look after a sleep that no work ended: the previous look found the pool quiet.
+        let quietLook = quiet && !producerWoke && lastEnqueueSeen != now
+        if now >= nextScan || now < scanEveryLookUntil { scan(now: now, quietLook: quietLook) }
         var busy = false
         for (tid, var worker) in workers {
             var task: UInt = 0
@@ -283,12 +285,14 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     /// that starts on a thread libdispatch has just started is dated from the scan before it was
     /// met). The thread list is read again only when the process's thread count changed, a thread
     /// met in the last second is still being looked at, or half a second has passed (a thread that
-    /// exited while another started keeps the count): otherwise a scan costs one `stat`.
-    private func scan(now: UInt64) {
+    /// exited while another started keeps the count) unless this is the look of a quiet pool that
+    /// nothing woke (`quietLook`: no work came, so a new thread runs none of it): otherwise a scan
+    /// costs one `stat`.
+    private func scan(now: UInt64, quietLook: Bool) {
         nextScan = now &+ rescanInterval
         let count = PoolWorkerScan.threadCount()
         let looking = isSettling(now: now)
-        if let count, count == threadCount, !looking, now &- lastFullScan < 500_000_000 {
+        if let count, count == threadCount, !looking, quietLook || now &- lastFullScan < 500_000_000 {
             lastScan = now
             return
         }
