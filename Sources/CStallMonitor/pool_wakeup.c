@@ -24,8 +24,7 @@ typedef CSTALLMONITOR_SWIFTCALL void (*enqueue_original)(void *job);
 typedef CSTALLMONITOR_SWIFTCALL void (*enqueue_hook)(void *job, enqueue_original original);
 
 /// Slots that watch the pool (the hook sets their pending flags).
-static _Atomic uint64_t watching;
-static atomic_int pending[CStallMonitor_wakeup_slot_count];
+static CStallMonitor_wakeup_flags flags;
 
 static _Atomic(enqueue_hook *) hook_variable;
 static _Atomic(enqueue_hook) previous_hook;  // atomic: the runtime's uninstrumented read of the hook orders nothing for TSan
@@ -35,29 +34,10 @@ static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
 static int hook_users;
 static int hook_in_chain;
 
-static int valid(int slot) { return slot >= 0 && slot < CStallMonitor_wakeup_slot_count; }
-
-void CStallMonitor_pool_slot_reset(int slot) {
-    if (!valid(slot)) return;
-    atomic_fetch_and(&watching, ~(1ull << slot));
-    atomic_store(&pending[slot], 0);
-}
-
-static void note_pool_enqueue(void) {
-    uint64_t watchers = atomic_load_explicit(&watching, memory_order_relaxed);
-    if (watchers == 0) return;
-    uint64_t noted = 0;
-    for (uint64_t left = watchers; left != 0; left &= left - 1) {
-        int index = __builtin_ctzll(left);
-        if (atomic_load(&pending[index]) != 0) continue;
-        atomic_store(&pending[index], 1);
-        noted |= 1ull << index;
-    }
-    if (noted != 0) CStallMonitor_wakeup_post_parked(noted);
-}
+void CStallMonitor_pool_slot_reset(int slot) { CStallMonitor_wakeup_flags_reset(&flags, slot); }
 
 static CSTALLMONITOR_SWIFTCALL void pool_enqueue_hook(void *job, enqueue_original original) {
-    note_pool_enqueue();
+    CStallMonitor_wakeup_flags_note(&flags);
     enqueue_hook previous = atomic_load_explicit(&previous_hook, memory_order_acquire);
     if (previous != NULL) {
         previous(job, original);
@@ -103,13 +83,6 @@ int CStallMonitor_pool_hook_active(void) {
     return variable != NULL && __atomic_load_n(variable, __ATOMIC_ACQUIRE) == pool_enqueue_hook;
 }
 
-void CStallMonitor_pool_watch(int slot) {
-    if (!valid(slot)) return;
-    atomic_store(&pending[slot], 1);  // nothing was noted before: the first look must not sleep
-    atomic_fetch_or(&watching, 1ull << slot);
-}
+void CStallMonitor_pool_watch(int slot) { CStallMonitor_wakeup_flags_watch(&flags, slot); }
 
-int CStallMonitor_pool_enqueued(int slot) {
-    if (!valid(slot)) return 1;
-    return atomic_exchange(&pending[slot], 0);
-}
+int CStallMonitor_pool_enqueued(int slot) { return CStallMonitor_wakeup_flags_take(&flags, slot); }

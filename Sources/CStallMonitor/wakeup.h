@@ -2,6 +2,7 @@
 #ifndef CSTALLMONITOR_WAKEUP_H
 #define CSTALLMONITOR_WAKEUP_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 enum { CStallMonitor_wakeup_slot_count = 64 };
@@ -10,5 +11,55 @@ enum { CStallMonitor_wakeup_slot_count = 64 };
 void CStallMonitor_wakeup_post_parked(uint64_t noted);
 /// Clears a slot's pool flag and watch bit (a slot taken or given back).
 void CStallMonitor_pool_slot_reset(int slot);
+/// Clears a slot's main-queue flag and watch bit.
+void CStallMonitor_main_slot_reset(int slot);
+
+/// One kind of producer's side of the slots (the pool's enqueues, the main queue's): which slots
+/// watch it, and for each whether work was noted since its watchdog last took the flag.
+typedef struct {
+    _Atomic uint64_t watching;
+    atomic_int pending[CStallMonitor_wakeup_slot_count];
+} CStallMonitor_wakeup_flags;
+
+static inline int CStallMonitor_wakeup_flags_valid(int slot) {
+    return slot >= 0 && slot < CStallMonitor_wakeup_slot_count;
+}
+
+/// The slot stops watching and its flag is cleared.
+static inline void CStallMonitor_wakeup_flags_reset(CStallMonitor_wakeup_flags *flags, int slot) {
+    if (!CStallMonitor_wakeup_flags_valid(slot)) return;
+    atomic_fetch_and(&flags->watching, ~(1ull << slot));
+    atomic_store(&flags->pending[slot], 0);
+}
+
+/// The slot starts watching, its flag set (nothing was noted before: the first look must not sleep).
+static inline void CStallMonitor_wakeup_flags_watch(CStallMonitor_wakeup_flags *flags, int slot) {
+    if (!CStallMonitor_wakeup_flags_valid(slot)) return;
+    atomic_store(&flags->pending[slot], 1);
+    atomic_fetch_or(&flags->watching, 1ull << slot);
+}
+
+/// Whether work was noted for the slot since the last take (clears the flag; 1 for no slot).
+static inline int CStallMonitor_wakeup_flags_take(CStallMonitor_wakeup_flags *flags, int slot) {
+    if (!CStallMonitor_wakeup_flags_valid(slot)) return 1;
+    return atomic_exchange(&flags->pending[slot], 0);
+}
+
+/// A producer's note: sets the flag of every watching slot whose flag is clear and posts those
+/// whose watchdog is parked. A flag already set costs a load and nothing else: no store, no
+/// fence, no wake-up. Returns whether any slot watches.
+static inline int CStallMonitor_wakeup_flags_note(CStallMonitor_wakeup_flags *flags) {
+    uint64_t watchers = atomic_load_explicit(&flags->watching, memory_order_relaxed);
+    if (watchers == 0) return 0;
+    uint64_t noted = 0;
+    for (uint64_t left = watchers; left != 0; left &= left - 1) {
+        int index = __builtin_ctzll(left);
+        if (atomic_load(&flags->pending[index]) != 0) continue;
+        atomic_store(&flags->pending[index], 1);
+        noted |= 1ull << index;
+    }
+    if (noted != 0) CStallMonitor_wakeup_post_parked(noted);
+    return 1;
+}
 
 #endif

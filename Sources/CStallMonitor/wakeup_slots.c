@@ -33,6 +33,7 @@ int CStallMonitor_wakeup_slot_acquire(void) {
             atomic_store(&slots[index].initialized, 1);
         }
         CStallMonitor_pool_slot_reset(index);
+        CStallMonitor_main_slot_reset(index);
         return index;
     }
     return -1;
@@ -41,6 +42,7 @@ int CStallMonitor_wakeup_slot_acquire(void) {
 void CStallMonitor_wakeup_slot_release(int slot) {
     if (slot < 0 || slot >= CStallMonitor_wakeup_slot_count) return;
     CStallMonitor_pool_slot_reset(slot);
+    CStallMonitor_main_slot_reset(slot);
     atomic_fetch_and(&parked, ~(1ull << slot));
     atomic_store(&slots[slot].used, 0);
 }

@@ -37,8 +37,13 @@ public enum AtomicFileWriter {
 
     /// Writes `bytes` to `path` atomically with permission bits `mode` (no `Data`: the monitor's
     /// session record, whose writes an idle monitor should not pay Foundation's code pages for).
-    package static func write(bytes: [UInt8], to path: String, mode: mode_t = 0o600, existing: Existing = .replace) throws(Failure) {
-        try write(to: path, mode: mode, existing: existing) { fd in bytes.withUnsafeBytes { writeAll($0, to: fd) } }
+    /// With `keepingOpen`, returns a close-on-exec descriptor of the file written (open for
+    /// writing; the caller closes it), for writes in place into exactly that file later, never
+    /// into whatever the name points to by then.
+    @discardableResult
+    package static func write(bytes: [UInt8], to path: String, mode: mode_t = 0o600, existing: Existing = .replace,
+                              keepingOpen: Bool = false) throws(Failure) -> Int32? {
+        try write(to: path, mode: mode, existing: existing, keepingOpen: keepingOpen) { fd in bytes.withUnsafeBytes { writeAll($0, to: fd) } }
     }
 
     /// Writes all of `bytes` to `fd`; false on an error.
@@ -55,7 +60,9 @@ public enum AtomicFileWriter {
         return true
     }
 
-    private static func write(to path: String, mode: mode_t, existing: Existing, contents: (Int32) -> Bool) throws(Failure) {
+    @discardableResult
+    private static func write(to path: String, mode: mode_t, existing: Existing, keepingOpen: Bool = false,
+                              contents: (Int32) -> Bool) throws(Failure) -> Int32? {
         let (directory, name) = split(path)
         var template = Array("\(directory.isEmpty ? "." : directory)/.\(name).tmp-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
@@ -68,6 +75,8 @@ public enum AtomicFileWriter {
         }
         guard contents(fd) else { throw failure("cannot write \(temporary)") }
         guard fchmod(fd, mode) == 0, fsync(fd) == 0 else { throw failure("cannot write \(temporary)") }
+        var kept = keepingOpen ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1
+        defer { if kept >= 0 { close(kept) } }
         open = false
         guard close(fd) == 0 else { throw failure("cannot write \(temporary)") }
         switch existing {
@@ -81,6 +90,8 @@ public enum AtomicFileWriter {
             fsync(directoryFD)
             close(directoryFD)
         }
+        defer { kept = -1 }  // handed to the caller
+        return kept >= 0 ? kept : nil
     }
 
     /// The directory and the last component of `path`, as `NSString`'s `deletingLastPathComponent`

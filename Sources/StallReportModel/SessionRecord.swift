@@ -3,7 +3,8 @@ import Foundation
 /// The per-process session record the monitor keeps next to its stall reports, in a file named
 /// `session-<UTC time>-p<pid>.session` (JSON; not `*.json`, so it is never mistaken for a report).
 ///
-/// The monitor rewrites it at start, on every heartbeat and at a clean stop. A record whose
+/// The monitor rewrites it at start, after each report, on every heartbeat and at a clean stop,
+/// and between those overwrites ``aliveMs`` in place. A record whose
 /// ``cleanStop`` is false belongs to a process that is still running or that ended without
 /// stopping the monitor (crashed or killed). `stallreport summarize` sums the records to show
 /// stall rates per monitored hour.
@@ -37,6 +38,10 @@ public struct SessionRecord: Codable, Sendable, Equatable {
     public var startedAt: Date
     /// When the record was last rewritten while the monitor ran.
     public var lastHeartbeatAt: Date
+    /// How long the monitor is known to have run since ``startedAt``: overwritten in place between
+    /// rewrites (often at first, then less and less), so a session that ended without a clean stop
+    /// is dated within max(1 s, 10 %) of its life. Absent in records of older monitors.
+    public var aliveMs: AliveMilliseconds?
     /// When the monitor was stopped cleanly; nil while running or after a crash.
     public var stoppedAt: Date?
     /// True once the monitor was stopped cleanly.
@@ -58,7 +63,7 @@ public struct SessionRecord: Codable, Sendable, Equatable {
     public init(
         schemaVersion: Int = SessionRecord.currentSchemaVersion, kind: String = SessionRecord.kindValue, pid: Int,
         processStartTicks: UInt64, hostName: String, executableName: String, appVersion: String? = nil,
-        startedAt: Date, lastHeartbeatAt: Date, stoppedAt: Date? = nil, cleanStop: Bool, monitoredMs: Double,
+        startedAt: Date, lastHeartbeatAt: Date, aliveMs: AliveMilliseconds? = nil, stoppedAt: Date? = nil, cleanStop: Bool, monitoredMs: Double,
         thresholdMs: Double, spans: Int, stalls: Int, reportsWritten: Int, reportsDropped: [String: Int] = [:]
     ) {
         self.schemaVersion = schemaVersion
@@ -70,6 +75,7 @@ public struct SessionRecord: Codable, Sendable, Equatable {
         self.appVersion = appVersion
         self.startedAt = startedAt
         self.lastHeartbeatAt = lastHeartbeatAt
+        self.aliveMs = aliveMs
         self.stoppedAt = stoppedAt
         self.cleanStop = cleanStop
         self.monitoredMs = monitoredMs
@@ -81,19 +87,21 @@ public struct SessionRecord: Codable, Sendable, Equatable {
     }
 
     /// Monitored time to count for rates, in milliseconds: ``monitoredMs`` after a clean stop,
-    /// else the time from ``startedAt`` to ``lastHeartbeatAt`` (what is known to have been
-    /// watched before the process went away or was last seen). Never negative.
+    /// else what is known to have been watched before the process went away or was last seen:
+    /// the later of ``aliveMs`` and the time from ``startedAt`` to ``lastHeartbeatAt``. Never
+    /// negative.
     public var effectiveMonitoredMs: Double {
         if cleanStop { return max(0, monitoredMs) }
-        return max(0, lastHeartbeatAt.timeIntervalSince(startedAt) * 1_000)
+        return max(0, lastHeartbeatAt.timeIntervalSince(startedAt) * 1_000, Double(aliveMs?.value ?? 0))
     }
 
-    /// The wall-clock end of the monitored time: ``stoppedAt`` after a clean stop, else
-    /// ``lastHeartbeatAt``.
+    /// The wall-clock end of the monitored time: ``stoppedAt`` after a clean stop, else the later
+    /// of ``lastHeartbeatAt`` and ``startedAt`` plus ``aliveMs``.
     public var endedAt: Date {
         if cleanStop, let stoppedAt { return stoppedAt }
         if cleanStop { return startedAt.addingTimeInterval(max(0, monitoredMs) / 1_000) }
-        return lastHeartbeatAt
+        guard let aliveMs else { return lastHeartbeatAt }
+        return max(lastHeartbeatAt, startedAt.addingTimeInterval(Double(aliveMs.value) / 1_000))
     }
 
     /// Whether `name` is a session record's file name (`*.session`, any case).

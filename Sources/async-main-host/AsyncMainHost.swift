@@ -92,6 +92,7 @@ struct AsyncMainHost {
             // Measured off the MainActor: the main queue stays idle meanwhile.
             let line = await Task.detached { WatchdogCost.measure(seconds: idleSeconds) }.value
             print(line)
+            print("main-queue enqueues wake the watchdog: \(Kernel.mainQueueEnqueuesWakeWatchdog)")
         }
         try? await Task.sleep(for: .milliseconds(300))
         await monitor.flush(timeout: .seconds(10))

@@ -108,7 +108,7 @@ enum IdlePerLoopFigure {
         let method = "\(rounds) alternating pairs of host processes (\(kind.name)) idle for \(Int(seconds)) s each, with a StallMonitor vs none, "
             + "measured from outside from 0.5 s after the host printed ready: the stall-watchdog thread's voluntary context switches and schedstat CPU time "
             + "(/proc/<pid>/task/<tid>), and the process's CPU as the sum of its threads' schedstat times (threads alive at both ends; ns, unlike utime+stime "
-            + "from /proc/<pid>/stat, which counts 10 ms ticks and is shown too); the monitor's other threads are its threads named stall-* (the writer and the timer: the session heartbeat runs every second for a session's first 10 s, then ramps up to sessionHeartbeatInterval); totals over the runs ÷ their seconds; a process CPU below "
+            + "from /proc/<pid>/stat, which counts 10 ms ticks and is shown too); the monitor's other threads are its threads named stall-* (the writer and the timer: the session record is rewritten at start and every sessionHeartbeatInterval, 60 s; in between the timer marks it alive in place, every second for a session's first 10 s, then ramping up to that interval); totals over the runs ÷ their seconds; a process CPU below "
             + "\(Format.micro(cpuFloorPerSecond))/s counts as that in the ratio"
         return .judged(kind.part, "Idle \(kind.name): monitored vs unmonitored", value: value,
                        goal: "process CPU ≤ \(cpuRatioGoal)× unmonitored; watchdog ≤ \(Format.fixed(wakeupsGoal, 0)) wake-up/s",

@@ -55,7 +55,7 @@ enum NIOServerFigure {
         let perSecond = (after.switches - before.switches) / seconds
         let cpuPerSecond = (after.cpuNanos - before.cpuNanos) / seconds
         return ResultRow("11b", "Idle server: watchdog wake-ups", value: "\(Format.fixed(perSecond, 1))/s, \(Format.micro(cpuPerSecond)) of CPU per second (both loops idle)",
-                         goal: "stated (asleep while idle: a look every 2 s, and each wake-up the server itself has)", verdict: .info,
+                         goal: "stated (asleep while the loops idle; the pool looked at every 2 s; each wake-up the server itself has)", verdict: .info,
                          method: "the watchdog thread's voluntary context switches and CPU time (/proc) over \(Int(seconds)) s of an idle monitored server; NIO calls nobody when a loop wakes, so the probe looks every pollInterval (one or two /proc reads per loop); a run-loop monitor parks instead (figure 2)",
                          data: ["wakeupsPerSecond": perSecond, "cpuNanosecondsPerSecond": cpuPerSecond, "seconds": seconds])
     }

@@ -23,9 +23,9 @@ struct SummarizeCommand: ParsableCommand {
         The monitor writes one session-<time>-p<pid>.session per process. The
         summary then shows stalls and stall time per monitored hour (overall and
         per group), monitored hours (monitoredMs of cleanly stopped sessions,
-        lastHeartbeatAt - startedAt of the others), the number of sessions, those
-        that ended without a clean stop (crashed or killed) and the reports the
-        monitors dropped, by reason. With --since/--until only the part of each
+        for the others aliveMs or lastHeartbeatAt - startedAt, whichever is
+        later), the number of sessions, those that ended without a clean stop
+        (crashed or killed) and the reports the monitors dropped, by reason. With --since/--until only the part of each
         session inside the window counts as monitored time. A broken session file
         is a problem line on stderr like a broken report.
         Schema: Reports/stall-session.schema.json

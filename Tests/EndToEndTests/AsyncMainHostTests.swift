@@ -29,7 +29,8 @@ struct AsyncMainHostTests {
     /// workers after 5 s, so the stall then runs on a worker the monitor never armed (found from
     /// the queue's state, its stack from /proc/self/maps, sampled with SIGPROF).
     @Test("a @MainActor function that stalls 400 ms (CPU, sleep) gives one report naming it, with the worker thread that ran it",
-          arguments: [("cpu", "spinOnMainActorForTest", 0), ("block", "sleepOnMainActorForTest", 0), ("cpu", "spinOnMainActorForTest", 6)])
+          arguments: [("cpu", "spinOnMainActorForTest", 0), ("block", "sleepOnMainActorForTest", 0), ("cpu", "spinOnMainActorForTest", 6),
+                      ("block", "sleepOnMainActorForTest", 3)])
     func mainActorStall(mode: String, function: String, idleFirst: Int) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("async-main-host-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -68,6 +69,28 @@ struct AsyncMainHostTests {
         // half a poll interval (20 ms) when the watchdog keeps its pace: generous bounds.
         #expect(report.durationMs >= measured - 60 && report.durationMs <= measured + 300,
                 "report \(report.durationMs) ms, function \(measured) ms")
+    }
+
+    @Test("an idle MainActor lets the watchdog sleep where the shim's dispatch_async pass-through won the link; else it is looked at every interval")
+    func idleMainActor() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("async-main-host-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let run = try StallReportCLI.run(["idle", directory.path, "6"], timeout: 120, executable: "async-main-host")
+        try #require(run.status == 0, "\(run)")
+        // "idle 6.0 s: <n> watchdog wake-ups/s, <µs> µs of watchdog CPU per second"
+        let line = try #require(run.stdout.split(separator: "\n").first { $0.hasPrefix("idle ") }, "\(run.stdout)")
+        let words = line.split(separator: " ")
+        let perSecond = try #require(Double(words[3]), "\(line)")
+        if run.stdout.contains("main-queue enqueues wake the watchdog: true") {
+            // Asleep: one look every 2 s, and the looks (every 20 ms for 100 ms) after the
+            // measuring task's own hop back at the end: about 1.5/s in 6 s (50/s if polled).
+            #expect(perSecond <= 2.5, "\(line)")
+        } else {
+            // ThreadSanitizer's dispatch_async interceptors win the link: looked at every 20 ms.
+            #expect(run.stdout.contains("main-queue enqueues wake the watchdog: false"), "\(run.stdout)")
+            #expect(perSecond >= 10, "\(line)")
+        }
+        #expect(run.stdout.contains("stalls 0"), "\(run.stdout)")
     }
 
     @Test("thousands of short MainActor jobs and a burst of main-queue blocks give no report")

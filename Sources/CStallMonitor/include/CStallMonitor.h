@@ -295,7 +295,7 @@ int CStallMonitor_unwinder_unwind(CStallMonitorUnwinder *session, pid_t tid,
 /// stack bounds must be set. Returns 0 or -errno (-ERANGE when SP lies outside the stack bounds).
 int CStallMonitor_snapshot_blocked(uintptr_t sp, uintptr_t pc, CStallMonitorSnapshot *snapshot);
 
-// MARK: - Waking a sleeping watchdog (wakeup_slots.c, pool_wakeup.c, loop_wakeup.c)
+// MARK: - Waking a sleeping watchdog (wakeup_slots.c, pool_wakeup.c, loop_wakeup.c, main_wakeup.c)
 
 /// Takes a wake-up slot: a semaphore in static storage the watchdog sleeps on. -1 when all 64 are
 /// taken (the caller uses a semaphore of its own and cannot be woken by its loops).
@@ -342,6 +342,15 @@ int CStallMonitor_loop_watch_woke(int watch);
 /// Whether the epoll_wait this executable calls is the shim's (not a sanitizer runtime's or the
 /// host's): found by one zero-timeout wait on a registered watch.
 int CStallMonitor_epoll_wait_is_ours(void);
+
+/// The slot's main-queue flag starts being set by every dispatch_async(_f) on `queue` (the
+/// Dispatch main queue; set now: nothing was noted before).
+void CStallMonitor_main_watch(int slot, const void *queue);
+/// Whether work reached the main queue since the last call (clears the flag).
+int CStallMonitor_main_enqueued(int slot);
+/// Whether this shim's dispatch_async(_f) ever saw a main-queue enqueue while a slot watched: if
+/// never, another definition (a sanitizer runtime's) is the one called, and nothing wakes the slot.
+int CStallMonitor_main_enqueues_seen(void);
 
 // MARK: - Images (images.c)
 

@@ -53,7 +53,8 @@ public final class StallMonitor: Sendable {
     private let controls: MonitorControls
     private let session: SessionRecorder
     private let metrics: StallMetrics
-    /// Rewrites the session record every ``Configuration/sessionHeartbeatInterval``, and releases
+    /// Rewrites the session record every ``Configuration/sessionHeartbeatInterval`` (and marks it
+    /// alive in place in between, often at first), and releases
     /// libdw's sessions and the stack-copy buffers once stalls have been quiet for
     /// ``Configuration/releaseCachesAfter``.
     private let timer: RepeatingTimer
@@ -234,15 +235,16 @@ public final class StallMonitor: Sendable {
         }
         self.metrics = metrics
         let quiet = UInt64(configuration.releaseCachesAfter.nanoseconds)
-        // One timer thread for both jobs.
-        // The heartbeat ramps up to its interval: a session that dies without stop() (SIGKILL, a
-        // crash) is then dated within max(1 s, 10 %) of its life.
-        timer = writer.repeating(schedules: [.every(.nanoseconds(quiet / 2)), .rampingUp(to: configuration.sessionHeartbeatInterval)], jobs: [
-            { CacheRelease.releaseIfQuiet(for: quiet) },
-            {
+        // One timer thread for the three jobs. The record is rewritten every heartbeat interval;
+        // in between its alive mark ramps up to that interval, so a session that dies without
+        // stop() (SIGKILL, a crash) is dated within max(1 s, 10 %) of its life.
+        timer = writer.repeating([
+            .queued(.every(.nanoseconds(quiet / 2))) { CacheRelease.releaseIfQuiet(for: quiet) },
+            .queued(.every(configuration.sessionHeartbeatInterval)) {
                 session.heartbeat()
                 Self.emitMetrics(metrics, threads: threads, counters: counters, errors: errors)
             },
+            .onTimerThread(.rampingUp(to: configuration.sessionHeartbeatInterval)) { session.markAlive() },
         ])
         configuration.onStart?(self)
     }

@@ -65,10 +65,10 @@ final class ReportWriter: Sendable {
         queue.async(work)
     }
 
-    /// Runs `jobs[i]` on the writer queue as `schedules[i]` says, all from one timer thread,
-    /// until the returned timer is cancelled.
-    func repeating(schedules: [RepeatingTimer.Schedule], jobs: [@Sendable () -> Void]) -> RepeatingTimer {
-        RepeatingTimer(enqueue: { [queue] in queue.async(counted: false, $0) }, schedules: schedules, jobs: jobs)
+    /// Runs `jobs` as their schedules say, from one timer thread (queued ones on the writer
+    /// queue), until the returned timer is cancelled.
+    func repeating(_ jobs: [RepeatingTimer.Job]) -> RepeatingTimer {
+        RepeatingTimer(enqueue: { [queue] in queue.async(counted: false, $0) }, jobs: jobs)
     }
 
     /// Hands a stall event to the writer.

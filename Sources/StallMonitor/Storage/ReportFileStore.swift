@@ -80,10 +80,10 @@ final class ReportFileStore: Sendable {
     /// ``write(_:name:replacing:unfinished:nextName:)`` writes `Data`; not counted by the quota's
     /// report index (it lists session records itself).
     @discardableResult
-    func write(bytes: [UInt8], name: String, replacing: Bool,
-               nextName: () -> String? = { nil }) throws(StallMonitorError) -> (path: String, name: String) {
+    func write(bytes: [UInt8], name: String, replacing: Bool, keepingOpen: Bool = false,
+               nextName: () -> String? = { nil }) throws(StallMonitorError) -> (path: String, name: String, descriptor: Int32?) {
         do {
-            return try folder.write(bytes: bytes, name: name, replacing: replacing, nextName: nextName)
+            return try folder.write(bytes: bytes, name: name, replacing: replacing, keepingOpen: keepingOpen, nextName: nextName)
         } catch {
             throw .reportWrite(path: error.path, reason: error.reason)
         }

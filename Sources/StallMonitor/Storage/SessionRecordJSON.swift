@@ -10,6 +10,7 @@ enum SessionRecordJSON {
     static func encode(_ record: SessionRecord) -> [UInt8] {
         var out = JSONText()
         out.open()
+        if let aliveMs = record.aliveMs { out.key("aliveMs"); out.string(aliveMs.text) }
         if let appVersion = record.appVersion { out.key("appVersion"); out.string(appVersion) }
         out.key("cleanStop"); out.raw(record.cleanStop ? "true" : "false")
         out.key("executableName"); out.string(record.executableName)
@@ -34,6 +35,18 @@ enum SessionRecordJSON {
         out.key("thresholdMs"); out.double(record.thresholdMs)
         out.close()
         return out.bytes
+    }
+
+    /// Where the digits of `aliveMs` start in `bytes` (written by ``encode(_:)``), nil when the
+    /// record has none. The key cannot appear elsewhere: quotes inside string values are escaped.
+    static func aliveDigitsOffset(in bytes: [UInt8]) -> Int? {
+        let key = Array("\"aliveMs\" : \"".utf8)
+        guard bytes.count >= key.count else { return nil }
+        for start in 0...(bytes.count - key.count) where bytes[start..<(start + key.count)].elementsEqual(key) {
+            let digits = start + key.count
+            return digits + AliveMilliseconds.digits < bytes.count ? digits : nil
+        }
+        return nil
     }
 }
 

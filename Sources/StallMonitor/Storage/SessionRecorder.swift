@@ -7,6 +7,9 @@ import Synchronization
 /// (`session-<time>-p<pid>.session`, JSON): when monitoring started, its last heartbeat or clean stop, monitored time, spans, stalls and
 /// reports dropped and why. `stallreport` uses it for stall rates; the next monitor uses it to tell
 /// a dead process's `inProgress` reports from a live one's.
+///
+/// Between rewrites, ``markAlive()`` overwrites the record's `aliveMs` in place, so a session
+/// that dies without `stop()` is dated by its last mark.
 final class SessionRecorder: Sendable {
     /// The record's file (its name changes only when the first name was taken by a file not ours).
     var url: URL { URL(fileURLWithPath: store.path(of: fileName.withLock { $0 }), isDirectory: false) }
@@ -21,6 +24,7 @@ final class SessionRecorder: Sendable {
     private let errors: ErrorReporter
     private let sample: @Sendable () -> (spans: Int, stalls: Int, written: Int, dropped: [String: Int])
     private let written = Atomic<Bool>(false)
+    private let aliveMark = SessionAliveMark()
 
     init(store: ReportFileStore, process: StallReport.Process, thresholdMs: Double, errors: ErrorReporter,
          sample: @escaping @Sendable () -> (spans: Int, stalls: Int, written: Int, dropped: [String: Int])) {
@@ -44,14 +48,25 @@ final class SessionRecorder: Sendable {
         ReportFileName.session(stamp: stamp, pid: getpid(), number: monitorsStarted.add(1, ordering: .relaxed).newValue)
     }
 
+    /// The monotonic time since the start, in nanoseconds.
+    private var elapsed: UInt64 { DispatchTime.now().uptimeNanoseconds &- startedMonotonic }
+
+    /// Overwrites the record's `aliveMs` with the time since the start (any thread; a few
+    /// microseconds: one small write into the page cache).
+    func markAlive() {
+        aliveMark.mark(AliveMilliseconds(elapsed / 1_000_000))
+    }
+
     /// Rewrites the record with the current counts (call on the writer queue).
     func heartbeat(stopping: Bool = false) {
         let now = Date()
         let counts = sample()
         var record = base
         record.lastHeartbeatAt = now
+        let elapsed = elapsed
         // Whole microseconds: written from integers (see SessionRecordJSON's `double`).
-        record.monitoredMs = Double((DispatchTime.now().uptimeNanoseconds - startedMonotonic) / 1_000) / 1_000
+        record.monitoredMs = Double(elapsed / 1_000) / 1_000
+        record.aliveMs = AliveMilliseconds(elapsed / 1_000_000)
         record.spans = counts.spans
         record.stalls = counts.stalls
         record.reportsWritten = counts.written
@@ -64,9 +79,11 @@ final class SessionRecorder: Sendable {
             // The bytes JSONEncoder would write, without its code (see SessionRecordJSON).
             let stamp = stamp
             let current = fileName.withLock { $0 }
-            let used = try store.write(bytes: SessionRecordJSON.encode(record), name: current, replacing: written.load(ordering: .relaxed)) {
+            let bytes = SessionRecordJSON.encode(record)
+            let used = try store.write(bytes: bytes, name: current, replacing: written.load(ordering: .relaxed), keepingOpen: !stopping) {
                 Self.name(stamp: stamp) as String?
             }
+            aliveMark.retarget(descriptor: used.descriptor, offset: SessionRecordJSON.aliveDigitsOffset(in: bytes))
             if used.name != current { fileName.withLock { $0 = used.name } }
             written.store(true, ordering: .relaxed)
             if !stopping {
@@ -78,6 +95,9 @@ final class SessionRecorder: Sendable {
             errors.report(error)
         }
         // A stopped monitor's record is finished (written or not): the quota may delete it.
-        if stopping { ReportFolder.setUnfinished(fileName.withLock { $0 }, false) }
+        if stopping {
+            aliveMark.close()
+            ReportFolder.setUnfinished(fileName.withLock { $0 }, false)
+        }
     }
 }

@@ -13,6 +13,11 @@ package enum Kernel {
     /// wake a sleeping watchdog); false where a sanitizer runtime's or the host's won the link.
     package static var epollWaitWakesWatchdog: Bool { CStallMonitor_epoll_wait_is_ours() != 0 }
 
+    /// Whether the shim's `dispatch_async(_f)` pass-through has seen work reach the main queue
+    /// while a monitor watched it (the MainActor can then wake a sleeping watchdog); false where a
+    /// sanitizer runtime's or the host's definition won the link, or before any such work.
+    package static var mainQueueEnqueuesWakeWatchdog: Bool { CStallMonitor_main_enqueues_seen() != 0 }
+
     /// The calling thread's kernel thread id (`gettid`).
     package static func currentThreadID() -> pid_t { CStallMonitor_gettid() }
 

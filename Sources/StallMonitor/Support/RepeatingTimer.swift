@@ -2,11 +2,12 @@ import CStallMonitor
 import Foundation
 
 /// Hands work to a queue (the writer's) on schedules (fixed, or ramping up), driven by a small
-/// thread of its own that sleeps on a semaphore. Not a dispatch timer: on Linux the first dispatch
-/// timer starts libdispatch's timer thread, which then lives as long as the process, and after
-/// `stop()` the monitor must leave no thread behind. One timer runs several jobs, each on its own
-/// schedule: a monitor has one timer thread (session heartbeat and cache release), not one per
-/// job, so an idle monitor's memory holds one thread stack fewer.
+/// thread of its own that sleeps on a semaphore, or runs short work on that thread itself. Not a
+/// dispatch timer: on Linux the first dispatch timer starts libdispatch's timer thread, which then
+/// lives as long as the process, and after `stop()` the monitor must leave no thread behind. One
+/// timer runs several jobs, each on its own schedule: a monitor has one timer thread (session
+/// heartbeat, alive marks and cache release), not one per job, so an idle monitor's memory holds
+/// one thread stack fewer.
 final class RepeatingTimer: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let exited = DispatchSemaphore(value: 0)
@@ -35,10 +36,30 @@ final class RepeatingTimer: Sendable {
         }
     }
 
-    /// Hands `jobs[i]` to `enqueue` as `schedules[i]` says (the two arrays have the same length).
-    init(enqueue: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void, schedules: [Schedule],
-         jobs: [@Sendable () -> Void]) {
-        precondition(schedules.count == jobs.count && !jobs.isEmpty, "one schedule per job")
+    /// One job: when it runs, and where.
+    struct Job: Sendable {
+        /// When it runs.
+        let schedule: Schedule
+        /// It runs on the timer's thread (a few microseconds at most: it delays the other jobs)
+        /// instead of being handed to the queue (which may be the writer's thread, asleep).
+        let onTimerThread: Bool
+        let run: @Sendable () -> Void
+
+        /// A job handed to the queue.
+        static func queued(_ schedule: Schedule, _ run: @escaping @Sendable () -> Void) -> Job {
+            Job(schedule: schedule, onTimerThread: false, run: run)
+        }
+
+        /// A short job run on the timer's own thread.
+        static func onTimerThread(_ schedule: Schedule, _ run: @escaping @Sendable () -> Void) -> Job {
+            Job(schedule: schedule, onTimerThread: true, run: run)
+        }
+    }
+
+    /// Runs each of `jobs` as its schedule says, queued ones through `enqueue`.
+    init(enqueue: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void, jobs: [Job]) {
+        precondition(!jobs.isEmpty, "at least one job")
+        let schedules = jobs.map(\.schedule)
         let wake = self.wake, exited = self.exited, cancelled = self.cancelled
         NativeThread.start(name: "StallMonitor.heartbeat", stackSize: 64 * 1024) {
             _ = CStallMonitor_set_thread_name("stall-heartbeat")
@@ -56,7 +77,7 @@ final class RepeatingTimer: Sendable {
                       !cancelled.withLock({ $0 }) else { break }
                 let woke = DispatchTime.now().uptimeNanoseconds
                 for index in due.indices where due[index] <= woke {
-                    enqueue(jobs[index])
+                    if jobs[index].onTimerThread { jobs[index].run() } else { enqueue(jobs[index].run) }
                     // The next run one period after this one (one after now, when late).
                     let period = schedules[index].period(afterRunAt: due[index] &- start)
                     let following = after(due[index], period)

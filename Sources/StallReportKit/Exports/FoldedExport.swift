@@ -16,7 +16,7 @@ import Foundation
 /// report whose every sample has a stack of its own needs little more than its output.
 public enum FoldedExport {
     /// The character that replaces `;` inside a frame name.
-    public static let semicolonReplacement: Character = "\u{FF1B}"
+    static let semicolonReplacement: Character = "\u{FF1B}"
 
     /// A frame name made safe for a folded line.
     package static func clean(_ name: String) -> String {

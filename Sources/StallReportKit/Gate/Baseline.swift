@@ -9,7 +9,7 @@ import Foundation
 /// `topFrame` is for people reading the file; the gate ignores it.
 public struct Baseline: Codable, Sendable, Equatable {
     /// The file layout version this code reads and writes.
-    public static let currentVersion = 1
+    static let currentVersion = 1
 
     /// One known fingerprint.
     public struct Entry: Codable, Sendable, Equatable {
@@ -40,14 +40,14 @@ public struct Baseline: Codable, Sendable, Equatable {
         }
 
         /// The entry recording a group's statistics.
-        public init(_ stats: FingerprintStats) {
+        package init(_ stats: FingerprintStats) {
             self.init(fingerprint: stats.fingerprint, count: stats.count, p50Ms: stats.p50Ms, p95Ms: stats.p95Ms,
                       maxMs: stats.maxMs, totalMs: stats.totalMs, topFrame: stats.headline)
         }
     }
 
     /// File layout version (1).
-    public var baselineVersion: Int
+    package var baselineVersion: Int
     /// When the baseline was recorded.
     public var createdAt: Date
     /// Number of stalls recorded.
@@ -69,7 +69,7 @@ public struct Baseline: Codable, Sendable, Equatable {
     }
 
     /// Entries by fingerprint.
-    public var byFingerprint: [String: Entry] {
+    package var byFingerprint: [String: Entry] {
         Dictionary(fingerprints.map { ($0.fingerprint, $0) }, uniquingKeysWith: { first, _ in first })
     }
 

@@ -27,10 +27,10 @@ public struct FingerprintChange: Sendable, Equatable {
     public var reasons: [String]
     /// For `new` and `regressed`: true when the head has fewer occurrences than the policy's
     /// minimum, so the finding is a warning rather than a failure.
-    public var belowMinimum: Bool
+    package var belowMinimum: Bool
 
     /// A label for people: the top frame recorded for the head, else for the base.
-    public var headline: String {
+    package var headline: String {
         head?.topFrame ?? base?.topFrame ?? "no stack"
     }
 
@@ -43,9 +43,9 @@ public struct FingerprintChange: Sendable, Equatable {
 /// When a difference between base and head counts as a regression.
 public struct RegressionPolicy: Sendable, Equatable {
     /// Relative tolerance: the head may exceed the base's count and p95 by this fraction.
-    public var tolerance: Double
+    package var tolerance: Double
     /// Fewest occurrences in the head for a new or regressed fingerprint to be a failure.
-    public var minOccurrences: Int
+    package var minOccurrences: Int
 
     /// Creates a policy.
     public init(tolerance: Double = GateConfig.defaultTolerance, minOccurrences: Int = GateConfig.defaultMinOccurrences) {
@@ -55,7 +55,7 @@ public struct RegressionPolicy: Sendable, Equatable {
 
     /// Compares base and head entries; the result lists every fingerprint of either side, sorted
     /// by kind (new, regressed, fixed, unchanged) and then by the head's total stall time.
-    public func compare(base: [Baseline.Entry], head: [Baseline.Entry]) -> [FingerprintChange] {
+    package func compare(base: [Baseline.Entry], head: [Baseline.Entry]) -> [FingerprintChange] {
         let baseByKey = Dictionary(base.map { ($0.fingerprint, $0) }, uniquingKeysWith: { a, _ in a })
         let headByKey = Dictionary(head.map { ($0.fingerprint, $0) }, uniquingKeysWith: { a, _ in a })
         var changes: [FingerprintChange] = []

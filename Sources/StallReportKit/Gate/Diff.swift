@@ -6,15 +6,15 @@ public struct DiffResult: Sendable {
     /// Every fingerprint of either side, new first, then regressed, fixed, unchanged.
     public var changes: [FingerprintChange]
     /// The policy that decided what counts as a regression.
-    public var policy: RegressionPolicy
+    package var policy: RegressionPolicy
     /// Stalls and total stall time on the base side.
-    public var baseStalls: Int
+    var baseStalls: Int
     /// Total stall time on the base side, in milliseconds.
-    public var baseTotalMs: Double
+    var baseTotalMs: Double
     /// Stalls on the head side.
-    public var headStalls: Int
+    var headStalls: Int
     /// Total stall time on the head side, in milliseconds.
-    public var headTotalMs: Double
+    var headTotalMs: Double
 
     /// Compares base and head collections.
     public init(base: ReportCollection, head: ReportCollection, policy: RegressionPolicy) {
@@ -36,58 +36,58 @@ public struct DiffResult: Sendable {
 
 /// The JSON document `stallreport diff --format json` prints (`formatVersion` 1, stable keys;
 /// optional keys left out when there is no value).
-public struct DiffJSON: Codable, Sendable, Equatable {
+package struct DiffJSON: Codable, Sendable, Equatable {
     /// Version of this document's layout: 1.
-    public var formatVersion = 1
+    package var formatVersion = 1
     /// Always `diff`.
-    public var kind = "diff"
+    package var kind = "diff"
     /// Relative tolerance used.
-    public var tolerance: Double
+    package var tolerance: Double
     /// Minimum occurrences used.
-    public var minOccurrences: Int
+    package var minOccurrences: Int
     /// Totals of each side.
-    public var base: SideJSON
+    package var base: SideJSON
     /// Totals of the head side.
-    public var head: SideJSON
+    package var head: SideJSON
     /// Number of fingerprints per kind: `new`, `regressed`, `fixed`, `unchanged` (all present).
-    public var counts: [String: Int]
+    package var counts: [String: Int]
     /// Every fingerprint of either side.
-    public var fingerprints: [ChangeJSON]
+    package var fingerprints: [ChangeJSON]
 
     /// Totals of one side.
-    public struct SideJSON: Codable, Sendable, Equatable {
+    package struct SideJSON: Codable, Sendable, Equatable {
         /// Stalls.
-        public var stalls: Int
+        package var stalls: Int
         /// Sum of durations, in milliseconds.
-        public var totalMs: Double
+        package var totalMs: Double
     }
 
     /// One fingerprint's change.
-    public struct ChangeJSON: Codable, Sendable, Equatable {
+    package struct ChangeJSON: Codable, Sendable, Equatable {
         /// The fingerprint.
-        public var fingerprint: String
+        package var fingerprint: String
         /// `new`, `regressed`, `fixed` or `unchanged`.
-        public var change: FingerprintChange.Kind
+        package var change: FingerprintChange.Kind
         /// Stalls in the base (0 when absent).
-        public var baseCount: Int
+        package var baseCount: Int
         /// Stalls in the head (0 when absent).
-        public var headCount: Int
+        package var headCount: Int
         /// Base p95, when present in the base.
-        public var baseP95Ms: Double?
+        package var baseP95Ms: Double?
         /// Head p95, when present in the head.
-        public var headP95Ms: Double?
+        package var headP95Ms: Double?
         /// Relative p95 change (0.25 = +25 %), when present on both sides.
-        public var p95Change: Double?
+        package var p95Change: Double?
         /// What regressed.
-        public var reasons: [String]
+        package var reasons: [String]
         /// New or regressed but with fewer head occurrences than `minOccurrences`.
-        public var belowMinOccurrences: Bool
+        package var belowMinOccurrences: Bool
         /// The top frame.
-        public var topFrame: String
+        package var topFrame: String
     }
 
     /// Creates the JSON form of a diff.
-    public init(_ diff: DiffResult) {
+    package init(_ diff: DiffResult) {
         tolerance = diff.policy.tolerance
         minOccurrences = diff.policy.minOccurrences
         base = SideJSON(stalls: diff.baseStalls, totalMs: diff.baseTotalMs)
@@ -104,7 +104,7 @@ public struct DiffJSON: Codable, Sendable, Equatable {
     }
 
     /// Pretty JSON with sorted keys and a trailing newline.
-    public func encoded() throws -> Data {
+    package func encoded() throws -> Data {
         var data = try ReportCoding.makeEncoder(pretty: true).encode(self)
         data.append(0x0a)
         return data

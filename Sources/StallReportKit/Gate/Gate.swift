@@ -17,7 +17,7 @@ public enum BudgetKind: String, Sendable, Codable, CaseIterable {
     case maxFatalStalls
 
     /// The command-line flag that sets this budget.
-    public var flag: String {
+    package var flag: String {
         switch self {
         case .maxStalls: return "--max-stalls"
         case .maxStallsPerFingerprint: return "--max-per-fingerprint"
@@ -29,7 +29,7 @@ public enum BudgetKind: String, Sendable, Codable, CaseIterable {
     }
 
     /// Whether the budget's values are durations (milliseconds) rather than counts.
-    public var isDuration: Bool {
+    var isDuration: Bool {
         switch self {
         case .maxStalls, .maxStallsPerFingerprint, .maxFatalStalls: return false
         case .maxStallMs, .maxP95Ms, .maxTotalStallMs: return true
@@ -37,7 +37,7 @@ public enum BudgetKind: String, Sendable, Codable, CaseIterable {
     }
 
     /// What the budget limits, for people.
-    public var title: String {
+    package var title: String {
         switch self {
         case .maxStalls: return "stalls in total"
         case .maxStallsPerFingerprint: return "stalls per fingerprint"
@@ -88,7 +88,7 @@ public struct BudgetCheck: Sendable, Equatable {
     }
 
     /// `stalls in total: 12 > 10` or `longest single stall: 812 ms ≤ 2.00 s`.
-    public var verdictLine: String {
+    package var verdictLine: String {
         "\(kind.title): \(kind.format(actual)) \(passed ? "≤" : ">") \(kind.format(limit))"
     }
 }
@@ -108,7 +108,7 @@ public struct GateResult: Sendable {
     /// Baseline comparison, when a baseline was given (suppressed fingerprints left out).
     public var changes: [FingerprintChange]?
     /// The baseline file's path, when one was given.
-    public var baselinePath: String?
+    var baselinePath: String?
     /// Active suppressions that matched stalls (not counted).
     public var suppressed: [SuppressionMatch]
     /// Expired suppressions (their stalls count again).
@@ -116,26 +116,26 @@ public struct GateResult: Sendable {
     /// Groups that were counted, by impact.
     public var counted: [FingerprintStats]
     /// The configuration used.
-    public var config: GateConfig
+    package var config: GateConfig
     /// Problems met while reading.
     public var problems: [ReportProblem]
     /// Valid reports read, and those left out by filters (including `ignoreShorterThanMs`).
-    public var reportsRead: Int
+    package var reportsRead: Int
     /// Reports left out by filters.
-    public var reportsFilteredOut: Int
+    package var reportsFilteredOut: Int
 
     /// Violated budgets.
-    public var failedChecks: [BudgetCheck] { checks.filter { !$0.passed } }
+    package var failedChecks: [BudgetCheck] { checks.filter { !$0.passed } }
     /// New or regressed fingerprints that fail the gate.
-    public var failingChanges: [FingerprintChange] { (changes ?? []).filter(\.isFailure) }
+    package var failingChanges: [FingerprintChange] { (changes ?? []).filter(\.isFailure) }
     /// New or regressed fingerprints below the minimum occurrences: warnings.
-    public var toleratedChanges: [FingerprintChange] { (changes ?? []).filter { ($0.kind == .new || $0.kind == .regressed) && $0.belowMinimum } }
+    package var toleratedChanges: [FingerprintChange] { (changes ?? []).filter { ($0.kind == .new || $0.kind == .regressed) && $0.belowMinimum } }
     /// Baseline fingerprints that did not occur: good news.
-    public var fixed: [FingerprintChange] { (changes ?? []).filter { $0.kind == .fixed } }
+    package var fixed: [FingerprintChange] { (changes ?? []).filter { $0.kind == .fixed } }
     /// Number of stalls counted.
-    public var stallsCounted: Int { counted.reduce(0) { $0 + $1.count } }
+    package var stallsCounted: Int { counted.reduce(0) { $0 + $1.count } }
     /// Total stall time counted.
-    public var totalCountedMs: Double { counted.reduce(0) { $0 + $1.totalMs } }
+    var totalCountedMs: Double { counted.reduce(0) { $0 + $1.totalMs } }
 
     /// True when every budget holds and nothing new or regressed fails.
     public var passed: Bool { failedChecks.isEmpty && failingChanges.isEmpty }
@@ -144,13 +144,13 @@ public struct GateResult: Sendable {
 /// Evaluates budgets, a baseline and suppressions against a collection of reports.
 public struct Gate: Sendable {
     /// The budgets and settings.
-    public var config: GateConfig
+    package var config: GateConfig
     /// The baseline, when one is used.
-    public var baseline: Baseline?
+    package var baseline: Baseline?
     /// The suppressions, when any.
-    public var suppressions: SuppressionList?
+    package var suppressions: SuppressionList?
     /// The time at which suppressions are judged.
-    public var now: Date
+    package var now: Date
 
     /// Creates a gate.
     public init(config: GateConfig, baseline: Baseline? = nil, suppressions: SuppressionList? = nil, now: Date = Date()) {

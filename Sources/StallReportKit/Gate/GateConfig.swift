@@ -54,13 +54,13 @@ public struct GateConfig: Codable, Sendable, Equatable {
     }
 
     /// The keys a config file may contain.
-    public static let knownKeys: Set<String> = [
+    package static let knownKeys: Set<String> = [
         "maxStalls", "maxStallsPerFingerprint", "maxStallMs", "maxP95Ms", "maxTotalStallMs",
         "ignoreShorterThanMs", "baseline", "suppressions", "tolerance", "minOccurrences", "maxFatalStalls",
     ]
 
     /// This config with every value set in `overrides` replacing this one's (flags over file).
-    public func merging(_ overrides: GateConfig) -> GateConfig {
+    package func merging(_ overrides: GateConfig) -> GateConfig {
         GateConfig(
             maxStalls: overrides.maxStalls ?? maxStalls,
             maxStallsPerFingerprint: overrides.maxStallsPerFingerprint ?? maxStallsPerFingerprint,
@@ -76,7 +76,7 @@ public struct GateConfig: Codable, Sendable, Equatable {
     }
 
     /// True when there is nothing to check: no budget and no baseline.
-    public var checksNothing: Bool {
+    package var checksNothing: Bool {
         maxStalls == nil && maxStallsPerFingerprint == nil && maxStallMs == nil && maxP95Ms == nil
             && maxTotalStallMs == nil && maxFatalStalls == nil && baseline == nil
     }

@@ -25,7 +25,7 @@ public struct SuppressionList: Codable, Sendable, Equatable {
 
         /// The instant the suppression stops: the start of the day after a calendar date, or the
         /// given date-time. Nil when `expires` is not a date.
-        public var expiryInstant: Date? {
+        package var expiryInstant: Date? {
             if expires.count == 10, let day = RecordFilter.parseDate(expires) {
                 return day.addingTimeInterval(86_400)
             }
@@ -33,7 +33,7 @@ public struct SuppressionList: Codable, Sendable, Equatable {
         }
 
         /// Whether the suppression still holds at `now`.
-        public func isActive(at now: Date) -> Bool {
+        func isActive(at now: Date) -> Bool {
             guard let end = expiryInstant else { return false }
             return now < end
         }

@@ -52,13 +52,13 @@ public struct ProfileFrame: Hashable, Sendable, Codable {
         set { storage = Storage(name: name, file: file, image: image, inApp: newValue, isSynthetic: isSynthetic) }
     }
     /// True for a frame that stands for missing information (`[no stack]`, `[syscall …]`).
-    public var isSynthetic: Bool {
+    var isSynthetic: Bool {
         get { storage.isSynthetic }
         set { storage = Storage(name: name, file: file, image: image, inApp: inApp, isSynthetic: newValue) }
     }
 
     /// Creates a frame.
-    public init(name: String, file: String? = nil, image: String? = nil, inApp: Bool = false, isSynthetic: Bool = false) {
+    package init(name: String, file: String? = nil, image: String? = nil, inApp: Bool = false, isSynthetic: Bool = false) {
         storage = Storage(name: name, file: file, image: image, inApp: inApp, isSynthetic: isSynthetic)
     }
 

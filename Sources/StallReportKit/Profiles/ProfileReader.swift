@@ -14,23 +14,23 @@ public struct ProfileReader: Sendable {
         /// Paths that could not be used, sorted by path.
         public var problems: [ReportProblem]
         /// Candidate files found.
-        public var filesFound: Int
+        package var filesFound: Int
         /// Files decoded as valid reports (before filtering).
-        public var reportsRead: Int
+        package var reportsRead: Int
         /// Valid reports that the filters left out.
-        public var reportsFilteredOut: Int
+        package var reportsFilteredOut: Int
     }
 
     /// How each file is read.
-    public var loader: ReportLoader
+    package var loader: ReportLoader
     /// Time window and minimum duration.
-    public var filter: RecordFilter
+    package var filter: RecordFilter
     /// When not empty, only reports with one of these fingerprints.
-    public var fingerprints: Set<String>
+    package var fingerprints: Set<String>
     /// Number of worker threads.
-    public var workers: Int
+    package var workers: Int
     /// Whether a directory with no `*.json` file is a problem.
-    public var reportEmptyDirectories: Bool
+    package var reportEmptyDirectories: Bool
 
     /// Creates a reader; `workers` defaults to the number of active cores.
     public init(loader: ReportLoader = ReportLoader(), filter: RecordFilter = RecordFilter(), fingerprints: Set<String> = [],
@@ -61,11 +61,11 @@ public struct ProfileReader: Sendable {
         /// Paths that could not be used, sorted by path.
         public var problems: [ReportProblem]
         /// Candidate files found.
-        public var filesFound: Int
+        package var filesFound: Int
         /// Files decoded as valid reports (before filtering).
-        public var reportsRead: Int
+        package var reportsRead: Int
         /// Valid reports that the filters left out.
-        public var reportsFilteredOut: Int
+        package var reportsFilteredOut: Int
     }
 
     /// Scans `paths` and reads every report found.

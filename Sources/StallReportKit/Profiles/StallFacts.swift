@@ -16,16 +16,16 @@ public struct StallFacts: Sendable, Equatable {
     /// What the stuck thread was doing.
     public var classification: StallClassification
     /// Process id.
-    public var pid: Int
+    package var pid: Int
     /// Kernel thread id of the stuck thread.
-    public var threadID: Int
+    package var threadID: Int
     /// Name of the stuck thread.
     public var threadName: String
     /// Time each sample stands for, in milliseconds (see ``sampleWeightMs(of:)``).
-    public var intervalMs: Double
+    package var intervalMs: Double
 
     /// The facts of `report`, read from `path`.
-    public init(report: StallReport, path: String) {
+    package init(report: StallReport, path: String) {
         id = report.id
         fingerprint = report.fingerprint
         self.path = path
@@ -40,7 +40,7 @@ public struct StallFacts: Sendable, Equatable {
 
     /// The time each sample of `report` stands for: its effective sampling interval, else the
     /// requested one, else 0 (a report with neither says nothing about time).
-    public static func sampleWeightMs(of report: StallReport) -> Double {
+    package static func sampleWeightMs(of report: StallReport) -> Double {
         let interval = report.sampling.effectiveIntervalMs.isFinite && report.sampling.effectiveIntervalMs > 0
             ? report.sampling.effectiveIntervalMs : report.sampling.intervalMs
         return interval.isFinite && interval > 0 ? interval : 0

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Every sample of the report takes part, whatever its kind, weighted by the report's effective
 /// sampling interval (`sampling.effectiveIntervalMs`), so the weights of a stall add up to its
-/// ``sampledMs``: samples × interval. A `stack` sample is its logical stack (its frames, or where
+/// sampled time: samples × interval. A `stack` sample is its logical stack (its frames, or where
 /// it carries async callers, the frames of the task's current job and then the async callers:
 /// `StallReport/Sample/logicalFrames(in:)`); a `syscall` sample is a
 /// synthetic `[syscall NAME, not unwound]` root above the frame of its program counter; a `none`
@@ -31,26 +31,26 @@ public struct StallProfile: Sendable {
     /// Which stall, who stalled, when, for how long, and the weight of each sample.
     public var facts: StallFacts
     /// Threshold the stall crossed, in milliseconds.
-    public var thresholdMs: Double
+    package var thresholdMs: Double
     /// Ended, in progress or fatal.
     public var status: StallStatus
     /// CPU time the stuck thread used, in milliseconds.
-    public var mainThreadCPUMs: Double
+    package var mainThreadCPUMs: Double
     /// Executable name.
-    public var executableName: String
+    package var executableName: String
     /// The weighted samples, oldest first.
     public var samples: [Sample]
     /// The representative stack, root first.
     public var representativeStack: [ProfileFrame]
 
     /// Total weight of the samples: samples × effective interval, in milliseconds.
-    public var sampledMs: Double { samples.reduce(0) { $0 + $1.weightMs } }
+    package var sampledMs: Double { samples.reduce(0) { $0 + $1.weightMs } }
 
     /// A fact of the stall (`profile.fingerprint`, `profile.intervalMs`, …).
     public subscript<Value>(dynamicMember keyPath: KeyPath<StallFacts, Value>) -> Value { facts[keyPath: keyPath] }
 
     /// Reduces a decoded report to its profile.
-    public init(report: StallReport, path: String) {
+    package init(report: StallReport, path: String) {
         facts = StallFacts(report: report, path: path)
         thresholdMs = report.thresholdMs
         status = report.status

@@ -17,7 +17,7 @@ public struct RecordFilter: Sendable, Equatable {
     }
 
     /// Whether the record passes.
-    public func accepts(_ record: StallRecord) -> Bool {
+    package func accepts(_ record: StallRecord) -> Bool {
         if let since, record.startedAt < since { return false }
         if let until, record.startedAt >= until { return false }
         if let minDurationMs, record.durationMs < minDurationMs { return false }
@@ -25,7 +25,7 @@ public struct RecordFilter: Sendable, Equatable {
     }
 
     /// True when nothing is filtered.
-    public var isEmpty: Bool { since == nil && until == nil && minDurationMs == nil }
+    package var isEmpty: Bool { since == nil && until == nil && minDurationMs == nil }
 
     /// Parses a `--since`/`--until` value: an ISO 8601 date-time (`2026-03-01T12:00:00Z`, with or
     /// without fractional seconds) or a calendar date (`2026-03-01`, meaning its start in UTC).

@@ -14,16 +14,16 @@ public struct ReportCollection: Sendable {
     /// Valid reports that the filter left out.
     public var reportsFilteredOut: Int
     /// How records are grouped.
-    public var grouping: SummaryGrouping
+    package var grouping: SummaryGrouping
     /// Session record files found (`*.session`).
-    public var sessionFilesFound: Int
+    package var sessionFilesFound: Int
     /// Session records read, summed (time window applied).
-    public var sessions: SessionTotals
+    package var sessions: SessionTotals
     /// Reports that passed the filter and are compact, rate-limited ones (counted like the others).
-    public var rateLimitedReports: Int
+    package var rateLimitedReports: Int
     /// Reports that passed the filter but come from a process without a session record; only
     /// counted when session records were read.
-    public var stallsWithoutSession: Int
+    package var stallsWithoutSession: Int
 
     /// Creates a collection from its parts.
     package init(groups: [String: FingerprintAccumulator] = [:], problems: [ReportProblem] = [], filesFound: Int = 0, reportsRead: Int = 0,
@@ -41,10 +41,10 @@ public struct ReportCollection: Sendable {
     }
 
     /// Reports that passed the filter.
-    public var reportsMatched: Int { reportsRead - reportsFilteredOut }
+    package var reportsMatched: Int { reportsRead - reportsFilteredOut }
 
     /// True when at least one session record was read (inside the time window or not).
-    public var hasSessions: Bool { sessions.sessions + sessions.filteredOut > 0 }
+    package var hasSessions: Bool { sessions.sessions + sessions.filteredOut > 0 }
 
     /// Finished statistics of every group, sorted by total stall time (then count, then key).
     public func stats() -> [FingerprintStats] {

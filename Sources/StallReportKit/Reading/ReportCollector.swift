@@ -13,15 +13,15 @@ import Foundation
 /// results are merged at the end (`WorkerPool`: no lock).
 public struct ReportCollector: Sendable {
     /// How each file is read.
-    public var loader: ReportLoader
+    package var loader: ReportLoader
     /// Which stalls take part.
-    public var filter: RecordFilter
+    package var filter: RecordFilter
     /// Number of worker threads.
-    public var workers: Int
+    package var workers: Int
     /// Whether a directory with no `*.json` (nor `*.session`) file is a problem.
-    public var reportEmptyDirectories: Bool
+    package var reportEmptyDirectories: Bool
     /// How stalls are grouped.
-    public var grouping: SummaryGrouping
+    package var grouping: SummaryGrouping
 
     /// Creates a collector; `workers` defaults to the number of active cores.
     public init(loader: ReportLoader = ReportLoader(), filter: RecordFilter = RecordFilter(), workers: Int? = nil,

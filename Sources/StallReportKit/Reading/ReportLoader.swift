@@ -8,9 +8,9 @@ public struct ReportLoader: Sendable {
     public static let defaultMaxFileSize = DocumentFile.defaultMaxFileSize
 
     /// Largest file, in bytes, that is read at all.
-    public var maxFileSize: Int
+    package var maxFileSize: Int
     /// Deepest JSON nesting accepted.
-    public var maxNestingDepth: Int
+    package var maxNestingDepth: Int
 
     /// Creates a loader with the given limits.
     public init(maxFileSize: Int = ReportLoader.defaultMaxFileSize, maxNestingDepth: Int = JSONNesting.defaultLimit) {
@@ -69,10 +69,10 @@ public struct ReportLoadError: Error, Sendable, Equatable, CustomStringConvertib
     /// What kind of failure this is. New codes may be added in any release.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         /// A stable name of the code, e.g. `tooLarge`.
-        public let name: String
+        package let name: String
         private init(_ name: String) { self.name = name }
 
-        /// Reading or decoding failed: ``ReportLoadError/readError`` says how.
+        /// Reading or decoding failed (the error's description says how).
         public static let read = Code("read")
         /// The file is larger than the configured limit.
         public static let tooLarge = Code("tooLarge")
@@ -86,11 +86,11 @@ public struct ReportLoadError: Error, Sendable, Equatable, CustomStringConvertib
     /// What kind of failure this is.
     public let code: Code
     /// For ``Code/read``: the reading or decoding failure.
-    public let readError: ReportReadError?
+    let readError: ReportReadError?
     /// For ``Code/tooLarge``: the file's size in bytes.
-    public let size: Int?
+    package let size: Int?
     /// For ``Code/tooLarge`` and ``Code/tooDeep``: the limit that was exceeded.
-    public let limit: Int?
+    package let limit: Int?
 
     /// Creates a failure of a code; prefer the static functions named after the codes.
     package init(code: Code, readError: ReportReadError? = nil, size: Int? = nil, limit: Int? = nil) {

@@ -10,12 +10,12 @@ public struct ReportProblem: Error, Sendable, Equatable, Codable, CustomStringCo
     public var message: String
 
     /// Creates a problem.
-    public init(path: String, message: String) {
+    package init(path: String, message: String) {
         self.path = path
         self.message = message
     }
 
     /// `path: message`, the form printed on stderr, with control characters escaped visibly
-    /// (``PrintableText``): a file name may hold any byte but a newline or an escape sequence.
+    /// (an escape character as `\u{1B}`): a file name may hold any byte but a newline or an escape sequence.
     public var description: String { PrintableText.escape("\(path): \(message)") }
 }

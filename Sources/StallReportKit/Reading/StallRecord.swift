@@ -3,7 +3,7 @@ import Foundation
 /// The few facts of one report that summaries, gates and diffs need. A report is reduced to this
 /// as soon as it is decoded, so whole reports are never kept. Its strings are printable: control
 /// characters in the report's fingerprint, file name, frames, syscall, scene and loop are
-/// escaped visibly (``PrintableText``), so no output of them can drive a terminal or a CI runner.
+/// escaped visibly, so no output of them can drive a terminal or a CI runner.
 public struct StallRecord: Sendable, Equatable {
     /// The report's fingerprint.
     public var fingerprint: String
@@ -20,21 +20,21 @@ public struct StallRecord: Sendable, Equatable {
     /// Top frames of the representative stack.
     public var stack: [StackFrameSummary]
     /// The syscall of the first syscall sample, for stalls without a usable stack.
-    public var syscall: String?
+    package var syscall: String?
     /// The host app's scene when the stall began, if it set one.
     public var scene: String?
     /// True for a compact report written because its fingerprint was rate limited (no samples;
     /// counted like any other stall).
-    public var rateLimited: Bool
+    package var rateLimited: Bool
     /// Host name of the process that stalled.
-    public var hostName: String?
+    package var hostName: String?
     /// Process id of the process that stalled.
-    public var pid: Int?
+    package var pid: Int?
     /// The loop that stalled: its kind and thread name (`nioEventLoop NIO-ELT-0-#1`), when known.
-    public var loop: String?
+    package var loop: String?
     /// The app's own async callers of the representative stack, innermost first (from
     /// `StallReport/representativeAsyncCallers`, thunks left out); empty when it has none.
-    public var asyncCallers: [StackFrameSummary] = []
+    package var asyncCallers: [StackFrameSummary] = []
 
     /// Creates a record.
     package init(fingerprint: String, durationMs: Double, startedAt: Date, status: StallStatus, classification: StallClassification, path: String,
@@ -58,7 +58,7 @@ public struct StallRecord: Sendable, Equatable {
 
     /// Reduces a decoded report to a record. An `inProgress` report of a process that no longer
     /// runs on this host counts as `fatal` (see `StaleStatus`).
-    public init(report: StallReport, path: String) {
+    package init(report: StallReport, path: String) {
         self.init(
             fingerprint: report.fingerprint,
             durationMs: report.durationMs,

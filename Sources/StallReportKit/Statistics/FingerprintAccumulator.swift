@@ -90,15 +90,15 @@ public struct FingerprintStats: Sendable, Equatable {
     /// The fingerprint, or with ``SummaryGrouping/scene`` the scene (empty for none).
     public var fingerprint: String
     /// What ``fingerprint`` is.
-    public var grouping: SummaryGrouping
+    package var grouping: SummaryGrouping
     /// Distinct fingerprints in the group.
-    public var distinctFingerprints: Int
+    package var distinctFingerprints: Int
     /// Number of stalls.
     public var count: Int
     /// Sum of durations, in milliseconds.
     public var totalMs: Double
     /// Durations in ascending order, in milliseconds.
-    public var sortedDurations: [Double]
+    package var sortedDurations: [Double]
     /// Nearest-rank median duration.
     public var p50Ms: Double
     /// Nearest-rank 95th percentile duration.
@@ -140,13 +140,13 @@ public struct FingerprintStats: Sendable, Equatable {
     }
 
     /// The group key as shown: the fingerprint, the scene, or `(no scene)`.
-    public var label: String { grouping.label(forKey: fingerprint) }
+    package var label: String { grouping.label(forKey: fingerprint) }
 
     /// Fatal stalls in the group.
-    public var fatalCount: Int { statuses[.fatal] ?? 0 }
+    package var fatalCount: Int { statuses[.fatal] ?? 0 }
 
     /// The top frame's name, or the syscall, or a placeholder: a one-line label for the group.
-    public var headline: String {
+    package var headline: String {
         if let frame = worst.stack.first { return frame.symbol }
         if let syscall = worst.syscall { return "in syscall \(syscall) (no stack)" }
         return "no stack"
@@ -159,12 +159,12 @@ public struct FingerprintStats: Sendable, Equatable {
     }
 
     /// The classification with most stalls (ties in declaration order, then by name).
-    public var dominantClassification: StallClassification {
+    var dominantClassification: StallClassification {
         classificationsInOrder.max { (classifications[$0] ?? 0) < (classifications[$1] ?? 0) } ?? .mixed
     }
 
     /// Classification mix such as `cpu 3, blocked 1`, most frequent first.
-    public var classificationMix: String {
+    package var classificationMix: String {
         classificationsInOrder
             .compactMap { kind in classifications[kind].map { (kind, $0) } }
             .sorted { $0.1 > $1.1 }

@@ -12,20 +12,20 @@ public struct DurationHistogram: Codable, Sendable, Equatable {
         public var count: Int
 
         /// A label such as `250–500 ms` or `≥ 10 s`.
-        public var label: String {
+        package var label: String {
             guard let upperMs else { return "≥ \(Durations.short(lowerMs))" }
             return "\(Durations.short(lowerMs))–\(Durations.short(upperMs))"
         }
     }
 
     /// Bucket boundaries in milliseconds.
-    public static let boundariesMs: [Double] = [0, 100, 250, 500, 1_000, 2_000, 5_000, 10_000]
+    static let boundariesMs: [Double] = [0, 100, 250, 500, 1_000, 2_000, 5_000, 10_000]
 
     /// All buckets, in ascending order, including empty ones.
     public var buckets: [Bucket]
 
     /// Builds the histogram of the given durations.
-    public init(durations: some Sequence<Double>) {
+    package init(durations: some Sequence<Double>) {
         let bounds = Self.boundariesMs
         var counts = [Int](repeating: 0, count: bounds.count)
         for duration in durations {
@@ -38,7 +38,7 @@ public struct DurationHistogram: Codable, Sendable, Equatable {
     }
 
     /// Buckets from the first to the last non-empty one (empty when there are no stalls).
-    public var trimmed: ArraySlice<Bucket> {
+    package var trimmed: ArraySlice<Bucket> {
         guard let first = buckets.firstIndex(where: { $0.count > 0 }),
               let last = buckets.lastIndex(where: { $0.count > 0 }) else { return [] }
         return buckets[first...last]

@@ -6,9 +6,9 @@ import Foundation
 /// rank `ceil(p / 100 × n)` (rank 1 for `p = 0`). It is always one of the observed values, never
 /// an interpolation: with 20 values, p95 is the 19th smallest; with fewer than 20, p95 is the
 /// maximum. An empty input has no percentile.
-public enum Percentile {
+package enum Percentile {
     /// The nearest-rank `p`-th percentile of `sorted`, which must be in ascending order.
-    public static func nearestRank(_ p: Double, sorted: [Double]) -> Double? {
+    package static func nearestRank(_ p: Double, sorted: [Double]) -> Double? {
         guard !sorted.isEmpty else { return nil }
         let clamped = min(max(p, 0), 100)
         // p × n first, then / 100: exact for whole percentiles, so p95 of 20 values is rank 19, not 20.
@@ -17,7 +17,7 @@ public enum Percentile {
     }
 
     /// The nearest-rank `p`-th percentile of unsorted `values`.
-    public static func nearestRank(_ p: Double, of values: [Double]) -> Double? {
+    package static func nearestRank(_ p: Double, of values: [Double]) -> Double? {
         nearestRank(p, sorted: values.sorted())
     }
 }

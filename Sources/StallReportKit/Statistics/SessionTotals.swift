@@ -6,7 +6,7 @@ import Foundation
 ///
 /// With a time window (`--since`/`--until`), a session counts when its monitored time overlaps the
 /// window, and only the overlapping share of its monitored time is added; its counts
-/// (``stallsRecorded``, ``reportsDropped`` …) are added whole.
+/// (stalls recorded, reports dropped …) are added whole.
 public struct SessionTotals: Sendable, Equatable {
     /// Session records counted.
     public var sessions = 0
@@ -19,19 +19,19 @@ public struct SessionTotals: Sendable, Equatable {
     /// Monitored time, in milliseconds (see `SessionRecord/effectiveMonitoredMs`).
     public var monitoredMs = 0.0
     /// Awake spans the monitors saw.
-    public var spans = 0
+    package var spans = 0
     /// Stalls the monitors detected (including those whose report was dropped).
-    public var stallsRecorded = 0
+    package var stallsRecorded = 0
     /// Reports the monitors wrote.
-    public var reportsWritten = 0
+    package var reportsWritten = 0
     /// Reports dropped, per reason.
-    public var reportsDropped: [String: Int] = [:]
+    package var reportsDropped: [String: Int] = [:]
     /// Session records outside the time window.
-    public var filteredOut = 0
+    package var filteredOut = 0
     /// Earliest start of a counted session.
-    public var firstStartedAt: Date?
+    package var firstStartedAt: Date?
     /// Latest end (clean stop or last heartbeat) of a counted session.
-    public var lastEndedAt: Date?
+    package var lastEndedAt: Date?
     /// Files of the sessions that ended uncleanly, sorted.
     public var uncleanPaths: [String] = []
 
@@ -39,13 +39,13 @@ public struct SessionTotals: Sendable, Equatable {
     package init() {}
 
     /// Monitored time in hours.
-    public var monitoredHours: Double { monitoredMs / 3_600_000 }
+    package var monitoredHours: Double { monitoredMs / 3_600_000 }
 
     /// Total of ``reportsDropped``.
-    public var reportsDroppedTotal: Int { reportsDropped.values.reduce(0, +) }
+    package var reportsDroppedTotal: Int { reportsDropped.values.reduce(0, +) }
 
     /// `count` per monitored hour; nil when nothing was monitored.
-    public func perHour(_ count: Double) -> Double? {
+    package func perHour(_ count: Double) -> Double? {
         monitoredMs > 0 ? count / monitoredHours : nil
     }
 

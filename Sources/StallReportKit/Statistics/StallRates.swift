@@ -22,7 +22,7 @@ public struct StallRates: Sendable, Equatable {
     }
 
     /// Monitored hours.
-    public var monitoredHours: Double { monitoredMs / 3_600_000 }
+    package var monitoredHours: Double { monitoredMs / 3_600_000 }
     /// Stalls per monitored hour.
     public var stallsPerHour: Double { Double(stalls) / monitoredHours }
     /// Stall time per monitored hour, in milliseconds.

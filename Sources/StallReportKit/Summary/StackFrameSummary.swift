@@ -47,7 +47,7 @@ public struct StackFrameSummary: Codable, Sendable, Equatable {
     }
 
     /// How many frames a summary keeps.
-    public static let defaultLimit = 5
+    package static let defaultLimit = 5
 
     /// The app's async callers a summary shows for `report`: the in-app frames of its
     /// representative async callers (thunks left out), innermost first, at most `limit`.

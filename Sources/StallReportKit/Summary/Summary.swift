@@ -1,17 +1,17 @@
 import Foundation
 
 /// The result of `stallreport summarize`: stalls grouped by fingerprint (or scene), worst first,
-/// with overall totals, a duration histogram and, when session records were read, stall rates. Its JSON form (see ``SummaryJSON``) is a stable interface.
+/// with overall totals, a duration histogram and, when session records were read, stall rates. Its
+/// JSON form (`stallreport summarize --json`) is a stable interface.
 public struct Summary: Sendable {
-    /// Overall numbers; also their JSON form (``SummaryJSON/totals``: `filesFound` is `files`,
-    /// `reportsFilteredOut` is `filteredOut`).
+    /// Overall numbers; also the `totals` of `stallreport summarize --json`.
     public struct Totals: Codable, Sendable, Equatable {
         /// Candidate files found.
-        public var filesFound: Int
+        package var filesFound: Int
         /// Valid reports read.
-        public var reportsRead: Int
+        package var reportsRead: Int
         /// Valid reports the filters left out.
-        public var reportsFilteredOut: Int
+        package var reportsFilteredOut: Int
         /// Stalls summarized (reports that passed the filters).
         public var stalls: Int
         /// Distinct fingerprints among them (whatever the grouping).
@@ -25,7 +25,7 @@ public struct Summary: Sendable {
         /// Stalls whose status is `fatal` (the process died during the stall).
         public var fatal: Int
         /// Files that could not be used.
-        public var problems: Int
+        package var problems: Int
         /// Stalls summarized that came from compact, rate-limited reports (counted like the
         /// others); nil when none.
         public var rateLimited: Int?
@@ -47,17 +47,17 @@ public struct Summary: Sendable {
     /// Groups left out by `--top`.
     public var omittedGroups: Int
     /// Number of groups, including those left out by `--top`.
-    public var groupCount: Int { groups.count + omittedGroups }
+    var groupCount: Int { groups.count + omittedGroups }
     /// The filters used.
-    public var filter: RecordFilter
+    package var filter: RecordFilter
     /// Problems met while reading.
-    public var problems: [ReportProblem]
+    package var problems: [ReportProblem]
     /// How the groups are formed.
-    public var grouping: SummaryGrouping
+    package var grouping: SummaryGrouping
     /// Session records summed up; nil when none was found (then there are no rates).
     public var sessions: SessionTotals?
     /// Stalls summarized whose process has no session record (only counted when there are sessions).
-    public var stallsWithoutSession: Int
+    package var stallsWithoutSession: Int
 
     /// Summarizes a collection, keeping the `top` groups with most total stall time (all when nil).
     public init(collection: ReportCollection, filter: RecordFilter = RecordFilter(), top: Int? = nil) {

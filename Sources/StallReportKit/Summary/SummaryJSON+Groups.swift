@@ -6,15 +6,15 @@ extension SummaryJSON {
     /// numbers as a fingerprint group, all in one object. The keys and numbers read as its own
     /// properties (`scene.scene`, `loop.thread`, `scene.count` …).
     @dynamicMemberLookup
-    public struct KeyedGroupJSON<Key: GroupKeyJSON>: GroupNumbersJSON, Codable, Sendable, Equatable {
+    package struct KeyedGroupJSON<Key: GroupKeyJSON>: GroupNumbersJSON, Codable, Sendable, Equatable {
         /// The group's own keys, encoded inline.
-        public var key: Key
+        package var key: Key
         /// Distinct fingerprints among the group's stalls.
-        public var fingerprints: Int
+        package var fingerprints: Int
         /// Fingerprint of the longest stall.
-        public var worstFingerprint: String
+        package var worstFingerprint: String
         /// The group's numbers, encoded inline.
-        public var numbers: GroupJSON
+        package var numbers: GroupJSON
 
         /// Creates the JSON form of a group whose key (scene, or loop kind and thread) is `stats.fingerprint`.
         package init(_ stats: FingerprintStats, rates: StallRates? = nil) {
@@ -25,14 +25,14 @@ extension SummaryJSON {
         }
 
         /// One of the group's own keys, as if it were a property of this type.
-        public subscript<Value>(dynamicMember keyPath: KeyPath<Key, Value>) -> Value { key[keyPath: keyPath] }
+        package subscript<Value>(dynamicMember keyPath: KeyPath<Key, Value>) -> Value { key[keyPath: keyPath] }
 
         private enum CodingKeys: String, CodingKey {
             case fingerprints, worstFingerprint
         }
 
         /// Decodes the keys, the fingerprints and the numbers from the same object.
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             key = try Key(from: decoder)
             fingerprints = try container.decode(Int.self, forKey: .fingerprints)
@@ -41,7 +41,7 @@ extension SummaryJSON {
         }
 
         /// Encodes the keys, the fingerprints and the numbers into one object.
-        public func encode(to encoder: any Encoder) throws {
+        package func encode(to encoder: any Encoder) throws {
             try numbers.encode(to: encoder)
             try key.encode(to: encoder)
             var container = encoder.container(keyedBy: CodingKeys.self)
@@ -51,25 +51,25 @@ extension SummaryJSON {
     }
 
     /// The key of a scene group: the scene; absent for the group of stalls without a scene.
-    public struct SceneKey: GroupKeyJSON {
+    package struct SceneKey: GroupKeyJSON {
         /// The scene; absent for the group of stalls without a scene.
-        public var scene: String?
+        package var scene: String?
 
         /// The key of the scene group `groupKey` (empty for no scene).
-        public init(groupKey: String) {
+        package init(groupKey: String) {
             scene = groupKey.isEmpty ? nil : groupKey
         }
     }
 
     /// The key of a loop group: the loop's kind and thread.
-    public struct LoopKey: GroupKeyJSON {
+    package struct LoopKey: GroupKeyJSON {
         /// The loop kind (`runLoop`, `nioEventLoop`, `mainActor`); absent when unknown.
-        public var kind: String?
+        package var kind: String?
         /// The loop's thread name (`NIO-ELT-0-#1`); absent when unknown.
-        public var thread: String?
+        package var thread: String?
 
         /// The key of the loop group `groupKey` (`<kind> <thread>`).
-        public init(groupKey: String) {
+        package init(groupKey: String) {
             let parts = groupKey.split(separator: " ", maxSplits: 1).map(String.init)
             kind = parts.first
             thread = parts.count > 1 ? parts[1] : nil
@@ -77,13 +77,13 @@ extension SummaryJSON {
     }
 
     /// One scene with `--group-by scene`.
-    public typealias SceneJSON = KeyedGroupJSON<SceneKey>
+    package typealias SceneJSON = KeyedGroupJSON<SceneKey>
     /// One loop with `--group-by loop`.
-    public typealias LoopJSON = KeyedGroupJSON<LoopKey>
+    package typealias LoopJSON = KeyedGroupJSON<LoopKey>
 }
 
 /// The own keys of a scene or loop group in the summary JSON (see ``SummaryJSON/KeyedGroupJSON``).
-public protocol GroupKeyJSON: Codable, Sendable, Equatable {
+package protocol GroupKeyJSON: Codable, Sendable, Equatable {
     /// The keys of the group whose grouping key is `groupKey`.
     init(groupKey: String)
 }

@@ -4,48 +4,48 @@ extension SummaryJSON {
     /// Session records summed up and the stall rates they give (`sessions` in the summary JSON).
     /// Rates count the stalls summarized (after `--min-duration` and the time window) over the
     /// monitored time.
-    public struct SessionsJSON: Codable, Sendable, Equatable {
+    package struct SessionsJSON: Codable, Sendable, Equatable {
         /// Session records counted (one per monitored process).
-        public var sessions: Int
+        package var sessions: Int
         /// Sessions stopped cleanly.
-        public var cleanlyStopped: Int
+        package var cleanlyStopped: Int
         /// Sessions that ended without a clean stop: crashed or killed.
-        public var endedUncleanly: Int
+        package var endedUncleanly: Int
         /// Sessions without a clean stop whose process still runs on this machine.
-        public var running: Int
+        package var running: Int
         /// Session records outside `--since`/`--until`.
-        public var filteredOut: Int
-        /// Monitored time: `monitoredMs` of cleanly stopped sessions, `lastHeartbeatAt - startedAt`
+        package var filteredOut: Int
+        /// Monitored time: `monitoredMs` of cleanly stopped sessions, `effectiveMonitoredMs`
         /// of the others (clipped to the time window).
-        public var monitoredMs: Double
+        package var monitoredMs: Double
         /// ``monitoredMs`` in hours.
-        public var monitoredHours: Double
+        package var monitoredHours: Double
         /// Stalls summarized per monitored hour; absent without monitored time.
-        public var stallsPerHour: Double?
+        package var stallsPerHour: Double?
         /// Stall time summarized per monitored hour, in milliseconds; absent without monitored time.
-        public var stallMsPerHour: Double?
+        package var stallMsPerHour: Double?
         /// Fatal stalls per monitored hour; absent without monitored time.
-        public var fatalPerHour: Double?
+        package var fatalPerHour: Double?
         /// Share of monitored time spent stalled (0…1); absent without monitored time.
-        public var stalledFraction: Double?
+        package var stalledFraction: Double?
         /// Stalls the monitors detected (the sum of the records' `stalls`, whether or not a report was kept).
-        public var stallsRecorded: Int
+        package var stallsRecorded: Int
         /// Awake spans the monitors saw.
-        public var spans: Int
+        package var spans: Int
         /// Reports the monitors wrote.
-        public var reportsWritten: Int
+        package var reportsWritten: Int
         /// Reports dropped, per reason (sum of the records' `reportsDropped`).
-        public var reportsDropped: [String: Int]
+        package var reportsDropped: [String: Int]
         /// Sum of ``reportsDropped``.
-        public var reportsDroppedTotal: Int
+        package var reportsDroppedTotal: Int
         /// Stalls summarized whose process has no session record.
-        public var stallsWithoutSession: Int
+        package var stallsWithoutSession: Int
         /// Earliest session start.
-        public var firstStartedAt: Date?
-        /// Latest session end (clean stop or last heartbeat).
-        public var lastEndedAt: Date?
+        package var firstStartedAt: Date?
+        /// Latest session end (clean stop, or last heartbeat or alive mark).
+        package var lastEndedAt: Date?
         /// Files of the sessions that ended without a clean stop.
-        public var uncleanSessions: [String]
+        package var uncleanSessions: [String]
 
         /// Creates the JSON form of session totals.
         package init(_ totals: SessionTotals, rates: StallRates?, stallsWithoutSession: Int) {

@@ -4,62 +4,62 @@ import Foundation
 /// be added, existing ones keep their name and meaning while `formatVersion` is 1. Optional keys
 /// are left out when there is no value. Dates are ISO 8601 UTC; durations are milliseconds.
 /// See `Reports/stallreport-summary.schema.json`.
-public struct SummaryJSON: Codable, Sendable, Equatable {
+package struct SummaryJSON: Codable, Sendable, Equatable {
     /// Version of this document's layout: 1.
-    public var formatVersion = 1
+    package var formatVersion = 1
     /// Always `summary`.
-    public var kind = "summary"
+    package var kind = "summary"
     /// The filters applied.
-    public var filters: FiltersJSON
+    package var filters: FiltersJSON
     /// Overall numbers.
-    public var totals: Summary.Totals
+    package var totals: Summary.Totals
     /// The longest stall, when there is one.
-    public var worst: StallJSON?
+    package var worst: StallJSON?
     /// Duration distribution over fixed buckets (all buckets, empty ones included).
-    public var histogram: [DurationHistogram.Bucket]
+    package var histogram: [DurationHistogram.Bucket]
     /// Fingerprints shown, largest total stall time first.
-    public var fingerprints: [FingerprintJSON]
+    package var fingerprints: [FingerprintJSON]
     /// Fingerprints left out by `--top`.
-    public var omittedFingerprints: Int
+    package var omittedFingerprints: Int
     /// Files that could not be used.
-    public var problems: [ReportProblem]
+    package var problems: [ReportProblem]
     /// `scene` when grouped by scene (`--group-by scene`); absent for the default grouping by fingerprint.
-    public var groupBy: SummaryGrouping?
+    package var groupBy: SummaryGrouping?
     /// With `--group-by scene`: the scenes shown, largest total stall time first (``fingerprints`` is then empty).
-    public var scenes: [SceneJSON]?
+    package var scenes: [SceneJSON]?
     /// With `--group-by loop`: the loops shown, largest total stall time first.
-    public var loops: [LoopJSON]?
+    package var loops: [LoopJSON]?
     /// With `--group-by loop`: loops left out by `--top`.
-    public var omittedLoops: Int?
+    package var omittedLoops: Int?
     /// With `--group-by scene`: scenes left out by `--top`.
-    public var omittedScenes: Int?
+    package var omittedScenes: Int?
     /// Session records and stall rates; absent when no session record was found.
-    public var sessions: SessionsJSON?
+    package var sessions: SessionsJSON?
 
     /// The filters of a summary.
-    public struct FiltersJSON: Codable, Sendable, Equatable {
+    package struct FiltersJSON: Codable, Sendable, Equatable {
         /// Lower bound on `startedAt`, inclusive.
-        public var since: Date?
+        package var since: Date?
         /// Upper bound on `startedAt`, exclusive.
-        public var until: Date?
+        package var until: Date?
         /// Shortest duration included.
-        public var minDurationMs: Double?
+        package var minDurationMs: Double?
     }
 
     /// One stall.
-    public struct StallJSON: Codable, Sendable, Equatable {
+    package struct StallJSON: Codable, Sendable, Equatable {
         /// Its fingerprint.
-        public var fingerprint: String
+        package var fingerprint: String
         /// Its duration.
-        public var durationMs: Double
+        package var durationMs: Double
         /// When it started.
-        public var startedAt: Date
+        package var startedAt: Date
         /// `ended`, `inProgress` or `fatal`.
-        public var status: StallStatus
+        package var status: StallStatus
         /// `cpu`, `blocked`, `mixed` or `congestion`.
-        public var classification: StallClassification
+        package var classification: StallClassification
         /// Path of its report file.
-        public var report: String
+        package var report: String
 
         /// Creates the JSON form of a record.
         package init(_ record: StallRecord) {
@@ -74,42 +74,42 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
 
     /// The numbers of one group of stalls, the same for a fingerprint and a scene. Encoded inline:
     /// its keys stand in the group's object next to ``FingerprintJSON/fingerprint`` or the scene's keys.
-    public struct GroupJSON: Codable, Sendable, Equatable {
+    package struct GroupJSON: Codable, Sendable, Equatable {
         /// Number of stalls.
-        public var count: Int
+        package var count: Int
         /// Sum of durations.
-        public var totalMs: Double
+        package var totalMs: Double
         /// Nearest-rank median.
-        public var p50Ms: Double
+        package var p50Ms: Double
         /// Nearest-rank 95th percentile.
-        public var p95Ms: Double
+        package var p95Ms: Double
         /// Nearest-rank 99th percentile.
-        public var p99Ms: Double
+        package var p99Ms: Double
         /// Longest.
-        public var maxMs: Double
+        package var maxMs: Double
         /// Earliest start.
-        public var firstSeen: Date
+        package var firstSeen: Date
         /// Latest start.
-        public var lastSeen: Date
+        package var lastSeen: Date
         /// Count per classification, every known classification present (0 when none), plus any
         /// value a newer monitor wrote.
-        public var classifications: [String: Int]
+        package var classifications: [String: Int]
         /// Count per status, every known status present (0 when none), plus any value a newer
         /// monitor wrote.
-        public var statuses: [String: Int]
+        package var statuses: [String: Int]
         /// Top frames of the longest stall's representative stack (app frames when there are any), leaf first.
-        public var stack: [StackFrameSummary]
+        package var stack: [StackFrameSummary]
         /// Syscall seen in a sample without a stack, when there is one.
-        public var syscall: String?
+        package var syscall: String?
         /// The app's async callers of the longest stall's representative stack, innermost first;
         /// absent when it ran in no task (or older reports).
-        public var asyncCallers: [StackFrameSummary]?
+        package var asyncCallers: [StackFrameSummary]?
         /// Path of the longest stall's report.
-        public var exampleReport: String
+        package var exampleReport: String
         /// Stalls of the group per monitored hour; only with session records.
-        public var stallsPerHour: Double?
+        package var stallsPerHour: Double?
         /// Stall time of the group per monitored hour, in milliseconds; only with session records.
-        public var stallMsPerHour: Double?
+        package var stallMsPerHour: Double?
 
         /// Creates the JSON form of a group's numbers, with its rates when known.
         package init(_ stats: FingerprintStats, rates: StallRates? = nil) {
@@ -135,11 +135,11 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
     }
 
     /// One fingerprint: its ``GroupJSON`` numbers (read as `fingerprintJSON.count` …) and the fingerprint.
-    public struct FingerprintJSON: GroupNumbersJSON, Codable, Sendable, Equatable {
+    package struct FingerprintJSON: GroupNumbersJSON, Codable, Sendable, Equatable {
         /// The fingerprint.
-        public var fingerprint: String
+        package var fingerprint: String
         /// The group's numbers, encoded inline.
-        public var numbers: GroupJSON
+        package var numbers: GroupJSON
 
         /// Creates the JSON form of a group, with its rates when known.
         package init(_ stats: FingerprintStats, rates: StallRates? = nil) {
@@ -152,13 +152,13 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
         }
 
         /// Decodes the fingerprint and the numbers from the same object.
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             fingerprint = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .fingerprint)
             numbers = try GroupJSON(from: decoder)
         }
 
         /// Encodes the fingerprint and the numbers into one object.
-        public func encode(to encoder: any Encoder) throws {
+        package func encode(to encoder: any Encoder) throws {
             try numbers.encode(to: encoder)
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(fingerprint, forKey: .fingerprint)
@@ -166,7 +166,7 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
     }
 
     /// Creates the JSON form of a summary.
-    public init(_ summary: Summary) {
+    package init(_ summary: Summary) {
         filters = FiltersJSON(since: summary.filter.since, until: summary.filter.until, minDurationMs: summary.filter.minDurationMs)
         totals = summary.totals
         worst = summary.worst.map(StallJSON.init)
@@ -192,7 +192,7 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
     }
 
     /// Pretty-printed JSON with sorted keys and a trailing newline.
-    public func encoded() throws -> Data {
+    package func encoded() throws -> Data {
         var data = try ReportCoding.makeEncoder(pretty: true).encode(self)
         data.append(0x0a)
         return data
@@ -202,14 +202,14 @@ public struct SummaryJSON: Codable, Sendable, Equatable {
 /// A group's object in the summary JSON: its own keys next to the shared ``SummaryJSON/GroupJSON``
 /// numbers, which read as its own properties (`group.p95Ms`).
 @dynamicMemberLookup
-public protocol GroupNumbersJSON {
+package protocol GroupNumbersJSON {
     /// The group's numbers, encoded inline.
     var numbers: SummaryJSON.GroupJSON { get set }
 }
 
 extension GroupNumbersJSON {
     /// The group's numbers, as if they were properties of this type.
-    public subscript<Value>(dynamicMember keyPath: WritableKeyPath<SummaryJSON.GroupJSON, Value>) -> Value {
+    package subscript<Value>(dynamicMember keyPath: WritableKeyPath<SummaryJSON.GroupJSON, Value>) -> Value {
         get { numbers[keyPath: keyPath] }
         set { numbers[keyPath: keyPath] = newValue }
     }

@@ -28,16 +28,16 @@ public struct ReportSymbolicator: Sendable {
         /// Frames still without a symbol.
         public var unnamed: Int
         /// The fingerprint before, when it was recomputed and changed.
-        public var previousFingerprint: String?
+        package var previousFingerprint: String?
 
         /// True when anything was filled in.
-        public var changed: Bool { named > 0 || located > 0 }
+        package var changed: Bool { named > 0 || located > 0 }
     }
 
     /// The tools.
-    public var tools: SymbolizerTools
+    package var tools: SymbolizerTools
     /// How image files are found.
-    public var locator: SymbolFileLocator
+    package var locator: SymbolFileLocator
 
     /// Creates a symbolicator.
     public init(tools: SymbolizerTools, locator: SymbolFileLocator) {

@@ -10,7 +10,7 @@ import Foundation
 /// name alone. Debug directories come first: they are where the user put the richer files.
 public struct SymbolFileLocator: Sendable {
     /// Where a file was found.
-    public enum Source: String, Sendable, Equatable {
+    package enum Source: String, Sendable, Equatable {
         /// `<dir>/.build-id/xx/rest.debug` in a debug directory.
         case debugDirectoryBuildID = "debug directory (by build ID)"
         /// `<dir>/<name>` or `<dir>/<name>.debug` in a debug directory.
@@ -20,15 +20,15 @@ public struct SymbolFileLocator: Sendable {
     }
 
     /// A usable file.
-    public struct Match: Sendable, Equatable {
+    package struct Match: Sendable, Equatable {
         /// Path of the file.
-        public var path: String
+        package var path: String
         /// How it was found.
-        public var source: Source
+        package var source: Source
     }
 
     /// Directories searched before the recorded path.
-    public var debugDirectories: [String]
+    package var debugDirectories: [String]
 
     /// Creates a locator.
     public init(debugDirectories: [String]) {
@@ -36,7 +36,7 @@ public struct SymbolFileLocator: Sendable {
     }
 
     /// The file for `image`, or why there is none (one line).
-    public func locate(_ image: StallReport.Image) -> Result<Match, LocateError> {
+    package func locate(_ image: StallReport.Image) -> Result<Match, LocateError> {
         var mismatches: [String] = []
         for (path, source) in candidates(for: image) {
             guard FileManager.default.isReadableFile(atPath: path) else { continue }
@@ -68,14 +68,14 @@ public struct SymbolFileLocator: Sendable {
 }
 
 /// Why no file was found for an image.
-public struct LocateError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct LocateError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The image.
-    public var image: StallReport.Image
+    package var image: StallReport.Image
     /// Candidates that exist but have another build ID.
-    public var mismatches: [String]
+    package var mismatches: [String]
 
     /// One line for people.
-    public var description: String {
+    package var description: String {
         let id = image.buildID.map { "build ID \($0)" } ?? "no build ID"
         if mismatches.isEmpty { return "no file for \(image.path) (\(id)) at its path or in the debug directories" }
         return "no file for \(image.path) with \(id): " + mismatches.joined(separator: "; ")

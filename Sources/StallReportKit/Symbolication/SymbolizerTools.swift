@@ -7,9 +7,9 @@ import Foundation
 /// then on `PATH` itself.
 public struct SymbolizerTools: Sendable, Equatable {
     /// Path of `llvm-symbolizer`.
-    public var symbolizer: String
+    package var symbolizer: String
     /// Path of `swift-demangle`, when found (without it Swift names stay mangled).
-    public var demangler: String?
+    package var demangler: String?
 
     /// Creates a tool set from known paths.
     public init(symbolizer: String, demangler: String?) {

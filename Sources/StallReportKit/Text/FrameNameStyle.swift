@@ -8,7 +8,7 @@ public enum FrameNameStyle: String, Sendable, Equatable, CaseIterable {
 
     /// The name to show for the full name `name` (C, C++ and unknown names are shown as they are),
     /// with control characters escaped visibly (``PrintableText``).
-    public func display(_ name: String) -> String {
+    package func display(_ name: String) -> String {
         switch self {
         case .simplified: return PrintableText.escape(SimplifiedSwiftName.simplify(name))
         case .full: return PrintableText.escape(name)
@@ -18,7 +18,7 @@ public enum FrameNameStyle: String, Sendable, Equatable, CaseIterable {
 
 extension FrameNameStyle {
     /// The name to show for a profile frame; synthetic frames (`all`, `[syscall …]`) keep theirs.
-    public func display(_ frame: ProfileFrame) -> String {
+    package func display(_ frame: ProfileFrame) -> String {
         frame.isSynthetic ? PrintableText.escape(frame.name) : display(frame.name)
     }
 }

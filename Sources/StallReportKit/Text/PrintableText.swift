@@ -3,11 +3,11 @@
 /// sequences (clearing the screen, setting the window title) or a newline that starts a line a CI
 /// runner reads as a command (`::add-mask::…`). Text output shows such characters visibly
 /// instead: `\u{1B}` for ESC, `\n` for a newline.
-public enum PrintableText {
+enum PrintableText {
     /// `text` with every control character (C0, DEL, C1), line or paragraph separator and
     /// bidirectional-override character replaced by a visible escape (`\n`, `\r`, `\t`,
     /// `\u{1B}`, `\u{202E}`). Text without them is returned unchanged.
-    public static func escape(_ text: String) -> String {
+    package static func escape(_ text: String) -> String {
         guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 >= 0xC2 }) else { return text }
         var out = ""
         out.reserveCapacity(text.utf8.count)

@@ -35,13 +35,16 @@ extension ReportFolder {
     }
 
     /// ``write(_:name:replacing:nextName:)`` for bytes (the session record: no `Data` on an idle
-    /// monitor's path).
+    /// monitor's path). With `keepingOpen`, also returns a descriptor of the file written (see
+    /// ``AtomicFileWriter/write(bytes:to:mode:existing:keepingOpen:)``; the caller closes it).
     @discardableResult
-    package func write(bytes: [UInt8], name: String, replacing: Bool,
-                       nextName: () -> String? = { nil }) throws(WriteFailure) -> (path: String, name: String) {
-        try write(name: name, replacing: replacing, nextName: nextName) { path, existing throws(AtomicFileWriter.Failure) in
-            try AtomicFileWriter.write(bytes: bytes, to: path, mode: 0o600, existing: existing)
+    package func write(bytes: [UInt8], name: String, replacing: Bool, keepingOpen: Bool = false,
+                       nextName: () -> String? = { nil }) throws(WriteFailure) -> (path: String, name: String, descriptor: Int32?) {
+        var descriptor: Int32?
+        let used = try write(name: name, replacing: replacing, nextName: nextName) { path, existing throws(AtomicFileWriter.Failure) in
+            descriptor = try AtomicFileWriter.write(bytes: bytes, to: path, mode: 0o600, existing: existing, keepingOpen: keepingOpen)
         }
+        return (used.path, used.name, descriptor)
     }
 
     /// The loop over names of both writes.

@@ -8,11 +8,12 @@ import Testing
 @Suite("Session record encoding")
 struct SessionRecordJSONTests {
     private static func record(appVersion: String?, stopped: Bool, dropped: [String: Int], hostName: String = "build-7",
-                               monitoredMs: Double = 6485.559797, thresholdMs: Double = 250) -> SessionRecord {
+                               monitoredMs: Double = 6485.559797, thresholdMs: Double = 250,
+                               aliveMs: AliveMilliseconds? = AliveMilliseconds(6485)) -> SessionRecord {
         let start = Date(timeIntervalSince1970: 1_795_000_000.123)
         return SessionRecord(
             pid: 4242, processStartTicks: 1_186_067, hostName: hostName, executableName: "my app/worker",
-            appVersion: appVersion, startedAt: start, lastHeartbeatAt: start.addingTimeInterval(61.5),
+            appVersion: appVersion, startedAt: start, lastHeartbeatAt: start.addingTimeInterval(61.5), aliveMs: aliveMs,
             stoppedAt: stopped ? start.addingTimeInterval(62) : nil, cleanStop: stopped, monitoredMs: monitoredMs,
             thresholdMs: thresholdMs, spans: 1_234_567, stalls: 3, reportsWritten: 2, reportsDropped: dropped)
     }
@@ -39,6 +40,23 @@ struct SessionRecordJSONTests {
                 }
             }
         }
+        for alive in [nil, AliveMilliseconds(0), AliveMilliseconds(AliveMilliseconds.largest)] {
+            try Self.expectSameBytes(Self.record(appVersion: nil, stopped: false, dropped: [:], aliveMs: alive))
+        }
+    }
+
+    @Test("aliveMs's digits are found where the encoder wrote them, also when a string value spells the key")
+    func aliveDigitsOffset() throws {
+        let tricky = "\"aliveMs\" : \"999999999999\""
+        var record = Self.record(appVersion: tricky, stopped: false, dropped: [:], hostName: tricky, aliveMs: AliveMilliseconds(42))
+        var bytes = SessionRecordJSON.encode(record)
+        let offset = try #require(SessionRecordJSON.aliveDigitsOffset(in: bytes))
+        #expect(String(decoding: bytes[offset..<(offset + AliveMilliseconds.digits)], as: UTF8.self) == "000000000042")
+        // Overwritten in place as the monitor does: the record reads back with the new value.
+        bytes.replaceSubrange(offset..<(offset + AliveMilliseconds.digits), with: Array(AliveMilliseconds(7_654_321).text.utf8))
+        record.aliveMs = AliveMilliseconds(7_654_321)
+        #expect(try SessionRecord.decode(from: Data(bytes)) == record)
+        #expect(SessionRecordJSON.aliveDigitsOffset(in: SessionRecordJSON.encode(Self.record(appVersion: tricky, stopped: false, dropped: [:], aliveMs: nil))) == nil)
     }
 
     @Test("strings that need escaping and numbers of every shape")

@@ -8,6 +8,7 @@ struct SessionRecordTests {
     /// A record as the monitor writes it, with a key this reader does not know.
     static let monitorText = """
         {
+          "aliveMs" : "000001799998",
           "appVersion" : "1.4.2",
           "cleanStop" : true,
           "executableName" : "stall-demo",
@@ -56,7 +57,7 @@ struct SessionRecordTests {
         let record = try SessionRecord.decode(from: Data(Self.monitorText.utf8))
         let keys = Set(try #require(try JSONSerialization.jsonObject(with: record.encoded()) as? [String: Any]).keys)
         #expect(Set(properties.keys) == keys)
-        #expect(Set(schema["required"] as? [String] ?? []) == keys.subtracting(["appVersion", "stoppedAt"]))
+        #expect(Set(schema["required"] as? [String] ?? []) == keys.subtracting(["aliveMs", "appVersion", "stoppedAt"]))
     }
 
     @Test("Monitored time: monitoredMs after a clean stop, else last heartbeat minus start")
@@ -71,6 +72,40 @@ struct SessionRecordTests {
         var backwards = crashed
         backwards.lastHeartbeatAt = backwards.startedAt.addingTimeInterval(-5)
         #expect(backwards.effectiveMonitoredMs == 0)
+    }
+
+    @Test("A crashed session's alive mark dates it when later than its last heartbeat; a clean stop's monitoredMs wins")
+    func aliveMark() {
+        var crashed = SessionFixtures.session(pid: 1, minutes: 2, clean: false)
+        crashed.aliveMs = AliveMilliseconds(170_500)
+        #expect(crashed.effectiveMonitoredMs == 170_500)
+        #expect(crashed.endedAt == SessionFixtures.start.addingTimeInterval(170.5))
+        crashed.aliveMs = AliveMilliseconds(60_000)  // older than the heartbeat: the heartbeat counts
+        #expect(crashed.effectiveMonitoredMs == 120_000)
+        #expect(crashed.endedAt == crashed.lastHeartbeatAt)
+        var clean = SessionFixtures.session(pid: 1, minutes: 30)
+        clean.aliveMs = AliveMilliseconds(1_900_000)
+        #expect(clean.effectiveMonitoredMs == 1_800_000)
+    }
+
+    @Test("aliveMs: twelve digits; any mix of two values' digits (an overwrite met half done) decodes; other strings are refused")
+    func aliveMilliseconds() throws {
+        #expect(AliveMilliseconds(42).text == "000000000042")
+        #expect(AliveMilliseconds(UInt64.max).value == AliveMilliseconds.largest)
+        func decode(_ text: String) throws -> AliveMilliseconds {
+            try JSONDecoder().decode(AliveMilliseconds.self, from: Data("\"\(text)\"".utf8))
+        }
+        let old = Array(AliveMilliseconds(99_999).text.utf8), new = Array(AliveMilliseconds(100_000).text.utf8)
+        for cut in 0...AliveMilliseconds.digits {
+            let mixed = String(decoding: new[..<cut] + old[cut...], as: UTF8.self)
+            #expect(try decode(mixed).text == mixed)
+            let reversed = String(decoding: old[..<cut] + new[cut...], as: UTF8.self)
+            #expect(try decode(reversed).text == reversed)
+        }
+        #expect(try decode("7").value == 7)
+        for bad in ["", "12a", " 12", "-1", "1e3", "1234567890123456789"] {
+            #expect(throws: DecodingError.self, "\(bad)") { try decode(bad) }
+        }
     }
 
     @Test("Broken records: each failure says what is wrong", arguments: [

@@ -90,20 +90,13 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     private var tokenQueuedAt: UInt64?
     /// The report of the starvation in progress (the outstanding token waits past the threshold).
     private var starvation: StallRecording?
-    /// The watchdog's wake-up slot once it watches the pool's enqueues (nil: it cannot be woken,
-    /// the pool is looked at every interval).
-    private var wakeSlot: Int32?
+    /// The watchdog's sleeps that an enqueue ends, once the probe watches the pool's enqueues
+    /// (until then it cannot be woken, the pool is looked at every interval).
+    private var sleep = ArmedSleep()
     /// Whether this probe installed the enqueue hook (from attach to the end of polling).
     private var hooked = false
     /// The last look found the pool quiet: the watchdog may sleep until an enqueue wakes it.
     private var quiet = false
-    /// The watchdog sleeps armed to be woken by an enqueue (since `parkedAt`); when a producer
-    /// woke it from such a sleep.
-    private var armed = false
-    private var parkedAt: UInt64 = 0
-    private var wokeFromSleep: UInt64?
-    /// A job was enqueued between the last look and the sleep (which did not happen).
-    private var enqueuedBeforeSleep = false
     /// When a look last learned of an enqueue.
     private var lastEnqueueSeen: UInt64 = 0
     /// How long the pool stays looked at every interval after an enqueue.
@@ -192,9 +185,12 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
 
     func poll(now: UInt64) -> UInt64? {
         guard !isDetached else { return nil }
-        let producerWoke = noteEnqueues(now: now)
+        let wokeAt = noteEnqueues(now: now)
+        let producerWoke = wokeAt != nil
         if producerWoke { scanEveryLookUntil = now &+ 100_000_000 }
-        if now >= nextScan || now < scanEveryLookUntil { scan(now: now) }
+        // The look after a sleep that no work ended: the previous look found the pool quiet.
+        let quietLook = quiet && !producerWoke && lastEnqueueSeen != now
+        if now >= nextScan || now < scanEveryLookUntil { scan(now: now, quietLook: quietLook) }
         var busy = false
         for (tid, var worker) in workers {
             var task: UInt = 0
@@ -202,7 +198,9 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
                 forget(tid, at: now)
                 continue
             }
-            let changedAt = worker.lastLook + (now &- worker.lastLook) / 2
+            // A worker idle through a sleep that new work ended starts at the wake-up (see
+            // noteEnqueues); otherwise somewhere since its last look, taken as the middle.
+            let changedAt = worker.lastLook == wokeAt ? worker.lastLook : worker.lastLook + (now &- worker.lastLook) / 2
             if task != worker.task { worker.taskSince = changedAt }
             if worker.spanOpen, task != worker.task {
                 if let slot = worker.slot { trackers[slot]?.spanEnded(at: changedAt) }
@@ -238,26 +236,28 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         if tokenQueuedAt == nil, busy { queueToken(at: CStallMonitor_monotonic_ns()) }
         // Young threads whose names are still looked at need no look while the pool sleeps: the
         // next enqueue wakes the watchdog, and its first look scans them again.
-        quiet = !busy && tokenQueuedAt == nil && starvation == nil && wakeSlot != nil && now &- lastEnqueueSeen >= enqueueGrace
+        quiet = !busy && tokenQueuedAt == nil && starvation == nil && sleep.slot != nil && now &- lastEnqueueSeen >= enqueueGrace
             && CStallMonitor_pool_hook_active() != 0
         if quiet { return now &+ sleepingLookInterval }
         // Woken by new work, which starts in the next moments: a look soon dates its start closely.
         return now &+ (producerWoke ? min(interval, quickLookAfterWake) : interval)
     }
 
-    /// Takes the enqueue flag and returns whether a producer woke the watchdog from a sleep just
-    /// now. After a sleep an enqueue ended, a task found running began after the wake-up was
-    /// posted (the hook posts before it hands the job on), not somewhere in the whole sleep.
-    private func noteEnqueues(now: UInt64) -> Bool {
-        let enqueued = (wakeSlot.map { CStallMonitor_pool_enqueued($0) != 0 } ?? true) || enqueuedBeforeSleep
-        enqueuedBeforeSleep = false
-        let woke = wokeFromSleep
-        wokeFromSleep = nil
-        guard enqueued else { return woke != nil }
+    /// Takes the enqueue flag and returns when a producer woke the watchdog from a sleep just now
+    /// (nil: none did). After a sleep an enqueue ended, a task found running on a worker idle
+    /// through it (or on a worker met now) is dated from the wake-up's post: the hook posts just
+    /// before it hands the job on, and a free worker takes it at once, while the watchdog itself
+    /// may wake tens of milliseconds later on a loaded machine (the middle of that interval took
+    /// half of it off the stall).
+    private func noteEnqueues(now: UInt64) -> UInt64? {
+        let (enqueuedBeforeSleep, woke) = sleep.take()
+        let enqueued = (sleep.slot.map { CStallMonitor_pool_enqueued($0) != 0 } ?? true) || enqueuedBeforeSleep
+        guard enqueued else { return woke }
         lastEnqueueSeen = now
-        guard let woke else { return false }
+        guard let woke else { return nil }
         for (tid, worker) in workers where worker.task == 0 && worker.lastLook < woke { workers[tid]?.lastLook = woke }
-        return true
+        if let scanned = lastScan, scanned < woke { lastScan = woke }
+        return woke
     }
 
     /// Whether a thread met in the last second is still looked at (its name may change).
@@ -267,25 +267,17 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
 
     /// The watchdog is about to sleep: while the pool is quiet, the next enqueue wakes it.
     func prepareToSleep(on wakeup: WakeupSignal) -> Bool {
-        if wakeSlot == nil, hooked, let slot = wakeup.slot {
+        if sleep.slot == nil, hooked, let slot = wakeup.slot {
             CStallMonitor_pool_watch(slot)  // noted as an enqueue: the next look comes first
-            wakeSlot = slot
+            sleep.bind(slot)
             return true
         }
-        guard quiet, let wakeSlot else { return true }
-        parkedAt = CStallMonitor_monotonic_ns()
-        CStallMonitor_wakeup_slot_park(wakeSlot)
-        armed = true
-        enqueuedBeforeSleep = CStallMonitor_pool_enqueued(wakeSlot) != 0
-        return !enqueuedBeforeSleep
+        guard quiet else { return true }
+        return sleep.park { CStallMonitor_pool_enqueued($0) != 0 }
     }
 
     func wokeUp(at now: UInt64) {
-        guard armed, let wakeSlot else { return }
-        CStallMonitor_wakeup_slot_unpark(wakeSlot)
-        armed = false
-        let posted = CStallMonitor_wakeup_slot_posted_at(wakeSlot)
-        wokeFromSleep = posted >= parkedAt ? posted : nil  // nil: woken by time or by something else
+        sleep.unpark()
     }
 
     /// Meets workers that appeared since the last scan and forgets those that exited (every
@@ -293,12 +285,14 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     /// that starts on a thread libdispatch has just started is dated from the scan before it was
     /// met). The thread list is read again only when the process's thread count changed, a thread
     /// met in the last second is still being looked at, or half a second has passed (a thread that
-    /// exited while another started keeps the count): otherwise a scan costs one `stat`.
-    private func scan(now: UInt64) {
+    /// exited while another started keeps the count) unless this is the look of a quiet pool that
+    /// nothing woke (`quietLook`: no work came, so a new thread runs none of it): otherwise a scan
+    /// costs one `stat`.
+    private func scan(now: UInt64, quietLook: Bool) {
         nextScan = now &+ rescanInterval
         let count = PoolWorkerScan.threadCount()
         let looking = isSettling(now: now)
-        if let count, count == threadCount, !looking, now &- lastFullScan < 500_000_000 {
+        if let count, count == threadCount, !looking, quietLook || now &- lastFullScan < 500_000_000 {
             lastScan = now
             return
         }

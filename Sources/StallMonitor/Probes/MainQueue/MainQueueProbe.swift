@@ -21,8 +21,11 @@ import Synchronization
 /// that worker is sampled while on the CPU; a stall on a worker that never ran a token is still
 /// unwound while it sleeps in the kernel (from `/proc`, no signal), but not while it runs.
 ///
-/// While the main queue is idle the watchdog still wakes once per interval for that one load:
-/// nothing tells it when the queue starts draining.
+/// While the main queue is idle (nobody drains it, no token outstanding, no enqueue in the last
+/// five intervals, at least 50 ms) the watchdog sleeps: the shim's `dispatch_async(_f)` pass-through
+/// (`main_wakeup.c`) wakes it when work reaches the main queue, and it looks every 2 s for work
+/// that came another way. Where that pass-through is not the one called (ThreadSanitizer's
+/// interceptors, a host's own), no enqueue is ever seen and the queue is looked at every interval.
 final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
     /// The loop kind reports name.
     static let loopKind = LoopKind.mainActor.rawValue
@@ -53,10 +56,21 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
     private var tokenQueuedAt: UInt64?
     /// The thread of the open span; nil while none is open.
     private var spanThread: Int32?
+    /// The watchdog's sleeps that a main-queue enqueue ends, once bound to its wake-up slot.
+    private var sleep = ArmedSleep()
+    /// The last look found the queue quiet: the watchdog may sleep until an enqueue wakes it.
+    private var quiet = false
+    /// A producer woke the watchdog from a sleep before this look (the next look comes soon).
+    private var producerWoke = false
+    /// When a look last learned of an enqueue, and how long the queue stays looked at every
+    /// interval after one (a job enqueued is drained a little later).
+    private var lastEnqueueSeen: UInt64 = 0
+    private let enqueueGrace: UInt64
 
     init(_ queue: MainQueueState, interval: UInt64) {
         self.queue = queue
         self.interval = max(interval, 1_000_000)
+        enqueueGrace = max(self.interval * 5, 50_000_000)
         visitor = Self.visitors.add(1, ordering: .relaxed).newValue
     }
 
@@ -83,8 +97,46 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
         if CStallMonitor_thread_first_visit(visitor) != 0, let arm = armWorker.withLock({ $0 }) { arm() }
     }
 
+    /// The watchdog is about to sleep: while the queue is quiet, the next enqueue wakes it.
+    func prepareToSleep(on wakeup: WakeupSignal) -> Bool {
+        if sleep.slot == nil, let slot = wakeup.slot {
+            CStallMonitor_main_watch(slot, queue.address)  // noted as an enqueue: the next look comes first
+            sleep.bind(slot)
+            return true
+        }
+        guard quiet else { return true }
+        return sleep.park { CStallMonitor_main_enqueued($0) != 0 }
+    }
+
+    func wokeUp(at now: UInt64) {
+        sleep.unpark()
+    }
+
+    /// Takes the enqueue flag. After a sleep that an enqueue ended, the queue was idle until the
+    /// wake-up was posted (the pass-through posts before it hands the job on), so a job found
+    /// running is dated from the middle of the time since the post, not since the look before the
+    /// sleep. (Not from the post itself, as on the pool: a worker must first be woken or started
+    /// to drain the main queue, which figure 12b measured as about 10 ms.)
+    private func noteEnqueues(now: UInt64) {
+        let (enqueuedBeforeSleep, woke) = sleep.take()
+        let enqueued = (sleep.slot.map { CStallMonitor_main_enqueued($0) != 0 } ?? true) || enqueuedBeforeSleep
+        producerWoke = woke != nil
+        if enqueued { lastEnqueueSeen = now }
+        if let woke, spanThread == nil, let last = lastEnd, last.at < woke { lastEnd = (woke, false) }
+    }
+
+    /// The next look: after the sleeping-look interval when the queue is quiet and an enqueue can
+    /// wake the watchdog, soon after such a wake-up, else after the interval.
+    private func nextLook(now: UInt64, idle: Bool) -> UInt64 {
+        quiet = idle && spanThread == nil && tokenQueuedAt == nil && sleep.slot != nil && now &- lastEnqueueSeen >= enqueueGrace
+            && CStallMonitor_main_enqueues_seen() != 0
+        if quiet { return now &+ sleepingLookInterval }
+        return now &+ (producerWoke ? min(interval, quickLookAfterWake) : interval)
+    }
+
     func poll(now: UInt64) -> UInt64? {
         guard !detached.load(ordering: .relaxed), let tracker else { return nil }
+        noteEnqueues(now: now)
         if let queued = tokenQueuedAt {
             let ran = tokenRanAt.load(ordering: .acquiring)
             if ran >= queued {
@@ -104,7 +156,7 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
                 spanThread = nil
             }
             lastEnd = (now, false)
-            return now &+ interval
+            return nextLook(now: now, idle: true)
         }
         if let open = spanThread, open != owner {
             // Another worker drains the queue now: the open span's job finished.
@@ -122,6 +174,6 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
             tokenQueuedAt = CStallMonitor_monotonic_ns()
             DispatchQueue.main.async { [self] in tokenRan() }
         }
-        return now &+ interval
+        return nextLook(now: now, idle: false)
     }
 }

@@ -20,6 +20,8 @@ struct MainQueueState: @unchecked Sendable {
     static let ownerMask: UInt64 = 0x3fff_ffff
 
     private let state: UnsafeRawPointer
+    /// The main queue object (`_dispatch_main_q`).
+    var address: UnsafeRawPointer { state - Self.stateOffset }
 
     /// The main queue of this process, when libdispatch exports it and this toolchain's layout is
     /// known; otherwise why not.

@@ -45,18 +45,12 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
     private var spanOpen = false
     /// The loop's thread is gone or the loop refuses work: nothing more to look at.
     private var finished = false
-    /// The C shim's watch of the loop's waits (nil: none free, or given back at the end) and the
-    /// watchdog's wake-up slot it posts, once bound.
+    /// The C shim's watch of the loop's waits (nil: none free, or given back at the end), and the
+    /// watchdog's sleeps that the loop's return ends, once the watch is bound to its slot.
     private var wakeWatch: Int32?
-    private var wakeSlot: Int32?
+    private var sleep = ArmedSleep()
     /// The last look found the loop idle and not woken since the look before.
     private var quiet = false
-    /// The watchdog sleeps armed to be woken by the loop's return (since `parkedAt`); when a
-    /// producer woke it from such a sleep; whether the loop returned between the look and the sleep.
-    private var armed = false
-    private var parkedAt: UInt64 = 0
-    private var wokeFromSleep: UInt64?
-    private var wokeBeforeSleep = false
     /// A producer woke the watchdog from a sleep before this look (the next look comes soon).
     private var producerWoke = false
 
@@ -103,45 +97,38 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
     }
 
     func prepareToSleep(on wakeup: WakeupSignal) -> Bool {
-        if wakeSlot == nil, let wakeWatch, let slot = wakeup.slot {
+        if sleep.slot == nil, let wakeWatch, let slot = wakeup.slot {
             CStallMonitor_loop_watch_bind(wakeWatch, slot)  // counts as woken: the next look comes first
-            wakeSlot = slot
+            sleep.bind(slot)
             return true
         }
-        guard quiet, let wakeWatch, let wakeSlot else { return true }
-        parkedAt = CStallMonitor_monotonic_ns()
-        CStallMonitor_wakeup_slot_park(wakeSlot)
-        armed = true
-        wokeBeforeSleep = CStallMonitor_loop_watch_woke(wakeWatch) != 0
-        return !wokeBeforeSleep
+        guard quiet, let wakeWatch else { return true }
+        return sleep.park { _ in CStallMonitor_loop_watch_woke(wakeWatch) != 0 }
     }
 
     func wokeUp(at now: UInt64) {
-        guard armed, let wakeSlot else { return }
-        CStallMonitor_wakeup_slot_unpark(wakeSlot)
-        armed = false
-        let posted = CStallMonitor_wakeup_slot_posted_at(wakeSlot)
-        wokeFromSleep = posted >= parkedAt ? posted : nil  // nil: woken by time or by something else
+        sleep.unpark()
     }
 
     /// Whether the loop returned from its wait since the last look. After a sleep it ended, the
     /// loop was idle until the wake-up was posted (it posts on its first return), so the last
     /// idle look moves there.
     private func takeWake() -> Bool {
-        let returned = (wakeWatch.map { wakeSlot != nil && CStallMonitor_loop_watch_woke($0) != 0 } ?? true) || wokeBeforeSleep
-        wokeBeforeSleep = false
+        let (wokeBeforeSleep, wokeFromSleep) = sleep.take()
+        let returned = (wakeWatch.map { sleep.slot != nil && CStallMonitor_loop_watch_woke($0) != 0 } ?? true) || wokeBeforeSleep
         producerWoke = wokeFromSleep != nil
         if returned, let posted = wokeFromSleep, let idle = lastIdle, idle.at < posted { lastIdle = (posted, idle.switches, idle.runnable) }
-        wokeFromSleep = nil
         return returned
     }
 
-    /// The next look: after the sleeping-look interval when the loop idles unwoken and can wake
-    /// the watchdog, else after the interval.
-    private func nextLook(now: UInt64, idle: Bool, returned: Bool) -> UInt64 {
-        quiet = idle && !returned && !spanOpen && tokenQueuedAt == nil && wakeSlot != nil
+    /// The next look: none while the loop idles unwoken and can wake the watchdog (its thread
+    /// waits in the shim's `epoll_wait`, whose every return posts the watchdog's slot once it is
+    /// parked: new events, a scheduled task due, a wake-up of the loop, its shutdown), else after
+    /// the interval.
+    private func nextLook(now: UInt64, idle: Bool, returned: Bool) -> UInt64? {
+        quiet = idle && !returned && !spanOpen && tokenQueuedAt == nil && sleep.slot != nil
             && wakeWatch.map { CStallMonitor_loop_watch_entered($0) != 0 } == true
-        return now &+ (quiet ? sleepingLookInterval : lookInterval)
+        return quiet ? nil : now &+ lookInterval
     }
 
     /// The interval to the next look while the loop is not let sleep: short once after a wake-up

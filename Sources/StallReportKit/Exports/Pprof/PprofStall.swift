@@ -7,13 +7,13 @@ public struct PprofStall: Sendable {
     /// Which stall, who stalled, when, for how long, and the time each sample stands for.
     public var facts: StallFacts
     /// The loop kind, e.g. `runLoop` or `nio`.
-    public var loopKind: String
+    package var loopKind: String
     /// The samples, oldest first.
-    public var samples: [StallReport.Sample]
+    package var samples: [StallReport.Sample]
     /// The report's frame table.
-    public var frames: [StallReport.Frame]
+    package var frames: [StallReport.Frame]
     /// The report's image table.
-    public var images: [StallReport.Image]
+    package var images: [StallReport.Image]
 
     /// Reduces a decoded report to what the export needs.
     public init(report: StallReport, path: String) {

@@ -1,10 +1,11 @@
 @testable import StallMonitor
 import Testing
 
-/// The session heartbeat's schedule: frequent at first, then spaced out to its interval, so that a
-/// session that dies without `stop()` is dated within max(1 s, 10 %) of its life.
-@Suite("Heartbeat schedule")
-struct HeartbeatScheduleTests {
+/// The session's alive marks' schedule: frequent at first, then spaced out to the heartbeat
+/// interval, so that a session that dies without `stop()` is dated within max(1 s, 10 %) of its
+/// life. (The heartbeat itself, a rewrite of the record, runs every interval.)
+@Suite("Alive mark schedule")
+struct AliveMarkScheduleTests {
     /// The run times (ns since the start) of `schedule` up to `end`.
     private static func runs(_ schedule: RepeatingTimer.Schedule, until end: UInt64) -> [UInt64] {
         var times: [UInt64] = []
@@ -21,7 +22,7 @@ struct HeartbeatScheduleTests {
         let second: UInt64 = 1_000_000_000
         let schedule = RepeatingTimer.Schedule.rampingUp(to: .seconds(60))
         let runs = Self.runs(schedule, until: 3_600 * second)
-        #expect(runs.first == second, "the first heartbeat 1 s after the start")
+        #expect(runs.first == second, "the first mark 1 s after the start")
         // The worst moment to die is just before a run: the error is then the gap to the run before.
         var previous: UInt64 = 0
         for run in runs {
@@ -30,7 +31,7 @@ struct HeartbeatScheduleTests {
             previous = run
         }
         let tenMinutes = runs.filter { $0 <= 600 * second }.count
-        #expect(tenMinutes >= 40 && tenMinutes <= 60, "\(tenMinutes) heartbeats in the first 10 minutes")
+        #expect(tenMinutes >= 40 && tenMinutes <= 60, "\(tenMinutes) marks in the first 10 minutes")
         let lastHalfHour = runs.filter { $0 > 1_800 * second }
         #expect(lastHalfHour.count == 30, "one a minute once spaced out: \(lastHalfHour.count)")
     }

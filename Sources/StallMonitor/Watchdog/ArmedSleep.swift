@@ -1,0 +1,53 @@
+import CStallMonitor
+
+/// A probe's part in a watchdog sleep that its producers can end (the pool's enqueue hook, a
+/// loop's return from its wait), on the watchdog's C wake-up slot.
+///
+/// Parking the slot, then taking the producers' flag, is one side of a Dekker pair on sequentially
+/// consistent atomics; a producer sets the flag, then posts the slot if it is parked. Either the
+/// producer sees the slot parked and posts it, or the probe sees the flag and the watchdog does
+/// not sleep.
+struct ArmedSleep {
+    /// The watchdog's wake-up slot once bound (nil: the probe cannot be woken and is looked at
+    /// every interval).
+    private(set) var slot: Int32?
+    private var armed = false
+    private var parkedAt: UInt64 = 0
+    /// When a producer posted the slot during the last sleep.
+    private var wokenAt: UInt64?
+    /// The producers' flag was set when the slot was parked (the sleep was not taken).
+    private var producedBeforeSleep = false
+
+    /// Binds the watchdog's wake-up slot.
+    mutating func bind(_ slot: Int32) {
+        self.slot = slot
+    }
+
+    /// Parks the slot, then takes the producers' flag with `takeFlag`; returns whether the
+    /// watchdog may sleep (true without a slot: nothing to arm).
+    mutating func park(takingFlag takeFlag: (Int32) -> Bool) -> Bool {
+        guard let slot else { return true }
+        parkedAt = CStallMonitor_monotonic_ns()
+        CStallMonitor_wakeup_slot_park(slot)
+        armed = true
+        producedBeforeSleep = takeFlag(slot)
+        return !producedBeforeSleep
+    }
+
+    /// The watchdog woke: unparks the slot and notes whether a producer posted it during this
+    /// sleep (not when woken by time or by something else).
+    mutating func unpark() {
+        guard armed, let slot else { return }
+        CStallMonitor_wakeup_slot_unpark(slot)
+        armed = false
+        let posted = CStallMonitor_wakeup_slot_posted_at(slot)
+        wokenAt = posted >= parkedAt ? posted : nil
+    }
+
+    /// Takes what the last park learned: whether the producers' flag was already set (the sleep
+    /// was not taken), and when a producer woke the sleep.
+    mutating func take() -> (producedBeforeSleep: Bool, wokenAt: UInt64?) {
+        defer { producedBeforeSleep = false; wokenAt = nil }
+        return (producedBeforeSleep, wokenAt)
+    }
+}
