@@ -7,7 +7,7 @@ import StallReportKit
 struct StallReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stallreport",
-        abstract: "Summarize, gate, diff, show, export and symbolicate main-thread stall reports written by StallMonitor.",
+        abstract: "Summarize, gate, diff, show, export and symbolicate the stall reports StallMonitor writes (run loops, the MainActor, SwiftNIO loops, the concurrency pool).",
         discussion: """
         Reads stall reports and summarizes, gates or diffs them. Every subcommand
         takes report files and/or directories (searched recursively for *.json;
