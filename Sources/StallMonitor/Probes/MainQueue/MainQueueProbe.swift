@@ -115,8 +115,9 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
     /// Takes the enqueue flag. After a sleep that an enqueue ended, the queue was idle until the
     /// wake-up was posted (the pass-through posts before it hands the job on), so a job found
     /// running is dated from the middle of the time since the post, not since the look before the
-    /// sleep. (Not from the post itself, as on the pool: a worker must first be woken or started
-    /// to drain the main queue, which figure 12b measured as about 10 ms.)
+    /// sleep. (Not from the post itself, as on the pool: a worker must first be woken to drain
+    /// the main queue, and dating from the post gave figure 12b a larger largest error, 15.5 ms
+    /// against 10 ms.)
     private func noteEnqueues(now: UInt64) {
         let (enqueuedBeforeSleep, woke) = sleep.take()
         let enqueued = (sleep.slot.map { CStallMonitor_main_enqueued($0) != 0 } ?? true) || enqueuedBeforeSleep
