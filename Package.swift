@@ -7,6 +7,8 @@ let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 let metrics: Target.Dependency = .product(name: "Metrics", package: "swift-metrics")
 let metricsTestKit: Target.Dependency = .product(name: "MetricsTestKit", package: "swift-metrics")
 let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
+let nioCoreWithTrait: Target.Dependency = .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NIO"]))
+let serviceLifecycleWithTrait: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"]))
 let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
 let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio")
 let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
@@ -30,6 +32,11 @@ let package = Package(
         // `swift build --product` name them in this package, and an app that depends on this package
         // never resolves what only they use (swift-prometheus). SwiftPM resolves the dependencies of
         // every product of a dependency, used or not, but not those of its other targets.
+    ],
+    traits: [
+        .trait(name: "NIO"),
+        .trait(name: "ServiceLifecycle"),
+        .default(enabledTraits: ["NIO", "ServiceLifecycle"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -59,9 +66,9 @@ let package = Package(
         // The library host apps link.
         .target(name: "StallMonitor", dependencies: ["CStallMonitor", "StallReportModel", logging, metrics]),
         // Watches every event loop of a SwiftNIO EventLoopGroup (a pull probe of the core).
-        .target(name: "StallMonitorNIO", dependencies: ["StallMonitor", nioCore]),
+        .target(name: "StallMonitorNIO", dependencies: ["StallMonitor", nioCoreWithTrait]),
         // StallMonitorService: run()/graceful shutdown of a ServiceGroup.
-        .target(name: "StallMonitorServiceLifecycle", dependencies: ["StallMonitor", serviceLifecycle]),
+        .target(name: "StallMonitorServiceLifecycle", dependencies: ["StallMonitor", serviceLifecycleWithTrait]),
         // A test's stall budget (scope, watches, violations) shared by the two test integrations.
         .target(name: "StallBudgetCore", dependencies: ["StallMonitor", logging]),
         // `@Test(.stallBudget(.milliseconds(100)))`: a Swift Testing trait.

@@ -1,3 +1,4 @@
+#if NIO
 import NIOCore
 import StallMonitor
 import Synchronization
@@ -55,3 +56,4 @@ private final class ShutDownFlag: Sendable {
 
     func set() { flag.store(true, ordering: .releasing) }
 }
+#endif

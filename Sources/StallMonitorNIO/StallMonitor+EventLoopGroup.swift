@@ -1,3 +1,4 @@
+#if NIO
 import NIOCore
 import StallMonitor
 
@@ -41,3 +42,4 @@ extension StallMonitor {
                          polling: loops.map { EventLoopWatch(loop: $0).polledLoop }, pollInterval: pollInterval)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if ServiceLifecycle
 import StallMonitor
 
 /// What ``StallMonitorService/init(_:)`` watches: the first set of loops this program lets a
@@ -28,3 +29,4 @@ enum ProgramWatch {
         throw StallMonitorError(code: first?.code ?? .unsupportedLoop, reason: "no loop of this program can be watched (" + reasons.joined(separator: "; ") + ")")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if ServiceLifecycle
 import Foundation
 import ServiceLifecycle
 import StallMonitor
@@ -153,3 +154,4 @@ private final class MonitorSlot: Sendable {
     let monitor = Locked<StallMonitor?>(nil)
     let startError = Locked<StallMonitorError?>(nil)
 }
+#endif
