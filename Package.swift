@@ -33,9 +33,14 @@ let package = Package(
         // never resolves what only they use (swift-prometheus). SwiftPM resolves the dependencies of
         // every product of a dependency, used or not, but not those of its other targets.
     ],
+    // The integrations' dependencies, each behind a trait that is on by default. An app that
+    // depends on StallMonitor with `traits: []` resolves neither SwiftNIO (and its three) nor
+    // swift-service-lifecycle (and its two): three packages besides this one, not nine
+    // (DependencyGraphTests). The products that need a trait say so when built without it.
     traits: [
-        .trait(name: "NIO"),
-        .trait(name: "ServiceLifecycle"),
+        .trait(name: "NIO", description: "StallMonitorNIO: watches SwiftNIO event loops (brings in swift-nio)."),
+        .trait(name: "ServiceLifecycle",
+               description: "StallMonitorServiceLifecycle: a monitor as a ServiceGroup member (brings in swift-service-lifecycle)."),
         .default(enabledTraits: ["NIO", "ServiceLifecycle"]),
     ],
     dependencies: [
