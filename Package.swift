@@ -7,11 +7,13 @@ let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 let metrics: Target.Dependency = .product(name: "Metrics", package: "swift-metrics")
 let metricsTestKit: Target.Dependency = .product(name: "MetricsTestKit", package: "swift-metrics")
 let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
-let nioCoreWithTrait: Target.Dependency = .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NIO"]))
-let serviceLifecycleWithTrait: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"]))
 let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
 let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio")
 let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+// The integration products' dependencies: only with their trait on (see `traits`).
+let nioCoreWithTrait: Target.Dependency = .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NIO"]))
+let serviceLifecycleWithTrait: Target.Dependency =
+    .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"]))
 let prometheus: Target.Dependency = .product(name: "Prometheus", package: "swift-prometheus")
 
 let package = Package(
@@ -31,7 +33,8 @@ let package = Package(
         // The demos, hosts and benchmarks below are executable targets, not products: `swift run` and
         // `swift build --product` name them in this package, and an app that depends on this package
         // never resolves what only they use (swift-prometheus). SwiftPM resolves the dependencies of
-        // every product of a dependency, used or not, but not those of its other targets.
+        // every product of a dependency, used or not (unless a disabled trait guards every use, see
+        // `traits`), but not those of its other targets.
     ],
     // The integrations' dependencies, each behind a trait that is on by default. An app that
     // depends on StallMonitor with `traits: []` resolves neither SwiftNIO (and its three) nor
