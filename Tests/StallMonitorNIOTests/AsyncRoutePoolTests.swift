@@ -1,4 +1,5 @@
 import Foundation
+import MetricsTestKit
 import NIOCore
 import NIOPosix
 import StallMonitor
@@ -16,7 +17,10 @@ struct AsyncRoutePoolTests {
         let reports = TemporaryReports()
         let server = try LoopbackHTTPServer(loops: 2)
         defer { server.shutDown(); reports.remove() }
-        let monitor = try StallMonitor.start(reports.configuration(), eventLoopGroup: server.group)
+        let metrics = TestMetrics()
+        var configuration = reports.configuration()
+        configuration.metrics = .init(factory: metrics)
+        let monitor = try StallMonitor.start(configuration, eventLoopGroup: server.group)
         let answers = try await Self.onThread { () throws -> [String] in
             let client = try HTTPTestClient(port: server.port)
             return [try client.get("/async-fast"), try client.get("/async-block?ms=400"), try client.get("/async-fast")]
@@ -35,6 +39,10 @@ struct AsyncRoutePoolTests {
                 "\(report.representativeFunction)")
         #expect(report.durationMs >= measured - 60 && report.durationMs <= measured + 300, "report \(report.durationMs) ms, route \(measured) ms")
         #expect(monitor.watchedLoops.map(\.kind) == [StallMonitor.nioEventLoopKind, StallMonitor.nioEventLoopKind, StallMonitor.concurrencyPoolKind])
+        // The stall's metrics name the pool, not the worker thread that happened to run the route.
+        let stallDimensions = metrics.counters(label: "stallmonitor.stalls").map { Dictionary(uniqueKeysWithValues: $0.dimensions) }
+        #expect(stallDimensions == [["loop.kind": StallMonitor.concurrencyPoolKind, "loop.name": "pool",
+                                     "classification": report.classification.rawValue]])
     }
 
     @Test("thousands of fast async requests from four clients give no report")

@@ -16,7 +16,7 @@ import StallReportModel
 /// - `<prefix>.pool.delay` (Timer, nanoseconds): how long a block queued on the Swift concurrency
 ///   pool waited before a worker started it (Node's event-loop delay, for the pool), one value per
 ///   look while the pool is busy (``StallMonitor/Loop/concurrencyPool``).
-final class StallMetrics: Sendable {
+package final class StallMetrics: Sendable {
     /// Why a stall was not reported in full: the `reason` dimension, and where its count comes from.
     enum DropReason: String, CaseIterable {
         /// Written as a compact report (no samples): its fingerprint hit `maxReportsPerFingerprint`.
@@ -90,10 +90,16 @@ final class StallMetrics: Sendable {
         self.dropped = dropped
     }
 
-    /// The `loop.name` dimension: `main` for the main thread, else the thread's name (an event
-    /// loop's `NIO-ELT-0-#1`): bounded by the loops the app runs, never a thread id.
-    static func loopName(threadName: String, isMainThread: Bool) -> String {
-        isMainThread ? "main" : threadName
+    /// The `loop.name` dimension, which names the loop, never a thread: `main` for the main
+    /// thread's run loop and for the MainActor (the main queue, drained by any Dispatch worker),
+    /// `pool` for the concurrency pool (one pool, whichever worker stalled), else the loop thread's
+    /// name (an event loop's `NIO-ELT-0-#1`): bounded by the loops the app runs.
+    package static func loopName(kind: String, threadName: String, isMainThread: Bool) -> String {
+        switch kind {
+        case LoopKind.mainActor.rawValue: "main"
+        case LoopKind.concurrencyPool.rawValue: "pool"
+        default: isMainThread ? "main" : threadName
+        }
     }
 
     // MARK: Stalls (writer queue)
@@ -102,7 +108,7 @@ final class StallMetrics: Sendable {
     func recordStall(_ report: StallReport) {
         let dims = dimensions + [
             ("loop.kind", report.loop.kind),
-            ("loop.name", Self.loopName(threadName: report.loop.threadName, isMainThread: report.loop.isMainThread)),
+            ("loop.name", Self.loopName(kind: report.loop.kind, threadName: report.loop.threadName, isMainThread: report.loop.isMainThread)),
             ("classification", report.classification.rawValue),
         ]
         let key = dims.map { "\($0.0)=\($0.1)" }.joined(separator: "\u{1}")
@@ -162,7 +168,7 @@ final class StallMetrics: Sendable {
     }
 
     private func makeLoopState(thread: MonitoredThread, tid: Int32) -> LoopState {
-        let name = Self.loopName(threadName: ThreadProcFiles.threadName(tid: tid), isMainThread: tid == getpid())
+        let name = Self.loopName(kind: thread.loopKind.rawValue, threadName: ThreadProcFiles.threadName(tid: tid), isMainThread: tid == getpid())
         let dims = dimensions + [("loop.kind", thread.loopKind.rawValue), ("loop.name", name)]
         return LoopState(
             at: startedAt, awake: 0,

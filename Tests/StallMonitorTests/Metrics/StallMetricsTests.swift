@@ -137,3 +137,17 @@ struct StallMetricsTests {
         #expect(idleMetrics.counterTotal(label: "stallmonitor.loop.time", dimensions: idleLoop + [("loop.state", "idle")]) >= 1)
     }
 }
+
+/// `loop.name` names the loop, whichever thread ran it: the MainActor's main queue and the pool
+/// are drained by Dispatch workers whose names say nothing of the loop.
+@Suite("swift-metrics loop names")
+struct StallMetricsLoopNameTests {
+    @Test("main for the main thread and the MainActor, pool for the pool, else the loop thread's name")
+    func loopNames() {
+        #expect(StallMetrics.loopName(kind: "runLoop", threadName: "async-main-ho", isMainThread: true) == "main")
+        #expect(StallMetrics.loopName(kind: "runLoop", threadName: "metrics-stall", isMainThread: false) == "metrics-stall")
+        #expect(StallMetrics.loopName(kind: "nioEventLoop", threadName: "NIO-ELT-0-#1", isMainThread: false) == "NIO-ELT-0-#1")
+        #expect(StallMetrics.loopName(kind: "mainActor", threadName: "-qos.overcommit", isMainThread: false) == "main")
+        #expect(StallMetrics.loopName(kind: "concurrencyPool", threadName: "oot.default-qos", isMainThread: false) == "pool")
+    }
+}
