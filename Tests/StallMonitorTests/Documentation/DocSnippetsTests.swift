@@ -9,7 +9,9 @@ import Testing
 /// 1. A block that cannot compile on its own (a `Package.swift` excerpt) is a fragment: the line
 ///    `<!-- snippet: fragment -->` comes right before its fence (blank lines between are allowed).
 ///    It renders as nothing on GitHub and in DocC.
-/// 2. Every other block has a copy in a Swift file under `Tests/DocSnippets`, between the lines
+/// 2. Every other block has a copy in a Swift file under `Tests/DocSnippets` (or, for a snippet
+///    that needs a package the library must not depend on, under `Examples/<package>/Sources`,
+///    which the example's script builds), between the lines
 ///    `// snippet: <the doc's path from the repository root>` and `// snippet: end`. Lines between
 ///    `// snippet: pause` and `// snippet: resume` are wrapping, not part of the copy.
 /// 3. Wrapping is mechanical: imports stay at the file's top level, and the rest of a program
@@ -129,7 +131,7 @@ struct DocSnippetsTests {
             if let match = unmatched.firstIndex(where: { $0.doc == block.doc && $0.lines == block.lines }) {
                 unmatched.remove(at: match)
             } else {
-                problems.append("\(block.place): this ```swift block has no identical copy in \(snippetsFolder) "
+                problems.append("\(block.place): this ```swift block has no identical copy in \(snippetsFolder) or an example's Sources "
                                 + "(copy it there, or mark it \(fragmentMarker) if it cannot compile on its own)")
             }
         }
@@ -139,17 +141,26 @@ struct DocSnippetsTests {
         return problems
     }
 
-    /// The Swift files of the `DocSnippets` target, relative to the repository root.
+    /// The Swift files that hold copies, relative to the repository root: the `DocSnippets`
+    /// target's, and the sources of the nested packages under `Examples/` (a snippet that needs a
+    /// package the library must not depend on, such as swift-otel, is compiled there: by the
+    /// example's script, which CI runs).
     static func snippetFiles() throws -> [String] {
         let root = DocumentedFiguresTests.repositoryRoot
-        let folder = root.appendingPathComponent(snippetsFolder)
-        guard let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil) else {
-            throw SnippetCheckError(description: "cannot list \(folder.path)")
-        }
+        let examples = root.appendingPathComponent("Examples")
+        let examplePackages = (try? FileManager.default.contentsOfDirectory(atPath: examples.path)) ?? []
+        let folders = [root.appendingPathComponent(snippetsFolder)]
+            + examplePackages.sorted().map { examples.appendingPathComponent($0).appendingPathComponent("Sources") }
+                .filter { FileManager.default.fileExists(atPath: $0.path) }
         let rootPrefix = root.standardizedFileURL.path + "/"
         var files: [String] = []
-        for case let url as URL in walker where url.pathExtension == "swift" {
-            files.append(String(url.standardizedFileURL.path.dropFirst(rootPrefix.count)))
+        for folder in folders {
+            guard let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil) else {
+                throw SnippetCheckError(description: "cannot list \(folder.path)")
+            }
+            for case let url as URL in walker where url.pathExtension == "swift" {
+                files.append(String(url.standardizedFileURL.path.dropFirst(rootPrefix.count)))
+            }
         }
         return files.sorted()
     }
