@@ -18,9 +18,7 @@ struct AsyncRoutePoolTests {
         let server = try LoopbackHTTPServer(loops: 2)
         defer { server.shutDown(); reports.remove() }
         let metrics = TestMetrics()
-        var configuration = reports.configuration()
-        configuration.metrics = .init(factory: metrics)
-        let monitor = try StallMonitor.start(configuration, eventLoopGroup: server.group)
+        let monitor = try StallMonitor.start(reports.configuration(metrics: metrics), eventLoopGroup: server.group)
         let answers = try await Self.onThread { () throws -> [String] in
             let client = try HTTPTestClient(port: server.port)
             return [try client.get("/async-fast"), try client.get("/async-block?ms=400"), try client.get("/async-fast")]

@@ -14,9 +14,7 @@ struct EventLoopMetricsTests {
         let server = try LoopbackHTTPServer(loops: 2)
         defer { server.shutDown(); reports.remove() }
         let metrics = TestMetrics()
-        var configuration = reports.configuration()
-        configuration.metrics = .init(factory: metrics)
-        let monitor = try StallMonitor.start(configuration, eventLoopGroup: server.group, concurrencyPool: false)
+        let monitor = try StallMonitor.start(reports.configuration(metrics: metrics), eventLoopGroup: server.group, concurrencyPool: false)
         defer { monitor.stop() }
         let client = try HTTPTestClient(port: server.port)
         #expect(try client.get("/fast") == "ok")

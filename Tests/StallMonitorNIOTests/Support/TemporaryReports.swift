@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import StallMonitor
 
@@ -6,8 +7,11 @@ struct TemporaryReports {
     let url = FileManager.default.temporaryDirectory
         .appendingPathComponent("StallMonitorNIOTests-\(UUID().uuidString)", isDirectory: true)
 
-    func configuration(threshold: Duration = .milliseconds(250)) -> StallMonitor.Configuration {
-        StallMonitor.Configuration(threshold: threshold, reportDirectory: url)
+    /// A configuration that writes here; its metrics go to `metrics` when given.
+    func configuration(threshold: Duration = .milliseconds(250), metrics: (any MetricsFactory)? = nil) -> StallMonitor.Configuration {
+        var configuration = StallMonitor.Configuration(threshold: threshold, reportDirectory: url)
+        if let metrics { configuration.metrics = .init(factory: metrics) }
+        return configuration
     }
 
     /// The reports written, in file-name order.

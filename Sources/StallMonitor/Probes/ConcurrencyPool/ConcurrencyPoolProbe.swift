@@ -90,17 +90,11 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     private var tokenQueuedAt: UInt64?
     /// The report of the starvation in progress (the outstanding token waits past the threshold).
     private var starvation: StallRecording?
-    /// The watchdog's sleeps that an enqueue ends, once the probe watches the pool's enqueues
-    /// (until then it cannot be woken, the pool is looked at every interval).
-    private var sleep = ArmedSleep()
+    /// When the pool is looked at, and the watchdog's sleeps that an enqueue ends, once the probe
+    /// watches the pool's enqueues (until then it cannot be woken: looked at every interval).
+    private var looks: EnqueueWakeSchedule
     /// Whether this probe installed the enqueue hook (from attach to the end of polling).
     private var hooked = false
-    /// The last look found the pool quiet: the watchdog may sleep until an enqueue wakes it.
-    private var quiet = false
-    /// When a look last learned of an enqueue.
-    private var lastEnqueueSeen: UInt64 = 0
-    /// How long the pool stays looked at every interval after an enqueue.
-    private let enqueueGrace: UInt64
 
     /// One pool worker as the watchdog knows it.
     private struct Worker {
@@ -120,7 +114,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         self.layout = layout
         self.threshold = threshold
         self.interval = max(interval, 1_000_000)
-        self.enqueueGrace = max(self.interval * 5, 50_000_000)
+        self.looks = EnqueueWakeSchedule(interval: self.interval) { CStallMonitor_pool_enqueued($0) != 0 }
         self.rescanInterval = max(self.interval * 5, 50_000_000)
         visitor = Self.visitors.add(1, ordering: .relaxed).newValue
         trackers = Array(repeating: nil, count: slots)
@@ -189,7 +183,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         let producerWoke = wokeAt != nil
         if producerWoke { scanEveryLookUntil = now &+ 100_000_000 }
         // The look after a sleep that no work ended: the previous look found the pool quiet.
-        let quietLook = quiet && !producerWoke && lastEnqueueSeen != now
+        let quietLook = looks.quiet && !producerWoke && looks.lastEnqueueSeen != now
         if now >= nextScan || now < scanEveryLookUntil { scan(now: now, quietLook: quietLook) }
         var busy = false
         for (tid, var worker) in workers {
@@ -236,11 +230,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         if tokenQueuedAt == nil, busy { queueToken(at: CStallMonitor_monotonic_ns()) }
         // Young threads whose names are still looked at need no look while the pool sleeps: the
         // next enqueue wakes the watchdog, and its first look scans them again.
-        quiet = !busy && tokenQueuedAt == nil && starvation == nil && sleep.slot != nil && now &- lastEnqueueSeen >= enqueueGrace
-            && CStallMonitor_pool_hook_active() != 0
-        if quiet { return now &+ sleepingLookInterval }
-        // Woken by new work, which starts in the next moments: a look soon dates its start closely.
-        return now &+ (producerWoke ? min(interval, quickLookAfterWake) : interval)
+        return looks.nextLook(now: now, idle: !busy && tokenQueuedAt == nil && starvation == nil && CStallMonitor_pool_hook_active() != 0)
     }
 
     /// Takes the enqueue flag and returns when a producer woke the watchdog from a sleep just now
@@ -250,11 +240,8 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     /// may wake tens of milliseconds later on a loaded machine (the middle of that interval took
     /// half of it off the stall).
     private func noteEnqueues(now: UInt64) -> UInt64? {
-        let (enqueuedBeforeSleep, woke) = sleep.take()
-        let enqueued = (sleep.slot.map { CStallMonitor_pool_enqueued($0) != 0 } ?? true) || enqueuedBeforeSleep
-        guard enqueued else { return woke }
-        lastEnqueueSeen = now
-        guard let woke else { return nil }
+        let (enqueued, woke) = looks.noteEnqueues(now: now)
+        guard enqueued, let woke else { return woke }
         for (tid, worker) in workers where worker.task == 0 && worker.lastLook < woke { workers[tid]?.lastLook = woke }
         if let scanned = lastScan, scanned < woke { lastScan = woke }
         return woke
@@ -267,17 +254,11 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
 
     /// The watchdog is about to sleep: while the pool is quiet, the next enqueue wakes it.
     func prepareToSleep(on wakeup: WakeupSignal) -> Bool {
-        if sleep.slot == nil, hooked, let slot = wakeup.slot {
-            CStallMonitor_pool_watch(slot)  // noted as an enqueue: the next look comes first
-            sleep.bind(slot)
-            return true
-        }
-        guard quiet else { return true }
-        return sleep.park { CStallMonitor_pool_enqueued($0) != 0 }
+        looks.prepareToSleep(offering: hooked ? wakeup.slot : nil) { CStallMonitor_pool_watch($0) }
     }
 
     func wokeUp(at now: UInt64) {
-        sleep.unpark()
+        looks.wokeUp()
     }
 
     /// Meets workers that appeared since the last scan and forgets those that exited (every

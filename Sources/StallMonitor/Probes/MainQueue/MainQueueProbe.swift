@@ -56,21 +56,13 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
     private var tokenQueuedAt: UInt64?
     /// The thread of the open span; nil while none is open.
     private var spanThread: Int32?
-    /// The watchdog's sleeps that a main-queue enqueue ends, once bound to its wake-up slot.
-    private var sleep = ArmedSleep()
-    /// The last look found the queue quiet: the watchdog may sleep until an enqueue wakes it.
-    private var quiet = false
-    /// A producer woke the watchdog from a sleep before this look (the next look comes soon).
-    private var producerWoke = false
-    /// When a look last learned of an enqueue, and how long the queue stays looked at every
-    /// interval after one (a job enqueued is drained a little later).
-    private var lastEnqueueSeen: UInt64 = 0
-    private let enqueueGrace: UInt64
+    /// When the queue is looked at, and the watchdog's sleeps that a main-queue enqueue ends.
+    private var looks: EnqueueWakeSchedule
 
     init(_ queue: MainQueueState, interval: UInt64) {
         self.queue = queue
         self.interval = max(interval, 1_000_000)
-        enqueueGrace = max(self.interval * 5, 50_000_000)
+        looks = EnqueueWakeSchedule(interval: self.interval) { CStallMonitor_main_enqueued($0) != 0 }
         visitor = Self.visitors.add(1, ordering: .relaxed).newValue
     }
 
@@ -99,17 +91,11 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
 
     /// The watchdog is about to sleep: while the queue is quiet, the next enqueue wakes it.
     func prepareToSleep(on wakeup: WakeupSignal) -> Bool {
-        if sleep.slot == nil, let slot = wakeup.slot {
-            CStallMonitor_main_watch(slot, queue.address)  // noted as an enqueue: the next look comes first
-            sleep.bind(slot)
-            return true
-        }
-        guard quiet else { return true }
-        return sleep.park { CStallMonitor_main_enqueued($0) != 0 }
+        looks.prepareToSleep(offering: wakeup.slot) { [queue] in CStallMonitor_main_watch($0, queue.address) }
     }
 
     func wokeUp(at now: UInt64) {
-        sleep.unpark()
+        looks.wokeUp()
     }
 
     /// Takes the enqueue flag. After a sleep that an enqueue ended, the queue was idle until the
@@ -119,20 +105,14 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
     /// the main queue, and dating from the post gave figure 12b a larger largest error, 15.5 ms
     /// against 10 ms.)
     private func noteEnqueues(now: UInt64) {
-        let (enqueuedBeforeSleep, woke) = sleep.take()
-        let enqueued = (sleep.slot.map { CStallMonitor_main_enqueued($0) != 0 } ?? true) || enqueuedBeforeSleep
-        producerWoke = woke != nil
-        if enqueued { lastEnqueueSeen = now }
+        let woke = looks.noteEnqueues(now: now).wokeAt
         if let woke, spanThread == nil, let last = lastEnd, last.at < woke { lastEnd = (woke, false) }
     }
 
-    /// The next look: after the sleeping-look interval when the queue is quiet and an enqueue can
-    /// wake the watchdog, soon after such a wake-up, else after the interval.
+    /// The next look (see ``EnqueueWakeSchedule``): the queue is quiet while idle with no span
+    /// and no token out, once the pass-through has seen an enqueue at all.
     private func nextLook(now: UInt64, idle: Bool) -> UInt64 {
-        quiet = idle && spanThread == nil && tokenQueuedAt == nil && sleep.slot != nil && now &- lastEnqueueSeen >= enqueueGrace
-            && CStallMonitor_main_enqueues_seen() != 0
-        if quiet { return now &+ sleepingLookInterval }
-        return now &+ (producerWoke ? min(interval, quickLookAfterWake) : interval)
+        looks.nextLook(now: now, idle: idle && spanThread == nil && tokenQueuedAt == nil && CStallMonitor_main_enqueues_seen() != 0)
     }
 
     func poll(now: UInt64) -> UInt64? {

@@ -1,0 +1,76 @@
+import CStallMonitor
+
+/// When a probe of a queue whose enqueues wake the watchdog (the concurrency pool's enqueue
+/// hook, the main queue's pass-through) looks next, and the watchdog sleep those enqueues end.
+///
+/// The queue is looked at every interval while work may be on its way, 2 ms after an enqueue
+/// woke the watchdog (the work starts in the next moments), and only every
+/// ``sleepingLookInterval`` once it has been quiet for a grace period (five intervals, at least
+/// 50 ms: a job may start a little after it was queued), while the watchdog sleeps until the next
+/// enqueue. The owning probe says what keeps its queue from being quiet (a span, a token) and
+/// which C flag its producers set.
+struct EnqueueWakeSchedule {
+    /// The watchdog's sleep that an enqueue ends, once bound to its wake-up slot.
+    private var sleep = ArmedSleep()
+    /// Takes the producers' flag of a wake-up slot (true: an enqueue came since the last take).
+    private let takeFlag: (Int32) -> Bool
+    private let interval: UInt64
+    private let enqueueGrace: UInt64
+    /// The last look found the queue quiet: the watchdog may sleep until an enqueue wakes it.
+    private(set) var quiet = false
+    /// A producer woke the watchdog from a sleep before this look (the next look comes soon).
+    private(set) var producerWoke = false
+    /// When a look last learned of an enqueue.
+    private(set) var lastEnqueueSeen: UInt64 = 0
+
+    /// A schedule for a probe looked at every `interval` (ns) while busy; `takeFlag` takes its
+    /// producers' flag (`CStallMonitor_pool_enqueued`, `CStallMonitor_main_enqueued`).
+    init(interval: UInt64, takeFlag: @escaping (Int32) -> Bool) {
+        self.interval = interval
+        self.takeFlag = takeFlag
+        enqueueGrace = max(interval * 5, 50_000_000)
+    }
+
+    /// Whether an enqueue can wake the watchdog (the slot is bound).
+    var canWake: Bool { sleep.slot != nil }
+
+    /// A look begins: takes the producers' flag and what the last sleep learned. Returns whether
+    /// an enqueue came since the last look (always, while no slot is bound: nothing tells), and
+    /// when a producer woke the watchdog from a sleep (nil: none did).
+    mutating func noteEnqueues(now: UInt64) -> (enqueued: Bool, wokeAt: UInt64?) {
+        let (enqueuedBeforeSleep, woke) = sleep.take()
+        let enqueued = (sleep.slot.map(takeFlag) ?? true) || enqueuedBeforeSleep
+        producerWoke = woke != nil
+        if enqueued { lastEnqueueSeen = now }
+        return (enqueued, woke)
+    }
+
+    /// The next look, once the look is done: after ``sleepingLookInterval`` when the queue is
+    /// quiet (`idle`: nothing of the probe's own keeps it looked at, and no enqueue in the grace
+    /// period) and an enqueue can wake the watchdog; soon after such a wake-up; else after the
+    /// interval.
+    mutating func nextLook(now: UInt64, idle: Bool) -> UInt64 {
+        quiet = idle && sleep.slot != nil && now &- lastEnqueueSeen >= enqueueGrace
+        if quiet { return now &+ sleepingLookInterval }
+        return now &+ (producerWoke ? min(interval, quickLookAfterWake) : interval)
+    }
+
+    /// The watchdog is about to sleep. The first time a `slot` is offered it is bound, and
+    /// `watch` tells the producers about it (which notes an enqueue: the next look comes first).
+    /// While the queue is quiet, parks the slot so that the next enqueue ends the sleep. Returns
+    /// whether the watchdog may sleep.
+    mutating func prepareToSleep(offering slot: Int32?, watch: (Int32) -> Void) -> Bool {
+        if sleep.slot == nil, let slot {
+            watch(slot)
+            sleep.bind(slot)
+            return true
+        }
+        guard quiet else { return true }
+        return sleep.park(takingFlag: takeFlag)
+    }
+
+    /// The watchdog woke.
+    mutating func wokeUp() {
+        sleep.unpark()
+    }
+}
