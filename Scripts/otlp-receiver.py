@@ -19,6 +19,7 @@ import json
 import os
 import signal
 import sys
+import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from google.protobuf import json_format
@@ -35,6 +36,12 @@ SIGNALS = {
 
 def serve(port_file, received_path):
     received = open(received_path, "a", encoding="utf-8")
+    writing = threading.Lock()  # the server answers each request on a thread of its own
+
+    def record(entry):
+        with writing:
+            received.write(json.dumps(entry) + "\n")
+            received.flush()
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format, *args):  # quiet: the check says what arrived
@@ -57,12 +64,10 @@ def serve(port_file, received_path):
                 else:
                     request.ParseFromString(body)
             except Exception as error:  # a malformed export: said to the exporter, kept for the check
-                received.write(json.dumps({"signal": name, "error": str(error)}) + "\n")
-                received.flush()
+                record({"signal": name, "error": str(error)})
                 self.send_error(400, "undecodable OTLP request")
                 return
-            received.write(json.dumps({"signal": name, "request": json_format.MessageToDict(request)}) + "\n")
-            received.flush()
+            record({"signal": name, "request": json_format.MessageToDict(request)})
             response = response_type()
             payload = json_format.MessageToJson(response).encode() if is_json else response.SerializeToString()
             self.send_response(200)
@@ -72,7 +77,9 @@ def serve(port_file, received_path):
             self.wfile.write(payload)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    def stop(*_):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, stop)
     temporary = port_file + ".tmp"
     with open(temporary, "w") as file:
         file.write(str(server.server_address[1]))
@@ -168,7 +175,8 @@ def check(received_path, report_directory, service_name):
     counted = {}
     for key, value in stall_counts.items():
         facts = json.loads(key)
-        counted[(facts.get("loop.kind"), facts.get("classification"))] = counted.get((facts.get("loop.kind"), facts.get("classification")), 0) + value
+        kind = (facts.get("loop.kind"), facts.get("classification"))
+        counted[kind] = counted.get(kind, 0) + value
     if {key: int(value) for key, value in counted.items()} != expected:
         problems.append(f"stallmonitor.stalls counted {counted}, the reports say {expected}")
     histogram_count = sum(count for count, _ in histograms.values())

@@ -51,28 +51,12 @@ struct DependencyGraphTests {
             try FileManager.default.copyItem(at: pins, to: app.appendingPathComponent("Package.resolved"))
         }
 
-        let output = app.appendingPathComponent("graph.json")
-        let log = app.appendingPathComponent("swift.log")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let outputHandle = try FileHandle(forWritingTo: output)
-        let logHandle = try FileHandle(forWritingTo: log)
-        defer { try? outputHandle.close(); try? logHandle.close() }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["swift", "package", "--package-path", app.path, "show-dependencies", "--format", "json"]
-        process.standardOutput = outputHandle
-        process.standardError = logHandle
-        try process.run()
         // Resolving copies three checkouts from SwiftPM's cache: seconds, minutes on a loaded machine.
-        guard waitUntil(timeout: .seconds(600), { !process.isRunning }) else {
-            process.terminate()
-            throw TestTimeout(what: "swift package show-dependencies")
-        }
-        let message = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-        try #require(process.terminationStatus == 0, "swift package show-dependencies: \(message)")
+        let run = try runTool(["swift", "package", "--package-path", app.path, "show-dependencies", "--format", "json"],
+                              timeout: .seconds(600))
+        try #require(run.status == 0, "swift package show-dependencies: \(run.errors)")
 
-        let graph = try JSONSerialization.jsonObject(with: Data(contentsOf: output))
+        let graph = try JSONSerialization.jsonObject(with: Data(run.output.utf8))
         let stallMonitor = try #require(Self.dependencies(of: graph).first, "no StallMonitor in \(graph)")
         var identities = Set<String>()
         var pending = Self.dependencies(of: stallMonitor)

@@ -86,25 +86,9 @@ struct SchemaValidationTests {
     }
 }
 
-/// Runs `python3 -c script arguments…`, waiting at most `timeout`; returns its status and output.
+/// Runs `python3 -c script arguments…`, waiting at most `timeout`; returns its status and its
+/// output (standard output, then standard error).
 func runPython(_ script: String, arguments: [String], timeout: Duration = .seconds(60)) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", script] + arguments
-    // A file, not a pipe: a chatty validator cannot fill a pipe buffer and block.
-    let log = FileManager.default.temporaryDirectory.appendingPathComponent("StallMonitorTests-python-\(UUID().uuidString).log")
-    _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-    defer { try? FileManager.default.removeItem(at: log) }
-    let handle = try FileHandle(forWritingTo: log)
-    defer { try? handle.close() }
-    process.standardOutput = handle
-    process.standardError = handle
-    try process.run()
-    let finished = waitUntil(timeout: timeout) { !process.isRunning }
-    if !finished {
-        process.terminate()
-        throw TestTimeout(what: "python3")
-    }
-    let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-    return (process.terminationStatus, text)
+    let run = try runTool(["python3", "-c", script] + arguments, timeout: timeout)
+    return (run.status, run.output + run.errors)
 }
