@@ -11,84 +11,74 @@ import Testing
 struct StallMetricsTests {
     @Test("a stall gives one duration close to its report's, one count, with loop and classification dimensions only")
     func stallDurationAndCount() throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
         let metrics = TestMetrics()
-        let loop = try MonitoredLoopThread(name: "metrics-stall")
-        defer { loop.stop() }
-        var configuration = directory.configuration()
-        configuration.metrics = .init(factory: metrics, dimensions: [("service", "tests")])
-        let monitor = try loop.startMonitor(configuration)
-        defer { monitor.stop() }
+        try withMonitoredLoop("metrics-stall", configure: { configuration in
+            configuration.metrics = .init(factory: metrics, dimensions: [("service", "tests")])
+        }) { directory, loop, monitor in
+            try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 400) }
+            #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+            monitor.stop()
 
-        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 400) }
-        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
-        monitor.stop()
+            let report = try #require(try directory.reports().first)
+            let timers = metrics.timers(label: "stallmonitor.stall.duration")
+            try #require(timers.count == 1, "\(timers.map(\.dimensions))")
+            let timer = timers[0]
+            try #require(timer.values.count == 1)
+            let seconds = Double(timer.values[0]) / 1e9
+            #expect(abs(seconds * 1000 - report.durationMs) < 1, "timer \(seconds) s, report \(report.durationMs) ms")
+            #expect(seconds >= 0.35 && seconds < 10, "\(seconds) s for a 400 ms spin")
+            #expect(timer.displayUnit == .seconds)
+            let expected = [
+                "service": "tests", "loop.kind": "runLoop", "loop.name": "metrics-stall",
+                "classification": report.classification.rawValue,
+            ]
+            #expect(Dictionary(uniqueKeysWithValues: timer.dimensions) == expected)
+            #expect(metrics.counterTotal(label: "stallmonitor.stalls", dimensions: Array(expected)) == 1)
+            #expect(metrics.counterTotal(label: "stallmonitor.stalls") == 1)
 
-        let report = try #require(try directory.reports().first)
-        let timers = metrics.timers(label: "stallmonitor.stall.duration")
-        try #require(timers.count == 1, "\(timers.map(\.dimensions))")
-        let timer = timers[0]
-        try #require(timer.values.count == 1)
-        let seconds = Double(timer.values[0]) / 1e9
-        #expect(abs(seconds * 1000 - report.durationMs) < 1, "timer \(seconds) s, report \(report.durationMs) ms")
-        #expect(seconds >= 0.35 && seconds < 10, "\(seconds) s for a 400 ms spin")
-        #expect(timer.displayUnit == .seconds)
-        let expected = [
-            "service": "tests", "loop.kind": "runLoop", "loop.name": "metrics-stall",
-            "classification": report.classification.rawValue,
-        ]
-        #expect(Dictionary(uniqueKeysWithValues: timer.dimensions) == expected)
-        #expect(metrics.counterTotal(label: "stallmonitor.stalls", dimensions: Array(expected)) == 1)
-        #expect(metrics.counterTotal(label: "stallmonitor.stalls") == 1)
+            // Every drop reason is there from the start, at zero here.
+            let dropped = metrics.counters(label: "stallmonitor.reports.dropped")
+            #expect(Set(dropped.compactMap { $0.dimensions.first { $0.0 == "reason" }?.1 }) == [
+                "rateLimitedToSummary", "deletedForQuota", "reportWrite", "reportEncoding", "watchdogStarved",
+                "debuggerAttached", "processStopped",
+            ])
+            #expect(metrics.counterTotal(label: "stallmonitor.reports.dropped") == 0)
 
-        // Every drop reason is there from the start, at zero here.
-        let dropped = metrics.counters(label: "stallmonitor.reports.dropped")
-        #expect(Set(dropped.compactMap { $0.dimensions.first { $0.0 == "reason" }?.1 }) == [
-            "rateLimitedToSummary", "deletedForQuota", "reportWrite", "reportEncoding", "watchdogStarved",
-            "debuggerAttached", "processStopped",
-        ])
-        #expect(metrics.counterTotal(label: "stallmonitor.reports.dropped") == 0)
-
-        // Low cardinality: no fingerprint, thread id or path in any dimension of any metric.
-        let everyDimension = metrics.timers.flatMap(\.dimensions) + metrics.counters.flatMap(\.dimensions)
-            + metrics.recorders.flatMap(\.dimensions)
-        let forbidden = [report.fingerprint, "\(report.loop.threadID)", directory.url.path]
-        for (key, value) in everyDimension {
-            #expect(!forbidden.contains(value), "\(key)=\(value)")
-            #expect(!key.contains("fingerprint") && !key.contains("thread.id") && !key.contains("path"), "\(key)")
+            // Low cardinality: no fingerprint, thread id or path in any dimension of any metric.
+            let everyDimension = metrics.timers.flatMap(\.dimensions) + metrics.counters.flatMap(\.dimensions)
+                + metrics.recorders.flatMap(\.dimensions)
+            let forbidden = [report.fingerprint, "\(report.loop.threadID)", directory.url.path]
+            for (key, value) in everyDimension {
+                #expect(!forbidden.contains(value), "\(key)=\(value)")
+                #expect(!key.contains("fingerprint") && !key.contains("thread.id") && !key.contains("path"), "\(key)")
+            }
         }
     }
 
     @Test("a stall past maxReportsPerFingerprint is counted as dropped, rate limited; every stall is timed")
     func rateLimitedReportCountedAsDropped() throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
         let metrics = TestMetrics()
-        let loop = try MonitoredLoopThread(name: "metrics-rate")
-        defer { loop.stop() }
-        var configuration = directory.configuration()
-        configuration.maxReportsPerFingerprint = 1
-        configuration.metrics = .init(factory: metrics)
-        let monitor = try loop.startMonitor(configuration)
-        defer { monitor.stop() }
-
-        // One closure, one call site, a spin that calls nothing: the same fingerprint each time
-        // (three stalls: even if a loaded machine gave one of them another, two would share one).
-        let stall: @Sendable () -> Void = { ProductionWork.spinWithoutCallsForRateLimit(milliseconds: 320) }
-        for count in 1...3 {
-            try loop.run(stall)
-            #expect(monitor.waitForStalls(count), "\(monitor.statistics)")
+        try withMonitoredLoop("metrics-rate", configure: { configuration in
+            configuration.maxReportsPerFingerprint = 1
+            configuration.metrics = .init(factory: metrics)
+        }) { directory, loop, monitor in
+            // One closure, one call site, a spin that calls nothing: the same fingerprint each time
+            // (three stalls: even if a loaded machine gave one of them another, two would share one).
+            let stall: @Sendable () -> Void = { ProductionWork.spinWithoutCallsForRateLimit(milliseconds: 320) }
+            for count in 1...3 {
+                try loop.run(stall)
+                #expect(monitor.waitForStalls(count), "\(monitor.statistics)")
+            }
+            let reports = try directory.reports()
+            try #require(reports.count == 3)
+            let compact = reports.filter { $0.rateLimited == true }.count
+            #expect(compact >= 1, "\(reports.map(\.fingerprint))")
+            #expect(monitor.statistics.reportsRateLimited == compact)
+            #expect(metrics.counterTotal(label: "stallmonitor.reports.dropped", dimensions: [("reason", "rateLimitedToSummary")]) == Int64(compact))
+            #expect(metrics.counterTotal(label: "stallmonitor.reports.dropped") == Int64(compact))
+            #expect(metrics.counterTotal(label: "stallmonitor.stalls") == 3)
+            #expect(metrics.timers(label: "stallmonitor.stall.duration").flatMap(\.values).count == 3)
         }
-        let reports = try directory.reports()
-        try #require(reports.count == 3)
-        let compact = reports.filter { $0.rateLimited == true }.count
-        #expect(compact >= 1, "\(reports.map(\.fingerprint))")
-        #expect(monitor.statistics.reportsRateLimited == compact)
-        #expect(metrics.counterTotal(label: "stallmonitor.reports.dropped", dimensions: [("reason", "rateLimitedToSummary")]) == Int64(compact))
-        #expect(metrics.counterTotal(label: "stallmonitor.reports.dropped") == Int64(compact))
-        #expect(metrics.counterTotal(label: "stallmonitor.stalls") == 3)
-        #expect(metrics.timers(label: "stallmonitor.stall.duration").flatMap(\.values).count == 3)
     }
 
     @Test("a busy loop's utilisation and active time rise; an idle loop's stay near zero")

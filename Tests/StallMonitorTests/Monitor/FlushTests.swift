@@ -6,22 +6,18 @@ import Testing
 struct FlushTests {
     @Test("flush with a zero or negative timeout returns at once instead of trapping")
     func nonPositiveTimeouts() throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
-        let loop = try MonitoredLoopThread(name: "flush")
-        defer { loop.stop() }
-        let monitor = try loop.startMonitor(directory.configuration())
-        defer { monitor.stop() }
-        // start queues the session's first heartbeat and the stale-report sweep on the writer:
-        // until they are done a zero timeout rightly answers false (on a loaded machine it did).
-        #expect(monitor.flush())
-        #expect(monitor.flush(timeout: .zero))
-        #expect(monitor.flush(timeout: .milliseconds(-5)))
-        #expect(monitor.flush(timeout: .seconds(-2)))
+        try withMonitoredLoop("flush") { directory, loop, monitor in
+            // start queues the session's first heartbeat and the stale-report sweep on the writer:
+            // until they are done a zero timeout rightly answers false (on a loaded machine it did).
+            #expect(monitor.flush())
+            #expect(monitor.flush(timeout: .zero))
+            #expect(monitor.flush(timeout: .milliseconds(-5)))
+            #expect(monitor.flush(timeout: .seconds(-2)))
 
-        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
-        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
-        #expect(monitor.flush(timeout: .milliseconds(-1)))
-        #expect(directory.reportFiles().count == 1)
+            try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
+            #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+            #expect(monitor.flush(timeout: .milliseconds(-1)))
+            #expect(directory.reportFiles().count == 1)
+        }
     }
 }

@@ -48,27 +48,24 @@ struct LoggingTests {
 
     @Test("each report written is said at info level with its file, fingerprint and class in metadata")
     func reportsAreLogged() throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
         let (logger, log) = CapturingLogHandler.logger()
-        var configuration = directory.configuration(threshold: .milliseconds(200))
-        configuration.logger = logger
-        let loop = try MonitoredLoopThread(name: "logged-stall")
-        defer { loop.stop() }
-        let monitor = try loop.startMonitor(configuration)
-        defer { monitor.stop() }
-        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 500) }
-        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
-        let report = try #require(try directory.reports().first)
-        let stalls = log.all.filter { $0.metadata["stallmonitor.fingerprint"] != nil }
-        try #require(stalls.count == 1, "\(log.messages)")
-        let entry = stalls[0]
-        #expect(entry.level == .info)
-        #expect(entry.metadata["stallmonitor.fingerprint"] == report.fingerprint)
-        #expect(entry.metadata["stallmonitor.classification"] == report.classification.rawValue)
-        #expect(entry.metadata["stallmonitor.loop"] == "runLoop")
-        #expect(entry.metadata["stallmonitor.thread"] == "logged-stall")
-        #expect(entry.metadata["path"].map { $0.hasSuffix(".json") && FileManager.default.fileExists(atPath: $0) } == true)
-        #expect(entry.message.contains("ms stall"))
+        try withMonitoredLoop("logged-stall", configure: { configuration in
+            configuration.threshold = .milliseconds(200)
+            configuration.logger = logger
+        }) { directory, loop, monitor in
+            try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 500) }
+            #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+            let report = try #require(try directory.reports().first)
+            let stalls = log.all.filter { $0.metadata["stallmonitor.fingerprint"] != nil }
+            try #require(stalls.count == 1, "\(log.messages)")
+            let entry = stalls[0]
+            #expect(entry.level == .info)
+            #expect(entry.metadata["stallmonitor.fingerprint"] == report.fingerprint)
+            #expect(entry.metadata["stallmonitor.classification"] == report.classification.rawValue)
+            #expect(entry.metadata["stallmonitor.loop"] == "runLoop")
+            #expect(entry.metadata["stallmonitor.thread"] == "logged-stall")
+            #expect(entry.metadata["path"].map { $0.hasSuffix(".json") && FileManager.default.fileExists(atPath: $0) } == true)
+            #expect(entry.message.contains("ms stall"))
+        }
     }
 }

@@ -17,26 +17,21 @@ struct ProductionHostileStallTests {
     /// sample accounted for and the loop still answering. Returns the report and the closure's time.
     static func stallAndCheck(name: String, expectedMs: Double,
                               _ work: @escaping @Sendable () -> Void) throws -> (StallReport, Double) {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
-        let loop = try MonitoredLoopThread(name: name)
-        defer { loop.stop() }
-        let monitor = try loop.startMonitor(directory.configuration())
-        defer { monitor.stop() }
-
-        let measured = try loop.run(timeout: .seconds(10)) { measureMilliseconds(work) }
-        #expect(measured < expectedMs + 150, "the stall took \(measured) ms, expected about \(expectedMs) ms")
-        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
-        #expect(try loop.run(timeout: .seconds(2)) { true })
-        let reports = try directory.reports()
-        try #require(reports.count == 1, "\(directory.entries())")
-        let report = reports[0]
-        #expect(report.sampling.attempted > 0)
-        #expect(report.sampling.attempted == report.sampling.accountedFor, "\(report.sampling)")
-        // Freeing and unmapping after the measured part still belong to the span, and are slow
-        // under the sanitizers.
-        #expect(durationCovers(report.durationMs, measured: measured, slackMs: 150), "report \(report.durationMs) ms, measured \(measured) ms")
-        return (report, measured)
+        try withMonitoredLoop(name) { directory, loop, monitor in
+            let measured = try loop.run(timeout: .seconds(10)) { measureMilliseconds(work) }
+            #expect(measured < expectedMs + 150, "the stall took \(measured) ms, expected about \(expectedMs) ms")
+            #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+            #expect(try loop.run(timeout: .seconds(2)) { true })
+            let reports = try directory.reports()
+            try #require(reports.count == 1, "\(directory.entries())")
+            let report = reports[0]
+            #expect(report.sampling.attempted > 0)
+            #expect(report.sampling.attempted == report.sampling.accountedFor, "\(report.sampling)")
+            // Freeing and unmapping after the measured part still belong to the span, and are slow
+            // under the sanitizers.
+            #expect(durationCovers(report.durationMs, measured: measured, slackMs: 150), "report \(report.durationMs) ms, measured \(measured) ms")
+            return (report, measured)
+        }
     }
 
     @Test("600 ms of large and small allocations and frees on the monitored thread")

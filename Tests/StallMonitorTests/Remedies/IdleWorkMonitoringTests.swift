@@ -15,53 +15,49 @@ enum IdleWorkSpin {
 struct IdleWorkMonitoringTests {
     @Test("600 ms of CPU work drained through the idle queue is no stall; the same work in one callout is one")
     func drainingIsNotAStall() throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
-        let loop = try MonitoredLoopThread(name: "idle-monitored")
-        defer { loop.stop() }
-        let monitor = try loop.startMonitor(directory.configuration(threshold: .milliseconds(300)))
-        defer { monitor.stop() }
-        let queue = try loop.run { Result { () throws(StallMonitorError) in try IdleWorkQueue(loop: .current) } }.get()
-        let spansBefore = monitor.statistics.spans
+        try withMonitoredLoop("idle-monitored", configure: { configuration in
+            configuration.threshold = .milliseconds(300)
+        }) { directory, loop, monitor in
+            let queue = try loop.run { Result { () throws(StallMonitorError) in try IdleWorkQueue(loop: .current) } }.get()
+            let spansBefore = monitor.statistics.spans
 
-        // Spinning, not sleeping: the thread never gives up the CPU, so only the queue's word
-        // that the loop would have slept separates one pass's span from the next.
-        for _ in 1...60 { queue.submit { StallingWork.spinOnCPUForStallTest(milliseconds: 10) } }
-        #expect(waitUntil(timeout: .seconds(30)) { queue.statistics.completed == 60 })
-        try loop.waitUntilSleeping()
-        monitor.flush()
-        var statistics = monitor.statistics
-        #expect(statistics.stallsDetected == 0, "\(statistics)")
-        #expect(statistics.spans - spansBefore >= 50, "about one span per pass: \(statistics)")
-        #expect(queue.statistics.passes == 60)
+            // Spinning, not sleeping: the thread never gives up the CPU, so only the queue's word
+            // that the loop would have slept separates one pass's span from the next.
+            for _ in 1...60 { queue.submit { StallingWork.spinOnCPUForStallTest(milliseconds: 10) } }
+            #expect(waitUntil(timeout: .seconds(30)) { queue.statistics.completed == 60 })
+            try loop.waitUntilSleeping()
+            monitor.flush()
+            var statistics = monitor.statistics
+            #expect(statistics.stallsDetected == 0, "\(statistics)")
+            #expect(statistics.spans - spansBefore >= 50, "about one span per pass: \(statistics)")
+            #expect(queue.statistics.passes == 60)
 
-        // The control: the same work in one callout of the loop.
-        try loop.run { for _ in 1...60 { StallingWork.spinOnCPUForStallTest(milliseconds: 10) } }
-        #expect(monitor.waitForStalls(1))
-        statistics = monitor.statistics
-        #expect(statistics.stallsDetected == 1, "\(statistics)")
-        #expect(directory.reportFiles().count == 1)
-        _ = queue.close()
+            // The control: the same work in one callout of the loop.
+            try loop.run { for _ in 1...60 { StallingWork.spinOnCPUForStallTest(milliseconds: 10) } }
+            #expect(monitor.waitForStalls(1))
+            statistics = monitor.statistics
+            #expect(statistics.stallsDetected == 1, "\(statistics)")
+            #expect(directory.reportFiles().count == 1)
+            _ = queue.close()
+        }
     }
 
     @Test("an idle item longer than the threshold is a stall, reported with the item's stack")
     func longItemIsReported() throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
-        let loop = try MonitoredLoopThread(name: "idle-long-item")
-        defer { loop.stop() }
-        let monitor = try loop.startMonitor(directory.configuration(threshold: .milliseconds(300)))
-        defer { monitor.stop() }
-        let queue = try loop.run { Result { () throws(StallMonitorError) in try IdleWorkQueue(loop: .current) } }.get()
+        try withMonitoredLoop("idle-long-item", configure: { configuration in
+            configuration.threshold = .milliseconds(300)
+        }) { directory, loop, monitor in
+            let queue = try loop.run { Result { () throws(StallMonitorError) in try IdleWorkQueue(loop: .current) } }.get()
 
-        queue.submit { IdleWorkSpin.spinPastThresholdInIdleWork(milliseconds: 700) }
-        #expect(monitor.waitForStalls(1))
-        #expect(queue.statistics.itemsOverBudget == 1)
-        let reports = try directory.reports()
-        #expect(reports.count == 1)
-        guard let report = reports.first else { return }
-        #expect(report.durationMs >= 650, "\(report.durationMs)")
-        #expect(report.anySampleNames("spinPastThresholdInIdleWork"), "\(report.representativeSymbols)")
-        _ = queue.close()
+            queue.submit { IdleWorkSpin.spinPastThresholdInIdleWork(milliseconds: 700) }
+            #expect(monitor.waitForStalls(1))
+            #expect(queue.statistics.itemsOverBudget == 1)
+            let reports = try directory.reports()
+            #expect(reports.count == 1)
+            guard let report = reports.first else { return }
+            #expect(report.durationMs >= 650, "\(report.durationMs)")
+            #expect(report.anySampleNames("spinPastThresholdInIdleWork"), "\(report.representativeSymbols)")
+            _ = queue.close()
+        }
     }
 }

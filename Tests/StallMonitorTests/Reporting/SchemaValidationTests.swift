@@ -18,54 +18,50 @@ struct SchemaValidationTests {
 
     @Test("real reports (interrupted and sleeping full stacks, no stack) validate against Reports/stall-report.schema.json")
     func reportsValidate() throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
-        let loop = try MonitoredLoopThread(name: "schema")
-        defer { loop.stop() }
-        var configuration = directory.configuration()
-        configuration.appVersion = "1.2.3"
-        configuration.tags = ["suite": "schema"]
-        let monitor = try loop.startMonitor(configuration)
-        defer { monitor.stop() }
-        let signal = monitor.signal
+        try withMonitoredLoop("schema", configure: { configuration in
+            configuration.appVersion = "1.2.3"
+            configuration.tags = ["suite": "schema"]
+        }) { directory, loop, monitor in
+            let signal = monitor.signal
 
-        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 320) }
-        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
-        try loop.run { StallingWork.sleepInUsleepForStallTest(microseconds: 320_000) }
-        #expect(monitor.waitForStalls(2), "\(monitor.statistics)")
-        try loop.run {
-            var mask = sigset_t()
-            sigemptyset(&mask)
-            sigaddset(&mask, signal)
-            pthread_sigmask(SIG_BLOCK, &mask, nil)
-            StallingWork.spinOnCPUForStallTest(milliseconds: 320)
-            pthread_sigmask(SIG_UNBLOCK, &mask, nil)
+            try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 320) }
+            #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+            try loop.run { StallingWork.sleepInUsleepForStallTest(microseconds: 320_000) }
+            #expect(monitor.waitForStalls(2), "\(monitor.statistics)")
+            try loop.run {
+                var mask = sigset_t()
+                sigemptyset(&mask)
+                sigaddset(&mask, signal)
+                pthread_sigmask(SIG_BLOCK, &mask, nil)
+                StallingWork.spinOnCPUForStallTest(milliseconds: 320)
+                pthread_sigmask(SIG_UNBLOCK, &mask, nil)
+            }
+            #expect(monitor.waitForStalls(3), "\(monitor.statistics)")
+
+            let files = directory.reportFiles()
+            try #require(files.count == 3)
+            let kinds = Set(try directory.reports().flatMap { $0.samples.map(\.kind) })
+            // Full stacks (interrupted and not: the usleep stall is unwound without a signal) and
+            // samples without a stack (the masked signal).
+            #expect(kinds.isSuperset(of: [.stack, .none]), "\(kinds)")
+
+            try #require(FileManager.default.fileExists(atPath: Self.schema.path), "missing \(Self.schema.path)")
+            let result = try runPython(
+                """
+                import json, sys, jsonschema
+                schema = json.load(open(sys.argv[1]))
+                jsonschema.validators.validator_for(schema).check_schema(schema)
+                validator = jsonschema.validators.validator_for(schema)(schema, format_checker=jsonschema.FormatChecker())
+                failed = 0
+                for path in sys.argv[2:]:
+                    for error in validator.iter_errors(json.load(open(path))):
+                        failed += 1
+                        print(path, "/".join(str(p) for p in error.absolute_path), error.message)
+                sys.exit(1 if failed else 0)
+                """,
+                arguments: [Self.schema.path] + files.map(\.path))
+            #expect(result.status == 0, "\(result.output)")
         }
-        #expect(monitor.waitForStalls(3), "\(monitor.statistics)")
-
-        let files = directory.reportFiles()
-        try #require(files.count == 3)
-        let kinds = Set(try directory.reports().flatMap { $0.samples.map(\.kind) })
-        // Full stacks (interrupted and not: the usleep stall is unwound without a signal) and
-        // samples without a stack (the masked signal).
-        #expect(kinds.isSuperset(of: [.stack, .none]), "\(kinds)")
-
-        try #require(FileManager.default.fileExists(atPath: Self.schema.path), "missing \(Self.schema.path)")
-        let result = try runPython(
-            """
-            import json, sys, jsonschema
-            schema = json.load(open(sys.argv[1]))
-            jsonschema.validators.validator_for(schema).check_schema(schema)
-            validator = jsonschema.validators.validator_for(schema)(schema, format_checker=jsonschema.FormatChecker())
-            failed = 0
-            for path in sys.argv[2:]:
-                for error in validator.iter_errors(json.load(open(path))):
-                    failed += 1
-                    print(path, "/".join(str(p) for p in error.absolute_path), error.message)
-            sys.exit(1 if failed else 0)
-            """,
-            arguments: [Self.schema.path] + files.map(\.path))
-        #expect(result.status == 0, "\(result.output)")
     }
 
     @Test("the schema rejects a report with a required key missing (the validator really validates)")

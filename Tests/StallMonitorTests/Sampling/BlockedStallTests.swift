@@ -7,30 +7,25 @@ import Testing
 struct BlockedStallTests {
     @Test("a wait of about 800 ms for a mutex held by another thread is classified blocked, with the lock and its caller in the stack")
     func mutexWaitIsBlocked() throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
-        let loop = try MonitoredLoopThread(name: "mutex-stall")
-        defer { loop.stop() }
-        let monitor = try loop.startMonitor(directory.configuration())
-        defer { monitor.stop() }
+        try withMonitoredLoop("mutex-stall") { directory, loop, monitor in
+            let mutex = TestMutex()
+            let released = try mutex.holdOnAnotherThread(milliseconds: 800)  // 400 ms of room for a slow hand-over
+            let measured = try loop.run {
+                measureMilliseconds { StallingWork.waitForMutexHeldElsewhere(mutex) }
+            }
+            #expect(released.wait(timeout: .now() + 5) == .success)
+            #expect(measured >= 400)
+            #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
 
-        let mutex = TestMutex()
-        let released = try mutex.holdOnAnotherThread(milliseconds: 800)  // 400 ms of room for a slow hand-over
-        let measured = try loop.run {
-            measureMilliseconds { StallingWork.waitForMutexHeldElsewhere(mutex) }
+            let reports = try directory.reports()
+            try #require(reports.count == 1)
+            let report = reports[0]
+            #expect(report.classification == .blocked, "CPU \(report.mainThreadCPUMs) ms of \(report.cpuObservedMs) ms observed")
+            let symbols = report.representativeSymbols
+            #expect(symbols.contains { $0.contains("pthread_mutex_lock") || $0.contains("__lll_lock_wait") }, "\(symbols)")
+            #expect(symbols.contains { $0.contains("waitForMutexHeldElsewhere") }, "\(symbols)")
+            #expect(report.samples.contains { $0.kind == .stack && $0.syscall == "futex" })
+            #expect(report.samples.contains { $0.threadState == "S" })
         }
-        #expect(released.wait(timeout: .now() + 5) == .success)
-        #expect(measured >= 400)
-        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
-
-        let reports = try directory.reports()
-        try #require(reports.count == 1)
-        let report = reports[0]
-        #expect(report.classification == .blocked, "CPU \(report.mainThreadCPUMs) ms of \(report.cpuObservedMs) ms observed")
-        let symbols = report.representativeSymbols
-        #expect(symbols.contains { $0.contains("pthread_mutex_lock") || $0.contains("__lll_lock_wait") }, "\(symbols)")
-        #expect(symbols.contains { $0.contains("waitForMutexHeldElsewhere") }, "\(symbols)")
-        #expect(report.samples.contains { $0.kind == .stack && $0.syscall == "futex" })
-        #expect(report.samples.contains { $0.threadState == "S" })
     }
 }

@@ -10,76 +10,67 @@ import Testing
 struct CloseOnExecTests {
     @Test("after a stall unwound and named by libdw, a child spawned with posix_spawn inherits no ELF file and no /proc file")
     func spawnedChildInheritsNothingOfTheMonitor() throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
-        let loop = try MonitoredLoopThread(name: "cloexec-stall")
-        defer { loop.stop() }
-        let monitor = try loop.startMonitor(directory.configuration())
-        defer { monitor.stop() }
+        try withMonitoredLoop("cloexec-stall") { directory, loop, monitor in
+            try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 600) }
+            #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+            let reports = try directory.reports()
+            try #require(reports.count == 1)
+            // libdw unwound the samples and named the frames: its sessions opened the ELF files.
+            #expect(reports[0].samples.contains { $0.unwinder == "libdw" }, "\(reports[0].sampling)")
+            #expect(reports[0].anySampleNames("spinOnCPUForStallTest"))
+            // The unwinder's session keeps the modules' ELF files open (released after 30 s quiet):
+            // the check below is about real descriptors, not an empty table.
+            let ours = DescriptorTable.entries(of: getpid()).filter(\.isELFFile)
+            #expect(!ours.isEmpty, "no ELF descriptor open in the test process: nothing to check")
 
-        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 600) }
-        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
-        let reports = try directory.reports()
-        try #require(reports.count == 1)
-        // libdw unwound the samples and named the frames: its sessions opened the ELF files.
-        #expect(reports[0].samples.contains { $0.unwinder == "libdw" }, "\(reports[0].sampling)")
-        #expect(reports[0].anySampleNames("spinOnCPUForStallTest"))
-        // The unwinder's session keeps the modules' ELF files open (released after 30 s quiet):
-        // the check below is about real descriptors, not an empty table.
-        let ours = DescriptorTable.entries(of: getpid()).filter(\.isELFFile)
-        #expect(!ours.isEmpty, "no ELF descriptor open in the test process: nothing to check")
-
-        let inherited = DescriptorTable.entriesOfSpawnedChild()
-        let leaked = inherited.filter { $0.isELFFile || $0.target.hasPrefix("/proc/") }
-        #expect(leaked.isEmpty, "a spawned child inherited \(leaked.map { "\($0.fd) → \($0.target)" })")
+            let inherited = DescriptorTable.entriesOfSpawnedChild()
+            let leaked = inherited.filter { $0.isELFFile || $0.target.hasPrefix("/proc/") }
+            #expect(leaked.isEmpty, "a spawned child inherited \(leaked.map { "\($0.fd) → \($0.target)" })")
+        }
     }
 
     @Test("a stall during which no descriptor can be opened (EMFILE) has no libdw stacks; the next stall has them again")
     func unwinderOpenFailureIsRetriedAtTheNextStall() throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
-        let loop = try MonitoredLoopThread(name: "emfile-stall")
-        defer { loop.stop() }
-        let monitor = try loop.startMonitor(directory.configuration())
-        defer { monitor.stop() }
-        try #require(!SnapshotUnwinder.shared.isOpen, "an unwinder session is open before the first stall")
+        try withMonitoredLoop("emfile-stall") { directory, loop, monitor in
+            try #require(!SnapshotUnwinder.shared.isOpen, "an unwinder session is open before the first stall")
 
-        // Stall 1: the loop waits for the test while the process may open no descriptor at all
-        // (the soft limit below every free descriptor number: fds 0–2 are open).
-        let release = DispatchSemaphore(value: 0)
-        var saved = rlimit()
-        try #require(getrlimit(Int32(RLIMIT_NOFILE.rawValue), &saved) == 0)
-        var lowered = saved
-        lowered.rlim_cur = 3
-        try #require(setrlimit(Int32(RLIMIT_NOFILE.rawValue), &lowered) == 0)
-        var restored = false
-        defer {
-            if !restored { var limit = saved; _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) }
+            // Stall 1: the loop waits for the test while the process may open no descriptor at all
+            // (the soft limit below every free descriptor number: fds 0–2 are open).
+            let release = DispatchSemaphore(value: 0)
+            var saved = rlimit()
+            try #require(getrlimit(Int32(RLIMIT_NOFILE.rawValue), &saved) == 0)
+            var lowered = saved
+            lowered.rlim_cur = 3
+            try #require(setrlimit(Int32(RLIMIT_NOFILE.rawValue), &lowered) == 0)
+            var restored = false
+            defer {
+                if !restored { var limit = saved; _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) }
+                release.signal()
+            }
+            let first = loop.perform { release.wait() }
+            // Its in-progress report cannot be written (no descriptor for the file): by then the
+            // watchdog has tracked the stall and chosen its unwinder, which could not open.
+            let failed = waitUntil(timeout: .seconds(20)) { (monitor.statistics.errors["reportWrite"] ?? 0) >= 1 }
+            var limit = saved
+            #expect(setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0)
+            restored = true
             release.signal()
-        }
-        let first = loop.perform { release.wait() }
-        // Its in-progress report cannot be written (no descriptor for the file): by then the
-        // watchdog has tracked the stall and chosen its unwinder, which could not open.
-        let failed = waitUntil(timeout: .seconds(20)) { (monitor.statistics.errors["reportWrite"] ?? 0) >= 1 }
-        var limit = saved
-        #expect(setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0)
-        restored = true
-        release.signal()
-        try first.wait(timeout: .seconds(10), what: "the first stall to end")
-        try #require(failed, "the in-progress write never failed: \(monitor.statistics)")
-        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
-        try loop.waitUntilSleeping()
+            try first.wait(timeout: .seconds(10), what: "the first stall to end")
+            try #require(failed, "the in-progress write never failed: \(monitor.statistics)")
+            #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+            try loop.waitUntilSleeping()
 
-        // Stall 2: descriptors are free again, and libdw unwinds as usual.
-        try loop.run { StallingWork.sleepInUsleepUntilElapsed(milliseconds: 600) }
-        #expect(monitor.waitForStalls(2), "\(monitor.statistics)")
-        let reports = try directory.reports()
-        try #require(reports.count == 2, "\(directory.entries())")
-        let (withoutDescriptors, after) = (reports[0], reports[1])
-        #expect(!withoutDescriptors.samples.contains { $0.unwinder == "libdw" }, "\(withoutDescriptors.sampling)")
-        #expect(after.sampling.unwinder == "libdw", "\(after.sampling)")
-        #expect(after.samples.contains { $0.kind == .stack && $0.unwinder == "libdw" }, "\(after.samples.map(\.kind))")
-        #expect(after.anySampleNames("sleepInUsleepUntilElapsed"))
+            // Stall 2: descriptors are free again, and libdw unwinds as usual.
+            try loop.run { StallingWork.sleepInUsleepUntilElapsed(milliseconds: 600) }
+            #expect(monitor.waitForStalls(2), "\(monitor.statistics)")
+            let reports = try directory.reports()
+            try #require(reports.count == 2, "\(directory.entries())")
+            let (withoutDescriptors, after) = (reports[0], reports[1])
+            #expect(!withoutDescriptors.samples.contains { $0.unwinder == "libdw" }, "\(withoutDescriptors.sampling)")
+            #expect(after.sampling.unwinder == "libdw", "\(after.sampling)")
+            #expect(after.samples.contains { $0.kind == .stack && $0.unwinder == "libdw" }, "\(after.samples.map(\.kind))")
+            #expect(after.anySampleNames("sleepInUsleepUntilElapsed"))
+        }
     }
 }
 

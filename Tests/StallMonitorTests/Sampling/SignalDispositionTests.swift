@@ -30,53 +30,46 @@ struct SignalDispositionTests {
     @Test("stop() restores SIG_DFL on the signal the monitor picked, which was SIG_DFL before start")
     func stopRestoresDefault() throws {
         let before = Dictionary(uniqueKeysWithValues: Self.realTimeSignals.map { ($0, Disposition.of($0)) })
-        let directory = ReportDirectory()
-        defer { directory.remove() }
-        let loop = try MonitoredLoopThread(name: "signal-restore")
-        defer { loop.stop() }
-
-        let monitor = try loop.startMonitor(directory.configuration())
-        let signal = monitor.signal
-        #expect(Self.realTimeSignals.contains(signal))
-        #expect(before[signal] == .defaultAction)
-        #expect(Disposition.of(signal) == .handler(siginfo: true))
-        monitor.stop()
-        #expect(Disposition.of(signal) == .defaultAction)
-        monitor.stop()  // a second stop does nothing
-        #expect(Disposition.of(signal) == .defaultAction)
-        for candidate in Self.realTimeSignals {
-            #expect(Disposition.of(candidate) == before[candidate], "signal \(candidate)")
+        try withMonitoredLoop("signal-restore") { directory, loop, monitor in
+            let signal = monitor.signal
+            #expect(Self.realTimeSignals.contains(signal))
+            #expect(before[signal] == .defaultAction)
+            #expect(Disposition.of(signal) == .handler(siginfo: true))
+            monitor.stop()
+            #expect(Disposition.of(signal) == .defaultAction)
+            monitor.stop()  // a second stop does nothing
+            #expect(Disposition.of(signal) == .defaultAction)
+            for candidate in Self.realTimeSignals {
+                #expect(Disposition.of(candidate) == before[candidate], "signal \(candidate)")
+            }
         }
     }
 
     @Test("an explicitly configured signal that already has a handler is refused with signalUnavailable")
     func takenSignalIsRefused() throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
-        let loop = try MonitoredLoopThread(name: "signal-taken")
-        defer { loop.stop() }
+        try withLoopThread("signal-taken") { directory, loop in
+            let taken = firstSignalPicked  // the first one the monitor would pick
+            try #require(Disposition.of(taken) == .defaultAction)
+            let previous = Glibc.signal(taken, testHandler)
+            defer { Glibc.signal(taken, previous) }
+            try #require(Disposition.of(taken) == .handler(siginfo: false))
 
-        let taken = firstSignalPicked  // the first one the monitor would pick
-        try #require(Disposition.of(taken) == .defaultAction)
-        let previous = Glibc.signal(taken, testHandler)
-        defer { Glibc.signal(taken, previous) }
-        try #require(Disposition.of(taken) == .handler(siginfo: false))
+            var configuration = directory.configuration()
+            configuration.signal = taken
+            #expect {
+                _ = try loop.startMonitor(configuration)
+            } throws: { error in
+                guard let error = error as? StallMonitorError, error.code == .signalUnavailable else { return false }
+                return error.reason.contains("\(taken)")
+            }
+            #expect(Disposition.of(taken) == .handler(siginfo: false), "the refused start left the host's handler alone")
 
-        var configuration = directory.configuration()
-        configuration.signal = taken
-        #expect {
-            _ = try loop.startMonitor(configuration)
-        } throws: { error in
-            guard let error = error as? StallMonitorError, error.code == .signalUnavailable else { return false }
-            return error.reason.contains("\(taken)")
+            // Left to choose, the monitor picks another signal and leaves the taken one alone.
+            let monitor = try loop.startMonitor(directory.configuration())
+            #expect(monitor.signal != taken)
+            monitor.stop()
+            #expect(Disposition.of(taken) == .handler(siginfo: false))
         }
-        #expect(Disposition.of(taken) == .handler(siginfo: false), "the refused start left the host's handler alone")
-
-        // Left to choose, the monitor picks another signal and leaves the taken one alone.
-        let monitor = try loop.startMonitor(directory.configuration())
-        #expect(monitor.signal != taken)
-        monitor.stop()
-        #expect(Disposition.of(taken) == .handler(siginfo: false))
     }
 
     @Test("a signal that is not a real-time signal is refused")

@@ -50,101 +50,87 @@ struct SignalTakenOverTests {
 
     @Test("the host's own handler: never run by the monitor, said once; blocked stacks still taken; sampling resumes when ours is back")
     func hostHandlerIsNeverSignalled() throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
         let (logger, log) = CapturingLogHandler.logger()
-        var configuration = directory.configuration()
-        configuration.logger = logger
-        let loop = try MonitoredLoopThread(name: "signal-host")
-        defer { loop.stop() }
-        let monitor = try loop.startMonitor(configuration)
-        defer { monitor.stop() }
-        let signal = monitor.signal
-        hostHandlerRuns.store(0, ordering: .relaxed)
-        let ours = Self.take(signal, hostHandler)
-        var restored = false
-        defer { if !restored { Self.restore(signal, ours) } }
-        #expect(!Kernel.samplingHandlerInstalled)
+        try withMonitoredLoop("signal-host", configure: { $0.logger = logger }) { directory, loop, monitor in
+            let signal = monitor.signal
+            hostHandlerRuns.store(0, ordering: .relaxed)
+            let ours = Self.take(signal, hostHandler)
+            var restored = false
+            defer { if !restored { Self.restore(signal, ours) } }
+            #expect(!Kernel.samplingHandlerInstalled)
 
-        // A CPU stall, then a blocked one, while the host's handler is installed.
-        #expect(try Self.spinUntilSaid(loop, monitor), "\(monitor.statistics)")
-        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
-        try loop.run { StallingWork.sleepInUsleepUntilElapsed(milliseconds: 500) }
-        #expect(monitor.waitForStalls(2), "\(monitor.statistics)")
-        #expect(hostHandlerRuns.load(ordering: .relaxed) == 0, "the monitor sent its signal to the host's handler")
-        #expect(monitor.statistics.errors["signalTakenOver"] == 1, "\(monitor.statistics.errors)")
-        #expect(log.messages.filter { $0.contains("sampling signal taken over") }.count == 1, "\(log.messages)")
+            // A CPU stall, then a blocked one, while the host's handler is installed.
+            #expect(try Self.spinUntilSaid(loop, monitor), "\(monitor.statistics)")
+            #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+            try loop.run { StallingWork.sleepInUsleepUntilElapsed(milliseconds: 500) }
+            #expect(monitor.waitForStalls(2), "\(monitor.statistics)")
+            #expect(hostHandlerRuns.load(ordering: .relaxed) == 0, "the monitor sent its signal to the host's handler")
+            #expect(monitor.statistics.errors["signalTakenOver"] == 1, "\(monitor.statistics.errors)")
+            #expect(log.messages.filter { $0.contains("sampling signal taken over") }.count == 1, "\(log.messages)")
 
-        let reports = try directory.reports()
-        try #require(reports.count == 2, "\(directory.entries())")
-        let (spinning, blocked) = (reports[0], reports[1])
-        #expect((spinning.sampling.skipped["signalTakenOver"] ?? 0) >= 1, "\(spinning.sampling)")
-        #expect(!spinning.samples.contains { $0.interrupted == true }, "\(spinning.samples)")
-        #expect(spinning.sampling.timedOut == 0)
-        #expect(blocked.samples.contains { $0.kind == .stack && $0.interrupted == false }, "\(blocked.samples.map(\.kind))")
-        #expect(blocked.anySampleNames("sleepInUsleepUntilElapsed"))
+            let reports = try directory.reports()
+            try #require(reports.count == 2, "\(directory.entries())")
+            let (spinning, blocked) = (reports[0], reports[1])
+            #expect((spinning.sampling.skipped["signalTakenOver"] ?? 0) >= 1, "\(spinning.sampling)")
+            #expect(!spinning.samples.contains { $0.interrupted == true }, "\(spinning.samples)")
+            #expect(spinning.sampling.timedOut == 0)
+            #expect(blocked.samples.contains { $0.kind == .stack && $0.interrupted == false }, "\(blocked.samples.map(\.kind))")
+            #expect(blocked.anySampleNames("sleepInUsleepUntilElapsed"))
 
-        // Our handler back: running threads are sampled again.
-        Self.restore(signal, ours)
-        restored = true
-        #expect(Kernel.samplingHandlerInstalled)
-        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 600) }
-        #expect(monitor.waitForStalls(3), "\(monitor.statistics)")
-        let again = try directory.reports()
-        try #require(again.count == 3, "\(directory.entries())")
-        #expect(again[2].samples.contains { $0.interrupted == true }, "\(again[2].sampling)")
-        #expect(hostHandlerRuns.load(ordering: .relaxed) == 0)
+            // Our handler back: running threads are sampled again.
+            Self.restore(signal, ours)
+            restored = true
+            #expect(Kernel.samplingHandlerInstalled)
+            try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 600) }
+            #expect(monitor.waitForStalls(3), "\(monitor.statistics)")
+            let again = try directory.reports()
+            try #require(again.count == 3, "\(directory.entries())")
+            #expect(again[2].samples.contains { $0.interrupted == true }, "\(again[2].sampling)")
+            #expect(hostHandlerRuns.load(ordering: .relaxed) == 0)
+        }
     }
 
     @Test("SIG_IGN set by the host: nothing is sent (no sample times out); stop() leaves the host's SIG_IGN alone")
     func ignoredSignalIsNotSent() throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
-        let loop = try MonitoredLoopThread(name: "signal-ign")
-        defer { loop.stop() }
-        let monitor = try loop.startMonitor(directory.configuration())
-        defer { monitor.stop() }
-        let signal = monitor.signal
-        let ours = Self.take(signal, SIG_IGN)
-        var stopped = false
-        defer {
-            // Before stop(): our handler back, for stop() to restore the disposition before start.
-            // After it: the disposition before start (SIG_DFL: the monitor picked a free signal).
-            if stopped { _ = Self.take(signal, SIG_DFL) } else { Self.restore(signal, ours) }
+        try withMonitoredLoop("signal-ign") { directory, loop, monitor in
+            let signal = monitor.signal
+            let ours = Self.take(signal, SIG_IGN)
+            var stopped = false
+            defer {
+                // Before stop(): our handler back, for stop() to restore the disposition before start.
+                // After it: the disposition before start (SIG_DFL: the monitor picked a free signal).
+                if stopped { _ = Self.take(signal, SIG_DFL) } else { Self.restore(signal, ours) }
+            }
+
+            #expect(try Self.spinUntilSaid(loop, monitor), "\(monitor.statistics)")
+            #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+            let reports = try directory.reports()
+            try #require(reports.count == 1, "\(directory.entries())")
+            #expect(reports[0].sampling.timedOut == 0, "a signal was sent: \(reports[0].sampling)")
+            #expect((reports[0].sampling.skipped["signalTakenOver"] ?? 0) >= 1, "\(reports[0].sampling)")
+
+            monitor.stop()
+            stopped = true
+            var now = sigaction()
+            sigaction(signal, nil, &now)
+            #expect(unsafeBitCast(now.__sigaction_handler.sa_handler, to: Int.self) == 1, "stop() replaced the host's SIG_IGN")
         }
-
-        #expect(try Self.spinUntilSaid(loop, monitor), "\(monitor.statistics)")
-        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
-        let reports = try directory.reports()
-        try #require(reports.count == 1, "\(directory.entries())")
-        #expect(reports[0].sampling.timedOut == 0, "a signal was sent: \(reports[0].sampling)")
-        #expect((reports[0].sampling.skipped["signalTakenOver"] ?? 0) >= 1, "\(reports[0].sampling)")
-
-        monitor.stop()
-        stopped = true
-        var now = sigaction()
-        sigaction(signal, nil, &now)
-        #expect(unsafeBitCast(now.__sigaction_handler.sa_handler, to: Int.self) == 1, "stop() replaced the host's SIG_IGN")
     }
 
     @Test("SIG_DFL set by the host (whose action for a real-time signal would kill the process): a CPU stall is still reported, the process lives")
     func defaultActionIsNeverSent() throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
-        let loop = try MonitoredLoopThread(name: "signal-dfl")
-        defer { loop.stop() }
-        let monitor = try loop.startMonitor(directory.configuration())
-        defer { monitor.stop() }
-        let signal = monitor.signal
-        let ours = Self.take(signal, SIG_DFL)
-        defer { Self.restore(signal, ours) }
-        #expect(!Kernel.samplingHandlerInstalled)
+        try withMonitoredLoop("signal-dfl") { directory, loop, monitor in
+            let signal = monitor.signal
+            let ours = Self.take(signal, SIG_DFL)
+            defer { Self.restore(signal, ours) }
+            #expect(!Kernel.samplingHandlerInstalled)
 
-        #expect(try Self.spinUntilSaid(loop, monitor), "\(monitor.statistics)")
-        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
-        let reports = try directory.reports()
-        try #require(reports.count == 1, "\(directory.entries())")
-        #expect(!reports[0].samples.contains { $0.interrupted == true })
-        #expect(monitor.statistics.errors["signalTakenOver"] == 1, "\(monitor.statistics.errors)")
+            #expect(try Self.spinUntilSaid(loop, monitor), "\(monitor.statistics)")
+            #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+            let reports = try directory.reports()
+            try #require(reports.count == 1, "\(directory.entries())")
+            #expect(!reports[0].samples.contains { $0.interrupted == true })
+            #expect(monitor.statistics.errors["signalTakenOver"] == 1, "\(monitor.statistics.errors)")
+        }
     }
 }

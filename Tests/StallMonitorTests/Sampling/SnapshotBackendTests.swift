@@ -35,41 +35,35 @@ struct SnapshotBackendTests {
 
     @Test("with names deferred, a spinning and a sleeping stall are unwound by libunwind-remote, whole, naming the function")
     func deferredNamesUseTheRemoteUnwinder() throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
-        let loop = try MonitoredLoopThread(name: "remote-unwinder")
-        defer { loop.stop() }
-        var configuration = directory.configuration()
-        configuration.symbolicateInProcess = false
-        let monitor = try loop.startMonitor(configuration)
-        defer { monitor.stop() }
-        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 600) }
-        try loop.waitUntilSleeping()
-        try loop.run { StallingWork.sleepInUsleepForStallTest(microseconds: 600_000) }
-        #expect(monitor.waitForStalls(2), "\(monitor.statistics)")
-        #expect(monitor.flush())
+        try withMonitoredLoop("remote-unwinder", configure: { $0.symbolicateInProcess = false }) { directory, loop, monitor in
+            try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 600) }
+            try loop.waitUntilSleeping()
+            try loop.run { StallingWork.sleepInUsleepForStallTest(microseconds: 600_000) }
+            #expect(monitor.waitForStalls(2), "\(monitor.statistics)")
+            #expect(monitor.flush())
 
-        let reports = try directory.reports()
-        try #require(reports.count == 2)
-        Symbolicator.shared.retain()
-        defer { Symbolicator.shared.release() }
-        for (function, interrupted) in [("spinOnCPUForStallTest", true), ("sleepInUsleepForStallTest", false)] {
-            let named = reports.map { report in
-                (report, Symbolicator.shared.symbolicate(report.frames.compactMap { UInt($0.address.dropFirst(2), radix: 16) },
-                                                         images: ["remote-unwinder-test"]))
+            let reports = try directory.reports()
+            try #require(reports.count == 2)
+            Symbolicator.shared.retain()
+            defer { Symbolicator.shared.release() }
+            for (function, interrupted) in [("spinOnCPUForStallTest", true), ("sleepInUsleepForStallTest", false)] {
+                let named = reports.map { report in
+                    (report, Symbolicator.shared.symbolicate(report.frames.compactMap { UInt($0.address.dropFirst(2), radix: 16) },
+                                                             images: ["remote-unwinder-test"]))
+                }
+                let found = named.first { report, names in
+                    report.representativeStack.contains { names[UInt(report.frames[$0].address.dropFirst(2), radix: 16) ?? 0]?.name?.contains(function) == true }
+                }
+                let (report, _) = try #require(found, "no report names \(function)")
+                #expect(report.sampling.unwinder == "libunwind-remote")
+                let stacks = report.samples.filter { $0.kind == .stack }
+                #expect(!stacks.isEmpty && stacks.allSatisfy { $0.unwinder == "libunwind-remote" && $0.interrupted == interrupted },
+                        "\(function): \(report.samples.map { ($0.kind, $0.unwinder ?? "-", $0.interrupted ?? false, $0.note ?? "") })")
+                // A sample taken at an awkward instant (a prologue, the signal landing in the C
+                // library) may stop early; most reach the thread's entry.
+                let whole = stacks.filter { $0.truncated != true }.count
+                #expect(whole * 2 > stacks.count, "\(function): \(whole) of \(stacks.count) samples reach the thread's entry")
             }
-            let found = named.first { report, names in
-                report.representativeStack.contains { names[UInt(report.frames[$0].address.dropFirst(2), radix: 16) ?? 0]?.name?.contains(function) == true }
-            }
-            let (report, _) = try #require(found, "no report names \(function)")
-            #expect(report.sampling.unwinder == "libunwind-remote")
-            let stacks = report.samples.filter { $0.kind == .stack }
-            #expect(!stacks.isEmpty && stacks.allSatisfy { $0.unwinder == "libunwind-remote" && $0.interrupted == interrupted },
-                    "\(function): \(report.samples.map { ($0.kind, $0.unwinder ?? "-", $0.interrupted ?? false, $0.note ?? "") })")
-            // A sample taken at an awkward instant (a prologue, the signal landing in the C
-            // library) may stop early; most reach the thread's entry.
-            let whole = stacks.filter { $0.truncated != true }.count
-            #expect(whole * 2 > stacks.count, "\(function): \(whole) of \(stacks.count) samples reach the thread's entry")
         }
     }
 }

@@ -48,36 +48,32 @@ struct UnwinderIsolationTests {
 
     @Test("after a monitor started and sampled, _Unwind_Backtrace still comes from libgcc_s and backtrace() works")
     func unwinderIsNotHijacked() throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
-        let loop = try MonitoredLoopThread(name: "unwind-check")
-        defer { loop.stop() }
-        let monitor = try loop.startMonitor(directory.configuration())
-        defer { monitor.stop() }
-        // 900 ms, so that a loaded machine that keeps the process off the CPUs for a few hundred
-        // ms (seen under TSan) still leaves the watchdog time to sample it.
-        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 900) }
-        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
-        #expect(monitor.statistics.samplesTaken > 0, "libunwind was loaded and used")
+        try withMonitoredLoop("unwind-check") { directory, loop, monitor in
+            // 900 ms, so that a loaded machine that keeps the process off the CPUs for a few hundred
+            // ms (seen under TSan) still leaves the watchdog time to sample it.
+            try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 900) }
+            #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+            #expect(monitor.statistics.samplesTaken > 0, "libunwind was loaded and used")
 
-        for symbol in ["_Unwind_Backtrace", "_Unwind_RaiseException", "_Unwind_GetIP"] {
-            let image = try #require(Self.imageDefining(symbol), "\(symbol) does not resolve")
-            #expect(Self.isExpected(image, "libgcc_s"), "\(symbol) resolves into \(image)")
-            #expect(!image.contains("libunwind"), "\(symbol) resolves into \(image)")
-        }
-        // libunwind was loaded RTLD_LOCAL: its entry points are not visible to the process.
-        #if arch(x86_64)
-        let libunwindSymbols = ["_ULx86_64_init_local2", "_ULx86_64_step", "_Ux86_64_getcontext"]
-        #else
-        let libunwindSymbols = ["_ULaarch64_init_local2", "_ULaarch64_step"]
-        #endif
-        for symbol in libunwindSymbols {
-            #expect(Self.imageDefining(symbol) == nil, "\(symbol) is globally visible")
-        }
+            for symbol in ["_Unwind_Backtrace", "_Unwind_RaiseException", "_Unwind_GetIP"] {
+                let image = try #require(Self.imageDefining(symbol), "\(symbol) does not resolve")
+                #expect(Self.isExpected(image, "libgcc_s"), "\(symbol) resolves into \(image)")
+                #expect(!image.contains("libunwind"), "\(symbol) resolves into \(image)")
+            }
+            // libunwind was loaded RTLD_LOCAL: its entry points are not visible to the process.
+            #if arch(x86_64)
+            let libunwindSymbols = ["_ULx86_64_init_local2", "_ULx86_64_step", "_Ux86_64_getcontext"]
+            #else
+            let libunwindSymbols = ["_ULaarch64_init_local2", "_ULaarch64_step"]
+            #endif
+            for symbol in libunwindSymbols {
+                #expect(Self.imageDefining(symbol) == nil, "\(symbol) is globally visible")
+            }
 
-        #expect(Self.isExpected(Self.imageDefining("backtrace"), "libc.so"), "\(String(describing: Self.imageDefining("backtrace")))")
-        #expect(Self.glibcBacktraceDepth() > 2)
-        let onLoop = try loop.run { Self.glibcBacktraceDepth() }
-        #expect(onLoop > 2)
+            #expect(Self.isExpected(Self.imageDefining("backtrace"), "libc.so"), "\(String(describing: Self.imageDefining("backtrace")))")
+            #expect(Self.glibcBacktraceDepth() > 2)
+            let onLoop = try loop.run { Self.glibcBacktraceDepth() }
+            #expect(onLoop > 2)
+        }
     }
 }

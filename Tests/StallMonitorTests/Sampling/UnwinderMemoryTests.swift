@@ -34,30 +34,26 @@ struct UnwinderMemoryTests {
 
     @Test("unwinding a stall in this test bundle (94,000 FDEs) with names deferred grows the heap by less than 3 MiB (6.7–8.6 MiB before), and its stacks are whole")
     func cfiLookupsStaySmall() throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
-        let loop = try MonitoredLoopThread(name: "unwinder-memory")
-        defer { loop.stop() }
-        var configuration = directory.configuration()
-        configuration.symbolicateInProcess = false  // only the unwinder's session
-        let monitor = try loop.startMonitor(configuration)
-        defer { monitor.stop() }
-        Self.releaseSessions()
-        let before = Self.heapInUse()
-        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 600) }
-        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
-        #expect(monitor.flush())
-        #expect(SnapshotUnwinder.shared.isOpen)
-        let grown = Self.heapInUse() - before
-        #expect(grown < 3 << 20, "the heap grew by \(grown) bytes")
-        let reports = try directory.reports()
-        try #require(reports.count == 1)
-        let backend = SnapshotUnwinder.Backend.preferred(symbolicateInProcess: false).name.rawValue
-        let stacks = reports[0].samples.filter { $0.unwinder == backend && $0.kind == .stack }
-        #expect(!stacks.isEmpty, "no sample unwound by \(backend)")
-        // A sample taken at an awkward instant may stop early (as before this change); most reach the entry.
-        let whole = stacks.filter { $0.truncated != true }.count
-        #expect(whole * 2 > stacks.count, "\(whole) of \(stacks.count) \(backend) samples reach the thread's entry")
+        try withMonitoredLoop("unwinder-memory", configure: { configuration in
+            configuration.symbolicateInProcess = false  // only the unwinder's session
+        }) { directory, loop, monitor in
+            Self.releaseSessions()
+            let before = Self.heapInUse()
+            try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 600) }
+            #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+            #expect(monitor.flush())
+            #expect(SnapshotUnwinder.shared.isOpen)
+            let grown = Self.heapInUse() - before
+            #expect(grown < 3 << 20, "the heap grew by \(grown) bytes")
+            let reports = try directory.reports()
+            try #require(reports.count == 1)
+            let backend = SnapshotUnwinder.Backend.preferred(symbolicateInProcess: false).name.rawValue
+            let stacks = reports[0].samples.filter { $0.unwinder == backend && $0.kind == .stack }
+            #expect(!stacks.isEmpty, "no sample unwound by \(backend)")
+            // A sample taken at an awkward instant may stop early (as before this change); most reach the entry.
+            let whole = stacks.filter { $0.truncated != true }.count
+            #expect(whole * 2 > stacks.count, "\(whole) of \(stacks.count) \(backend) samples reach the thread's entry")
+        }
     }
 
     @Test("libdw unwinding a thread asleep under this test bundle's code grows the heap by less than 3 MiB")

@@ -23,6 +23,18 @@ struct PlantedNameTests {
         var untouched: Bool { (try? String(contentsOf: url, encoding: .utf8)) == Self.contents }
     }
 
+    /// A prepared report directory, `reports`, under a root of the test's own that also holds a
+    /// victim file; the root is removed when `body` returns or throws.
+    private static func withPlantedDirectory(label: String = #function, _ body: (URL, Victim) throws -> Void) throws {
+        let root = ReportDirectory(label)
+        defer { root.remove() }
+        try FileManager.default.createDirectory(at: root.url, withIntermediateDirectories: true)
+        let victim = try Victim(in: root.url)
+        let reports = root.url.appendingPathComponent("reports")
+        try ReportFileStore.prepare(reports)
+        try body(reports, victim)
+    }
+
     private static func plantLink(at path: String, to victim: Victim) {
         _ = symlink(victim.url.path, path)
     }
@@ -42,90 +54,81 @@ struct PlantedNameTests {
 
     @Test("a new file whose name is a planted link goes under the next name; the link and its target are untouched; all names taken is an error")
     func storeTakesTheNextName() throws {
-        let root = ReportDirectory()
-        defer { root.remove() }
-        try FileManager.default.createDirectory(at: root.url, withIntermediateDirectories: true)
-        let victim = try Victim(in: root.url)
-        let reports = root.url.appendingPathComponent("reports")
-        try ReportFileStore.prepare(reports)
-        let store = ReportFileStore(directory: reports)
-        Self.plantLink(at: store.path(of: "stall-a.json"), to: victim)
+        try Self.withPlantedDirectory { reports, victim in
+            let store = ReportFileStore(directory: reports)
+            Self.plantLink(at: store.path(of: "stall-a.json"), to: victim)
 
-        var offered = ["stall-b.json"]
-        let written = try store.writeNew(Data("{}".utf8), name: "stall-a.json") { offered.removeFirst() }
-        #expect(written.name == "stall-b.json")
-        #expect((try? String(contentsOfFile: written.path, encoding: .utf8)) == "{}")
-        #expect(victim.untouched)
-        #expect(Self.isLink(store.path(of: "stall-a.json"), to: victim))
+            var offered = ["stall-b.json"]
+            let written = try store.writeNew(Data("{}".utf8), name: "stall-a.json") { offered.removeFirst() }
+            #expect(written.name == "stall-b.json")
+            #expect((try? String(contentsOfFile: written.path, encoding: .utf8)) == "{}")
+            #expect(victim.untouched)
+            #expect(Self.isLink(store.path(of: "stall-a.json"), to: victim))
 
-        // Every name taken: a reportWrite error after a bounded number of names, nothing written.
-        var next = 0
-        let names = (0...ReportFileStore.nameAttempts).map { "stall-taken-\($0).json" }
-        for name in names { Self.plantLink(at: store.path(of: name), to: victim) }
-        #expect(throws: StallMonitorError.self) {
-            try store.writeNew(Data("{}".utf8), name: names[0]) {
-                next += 1
-                return names[next]
+            // Every name taken: a reportWrite error after a bounded number of names, nothing written.
+            var next = 0
+            let names = (0...ReportFileStore.nameAttempts).map { "stall-taken-\($0).json" }
+            for name in names { Self.plantLink(at: store.path(of: name), to: victim) }
+            #expect(throws: StallMonitorError.self) {
+                try store.writeNew(Data("{}".utf8), name: names[0]) {
+                    next += 1
+                    return names[next]
+                }
             }
+            #expect(next == ReportFileStore.nameAttempts)
+            #expect(victim.untouched)
+            #expect(names.allSatisfy { Self.isLink(store.path(of: $0), to: victim) })
         }
-        #expect(next == ReportFileStore.nameAttempts)
-        #expect(victim.untouched)
-        #expect(names.allSatisfy { Self.isLink(store.path(of: $0), to: victim) })
     }
 
     @Test("links planted at every report and session name of the next seconds: the monitor's report and session record go under other names")
     func monitorAvoidsPlantedNames() throws {
-        let root = ReportDirectory()
-        defer { root.remove() }
-        try FileManager.default.createDirectory(at: root.url, withIntermediateDirectories: true)
-        let victim = try Victim(in: root.url)
-        let reports = root.url.appendingPathComponent("reports")
-        try ReportFileStore.prepare(reports)
+        try Self.withPlantedDirectory { reports, victim in
+            // Links at the names the next session record and report of this process would take, for
+            // every millisecond from 0.2 s before to 2 s after each is planted (just before
+            // the monitor starts, and just before the stall).
+            let pid = getpid()
+            let sessionNumber = SessionRecorder.monitorsStarted.load(ordering: .relaxed) + 1
+            let sessionSuffix = sessionNumber > 1 ? "-\(sessionNumber)" : ""
+            var planted: [String] = []
+            for stamp in Self.stamps(from: Date() - 0.2, to: Date() + 2) { planted.append("session-\(stamp)-p\(pid)\(sessionSuffix).session") }
+            for name in planted { Self.plantLink(at: reports.appendingPathComponent(name).path, to: victim) }
 
-        // Links at the names the next session record and report of this process would take, for
-        // every millisecond from 0.2 s before to 2 s after each is planted (just before
-        // the monitor starts, and just before the stall).
-        let pid = getpid()
-        let sessionNumber = SessionRecorder.monitorsStarted.load(ordering: .relaxed) + 1
-        let sessionSuffix = sessionNumber > 1 ? "-\(sessionNumber)" : ""
-        var planted: [String] = []
-        for stamp in Self.stamps(from: Date() - 0.2, to: Date() + 2) { planted.append("session-\(stamp)-p\(pid)\(sessionSuffix).session") }
-        for name in planted { Self.plantLink(at: reports.appendingPathComponent(name).path, to: victim) }
+            let loop = try MonitoredLoopThread(name: "planted-names")
+            defer { loop.stop() }
+            let monitor = try loop.startMonitor(StallMonitor.Configuration(reportDirectory: reports))
+            defer { monitor.stop() }
+            #expect(monitor.flush())
 
-        let loop = try MonitoredLoopThread(name: "planted-names")
-        defer { loop.stop() }
-        let monitor = try loop.startMonitor(StallMonitor.Configuration(reportDirectory: reports))
-        defer { monitor.stop() }
-        #expect(monitor.flush())
+            func padded(_ number: Int) -> String { String(repeating: "0", count: max(0, 4 - String(number).count)) + String(number) }
+            let reportNumber = ReportFileStore.sequence.load(ordering: .relaxed) + 1
+            let plantedReports = Self.stamps(from: Date() - 0.2, to: Date() + 2).map { "stall-\($0)-p\(pid)-\(padded(reportNumber)).json" }
+            for name in plantedReports { Self.plantLink(at: reports.appendingPathComponent(name).path, to: victim) }
+            planted += plantedReports
+            try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 400) }
+            #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+            #expect(monitor.statistics.reportsWritten == 1, "\(monitor.statistics)")
+            #expect(monitor.statistics.errors.isEmpty, "\(monitor.statistics.errors)")
 
-        func padded(_ number: Int) -> String { String(repeating: "0", count: max(0, 4 - String(number).count)) + String(number) }
-        let reportNumber = ReportFileStore.sequence.load(ordering: .relaxed) + 1
-        let plantedReports = Self.stamps(from: Date() - 0.2, to: Date() + 2).map { "stall-\($0)-p\(pid)-\(padded(reportNumber)).json" }
-        for name in plantedReports { Self.plantLink(at: reports.appendingPathComponent(name).path, to: victim) }
-        planted += plantedReports
-        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 400) }
-        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
-        #expect(monitor.statistics.reportsWritten == 1, "\(monitor.statistics)")
-        #expect(monitor.statistics.errors.isEmpty, "\(monitor.statistics.errors)")
-
-        let plantedSet = Set(planted)
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: reports.path)) ?? []
-        let ours = entries.filter { !plantedSet.contains($0) && !$0.hasPrefix(".") }
-        let report = ours.filter { $0.hasPrefix("stall-") && $0.hasSuffix(".json") }
-        try #require(report.count == 1, "\(ours)")
-        // Its first name was taken (unless the stall began outside the planted 2.2 s, which would
-        // take a preemption of seconds): it went under the next number, same time stamp.
-        let firstChoice = report[0].replacingOccurrences(of: "-\(padded(reportNumber + 1)).json", with: "-\(padded(reportNumber)).json")
-        if plantedSet.contains(firstChoice) {
-            #expect(report[0].hasSuffix("-p\(pid)-\(padded(reportNumber + 1)).json"), "\(report[0])")
+            let plantedSet = Set(planted)
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: reports.path)) ?? []
+            let ours = entries.filter { !plantedSet.contains($0) && !$0.hasPrefix(".") }
+            let report = ours.filter { $0.hasPrefix("stall-") && $0.hasSuffix(".json") }
+            try #require(report.count == 1, "\(ours)")
+            // Its first name was taken (unless the stall began outside the planted 2.2 s, which would
+            // take a preemption of seconds): it went under the next number, same time stamp.
+            let firstChoice = report[0].replacingOccurrences(of: "-\(padded(reportNumber + 1)).json", with: "-\(padded(reportNumber)).json")
+            if plantedSet.contains(firstChoice) {
+                #expect(report[0].hasSuffix("-p\(pid)-\(padded(reportNumber + 1)).json"), "\(report[0])")
+            }
+            #expect(try StallReport.read(from: reports.appendingPathComponent(report[0])).status == .ended)
+            let session = monitor.sessionRecordURL.lastPathComponent
+            #expect(!plantedSet.contains(session), "\(session)")
+            #expect(session.hasPrefix("session-") && session.hasSuffix(".session"), "\(session)")
+            #expect(ours.contains(session), "\(ours)")
+            #expect(victim.untouched)
+            #expect(planted.allSatisfy { Self.isLink(reports.appendingPathComponent($0).path, to: victim) })
         }
-        #expect(try StallReport.read(from: reports.appendingPathComponent(report[0])).status == .ended)
-        let session = monitor.sessionRecordURL.lastPathComponent
-        #expect(!plantedSet.contains(session), "\(session)")
-        #expect(session.hasPrefix("session-") && session.hasSuffix(".session"), "\(session)")
-        #expect(ours.contains(session), "\(ours)")
-        #expect(victim.untouched)
-        #expect(planted.allSatisfy { Self.isLink(reports.appendingPathComponent($0).path, to: victim) })
     }
 
     @Test("the disk fills between the inProgress write and the final one: no inProgress report is left behind, the failure is counted",

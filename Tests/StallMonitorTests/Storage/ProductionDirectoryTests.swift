@@ -10,25 +10,20 @@ import Testing
 struct ProductionDirectoryTests {
     @Test("a report directory removed while running is re-created 0700 and the next report is written")
     func removedDirectoryIsRecreated() throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
-        let loop = try MonitoredLoopThread(name: "dir-removed")
-        defer { loop.stop() }
-        let monitor = try loop.startMonitor(directory.configuration())
-        defer { monitor.stop() }
+        try withMonitoredLoop("dir-removed") { directory, loop, monitor in
+            try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
+            #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+            try FileManager.default.removeItem(at: directory.url)
 
-        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
-        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
-        try FileManager.default.removeItem(at: directory.url)
-
-        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
-        #expect(monitor.waitForStalls(2), "\(monitor.statistics)")
-        #expect(permissionBits(directory.url) == 0o700)
-        let reports = try directory.reports()
-        #expect(reports.count == 1)
-        #expect(reports.first?.status == .ended)
-        #expect(monitor.statistics.reportsWritten == 2)
-        #expect(monitor.statistics.errors.isEmpty, "\(monitor.statistics.errors)")
+            try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
+            #expect(monitor.waitForStalls(2), "\(monitor.statistics)")
+            #expect(permissionBits(directory.url) == 0o700)
+            let reports = try directory.reports()
+            #expect(reports.count == 1)
+            #expect(reports.first?.status == .ended)
+            #expect(monitor.statistics.reportsWritten == 2)
+            #expect(monitor.statistics.errors.isEmpty, "\(monitor.statistics.errors)")
+        }
     }
 
     @Test("a report path whose parent became a regular file: the loop is never blocked, errors counted, said once")

@@ -10,36 +10,32 @@ import Testing
 struct ProductionQuotaTests {
     @Test("with maxReportFiles 3, five stalls leave the newest 3 files; 2 deletions counted, also in the session record")
     func oldestReportsGoFirst() throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
-        let loop = try MonitoredLoopThread(name: "quota")
-        defer { loop.stop() }
         let written = Mutex<[String]>([])
-        var configuration = directory.configuration()
-        configuration.maxReportFiles = 3
-        configuration.onReport = { _, url in written.withLock { $0.append(url.lastPathComponent) } }
-        let monitor = try loop.startMonitor(configuration)
+        try withMonitoredLoop("quota", configure: { configuration in
+            configuration.maxReportFiles = 3
+            configuration.onReport = { _, url in written.withLock { $0.append(url.lastPathComponent) } }
+        }) { directory, loop, monitor in
+            for count in 1...5 {
+                try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
+                #expect(monitor.waitForStalls(count), "\(monitor.statistics)")
+            }
+            monitor.stop()
 
-        for count in 1...5 {
-            try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
-            #expect(monitor.waitForStalls(count), "\(monitor.statistics)")
+            let names = written.withLock { $0 }
+            try #require(names.count == 5, "\(names)")
+            #expect(names == names.sorted(), "report names sort by time")
+            #expect(directory.reportFiles().map(\.lastPathComponent) == Array(names.suffix(3)))
+            let statistics = monitor.statistics
+            #expect(statistics.stallsDetected == 5)
+            #expect(statistics.reportsWritten == 5)
+            #expect(statistics.reportsDeletedForQuota == 2)
+            #expect(statistics.errors.isEmpty)
+
+            let session = try SessionRecordFile(monitor.sessionRecordURL)
+            #expect(session.reportsDropped["deletedForQuota"] == 2, "\(session.json)")
+            #expect(session.stalls == 5)
+            #expect(directory.entries().filter { $0.hasSuffix(".session") } == [monitor.sessionRecordURL.lastPathComponent])
         }
-        monitor.stop()
-
-        let names = written.withLock { $0 }
-        try #require(names.count == 5, "\(names)")
-        #expect(names == names.sorted(), "report names sort by time")
-        #expect(directory.reportFiles().map(\.lastPathComponent) == Array(names.suffix(3)))
-        let statistics = monitor.statistics
-        #expect(statistics.stallsDetected == 5)
-        #expect(statistics.reportsWritten == 5)
-        #expect(statistics.reportsDeletedForQuota == 2)
-        #expect(statistics.errors.isEmpty)
-
-        let session = try SessionRecordFile(monitor.sessionRecordURL)
-        #expect(session.reportsDropped["deletedForQuota"] == 2, "\(session.json)")
-        #expect(session.stalls == 5)
-        #expect(directory.entries().filter { $0.hasSuffix(".session") } == [monitor.sessionRecordURL.lastPathComponent])
     }
 
     @Test("an old report that cannot be deleted is reported once as a reportQuota error, passed over, and the newer ones still go",
@@ -122,20 +118,15 @@ struct ProductionQuotaTests {
 
     @Test("maxReportBytes keeps the directory under its byte budget, deleting oldest first")
     func byteBudget() throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
-        let loop = try MonitoredLoopThread(name: "quota-bytes")
-        defer { loop.stop() }
-        var configuration = directory.configuration()
-        configuration.maxReportBytes = 4096  // smaller than one full report: only the newest stays
-        let monitor = try loop.startMonitor(configuration)
-        defer { monitor.stop() }
-
-        for count in 1...3 {
-            try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
-            #expect(monitor.waitForStalls(count), "\(monitor.statistics)")
+        try withMonitoredLoop("quota-bytes", configure: { configuration in
+            configuration.maxReportBytes = 4096  // smaller than one full report: only the newest stays
+        }) { directory, loop, monitor in
+            for count in 1...3 {
+                try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
+                #expect(monitor.waitForStalls(count), "\(monitor.statistics)")
+            }
+            #expect(directory.reportFiles().count == 1)
+            #expect(monitor.statistics.reportsDeletedForQuota == 2)
         }
-        #expect(directory.reportFiles().count == 1)
-        #expect(monitor.statistics.reportsDeletedForQuota == 2)
     }
 }

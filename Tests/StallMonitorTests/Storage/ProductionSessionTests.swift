@@ -8,39 +8,35 @@ import Testing
 struct ProductionSessionTests {
     @Test("the session record exists while running (not a clean stop); after stop() it has cleanStop and the counts, mode 0600")
     func sessionRecordAfterStop() throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
-        let loop = try MonitoredLoopThread(name: "session")
-        defer { loop.stop() }
-        let monitor = try loop.startMonitor(directory.configuration())
+        try withMonitoredLoop("session") { directory, loop, monitor in
+            let url = monitor.sessionRecordURL
+            #expect(url.deletingLastPathComponent().standardizedFileURL == directory.url.standardizedFileURL)
+            #expect(url.lastPathComponent.hasPrefix("session-") && url.lastPathComponent.hasSuffix(".session"))
+            #expect(waitUntil { FileManager.default.fileExists(atPath: url.path) }, "no session record while running")
+            #expect(try SessionRecordFile(url).cleanStop == false)
 
-        let url = monitor.sessionRecordURL
-        #expect(url.deletingLastPathComponent().standardizedFileURL == directory.url.standardizedFileURL)
-        #expect(url.lastPathComponent.hasPrefix("session-") && url.lastPathComponent.hasSuffix(".session"))
-        #expect(waitUntil { FileManager.default.fileExists(atPath: url.path) }, "no session record while running")
-        #expect(try SessionRecordFile(url).cleanStop == false)
+            for count in 1...2 {
+                try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
+                #expect(monitor.waitForStalls(count), "\(monitor.statistics)")
+            }
+            for _ in 0..<5 {  // short spans, each after the loop slept
+                _ = try loop.run { 1 }
+                try loop.waitUntilSleeping()
+            }
+            monitor.stop()
 
-        for count in 1...2 {
-            try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
-            #expect(monitor.waitForStalls(count), "\(monitor.statistics)")
+            let statistics = monitor.statistics
+            let record = try SessionRecordFile(url)
+            #expect(record.cleanStop == true)
+            #expect(record.pid == Int(getpid()))
+            #expect(record.stalls == statistics.stallsDetected)
+            #expect(record.stalls == 2)
+            #expect(record.spans == statistics.spans)
+            #expect((record.spans ?? 0) >= 7, "\(record.json)")
+            #expect(record.reportsWritten == statistics.reportsWritten)
+            #expect(record.reportsDropped.isEmpty, "\(record.json)")
+            #expect(permissionBits(url) == 0o600)
+            #expect(directory.reportFiles().count == 2)
         }
-        for _ in 0..<5 {  // short spans, each after the loop slept
-            _ = try loop.run { 1 }
-            try loop.waitUntilSleeping()
-        }
-        monitor.stop()
-
-        let statistics = monitor.statistics
-        let record = try SessionRecordFile(url)
-        #expect(record.cleanStop == true)
-        #expect(record.pid == Int(getpid()))
-        #expect(record.stalls == statistics.stallsDetected)
-        #expect(record.stalls == 2)
-        #expect(record.spans == statistics.spans)
-        #expect((record.spans ?? 0) >= 7, "\(record.json)")
-        #expect(record.reportsWritten == statistics.reportsWritten)
-        #expect(record.reportsDropped.isEmpty, "\(record.json)")
-        #expect(permissionBits(url) == 0o600)
-        #expect(directory.reportFiles().count == 2)
     }
 }

@@ -69,38 +69,33 @@ struct ReportFileTests {
 
     @Test("when the directory is replaced by a file after start, write errors are counted and the loop goes on")
     func unwritableDirectoryNeverBlocksTheLoop() throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
-        let loop = try MonitoredLoopThread(name: "unwritable")
-        defer { loop.stop() }
-        let monitor = try loop.startMonitor(directory.configuration())
-        defer { monitor.stop() }
+        try withMonitoredLoop("unwritable") { directory, loop, monitor in
+            try FileManager.default.removeItem(at: directory.url)
+            try Data("in the way".utf8).write(to: directory.url)
 
-        try FileManager.default.removeItem(at: directory.url)
-        try Data("in the way".utf8).write(to: directory.url)
+            try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
+            #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+            var statistics = monitor.statistics
+            #expect(statistics.stallsDetected == 1)
+            #expect(statistics.reportsWritten == 0)
+            // Every file the stall needed (its inProgress and final report, the session record) failed.
+            let firstErrors = statistics.errors["reportWrite"] ?? 0
+            #expect(firstErrors >= 1)
+            guard let lastError = statistics.lastError, lastError.code == .reportWrite, let path = lastError.path else {
+                Issue.record("lastError is \(String(describing: statistics.lastError))")
+                return
+            }
+            #expect(path.hasPrefix(directory.url.path))
 
-        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
-        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
-        var statistics = monitor.statistics
-        #expect(statistics.stallsDetected == 1)
-        #expect(statistics.reportsWritten == 0)
-        // Every file the stall needed (its inProgress and final report, the session record) failed.
-        let firstErrors = statistics.errors["reportWrite"] ?? 0
-        #expect(firstErrors >= 1)
-        guard let lastError = statistics.lastError, lastError.code == .reportWrite, let path = lastError.path else {
-            Issue.record("lastError is \(String(describing: statistics.lastError))")
-            return
+            // The loop still answers at once, and a second failure is counted too.
+            #expect(try loop.run(timeout: .seconds(2)) { true })
+            try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
+            #expect(monitor.waitForStalls(2), "\(monitor.statistics)")
+            statistics = monitor.statistics
+            #expect(statistics.stallsDetected == 2)
+            #expect((statistics.errors["reportWrite"] ?? 0) > firstErrors)
+            #expect(statistics.reportsWritten == 0)
+            #expect(try String(contentsOf: directory.url, encoding: .utf8) == "in the way")
         }
-        #expect(path.hasPrefix(directory.url.path))
-
-        // The loop still answers at once, and a second failure is counted too.
-        #expect(try loop.run(timeout: .seconds(2)) { true })
-        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
-        #expect(monitor.waitForStalls(2), "\(monitor.statistics)")
-        statistics = monitor.statistics
-        #expect(statistics.stallsDetected == 2)
-        #expect((statistics.errors["reportWrite"] ?? 0) > firstErrors)
-        #expect(statistics.reportsWritten == 0)
-        #expect(try String(contentsOf: directory.url, encoding: .utf8) == "in the way")
     }
 }
