@@ -108,10 +108,10 @@ let package = Package(
                 dependencies: ["StallMonitor", "StallMonitorNIO", "StallMonitorServiceLifecycle", "StallMonitorTesting", "StallMonitorXCTest",
                                "StallReportModel", logging, metrics, nioPosix, serviceLifecycle],
                 path: "Tests/DocSnippets"),
-        // Report fixtures shared by the StallReportKit and end-to-end tests (not a product).
+        // Fixtures and helpers shared by the test targets (not a product).
         .target(name: "StallReportKitTestSupport", dependencies: ["StallReportModel", "StallReportKit"]),
         .testTarget(name: "StallReportKitTests", dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport"]),
-        .testTarget(name: "StallMonitorTests", dependencies: ["StallMonitor", "StallReportModel", "StallReportKit",
+        .testTarget(name: "StallMonitorTests", dependencies: ["StallMonitor", "StallReportModel", "StallReportKit", "StallReportKitTestSupport",
                                                            "StallMonitorServiceLifecycle", serviceLifecycle, metrics, metricsTestKit]),
         .testTarget(name: "StallMonitorNIOTests", dependencies: ["StallMonitor", "StallMonitorNIO", "StallReportModel",
                                                               metricsTestKit, nioCore, nioPosix, nioHTTP1]),

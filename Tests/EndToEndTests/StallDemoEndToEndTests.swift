@@ -95,7 +95,7 @@ struct StallDemoEndToEndTests {
 
         let summary = try StallReportCLI.run(["summarize", "--format", "json", directory.path])
         #expect(summary.status == 0, "\(summary)")
-        let json = try JSONSerialization.jsonObject(with: Data(summary.stdout.utf8)) as? [String: Any]
+        let json = try summary.jsonObject()
         let totals = json?["totals"] as? [String: Any]
         #expect((totals?["stalls"] as? Int) == reports.count, "\(summary.stdout.prefix(600))")
         #expect((totals?["problems"] as? Int) == 0)

@@ -81,7 +81,7 @@ struct StallDemoProductionTests {
 
         let summary = try StallReportCLI.run(["summarize", "--format", "json", reports.path])
         #expect(summary.status == 0, "\(summary)")
-        let totals = (try JSONSerialization.jsonObject(with: Data(summary.stdout.utf8)) as? [String: Any])?["totals"] as? [String: Any]
+        let totals = (try summary.jsonObject())?["totals"] as? [String: Any]
         #expect((totals?["fatal"] as? Int) == 1, "\(summary.stdout.prefix(800))")
 
         // The next monitor to start in that directory rewrites the stale report as fatal.

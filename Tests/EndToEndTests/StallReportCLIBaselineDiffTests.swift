@@ -63,7 +63,7 @@ struct StallReportCLIBaselineDiffTests {
         try ReportFixtures.write(DemoScenario.report(["StallDemo.extra()"], 333, minute: 30), to: extra, name: "x.json")
         let run = try StallReportCLI.run(["diff", "--base", base.path, extra.path, "--head", head.path, extra.path, "--format", "json"])
         #expect(run.status == 0, "\(run)")
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let object = try #require(try run.jsonObject())
         #expect((object["counts"] as? [String: Int]) == ["new": 1, "regressed": 2, "fixed": 1, "unchanged": 1])
 
         let same = try StallReportCLI.run(["diff", head.path, head.path])
@@ -75,7 +75,7 @@ struct StallReportCLIBaselineDiffTests {
     func json() throws {
         let run = try StallReportCLI.run(["diff", "--format", "json", base.path, head.path])
         #expect(run.status == 0, "\(run)")
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let object = try #require(try run.jsonObject())
         #expect(Set(object.keys) == ["formatVersion", "kind", "tolerance", "minOccurrences", "base", "head", "counts", "fingerprints"])
         #expect(object["kind"] as? String == "diff")
         #expect((object["base"] as? [String: Any])?["stalls"] as? Int == 5)

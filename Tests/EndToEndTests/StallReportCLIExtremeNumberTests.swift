@@ -50,7 +50,7 @@ struct StallReportCLIExtremeNumberTests {
             #expect(!run.stderr.contains("Fatal error"), "\(invocation) with \(literal): \(run)")
             #expect(!run.stdout.contains("-1170101590"), "\(invocation) with \(literal)")
             if invocation.name == "summarize json", run.status == 0 {
-                let json = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+                let json = try run.jsonObject()
                 let totals = json?["totals"] as? [String: Any]
                 #expect((totals?["reportsRead"] as? Int ?? 0) >= 1, "\(invocation) with \(literal): \(run.stdout.prefix(400))")
             }

@@ -37,7 +37,7 @@ struct StallReportCLIForwardCompatibilityTests {
         let json = try StallReportCLI.run(["summarize", "--format", "json", reports.path])
         #expect(json.status == 0, "\(json)")
         #expect(json.stderr.isEmpty, "\(json.stderr)")
-        let summary = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let summary = try #require(try json.jsonObject())
         let totals = try #require(summary["totals"] as? [String: Any])
         #expect(totals["stalls"] as? Int == 3)
         #expect(totals["reportsRead"] as? Int == 3)

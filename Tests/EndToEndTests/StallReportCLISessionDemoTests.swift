@@ -20,7 +20,7 @@ struct StallReportCLISessionDemoTests {
         let run = try StallReportCLI.run(["summarize", "--format", "json", demo.directory.path])
         #expect(run.status == 0, "\(run)")
         #expect(run.stderr.isEmpty, "\(run)")
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let object = try #require(try run.jsonObject())
         let sessions = try #require(object["sessions"] as? [String: Any])
         #expect(sessions["sessions"] as? Int == 1)
         #expect(sessions["cleanlyStopped"] as? Int == 1)

@@ -47,7 +47,7 @@ struct StallReportCLISessionSceneGateTests {
         let scenes = try sceneReports()
         let run = try StallReportCLI.run(["summarize", "--group-by", "scene", "--format", "json", scenes.path])
         #expect(run.status == 0, "\(run)")
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let object = try #require(try run.jsonObject())
         #expect(object["groupBy"] as? String == "scene")
         let groups = try #require(object["scenes"] as? [[String: Any]])
         #expect(groups.map { $0["scene"] as? String } == ["checkout", "feed", nil])

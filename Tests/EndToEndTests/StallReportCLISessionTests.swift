@@ -52,7 +52,7 @@ struct StallReportCLISessionTests {
     func jsonAndMarkdown() throws {
         let run = try StallReportCLI.run(["summarize", "--format", "json", reports.path])
         #expect(run.status == 0, "\(run)")
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let object = try #require(try run.jsonObject())
         let sessions = try #require(object["sessions"] as? [String: Any])
         #expect(sessions["sessions"] as? Int == 2)
         #expect(sessions["monitoredMs"] as? Double == 3_600_000)
@@ -108,7 +108,7 @@ struct StallReportCLISessionTests {
         #expect(run.stdoutLines.contains("stall rate: 1.00 stalls and 1.25 s of stall time per monitored hour (0.03 % of monitored time); 0.50 fatal per hour"), "\(run)")
 
         let json = try StallReportCLI.run(["summarize", "--format", "json", other.path])
-        let sessions = try #require((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["sessions"] as? [String: Any])
+        let sessions = try #require((try json.jsonObject())?["sessions"] as? [String: Any])
         #expect(sessions["endedUncleanly"] as? Int == 2)
         #expect(sessions["cleanlyStopped"] as? Int == 1)
         #expect(sessions["monitoredHours"] as? Double == 2)
@@ -167,7 +167,7 @@ struct StallReportCLISessionTests {
         let run = try StallReportCLI.run(["summarize", "--format", "json", limited.path])
         #expect(run.status == 0, "\(run)")
         #expect(run.stderr.isEmpty, "\(run)")
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let object = try #require(try run.jsonObject())
         let totals = try #require(object["totals"] as? [String: Any])
         #expect(totals["stalls"] as? Int == 5)
         #expect(totals["rateLimited"] as? Int == 3)

@@ -39,7 +39,7 @@ struct StallReportCLISummarizeTests {
     func json() throws {
         let run = try StallReportCLI.run(["summarize", "--format", "json", reports.path])
         #expect(run.status == 0, "\(run)")
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let object = try #require(try run.jsonObject())
         #expect(object["formatVersion"] as? Int == 1)
         #expect(object["kind"] as? String == "summary")
         let totals = try #require(object["totals"] as? [String: Any])
@@ -90,7 +90,7 @@ struct StallReportCLISummarizeTests {
         #expect(text.stdout.contains("… and 3 more fingerprints (raise --top to see them)"))
         #expect(!text.stdout.contains(DemoScenario.lock + "  "))
         let json = try StallReportCLI.run(["summarize", "--top", "2", "--format", "json", reports.path])
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let object = try #require(try json.jsonObject())
         #expect((object["fingerprints"] as? [Any])?.count == 2)
         #expect(object["omittedFingerprints"] as? Int == 2)
     }
@@ -102,7 +102,7 @@ struct StallReportCLISummarizeTests {
         #expect(window.stdoutLines[0] == "4 stalls, 2 distinct (by fingerprint), total stall time 4.10 s")
         #expect(window.stdoutLines[2] == "read: 9 reports from 9 files, 5 left out by filters")
         let long = try StallReportCLI.run(["summarize", "--min-duration", "700", "--format", "json", reports.path])
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(long.stdout.utf8)) as? [String: Any])
+        let object = try #require(try long.jsonObject())
         #expect((object["totals"] as? [String: Any])?["stalls"] as? Int == 4)
         #expect((object["filters"] as? [String: Any])?["minDurationMs"] as? Double == 700)
         let none = try StallReportCLI.run(["summarize", "--since", "2027-01-01", reports.path])
@@ -143,7 +143,7 @@ struct StallReportCLISummarizeTests {
         }
         let run = try StallReportCLI.run(["summarize", "--format", "json", "--jobs", "4", many.path])
         #expect(run.status == 0, "\(run)")
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let object = try #require(try run.jsonObject())
         let totals = try #require(object["totals"] as? [String: Any])
         #expect(totals["stalls"] as? Int == 2_000)
         #expect(totals["fingerprints"] as? Int == 4)

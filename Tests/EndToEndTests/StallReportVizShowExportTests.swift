@@ -98,7 +98,7 @@ struct StallReportVizShowExportTests {
         let demo = try VizDemo.run()
         let run = try StallReportCLI.run(["export", "--format", "chrome-trace", demo.directory.path, "-o", "-"])
         #expect(run.status == 0, "\(run)")
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let json = try #require(try run.jsonObject())
         let events = try #require(json["traceEvents"] as? [[String: Any]])
         let stalls = events.filter { $0["ph"] as? String == "X" }
         #expect(stalls.count == demo.reports.count)
@@ -124,7 +124,7 @@ struct StallReportVizShowExportTests {
         let expected = demo.reports.filter { $0.report.fingerprint == spin.fingerprint }
         let run = try StallReportCLI.run(["export", "--format", "chrome-trace", "--fingerprint", spin.fingerprint, demo.directory.path, "-o", "-"])
         #expect(run.status == 0, "\(run)")
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let json = try #require(try run.jsonObject())
         let stalls = (json["traceEvents"] as? [[String: Any]] ?? []).filter { $0["ph"] as? String == "X" }
         #expect(stalls.count == expected.count)
         #expect(stalls.allSatisfy { ($0["args"] as? [String: Any])?["fingerprint"] as? String == spin.fingerprint })

@@ -1,4 +1,5 @@
 import Foundation
+import StallReportKitTestSupport
 import Testing
 
 /// What an app that depends on StallMonitor resolves, as README's "Adding it to a package" says:
@@ -28,7 +29,7 @@ struct DependencyGraphTests {
     /// The identities of every package an app that uses the `StallMonitor` product resolves,
     /// StallMonitor itself left out. `traits` is the dependency's `traits:` argument, or nil for none.
     static func resolvedPackages(traits: String?) throws -> Set<String> {
-        let root = DocumentedFiguresTests.repositoryRoot.standardizedFileURL
+        let root = PackageRoot.url.standardizedFileURL
         let app = FileManager.default.temporaryDirectory.appendingPathComponent("StallMonitorTests-app-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: app.appendingPathComponent("Sources/App"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: app) }

@@ -1,4 +1,5 @@
 import Foundation
+import StallReportKitTestSupport
 import Testing
 
 /// Every ```` ```swift ```` block of README.md and the DocC articles compiles in Swift 6 mode, or is
@@ -146,7 +147,7 @@ struct DocSnippetsTests {
     /// package the library must not depend on, such as swift-otel, is compiled there: by the
     /// example's script, which CI runs).
     static func snippetFiles() throws -> [String] {
-        let root = DocumentedFiguresTests.repositoryRoot
+        let root = PackageRoot.url
         let examples = root.appendingPathComponent("Examples")
         let examplePackages = (try? FileManager.default.contentsOfDirectory(atPath: examples.path)) ?? []
         let folders = [root.appendingPathComponent(snippetsFolder)]
@@ -167,7 +168,7 @@ struct DocSnippetsTests {
 
     @Test("every ```swift block of README.md and the DocC catalogs is compiled in Tests/DocSnippets, or marked a fragment")
     func everySnippetIsCompiledOrAFragment() throws {
-        let root = DocumentedFiguresTests.repositoryRoot
+        let root = PackageRoot.url
         var blocks: [Snippet] = []
         var copies: [Snippet] = []
         var problems: [String] = []

@@ -1,4 +1,5 @@
 import Foundation
+import StallReportKitTestSupport
 import Testing
 
 /// Benchmark figures live in one place, `Reports/benchmarks/latest.json` (and its table,
@@ -18,24 +19,15 @@ import Testing
 ///    with a marker or referred to without a value.
 @Suite("Benchmark figures quoted in README and DocC match Reports/benchmarks/latest.json")
 struct DocumentedFiguresTests {
-    /// The package root: the nearest folder above this file with a `Package.swift`.
-    static let repositoryRoot: URL = {
-        var folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while folder.path != "/", !FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path) {
-            folder = folder.deletingLastPathComponent()
-        }
-        return folder
-    }()
-
     /// README.md and every Markdown file inside a `.docc` catalog under `Sources/`, as paths
     /// relative to the repository root.
     static func documentationFiles() throws -> [String] {
         var files = ["README.md"]
-        let sources = repositoryRoot.appendingPathComponent("Sources")
+        let sources = PackageRoot.url.appendingPathComponent("Sources")
         guard let walker = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil) else {
             throw DocumentationError("cannot list \(sources.path)")
         }
-        let rootPrefix = repositoryRoot.standardizedFileURL.path + "/"
+        let rootPrefix = PackageRoot.url.standardizedFileURL.path + "/"
         for case let url as URL in walker where url.pathExtension == "md" && url.path.contains(".docc/") {
             files.append(String(url.standardizedFileURL.path.dropFirst(rootPrefix.count)))
         }
@@ -49,7 +41,7 @@ struct DocumentedFiguresTests {
             struct Row: Decodable { var figure: String; var value: String }
             var figures: [Figure]
         }
-        let data = try Data(contentsOf: repositoryRoot.appendingPathComponent("Reports/benchmarks/latest.json"))
+        let data = try Data(contentsOf: PackageRoot.url.appendingPathComponent("Reports/benchmarks/latest.json"))
         var values: [String: String] = [:]
         for figure in try JSONDecoder().decode(Latest.self, from: data).figures {
             for row in figure.rows { values[row.figure] = row.value }
@@ -115,7 +107,7 @@ struct DocumentedFiguresTests {
         var problems: [String] = []
         var quoteCount = 0
         for file in files {
-            let text = try String(contentsOf: Self.repositoryRoot.appendingPathComponent(file), encoding: .utf8)
+            let text = try String(contentsOf: PackageRoot.url.appendingPathComponent(file), encoding: .utf8)
             quoteCount += text.split(separator: "\n").reduce(0) { $0 + Self.quotes(in: $1).count }
             problems += Self.problems(in: text, file: file, values: values)
         }

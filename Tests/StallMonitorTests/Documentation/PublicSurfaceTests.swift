@@ -1,4 +1,5 @@
 import Foundation
+import StallReportKitTestSupport
 import Testing
 
 /// StallReportKit's public declarations are what programs outside the package call (issue 32):
@@ -15,7 +16,7 @@ struct PublicSurfaceTests {
     /// Every public declaration of the module's sources, as `path:line` and whether a `///` doc
     /// comment comes right before it (attribute lines in between are allowed).
     static func publicDeclarations(module: String) throws -> [(place: String, documented: Bool)] {
-        let folder = DocumentedFiguresTests.repositoryRoot.appendingPathComponent("Sources/\(module)")
+        let folder = PackageRoot.url.appendingPathComponent("Sources/\(module)")
         let files = try FileManager.default.subpathsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") }.sorted()
         var found: [(place: String, documented: Bool)] = []
         for file in files {

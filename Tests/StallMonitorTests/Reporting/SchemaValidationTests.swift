@@ -2,19 +2,12 @@ import Foundation
 import Glibc
 import StallMonitor
 import StallReportKit
+import StallReportKitTestSupport
 import Testing
 
 @Suite("Reports against the JSON Schema", .serialized)
 struct SchemaValidationTests {
-    /// The package root: the nearest folder above this file with a `Package.swift`.
-    static let repositoryRoot: URL = {
-        var folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while folder.path != "/", !FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path) {
-            folder = folder.deletingLastPathComponent()
-        }
-        return folder
-    }()
-    static let schema = repositoryRoot.appendingPathComponent("Reports/stall-report.schema.json")
+    static let schema = PackageRoot.url.appendingPathComponent("Reports/stall-report.schema.json")
 
     @Test("real reports (interrupted and sleeping full stacks, no stack) validate against Reports/stall-report.schema.json")
     func reportsValidate() throws {

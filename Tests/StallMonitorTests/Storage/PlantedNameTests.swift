@@ -26,13 +26,12 @@ struct PlantedNameTests {
     /// A prepared report directory, `reports`, under a root of the test's own that also holds a
     /// victim file; the root is removed when `body` returns or throws.
     private static func withPlantedDirectory(label: String = #function, _ body: (URL, Victim) throws -> Void) throws {
-        let root = ReportDirectory(label)
-        defer { root.remove() }
-        try FileManager.default.createDirectory(at: root.url, withIntermediateDirectories: true)
-        let victim = try Victim(in: root.url)
-        let reports = root.url.appendingPathComponent("reports")
-        try ReportFileStore.prepare(reports)
-        try body(reports, victim)
+        try withCreatedDirectory(label: label) { root in
+            let victim = try Victim(in: root.url)
+            let reports = root.url.appendingPathComponent("reports")
+            try ReportFileStore.prepare(reports)
+            try body(reports, victim)
+        }
     }
 
     private static func plantLink(at path: String, to victim: Victim) {
@@ -134,41 +133,38 @@ struct PlantedNameTests {
     @Test("the disk fills between the inProgress write and the final one: no inProgress report is left behind, the failure is counted",
           .enabled(if: ScratchMount.available, "needs root and mount(8)"))
     func failedFinalWriteLeavesNoInProgressReport() throws {
-        let root = ReportDirectory()
-        defer { root.remove() }
-        try FileManager.default.createDirectory(at: root.url, withIntermediateDirectories: true)
-        let mount = try ScratchMount.tmpfs(at: root.url, size: "256k")
-        defer { mount.unmount() }
-        let reports = root.url.appendingPathComponent("reports")
-        let filler = root.url.appendingPathComponent("filler")
+        try withTmpfsDirectory(size: "256k") { root in
+            let reports = root.url.appendingPathComponent("reports")
+            let filler = root.url.appendingPathComponent("filler")
 
-        let loop = try MonitoredLoopThread(name: "final-write")
-        defer { loop.stop() }
-        let monitor = try loop.startMonitor(StallMonitor.Configuration(reportDirectory: reports))
-        defer { monitor.stop() }
-        #expect(monitor.flush())
+            let loop = try MonitoredLoopThread(name: "final-write")
+            defer { loop.stop() }
+            let monitor = try loop.startMonitor(StallMonitor.Configuration(reportDirectory: reports))
+            defer { monitor.stop() }
+            #expect(monitor.flush())
 
-        let release = DispatchSemaphore(value: 0)
-        defer { release.signal() }
-        let stall = loop.perform { release.wait() }
-        let inProgress = waitUntil(timeout: .seconds(20)) { monitor.statistics.inProgressWrites >= 1 }
-        ProductionDirectoryTests.fill(filler)
-        release.signal()
-        try stall.wait(timeout: .seconds(10), what: "the stall to end")
-        try #require(inProgress, "no inProgress report was written: \(monitor.statistics)")
-        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+            let release = DispatchSemaphore(value: 0)
+            defer { release.signal() }
+            let stall = loop.perform { release.wait() }
+            let inProgress = waitUntil(timeout: .seconds(20)) { monitor.statistics.inProgressWrites >= 1 }
+            ProductionDirectoryTests.fill(filler)
+            release.signal()
+            try stall.wait(timeout: .seconds(10), what: "the stall to end")
+            try #require(inProgress, "no inProgress report was written: \(monitor.statistics)")
+            #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
 
-        let statistics = monitor.statistics
-        #expect(statistics.reportsWritten == 0, "\(statistics)")
-        #expect((statistics.errors["reportWrite"] ?? 0) >= 1, "\(statistics.errors)")
-        let left = ((try? FileManager.default.contentsOfDirectory(atPath: reports.path)) ?? []).filter { $0.hasPrefix("stall-") }
-        #expect(left.isEmpty, "an inProgress report outlived its failed final write: \(left)")
+            let statistics = monitor.statistics
+            #expect(statistics.reportsWritten == 0, "\(statistics)")
+            #expect((statistics.errors["reportWrite"] ?? 0) >= 1, "\(statistics.errors)")
+            let left = ((try? FileManager.default.contentsOfDirectory(atPath: reports.path)) ?? []).filter { $0.hasPrefix("stall-") }
+            #expect(left.isEmpty, "an inProgress report outlived its failed final write: \(left)")
 
-        // With space again, the session record written at stop counts the failure.
-        try FileManager.default.removeItem(at: filler)
-        monitor.stop()
-        let record = try SessionRecord.decode(from: Data(contentsOf: monitor.sessionRecordURL))
-        #expect((record.reportsDropped["reportWrite"] ?? 0) >= 1, "\(record.reportsDropped)")
-        #expect(record.stalls == 1)
+            // With space again, the session record written at stop counts the failure.
+            try FileManager.default.removeItem(at: filler)
+            monitor.stop()
+            let record = try SessionRecord.decode(from: Data(contentsOf: monitor.sessionRecordURL))
+            #expect((record.reportsDropped["reportWrite"] ?? 0) >= 1, "\(record.reportsDropped)")
+            #expect(record.stalls == 1)
+        }
     }
 }

@@ -48,21 +48,18 @@ struct ProductionDirectoryTests {
     @Test("a full disk (a 256 KiB tmpfs, filled): ENOSPC is counted and said once; after space is freed reports are written again",
           .enabled(if: ScratchMount.available, "needs root and mount(8)"))
     func fullDisk() throws {
-        let root = ReportDirectory()
-        defer { root.remove() }
-        try FileManager.default.createDirectory(at: root.url, withIntermediateDirectories: true)
-        let mount = try ScratchMount.tmpfs(at: root.url, size: "256k")
-        defer { mount.unmount() }
-        let filler = root.url.appendingPathComponent("filler")
-        let (logger, log) = CapturingLogHandler.logger()
-        var configuration = StallMonitor.Configuration(reportDirectory: root.url.appendingPathComponent("reports"))
-        configuration.logger = logger
-        let lastError = try Self.expectUnblockedAndSaidOnce(configuration, log: log, name: "disk-full") {
-            Self.fill(filler)
-        } repair: {
-            try FileManager.default.removeItem(at: filler)
+        try withTmpfsDirectory(size: "256k") { root in
+            let filler = root.url.appendingPathComponent("filler")
+            let (logger, log) = CapturingLogHandler.logger()
+            var configuration = StallMonitor.Configuration(reportDirectory: root.url.appendingPathComponent("reports"))
+            configuration.logger = logger
+            let lastError = try Self.expectUnblockedAndSaidOnce(configuration, log: log, name: "disk-full") {
+                Self.fill(filler)
+            } repair: {
+                try FileManager.default.removeItem(at: filler)
+            }
+            #expect(lastError?.description.contains("No space left on device") == true, "\(String(describing: lastError))")
         }
-        #expect(lastError?.description.contains("No space left on device") == true, "\(String(describing: lastError))")
     }
 
     @Test("a read-only bind mount: EROFS is counted and said once, the loop is never blocked; writable again, reports resume",

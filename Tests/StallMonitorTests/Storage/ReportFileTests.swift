@@ -52,17 +52,16 @@ struct ReportFileTests {
 
     @Test("a report directory under a regular file is refused at start")
     func directoryUnderFileIsRefused() throws {
-        let root = ReportDirectory()
-        defer { root.remove() }
-        try FileManager.default.createDirectory(at: root.url, withIntermediateDirectories: true)
-        let file = root.url.appendingPathComponent("plain-file")
-        try Data("not a directory".utf8).write(to: file)
-        for target in [file, file.appendingPathComponent("reports")] {
-            #expect {
-                _ = try StallMonitor.start(.init(reportDirectory: target), loop: .current)
-            } throws: { error in
-                guard let error = error as? StallMonitorError, error.code == .reportDirectory else { return false }
-                return error.path == target.path
+        try withCreatedDirectory { root in
+            let file = root.url.appendingPathComponent("plain-file")
+            try Data("not a directory".utf8).write(to: file)
+            for target in [file, file.appendingPathComponent("reports")] {
+                #expect {
+                    _ = try StallMonitor.start(.init(reportDirectory: target), loop: .current)
+                } throws: { error in
+                    guard let error = error as? StallMonitorError, error.code == .reportDirectory else { return false }
+                    return error.path == target.path
+                }
             }
         }
     }

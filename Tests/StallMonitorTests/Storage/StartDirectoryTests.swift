@@ -21,91 +21,87 @@ struct StartDirectoryTests {
 
     @Test("a dangling symbolic link is refused with code reportDirectory, naming the link's target")
     func danglingSymlinkIsRefused() throws {
-        let root = ReportDirectory()
-        defer { root.remove() }
-        try FileManager.default.createDirectory(at: root.url, withIntermediateDirectories: true)
-        let link = root.url.appendingPathComponent("reports")
-        let target = root.url.appendingPathComponent("nowhere").path
-        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: target)
+        try withCreatedDirectory { root in
+            let link = root.url.appendingPathComponent("reports")
+            let target = root.url.appendingPathComponent("nowhere").path
+            try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: target)
 
-        let result = try Self.start(StallMonitor.Configuration(reportDirectory: link))
-        guard case .failure(let error) = result else {
-            Issue.record("start succeeded with a dangling symlink as its report directory")
-            return
+            let result = try Self.start(StallMonitor.Configuration(reportDirectory: link))
+            guard case .failure(let error) = result else {
+                Issue.record("start succeeded with a dangling symlink as its report directory")
+                return
+            }
+            #expect(error.code == .reportDirectory)
+            #expect(error.path == link.path)
+            #expect(error.description.contains(target), "\(error)")
+            #expect(!FileManager.default.fileExists(atPath: target), "start created the link's target")
         }
-        #expect(error.code == .reportDirectory)
-        #expect(error.path == link.path)
-        #expect(error.description.contains(target), "\(error)")
-        #expect(!FileManager.default.fileExists(atPath: target), "start created the link's target")
     }
 
     @Test("a regular file is refused with code reportDirectory")
     func regularFileIsRefused() throws {
-        let root = ReportDirectory()
-        defer { root.remove() }
-        try FileManager.default.createDirectory(at: root.url, withIntermediateDirectories: true)
-        let file = root.url.appendingPathComponent("reports")
-        try Data("not a directory".utf8).write(to: file)
+        try withCreatedDirectory { root in
+            let file = root.url.appendingPathComponent("reports")
+            try Data("not a directory".utf8).write(to: file)
 
-        let result = try Self.start(StallMonitor.Configuration(reportDirectory: file))
-        guard case .failure(let error) = result else {
-            Issue.record("start succeeded with a regular file as its report directory")
-            return
+            let result = try Self.start(StallMonitor.Configuration(reportDirectory: file))
+            guard case .failure(let error) = result else {
+                Issue.record("start succeeded with a regular file as its report directory")
+                return
+            }
+            #expect(error.code == .reportDirectory)
+            #expect(error.description.contains("not a directory"), "\(error)")
         }
-        #expect(error.code == .reportDirectory)
-        #expect(error.description.contains("not a directory"), "\(error)")
     }
 
     @Test("a directory this process cannot create files in (read-only bind mount as root, mode 0500 otherwise) is refused",
           .enabled(if: getuid() != 0 || ScratchMount.available, "as root needs mount(8)"))
     func unwritableDirectoryIsRefused() throws {
-        let root = ReportDirectory()
-        defer { root.remove() }
-        try FileManager.default.createDirectory(at: root.url, withIntermediateDirectories: true)
-        var mount: ScratchMount?
-        defer {
-            mount?.unmount()
-            chmod(root.url.path, 0o700)
-        }
-        if getuid() == 0 {
-            mount = try ScratchMount.readOnlyBind(root.url)
-        } else {
-            #expect(chmod(root.url.path, 0o500) == 0)
-        }
+        try withCreatedDirectory { root in
+            var mount: ScratchMount?
+            defer {
+                mount?.unmount()
+                chmod(root.url.path, 0o700)
+            }
+            if getuid() == 0 {
+                mount = try ScratchMount.readOnlyBind(root.url)
+            } else {
+                #expect(chmod(root.url.path, 0o500) == 0)
+            }
 
-        let result = try Self.start(root.configuration())
-        guard case .failure(let error) = result else {
-            Issue.record("start succeeded with an unwritable report directory")
-            return
+            let result = try Self.start(root.configuration())
+            guard case .failure(let error) = result else {
+                Issue.record("start succeeded with an unwritable report directory")
+                return
+            }
+            #expect(error.code == .reportDirectory)
+            #expect(error.description.contains("cannot create files"), "\(error)")
         }
-        #expect(error.code == .reportDirectory)
-        #expect(error.description.contains("cannot create files"), "\(error)")
     }
 
     @Test("with requireUsableReportDirectory off, start succeeds on a dangling link, says it once, and reports once the target exists")
     func laterDirectoryIsAllowedWhenConfigured() throws {
-        let root = ReportDirectory()
-        defer { root.remove() }
-        try FileManager.default.createDirectory(at: root.url, withIntermediateDirectories: true)
-        let link = root.url.appendingPathComponent("reports")
-        let target = root.url.appendingPathComponent("mounted-later")
-        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: target.path)
-        let (logger, log) = CapturingLogHandler.logger()
-        var configuration = StallMonitor.Configuration(reportDirectory: link)
-        configuration.logger = logger
-        configuration.requireUsableReportDirectory = false
+        try withCreatedDirectory { root in
+            let link = root.url.appendingPathComponent("reports")
+            let target = root.url.appendingPathComponent("mounted-later")
+            try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: target.path)
+            let (logger, log) = CapturingLogHandler.logger()
+            var configuration = StallMonitor.Configuration(reportDirectory: link)
+            configuration.logger = logger
+            configuration.requireUsableReportDirectory = false
 
-        let loop = try MonitoredLoopThread(name: "dir-later")
-        defer { loop.stop() }
-        let monitor = try loop.startMonitor(configuration)
-        defer { monitor.stop() }
-        #expect(monitor.statistics.errors["reportDirectory"] == 1, "\(monitor.statistics.errors)")
-        #expect(log.messages.filter { $0.contains("report directory") }.count == 1, "\(log.messages)")
+            let loop = try MonitoredLoopThread(name: "dir-later")
+            defer { loop.stop() }
+            let monitor = try loop.startMonitor(configuration)
+            defer { monitor.stop() }
+            #expect(monitor.statistics.errors["reportDirectory"] == 1, "\(monitor.statistics.errors)")
+            #expect(log.messages.filter { $0.contains("report directory") }.count == 1, "\(log.messages)")
 
-        try FileManager.default.createDirectory(at: target, withIntermediateDirectories: false)
-        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
-        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
-        let written = (try? FileManager.default.contentsOfDirectory(atPath: target.path)) ?? []
-        #expect(written.contains { $0.hasPrefix("stall-") && $0.hasSuffix(".json") }, "\(written)")
+            try FileManager.default.createDirectory(at: target, withIntermediateDirectories: false)
+            try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
+            #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+            let written = (try? FileManager.default.contentsOfDirectory(atPath: target.path)) ?? []
+            #expect(written.contains { $0.hasPrefix("stall-") && $0.hasSuffix(".json") }, "\(written)")
+        }
     }
 }

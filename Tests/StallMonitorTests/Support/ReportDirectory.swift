@@ -41,6 +41,16 @@ struct ReportDirectory {
     }
 }
 
+/// A directory of the test's own that exists before anything runs (the monitor creates a
+/// `ReportDirectory` itself), for tests that first put files, links or mounts in it. It is
+/// removed when `body` returns or throws.
+func withCreatedDirectory<T>(label: String = #function, _ body: (ReportDirectory) throws -> T) throws -> T {
+    let root = ReportDirectory(label)
+    defer { root.remove() }
+    try FileManager.default.createDirectory(at: root.url, withIntermediateDirectories: true)
+    return try body(root)
+}
+
 extension FileManager {
     fileprivate func removeAll(at url: URL) throws {
         if fileExists(atPath: url.path) { try removeItem(at: url) }

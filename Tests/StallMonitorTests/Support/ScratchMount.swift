@@ -68,3 +68,13 @@ struct MountFailed: Error {
     var arguments: [String]
     var status: Int32
 }
+
+/// A created directory of the test's own with a tmpfs of `size` (e.g. "256k") mounted on it, to
+/// fill up; unmounted and removed when `body` returns or throws.
+func withTmpfsDirectory<T>(size: String, label: String = #function, _ body: (ReportDirectory) throws -> T) throws -> T {
+    try withCreatedDirectory(label: label) { root in
+        let mount = try ScratchMount.tmpfs(at: root.url, size: size)
+        defer { mount.unmount() }
+        return try body(root)
+    }
+}
