@@ -1,5 +1,6 @@
 import Foundation
 import StallReportModel
+import ToolSupport
 
 /// What the two real-server figures (11: nio-stall-demo, 13: hummingbird-stall-demo) do alike.
 enum ServerFigureTools {
@@ -26,7 +27,7 @@ enum ServerFigureTools {
     /// `seed`), 150 ms apart: `get(index, ms)` sends request `index` and returns its body, which
     /// ends "took <ms>" and then `suffix`. The durations the handlers measured, in milliseconds.
     static func requestStalls(count: Int, seed: UInt64, suffix: String, get: (_ index: Int, _ ms: Int) throws -> String) throws -> [Double] {
-        var generator = SeededRandom(seed: seed)
+        var generator = SplitMix64(seed: seed)
         var measured: [Double] = []
         for index in 0..<count {
             let ms = 300 + Int(generator.next() % 501)
