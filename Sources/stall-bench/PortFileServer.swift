@@ -6,7 +6,8 @@ import Foundation
 class PortFileServer: ServerProcessThreads {
     /// The binary's name (in errors).
     let name: String
-    let pid: Int32
+    /// The server's process id.
+    var pid: Int32 { process.processIdentifier }
     /// `http://127.0.0.1:<port>`.
     let url: String
     /// The directory of its reports (its stdout and port file are there too).
@@ -26,7 +27,6 @@ class PortFileServer: ServerProcessThreads {
         let portFile = reports.appendingPathComponent("port")
         output = reports.appendingPathComponent("stdout")
         process = try ServerLaunch.start(context.binary(binary), arguments(reports, portFile), output: output)
-        pid = process.processIdentifier
         var port = ""
         for _ in 0..<attempts where port.isEmpty {
             port = ((try? String(contentsOf: portFile, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
