@@ -96,11 +96,14 @@ let package = Package(
         .executableTarget(name: "pool-stall-host", dependencies: ["StallMonitor", logging]),
         // A host that forks while it runs a monitor: the child's own monitor must work (tests).
         .executableTarget(name: "fork-host", dependencies: ["StallMonitor"]),
+        // What the benchmarks, the stress run and the tests share (a seeded generator); not a product.
+        .target(name: "ToolSupport"),
         // Benchmarks of the monitor's cost and accuracy and of stallreport's speed (Scripts/bench).
         .executableTarget(name: "stall-bench",
-                          dependencies: ["StallMonitor", "StallReportModel", "StallReportKit", argumentParser, logging]),
+                          dependencies: ["StallMonitor", "StallReportModel", "StallReportKit", "ToolSupport", argumentParser, logging]),
         // Stress run: thousands of stalls across several monitored threads (Scripts/stress).
-        .executableTarget(name: "stall-stress", dependencies: ["StallMonitor", "StallReportModel", "StallReportKit", argumentParser, logging]),
+        .executableTarget(name: "stall-stress",
+                          dependencies: ["StallMonitor", "StallReportModel", "StallReportKit", "ToolSupport", argumentParser, logging]),
         // Every ```swift snippet of README.md and the DocC catalogs that is not marked a fragment, copied
         // verbatim, so the build compiles it (DocSnippetsTests, in StallMonitorTests, keeps the copies
         // equal to the docs). `swift build` builds it; nothing links it, or its @Test snippets would run.
@@ -110,7 +113,7 @@ let package = Package(
                 path: "Tests/DocSnippets"),
         // Fixtures and helpers shared by the test targets (not a product).
         .target(name: "StallReportKitTestSupport", dependencies: ["StallReportModel", "StallReportKit"]),
-        .testTarget(name: "StallReportKitTests", dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport"]),
+        .testTarget(name: "StallReportKitTests", dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport", "ToolSupport"]),
         .testTarget(name: "StallMonitorTests", dependencies: ["StallMonitor", "StallReportModel", "StallReportKit", "StallReportKitTestSupport",
                                                            "StallMonitorServiceLifecycle", serviceLifecycle, metrics, metricsTestKit]),
         .testTarget(name: "StallMonitorNIOTests", dependencies: ["StallMonitor", "StallMonitorNIO", "StallReportModel",

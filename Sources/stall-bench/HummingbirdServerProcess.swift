@@ -3,38 +3,14 @@ import Foundation
 /// A running `hummingbird-stall-demo` (Examples/HummingbirdServer, release; `Scripts/bench` links
 /// it next to the other binaries) for the pool figure: started on a free port, spoken to with
 /// curl and wrk, stopped with SIGTERM (a graceful shutdown).
-final class HummingbirdServerProcess {
-    let pid: Int32
-    let url: String
-    let reports: URL
-    private let process: Process
+final class HummingbirdServerProcess: PortFileServer {
     private let scratch: URL
-    private let output: URL
 
     init(_ context: BenchContext, watched: Bool) throws {
-        reports = context.freshDirectory("hummingbird-reports")
         scratch = context.scratch
-        let portFile = reports.appendingPathComponent("port")
-        output = reports.appendingPathComponent("stdout")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        process = Process()
-        process.executableURL = try context.binary("hummingbird-stall-demo")
-        process.arguments = [reports.path, portFile.path] + (watched ? [] : ["unwatched"])
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        pid = process.processIdentifier
-        var port = ""
-        for _ in 0..<500 where port.isEmpty {
-            port = ((try? String(contentsOf: portFile, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-            if port.isEmpty { usleep(20_000) }
+        try super.init(context, binary: "hummingbird-stall-demo", directory: "hummingbird-reports", attempts: 500) { reports, portFile in
+            [reports.path, portFile.path] + (watched ? [] : ["unwatched"])
         }
-        guard !port.isEmpty else {
-            process.terminate()
-            throw BenchError("hummingbird-stall-demo did not start")
-        }
-        url = "http://127.0.0.1:\(port)"
     }
 
     /// `GET path` with curl; the body.
@@ -52,11 +28,4 @@ final class HummingbirdServerProcess {
         if process.isRunning { kill(pid, SIGKILL) }
         process.waitUntilExit()
     }
-
-    /// What the server printed (after ``stop()``: its report lines and its closing counts).
-    func printed() -> String {
-        (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-    }
 }
-
-extension HummingbirdServerProcess: ServerProcessThreads {}

@@ -10,14 +10,7 @@ final class IdleHostProcess {
     /// Starts `executable` and waits (up to 60 s) until it is ready.
     init(_ executable: URL, _ arguments: [String], scratch: URL, readyFile: URL? = nil) throws {
         output = scratch.appendingPathComponent("idle-host-\(UUID().uuidString).stdout")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        process = try ServerLaunch.start(executable, arguments, output: output)
         pid = process.processIdentifier
         let deadline = CStallClock.now() + 60_000_000_000
         while !isReady(readyFile) {

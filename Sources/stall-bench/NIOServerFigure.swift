@@ -6,9 +6,7 @@ import StallReportModel
 /// idles, and how soon and how exactly it reports stalls in handlers.
 enum NIOServerFigure {
     static func run(_ context: BenchContext) throws -> FigureResult {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/wrk"), FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") else {
-            throw BenchError("wrk and curl are needed (Scripts/setup installs them)")
-        }
+        try ServerFigureTools.requireWrkAndCurl()
         var rows = [try throughput(context)]
         rows.append(try idle(context))
         rows += try stalls(context)
@@ -24,7 +22,7 @@ enum NIOServerFigure {
         for round in 0..<rounds {
             for monitored in round % 2 == 0 ? [false, true] : [true, false] {
                 let server = try NIOServerProcess(context, monitored: monitored)
-                let run = try Subprocess.run("/usr/bin/wrk", ["-t2", "-c32", "-d\(seconds)s", server.url + "/fast"], scratch: context.scratch)
+                let run = try ServerFigureTools.wrk(server.url + "/fast", seconds: seconds, scratch: context.scratch)
                 server.stop(scratch: context.scratch)
                 let text = String(decoding: run.stdout, as: UTF8.self)
                 guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Requests/sec:") }),
@@ -46,14 +44,7 @@ enum NIOServerFigure {
         let seconds = context.pick(10.0, quick: 1.0)
         let server = try NIOServerProcess(context, monitored: true)
         defer { server.stop(scratch: context.scratch) }
-        usleep(500_000)
-        guard let watchdog = server.thread(named: "stall-watchdog"), let before = server.threadCounts(watchdog) else {
-            throw BenchError("no stall-watchdog thread in nio-stall-demo")
-        }
-        usleep(UInt32(seconds * 1e6))
-        guard let after = server.threadCounts(watchdog) else { throw BenchError("the watchdog thread went away") }
-        let perSecond = (after.switches - before.switches) / seconds
-        let cpuPerSecond = (after.cpuNanos - before.cpuNanos) / seconds
+        let (perSecond, cpuPerSecond, _) = try server.watchdogRates(over: seconds)
         return ResultRow("11b", "Idle server: watchdog wake-ups", value: "\(Format.fixed(perSecond, 1))/s, \(Format.micro(cpuPerSecond)) of CPU per second (both loops idle)",
                          goal: "stated (asleep while the loops idle; the pool looked at every 2 s; each wake-up the server itself has)", verdict: .info,
                          method: "the watchdog thread's voluntary context switches and CPU time (/proc) over \(Int(seconds)) s of an idle monitored server; NIO calls nobody when a loop wakes, so the probe looks every pollInterval (one or two /proc reads per loop); a run-loop monitor parks instead (figure 2)",
@@ -65,22 +56,12 @@ enum NIOServerFigure {
     private static func stalls(_ context: BenchContext) throws -> [ResultRow] {
         let count = context.pick(40, quick: 4)
         let server = try NIOServerProcess(context, monitored: true)
-        var generator = SeededRandom(seed: 11)
-        var measured: [Double] = []
-        for index in 0..<count {
-            let ms = 300 + Int(generator.next() % 501)
-            let body = try server.get("/\(index % 2 == 0 ? "cpu" : "sleep")?ms=\(ms)", scratch: context.scratch)
-            // "cpu 400 ms, took 400.3 ms"
-            guard let took = body.components(separatedBy: "took ").last.flatMap({ Double($0.replacingOccurrences(of: " ms\n", with: "")) }) else {
-                throw BenchError("unexpected answer: \(body)")
-            }
-            measured.append(took)
-            usleep(150_000)
+        // "cpu 400 ms, took 400.3 ms\n"
+        let measured = try ServerFigureTools.requestStalls(count: count, seed: 11, suffix: " ms\n") { index, ms in
+            try server.get("/\(index % 2 == 0 ? "cpu" : "sleep")?ms=\(ms)", scratch: context.scratch)
         }
         server.stop(scratch: context.scratch)
-        let files = ((try? FileManager.default.contentsOfDirectory(atPath: server.reports.path)) ?? [])
-            .filter { $0.hasPrefix("stall-") && $0.hasSuffix(".json") }.sorted()
-        let reports = try files.map { try StallReport.read(from: server.reports.appendingPathComponent($0)) }
+        let reports = try ServerFigureTools.reports(in: server.reports)
         let errors = zip(reports, measured).map { $0.durationMs - $1 }
         let absolute = errors.map(abs)
         let cpu = stride(from: 0, to: errors.count, by: 2).map { abs(errors[$0]) }

@@ -2,37 +2,11 @@ import Foundation
 
 /// A running `nio-stall-demo` (release build) for the SwiftNIO figure: started on a free port,
 /// spoken to with curl and wrk, stopped through its `/quit` route.
-final class NIOServerProcess {
-    let pid: Int32
-    let url: String
-    let reports: URL
-    private let process: Process
-    private let output: URL
-
+final class NIOServerProcess: PortFileServer {
     init(_ context: BenchContext, monitored: Bool, extra: [String] = []) throws {
-        reports = context.freshDirectory("nio-reports")
-        let portFile = reports.appendingPathComponent("port")
-        output = reports.appendingPathComponent("stdout")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        process = Process()
-        process.executableURL = try context.binary("nio-stall-demo")
-        process.arguments = ["--output", reports.path, "--port-file", portFile.path, "--threads", "2"]
-            + (monitored ? [] : ["--no-monitor"]) + extra
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        pid = process.processIdentifier
-        var port = ""
-        for _ in 0..<300 where port.isEmpty {
-            port = ((try? String(contentsOf: portFile, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-            if port.isEmpty { usleep(20_000) }
+        try super.init(context, binary: "nio-stall-demo", directory: "nio-reports", attempts: 300) { reports, portFile in
+            ["--output", reports.path, "--port-file", portFile.path, "--threads", "2"] + (monitored ? [] : ["--no-monitor"]) + extra
         }
-        guard !port.isEmpty else {
-            process.terminate()
-            throw BenchError("nio-stall-demo did not start")
-        }
-        url = "http://127.0.0.1:\(port)"
     }
 
     /// `GET path` with curl; the body.
@@ -49,9 +23,6 @@ final class NIOServerProcess {
         for _ in 0..<500 where process.isRunning { usleep(10_000) }
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
-        let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").last { $0.hasPrefix("{") }.map(String.init)
+        return printed().split(separator: "\n").last { $0.hasPrefix("{") }.map(String.init)
     }
 }
-
-extension NIOServerProcess: ServerProcessThreads {}

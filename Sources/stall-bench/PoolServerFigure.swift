@@ -8,9 +8,7 @@ import StallReportModel
 /// work under load.
 enum PoolServerFigure {
     static func run(_ context: BenchContext) throws -> FigureResult {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/wrk"), FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") else {
-            throw BenchError("wrk and curl are needed (Scripts/setup installs them)")
-        }
+        try ServerFigureTools.requireWrkAndCurl()
         var rows = [try throughput(context)]
         rows.append(try idle(context))
         rows += try stalls(context)
@@ -29,7 +27,7 @@ enum PoolServerFigure {
                 let server = try HummingbirdServerProcess(context, watched: watched)
                 defer { server.stop() }
                 let before = server.processCPUNanos()
-                let run = try Subprocess.run("/usr/bin/wrk", ["-t2", "-c32", "-d\(seconds)s", server.url + "/fast"], scratch: context.scratch)
+                let run = try ServerFigureTools.wrk(server.url + "/fast", seconds: seconds, scratch: context.scratch)
                 let cpu = server.processCPUNanos() - before
                 let text = String(decoding: run.stdout, as: UTF8.self)
                 guard let rate = Self.value(after: "Requests/sec:", in: text), let requests = Self.requests(in: text), requests > 0 else {
@@ -60,16 +58,7 @@ enum PoolServerFigure {
         let seconds = context.pick(10.0, quick: 1.0)
         let server = try HummingbirdServerProcess(context, watched: true)
         defer { server.stop() }
-        usleep(500_000)
-        guard let watchdog = server.thread(named: "stall-watchdog"), let before = server.threadCounts(watchdog) else {
-            throw BenchError("no stall-watchdog thread in hummingbird-stall-demo")
-        }
-        let processBefore = server.processCPUNanos()
-        usleep(UInt32(seconds * 1e6))
-        guard let after = server.threadCounts(watchdog) else { throw BenchError("the watchdog thread went away") }
-        let processPerSecond = (server.processCPUNanos() - processBefore) / seconds
-        let perSecond = (after.switches - before.switches) / seconds
-        let cpuPerSecond = (after.cpuNanos - before.cpuNanos) / seconds
+        let (perSecond, cpuPerSecond, processPerSecond) = try server.watchdogRates(over: seconds)
         return ResultRow("13b", "Idle Hummingbird server: watchdog wake-ups", value: "\(Format.fixed(perSecond, 1))/s, \(Format.micro(cpuPerSecond)) of CPU per second (whole process \(Format.micro(processPerSecond))/s)",
                          goal: "stated (asleep while idle: a look every 2 s, and each wake-up the server itself has)", verdict: .info,
                          method: "the watchdog thread's voluntary context switches and CPU time (/proc) over \(Int(seconds)) s of an idle watched server; neither NIO nor the pool tells anyone when work starts, so the probes look every pollInterval (a /proc read per event loop, an 8-byte process_vm_readv per pool worker)",
@@ -82,7 +71,7 @@ enum PoolServerFigure {
     private static func delay(_ context: BenchContext) throws -> ResultRow {
         let seconds = context.pick(5, quick: 1)
         let server = try HummingbirdServerProcess(context, watched: true)
-        _ = try Subprocess.run("/usr/bin/wrk", ["-t2", "-c32", "-d\(seconds)s", server.url + "/fast"], scratch: context.scratch)
+        _ = try ServerFigureTools.wrk(server.url + "/fast", seconds: seconds, scratch: context.scratch)
         server.stop()
         // "pool delay: <n> values, p50 <µs> µs, p99 <µs> µs, max <µs> µs"
         guard let line = server.printed().split(separator: "\n").first(where: { $0.hasPrefix("pool delay:") }) else {
@@ -106,21 +95,11 @@ enum PoolServerFigure {
     private static func stalls(_ context: BenchContext) throws -> [ResultRow] {
         let count = context.pick(40, quick: 4)
         let server = try HummingbirdServerProcess(context, watched: true)
-        var generator = SeededRandom(seed: 13)
-        var measured: [Double] = []
-        for index in 0..<count {
-            let ms = 300 + Int(generator.next() % 501)
-            let body = try server.get(index % 2 == 0 ? "/report?ms=\(ms)" : "/users/\(index)?ms=\(ms)")
-            guard let took = body.components(separatedBy: "took ").last.flatMap({ Double($0.replacingOccurrences(of: " ms", with: "")) }) else {
-                throw BenchError("unexpected answer: \(body)")
-            }
-            measured.append(took)
-            usleep(150_000)
+        let measured = try ServerFigureTools.requestStalls(count: count, seed: 13, suffix: " ms") { index, ms in
+            try server.get(index % 2 == 0 ? "/report?ms=\(ms)" : "/users/\(index)?ms=\(ms)")
         }
         server.stop()
-        let files = ((try? FileManager.default.contentsOfDirectory(atPath: server.reports.path)) ?? [])
-            .filter { $0.hasPrefix("stall-") && $0.hasSuffix(".json") }.sorted()
-        let reports = try files.map { try StallReport.read(from: server.reports.appendingPathComponent($0)) }
+        let reports = try ServerFigureTools.reports(in: server.reports)
         let errors = zip(reports, measured).map { $0.durationMs - $1 }
         let absolute = errors.map(abs)
         let due = reports.compactMap { report in report.samples.first.map { $0.offsetMs - report.thresholdMs * 0.5 } }

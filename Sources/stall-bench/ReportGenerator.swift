@@ -1,5 +1,6 @@
 import Foundation
 import StallReportKit
+import ToolSupport
 
 /// Makes many realistic reports from a few real ones: each copy of a real report gets a new id,
 /// fingerprint, duration and start time, and keeps everything else (samples, frames, images).
@@ -35,7 +36,7 @@ struct ReportGenerator {
             // Encoded as the monitor writes its files.
             return try Self.cut(report.fileData())
         }
-        var random = SeededRandom(seed: 0xf1a9)
+        var random = SplitMix64(seed: 0xf1a9)
         fingerprints = (0..<fingerprintCount).map { _ in
             let hex = String(random.next(), radix: 16)
             return String(repeating: "0", count: 16 - hex.count) + hex
@@ -66,7 +67,7 @@ struct ReportGenerator {
     /// Writes `count` reports into `directory`; returns the bytes written.
     func write(count: Int, into directory: URL, seed: UInt64 = 1) throws -> Int {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         let start = Date(timeIntervalSince1970: 1_790_000_000)
         var bytes = 0
         for index in 0..<count {
@@ -94,7 +95,7 @@ struct ReportGenerator {
         return bytes
     }
 
-    private func uuid(_ random: inout SeededRandom) -> String {
+    private func uuid(_ random: inout SplitMix64) -> String {
         let high = random.next()
         let low = random.next()
         var bytes: [UInt8] = []

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import StallReportKit
+import ToolSupport
 
 /// The stalls figures 5 and 6 are read from: one monitor on the main loop; 100 stalls of
 /// 260 ms–2 s (CPU spin, `usleep`, a semaphore wait in turn), each measured by the stalling
@@ -35,7 +36,7 @@ enum StallSeries {
         if let outcome = context.stallSeries { return outcome }
         let count = context.pick(100, quick: 5)
         let threshold = 250.0
-        var random = SeededRandom(seed: 0x57a11)
+        var random = SplitMix64(seed: 0x57a11)
         let kinds = ["cpu", "usleep", "semaphore"]
         let stalls = Box((0..<count).map { Stall(kind: kinds[$0 % 3], requestedMs: random.uniform(260...2_000)) })
         let cold = Box(Stall(kind: "cpu", requestedMs: 300))

@@ -105,23 +105,3 @@ final class GapRecorder: @unchecked Sendable {
         (0..<count).map { (starts[$0], lengths[$0]) }
     }
 }
-
-/// A deterministic pseudo-random sequence (SplitMix64), so every run stalls the same way.
-struct SeededRandom {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
-    }
-
-    /// Uniform in `range`.
-    mutating func uniform(_ range: ClosedRange<Double>) -> Double {
-        range.lowerBound + Double(next() >> 11) / Double(1 << 53) * (range.upperBound - range.lowerBound)
-    }
-}

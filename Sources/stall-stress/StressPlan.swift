@@ -1,3 +1,5 @@
+import ToolSupport
+
 /// What one worker thread does: a fixed list of stalls, each clearly above the threshold, each
 /// followed by an idle gap in which the loop sleeps. Deterministic (seeded), so runs compare.
 struct StressPlan: Sendable {
@@ -33,22 +35,5 @@ struct StressPlan: Sendable {
             let count = total / workers + (index < total % workers ? 1 : 0)
             return StressPlan(count: count, stallMs: stallMs, gapMs: gapMs, seed: seed &+ UInt64(index) &* 0x9E37_79B9)
         }
-    }
-}
-
-/// A small seeded generator (SplitMix64), so plans are the same on every run.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

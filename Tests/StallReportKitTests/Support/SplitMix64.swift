@@ -1,15 +1,5 @@
-/// A small deterministic random number generator (SplitMix64), so a randomized test's failure
-/// can be replayed from its seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
+import ToolSupport
 
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// The tests' small deterministic random number generator is the tools' SplitMix64, so a
+/// randomized test's failure can be replayed from its seed.
+typealias SplitMix64 = ToolSupport.SplitMix64
