@@ -96,7 +96,8 @@ let package = Package(
         .executableTarget(name: "pool-stall-host", dependencies: ["StallMonitor", logging]),
         // A host that forks while it runs a monitor: the child's own monitor must work (tests).
         .executableTarget(name: "fork-host", dependencies: ["StallMonitor"]),
-        // What the benchmarks, the stress run and the tests share (a seeded generator); not a product.
+        // What the benchmarks, the stress run and the tests share (a seeded generator, a child process's
+        // output through files, a filter run over pipes); not a product.
         .target(name: "ToolSupport"),
         // Benchmarks of the monitor's cost and accuracy and of stallreport's speed (Scripts/bench).
         .executableTarget(name: "stall-bench",
@@ -115,13 +116,13 @@ let package = Package(
         .target(name: "StallReportKitTestSupport", dependencies: ["StallReportModel", "StallReportKit"]),
         .testTarget(name: "StallReportKitTests", dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport", "ToolSupport"]),
         .testTarget(name: "StallMonitorTests", dependencies: ["StallMonitor", "StallReportModel", "StallReportKit", "StallReportKitTestSupport",
-                                                           "StallMonitorServiceLifecycle", serviceLifecycle, metrics, metricsTestKit]),
+                                                           "ToolSupport", "StallMonitorServiceLifecycle", serviceLifecycle, metrics, metricsTestKit]),
         .testTarget(name: "StallMonitorNIOTests", dependencies: ["StallMonitor", "StallMonitorNIO", "StallReportModel",
                                                               metricsTestKit, nioCore, nioPosix, nioHTTP1]),
         .testTarget(name: "StallMonitorTestingTests", dependencies: ["StallMonitorTesting", "StallMonitorNIO", nioCore, nioPosix, logging]),
         .testTarget(name: "StallMonitorXCTestTests", dependencies: ["StallMonitorXCTest"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport", "stall-demo", "stallreport",
-                                                       "idle-work-demo", "nio-stall-demo", "async-main-host", "pool-stall-host", "fork-host"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport", "ToolSupport",
+                                                       "stall-demo", "stallreport", "idle-work-demo", "nio-stall-demo", "async-main-host", "pool-stall-host", "fork-host"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import ToolSupport
 
 /// Runs child processes, optionally under `/usr/bin/time -v` for their peak RSS.
 enum Subprocess {
@@ -38,19 +39,12 @@ enum Subprocess {
             if stdoutFile == nil { try? FileManager.default.removeItem(at: outURL) }
             try? FileManager.default.removeItem(at: errURL)
         }
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let out = try FileHandle(forWritingTo: outURL)
-        let err = try FileHandle(forWritingTo: errURL)
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
+        let output = try OutputFiles(stdout: outURL, stderr: errURL, for: process)
         let began = CStallClock.now()
         try process.run()
         process.waitUntilExit()
         let seconds = Double(CStallClock.now() - began) / 1e9
-        try out.close()
-        try err.close()
+        try output.close()
         var peak = 0.0
         var cpu = 0.0
         if timed, let text = try? String(contentsOf: timeLog, encoding: .utf8) {

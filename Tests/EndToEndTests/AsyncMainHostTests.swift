@@ -32,87 +32,87 @@ struct AsyncMainHostTests {
           arguments: [("cpu", "spinOnMainActorForTest", 0), ("block", "sleepOnMainActorForTest", 0), ("cpu", "spinOnMainActorForTest", 6),
                       ("block", "sleepOnMainActorForTest", 3)])
     func mainActorStall(mode: String, function: String, idleFirst: Int) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("async-main-host-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let run = try StallReportCLI.run([mode, directory.path, "\(idleFirst)"], timeout: 120, executable: "async-main-host")
-        try #require(run.status == 0, "\(run)")
-        // "stalled thread <tid> for <ms> ms": the stall's own clock, on the thread that ran it.
-        let words = try #require(run.stdout.split(separator: "\n").first { $0.hasPrefix("stalled thread") }?
-            .split(separator: " "), "\(run.stdout)")
-        let thread = String(words[2])
-        let measured = try #require(Double(words[4]))
-        #expect(run.stdout.contains("watched [\"mainActor hasRun=true\"]"), "\(run.stdout)")
-        // SIGPROF (free in this host) samples workers that never armed; stop restores it.
-        #expect(run.stdout.contains("sampling signal SIGPROF, default again after stop: true"), "\(run.stdout)")
+        try withScratchFolder("async-main-host") { directory in
+            let run = try StallReportCLI.run([mode, directory.path, "\(idleFirst)"], timeout: 120, executable: "async-main-host")
+            try #require(run.status == 0, "\(run)")
+            // "stalled thread <tid> for <ms> ms": the stall's own clock, on the thread that ran it.
+            let words = try #require(run.stdout.split(separator: "\n").first { $0.hasPrefix("stalled thread") }?
+                .split(separator: " "), "\(run.stdout)")
+            let thread = String(words[2])
+            let measured = try #require(Double(words[4]))
+            #expect(run.stdout.contains("watched [\"mainActor hasRun=true\"]"), "\(run.stdout)")
+            // SIGPROF (free in this host) samples workers that never armed; stop restores it.
+            #expect(run.stdout.contains("sampling signal SIGPROF, default again after stop: true"), "\(run.stdout)")
 
-        let reports = try Self.reports(in: directory)
-        try #require(reports.count == 1, "\(reports.map(\.durationMs)) \(run)")
-        let report = reports[0]
-        #expect(report.loop.kind == "mainActor")
-        #expect("\(report.loop.threadID)" == thread, "the report names the worker that ran the job")
-        #expect(!report.loop.isMainThread)
-        #expect(report.representativeFunction.contains(function), "\(report.representativeFunction)")
-        #expect(report.samples.contains { $0.kind == .stack }, "samples carry the worker's stack")
-        // The stall ran in the `async main` task: its stack samples carry the task's async callers,
-        // down to the task's root.
-        let chains = report.samples.filter { $0.kind == .stack }.compactMap(\.asyncCallers)
-        if chains.isEmpty, idleFirst > 0, AsyncCallChainTests.underSanitizer {
-            // Under a sanitizer a worker nobody armed is not found in the maps by glibc's thread
-            // layout (as the pool probe's workers are not): the report says why it has no chain.
-            #expect(report.sampling.asyncCallersNote?.contains("thread pointer is not known") == true, "\(report.sampling)")
-        } else {
-            #expect(!chains.isEmpty, "\(report.sampling.asyncCallersNote ?? "no note")")
-            #expect(report.representativeAsyncCallers.flatMap(\.last).flatMap { report.frames[$0].symbol }?.hasPrefix("complete") == true,
-                    "\(report.representativeAsyncCallers.map { $0.map { report.frames[$0].symbol ?? "?" } } ?? [])")
+            let reports = try Self.reports(in: directory)
+            try #require(reports.count == 1, "\(reports.map(\.durationMs)) \(run)")
+            let report = reports[0]
+            #expect(report.loop.kind == "mainActor")
+            #expect("\(report.loop.threadID)" == thread, "the report names the worker that ran the job")
+            #expect(!report.loop.isMainThread)
+            #expect(report.representativeFunction.contains(function), "\(report.representativeFunction)")
+            #expect(report.samples.contains { $0.kind == .stack }, "samples carry the worker's stack")
+            // The stall ran in the `async main` task: its stack samples carry the task's async callers,
+            // down to the task's root.
+            let chains = report.samples.filter { $0.kind == .stack }.compactMap(\.asyncCallers)
+            if chains.isEmpty, idleFirst > 0, AsyncCallChainTests.underSanitizer {
+                // Under a sanitizer a worker nobody armed is not found in the maps by glibc's thread
+                // layout (as the pool probe's workers are not): the report says why it has no chain.
+                #expect(report.sampling.asyncCallersNote?.contains("thread pointer is not known") == true, "\(report.sampling)")
+            } else {
+                #expect(!chains.isEmpty, "\(report.sampling.asyncCallersNote ?? "no note")")
+                #expect(report.representativeAsyncCallers.flatMap(\.last).flatMap { report.frames[$0].symbol }?.hasPrefix("complete") == true,
+                        "\(report.representativeAsyncCallers.map { $0.map { report.frames[$0].symbol ?? "?" } } ?? [])")
+            }
+            // The end is exact (the probe's token runs right after the job); the start is dated to
+            // half a poll interval (20 ms) when the watchdog keeps its pace: generous bounds.
+            #expect(report.durationMs >= measured - 60 && report.durationMs <= measured + 300,
+                    "report \(report.durationMs) ms, function \(measured) ms")
         }
-        // The end is exact (the probe's token runs right after the job); the start is dated to
-        // half a poll interval (20 ms) when the watchdog keeps its pace: generous bounds.
-        #expect(report.durationMs >= measured - 60 && report.durationMs <= measured + 300,
-                "report \(report.durationMs) ms, function \(measured) ms")
     }
 
     @Test("an idle MainActor lets the watchdog sleep where the shim's dispatch_async pass-through won the link; else it is looked at every interval")
     func idleMainActor() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("async-main-host-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let run = try StallReportCLI.run(["idle", directory.path, "6"], timeout: 120, executable: "async-main-host")
-        try #require(run.status == 0, "\(run)")
-        // "idle 6.0 s: <n> watchdog wake-ups/s, <µs> µs of watchdog CPU per second"
-        let line = try #require(run.stdout.split(separator: "\n").first { $0.hasPrefix("idle ") }, "\(run.stdout)")
-        let words = line.split(separator: " ")
-        let perSecond = try #require(Double(words[3]), "\(line)")
-        if run.stdout.contains("main-queue enqueues wake the watchdog: true") {
-            // Asleep: one look every 2 s, and the looks (every 20 ms for 100 ms) after the
-            // measuring task's own hop back at the end: about 1.5/s in 6 s (50/s if polled).
-            #expect(perSecond <= 2.5, "\(line)")
-        } else {
-            // ThreadSanitizer's dispatch_async interceptors win the link: looked at every 20 ms.
-            #expect(run.stdout.contains("main-queue enqueues wake the watchdog: false"), "\(run.stdout)")
-            #expect(perSecond >= 10, "\(line)")
+        try withScratchFolder("async-main-host") { directory in
+            let run = try StallReportCLI.run(["idle", directory.path, "6"], timeout: 120, executable: "async-main-host")
+            try #require(run.status == 0, "\(run)")
+            // "idle 6.0 s: <n> watchdog wake-ups/s, <µs> µs of watchdog CPU per second"
+            let line = try #require(run.stdout.split(separator: "\n").first { $0.hasPrefix("idle ") }, "\(run.stdout)")
+            let words = line.split(separator: " ")
+            let perSecond = try #require(Double(words[3]), "\(line)")
+            if run.stdout.contains("main-queue enqueues wake the watchdog: true") {
+                // Asleep: one look every 2 s, and the looks (every 20 ms for 100 ms) after the
+                // measuring task's own hop back at the end: about 1.5/s in 6 s (50/s if polled).
+                #expect(perSecond <= 2.5, "\(line)")
+            } else {
+                // ThreadSanitizer's dispatch_async interceptors win the link: looked at every 20 ms.
+                #expect(run.stdout.contains("main-queue enqueues wake the watchdog: false"), "\(run.stdout)")
+                #expect(perSecond >= 10, "\(line)")
+            }
+            #expect(run.stdout.contains("stalls 0"), "\(run.stdout)")
         }
-        #expect(run.stdout.contains("stalls 0"), "\(run.stdout)")
     }
 
     @Test("thousands of short MainActor jobs and a burst of main-queue blocks give no report")
     func shortJobs() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("async-main-host-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let run = try StallReportCLI.run(["short", directory.path], timeout: 120, executable: "async-main-host")
-        try #require(run.status == 0, "\(run)")
-        #expect(run.stdout.contains("ran 5200 short MainActor jobs"), "\(run.stdout)")
-        #expect(run.stdout.contains("stalls 0 reports 0"), "\(run.stdout)")
-        #expect(try Self.reports(in: directory).isEmpty)
+        try withScratchFolder("async-main-host") { directory in
+            let run = try StallReportCLI.run(["short", directory.path], timeout: 120, executable: "async-main-host")
+            try #require(run.status == 0, "\(run)")
+            #expect(run.stdout.contains("ran 5200 short MainActor jobs"), "\(run.stdout)")
+            #expect(run.stdout.contains("stalls 0 reports 0"), "\(run.stdout)")
+            #expect(try Self.reports(in: directory).isEmpty)
+        }
     }
 
     @Test("MainActor work declared with expectLongWork is not reported")
     func expectedLongWork() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("async-main-host-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let run = try StallReportCLI.run(["expected", directory.path], timeout: 120, executable: "async-main-host")
-        try #require(run.status == 0, "\(run)")
-        #expect(run.stdout.contains("expected long work on thread"), "\(run.stdout)")
-        #expect(run.stdout.contains("stalls 0 reports 0 expected 1"), "\(run.stdout)")
-        #expect(try Self.reports(in: directory).isEmpty)
+        try withScratchFolder("async-main-host") { directory in
+            let run = try StallReportCLI.run(["expected", directory.path], timeout: 120, executable: "async-main-host")
+            try #require(run.status == 0, "\(run)")
+            #expect(run.stdout.contains("expected long work on thread"), "\(run.stdout)")
+            #expect(run.stdout.contains("stalls 0 reports 0 expected 1"), "\(run.stdout)")
+            #expect(try Self.reports(in: directory).isEmpty)
+        }
     }
 
     /// The stall reports in `directory`, in file-name order.

@@ -17,15 +17,15 @@ struct PoolStallHostTests {
 
     /// Runs the host in `mode` with a report directory of its own (removed after its reports are read).
     static func run(_ mode: String) throws -> (run: StallReportCLI.Run, caused: [Caused], reports: [StallReport]) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pool-stall-host-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let run = try StallReportCLI.run([mode, directory.path], timeout: 120, executable: "pool-stall-host")
-        let caused = run.stdout.split(separator: "\n").filter { $0.hasPrefix("stalled thread") }.compactMap { line -> Caused? in
-            let words = line.split(separator: " ")
-            guard words.count >= 9, let ms = Double(words[5]) else { return nil }
-            return Caused(thread: String(words[2]), milliseconds: ms, function: String(words[8]))
+        return try withScratchFolder("pool-stall-host") { directory in
+            let run = try StallReportCLI.run([mode, directory.path], timeout: 120, executable: "pool-stall-host")
+            let caused = run.stdout.split(separator: "\n").filter { $0.hasPrefix("stalled thread") }.compactMap { line -> Caused? in
+                let words = line.split(separator: " ")
+                guard words.count >= 9, let ms = Double(words[5]) else { return nil }
+                return Caused(thread: String(words[2]), milliseconds: ms, function: String(words[8]))
+            }
+            return (run, caused, try AsyncMainHostTests.reports(in: directory))
         }
-        return (run, caused, try AsyncMainHostTests.reports(in: directory))
     }
 
     @Test("a task that holds a pool worker 400 ms gives exactly one report naming the worker and the function",

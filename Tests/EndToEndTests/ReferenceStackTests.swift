@@ -1,6 +1,7 @@
 import Foundation
 import StallReportKit
 import Testing
+import ToolSupport
 
 /// The monitor's stacks against an independent reference: gdb's backtrace of the same thread,
 /// parked at the same place (spinning in `Scenarios.parkSpinning`, asleep in `poll` under
@@ -124,20 +125,11 @@ enum GDBReference {
 
     /// Names demangled by the toolchain's swift-demangle (others come back unchanged).
     static func demangle(_ names: [String]) throws -> [String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["swift-demangle", "--compact"]
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        input.fileHandleForWriting.write(Data((names.joined(separator: "\n") + "\n").utf8))
-        try input.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        guard process.terminationStatus == 0, lines.count >= names.count else {
-            throw ReferenceError("swift-demangle failed (status \(process.terminationStatus)) on \(names)")
+        let input = Data((names.joined(separator: "\n") + "\n").utf8)
+        let (status, output) = try runFilter("/usr/bin/env", ["swift-demangle", "--compact"], input: input)
+        let lines = String(decoding: output, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        guard status == 0, lines.count >= names.count else {
+            throw ReferenceError("swift-demangle failed (status \(status)) on \(names)")
         }
         return Array(lines.prefix(names.count))
     }

@@ -34,10 +34,7 @@ struct StallReportCLIForwardCompatibilityTests {
 
     @Test("summarize counts it with its own classification and says nothing on stderr")
     func summarize() throws {
-        let json = try StallReportCLI.run(["summarize", "--format", "json", reports.path])
-        #expect(json.status == 0, "\(json)")
-        #expect(json.stderr.isEmpty, "\(json.stderr)")
-        let summary = try #require(try json.jsonObject())
+        let summary = try StallReportCLI.jsonSummary(of: reports.path)
         let totals = try #require(summary["totals"] as? [String: Any])
         #expect(totals["stalls"] as? Int == 3)
         #expect(totals["reportsRead"] as? Int == 3)

@@ -1,6 +1,7 @@
 import Foundation
 import StallReportKit
 import StallReportKitTestSupport
+import ToolSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -94,15 +95,8 @@ enum StallReportCLI {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("stallreport-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let outURL = scratch.appendingPathComponent("stdout")
-        let errURL = scratch.appendingPathComponent("stderr")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let out = try FileHandle(forWritingTo: outURL)
-        let err = try FileHandle(forWritingTo: errURL)
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
+        let output = try OutputFiles(stdout: scratch.appendingPathComponent("stdout"), stderr: scratch.appendingPathComponent("stderr"),
+                                     for: process)
         try withUnblockedSignals { try process.run() }
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning {
@@ -114,11 +108,10 @@ enum StallReportCLI {
             usleep(5_000)
         }
         process.waitUntilExit()
-        try out.close()
-        try err.close()
+        try output.close()
         return Run(status: process.terminationStatus,
-                   stdout: String(decoding: try BoundedFileReader.contents(of: outURL.path, limit: .max).get(), as: UTF8.self),
-                   stderr: String(decoding: try BoundedFileReader.contents(of: errURL.path, limit: .max).get(), as: UTF8.self))
+                   stdout: String(decoding: try BoundedFileReader.contents(of: output.stdout.path, limit: .max).get(), as: UTF8.self),
+                   stderr: String(decoding: try BoundedFileReader.contents(of: output.stderr.path, limit: .max).get(), as: UTF8.self))
     }
 }
 

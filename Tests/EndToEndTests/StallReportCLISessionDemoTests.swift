@@ -17,10 +17,7 @@ struct StallReportCLISessionDemoTests {
         #expect(record.monitoredMs > 0)
         #expect(record.stalls >= demo.reports.count)
 
-        let run = try StallReportCLI.run(["summarize", "--format", "json", demo.directory.path])
-        #expect(run.status == 0, "\(run)")
-        #expect(run.stderr.isEmpty, "\(run)")
-        let object = try #require(try run.jsonObject())
+        let object = try StallReportCLI.jsonSummary(of: demo.directory.path)
         let sessions = try #require(object["sessions"] as? [String: Any])
         #expect(sessions["sessions"] as? Int == 1)
         #expect(sessions["cleanlyStopped"] as? Int == 1)

@@ -50,9 +50,7 @@ struct StallReportCLISessionTests {
 
     @Test("JSON: the sessions object has exact rates and counts; Markdown shows the rate and the session table")
     func jsonAndMarkdown() throws {
-        let run = try StallReportCLI.run(["summarize", "--format", "json", reports.path])
-        #expect(run.status == 0, "\(run)")
-        let object = try #require(try run.jsonObject())
+        let object = try StallReportCLI.jsonSummary(of: reports.path)
         let sessions = try #require(object["sessions"] as? [String: Any])
         #expect(sessions["sessions"] as? Int == 2)
         #expect(sessions["monitoredMs"] as? Double == 3_600_000)
@@ -164,10 +162,7 @@ struct StallReportCLISessionTests {
             let full = SessionCLIFixtures.report(DemoScenario.spinSymbols, ms, minute: Double(index))
             try ReportFixtures.write(index < 2 ? full : SessionCLIFixtures.compact(full), to: limited, name: "r\(index).json")
         }
-        let run = try StallReportCLI.run(["summarize", "--format", "json", limited.path])
-        #expect(run.status == 0, "\(run)")
-        #expect(run.stderr.isEmpty, "\(run)")
-        let object = try #require(try run.jsonObject())
+        let object = try StallReportCLI.jsonSummary(of: limited.path)
         let totals = try #require(object["totals"] as? [String: Any])
         #expect(totals["stalls"] as? Int == 5)
         #expect(totals["rateLimited"] as? Int == 3)

@@ -37,9 +37,7 @@ struct StallReportCLISummarizeTests {
 
     @Test("JSON: stable keys and exact numbers")
     func json() throws {
-        let run = try StallReportCLI.run(["summarize", "--format", "json", reports.path])
-        #expect(run.status == 0, "\(run)")
-        let object = try #require(try run.jsonObject())
+        let object = try StallReportCLI.jsonSummary(of: reports.path)
         #expect(object["formatVersion"] as? Int == 1)
         #expect(object["kind"] as? String == "summary")
         let totals = try #require(object["totals"] as? [String: Any])

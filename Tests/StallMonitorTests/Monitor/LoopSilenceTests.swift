@@ -9,9 +9,8 @@ struct LoopSilenceTests {
     /// A configuration writing to `directory` whose loop-silence warning comes after 300 ms, and
     /// the log it writes to.
     static func configuration(in directory: ReportDirectory) -> (StallMonitor.Configuration, CapturingLogHandler.Store) {
-        let (logger, log) = CapturingLogHandler.logger()
         var configuration = directory.configuration()
-        configuration.logger = logger
+        let log = CapturingLogHandler.capture(&configuration)
         configuration.loopSilenceWarning = .milliseconds(300)
         return (configuration, log)
     }

@@ -10,41 +10,37 @@ import Testing
 struct ServiceTests {
     @Test("run() watches until the group shuts down gracefully, then writes the reports and stops")
     func gracefulShutdown() async throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
-        let loop = try MonitoredLoopThread(name: "service-loop")
-        defer { _ = loop.stop() }
-        let configuration = directory.configuration()
-        let service = StallMonitorService { try loop.startMonitor(configuration) }
-        let group = ServiceGroup(configuration: .init(services: [.init(service: service)], logger: Logger(label: "ServiceTests")))
-        let running = Task { try await group.run() }
-        let monitor = try await waitForMonitor(of: service)
-        _ = try loop.run { usleep(400_000) }
-        await group.triggerGracefulShutdown()
-        try await running.value
-        // Stopped, with the stall's report written before run() returned.
-        #expect(service.monitor == nil)
-        let reports = try directory.reports()
-        #expect(reports.count == 1)
-        #expect(reports.first.map { $0.durationMs >= 400 } == true)
-        #expect(monitor.statistics.reportsWritten == 1)
+        try await withLoopThread("service-loop") { directory, loop in
+            let configuration = directory.configuration()
+            let service = StallMonitorService { try loop.startMonitor(configuration) }
+            let group = ServiceGroup(configuration: .init(services: [.init(service: service)], logger: Logger(label: "ServiceTests")))
+            let running = Task { try await group.run() }
+            let monitor = try await waitForMonitor(of: service)
+            _ = try loop.run { usleep(400_000) }
+            await group.triggerGracefulShutdown()
+            try await running.value
+            // Stopped, with the stall's report written before run() returned.
+            #expect(service.monitor == nil)
+            let reports = try directory.reports()
+            #expect(reports.count == 1)
+            #expect(reports.first.map { $0.durationMs >= 400 } == true)
+            #expect(monitor.statistics.reportsWritten == 1)
+        }
     }
 
     @Test("cancelling the group's task ends run() the same way")
     func cancellation() async throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
-        let loop = try MonitoredLoopThread(name: "service-cancel")
-        defer { _ = loop.stop() }
-        let configuration = directory.configuration()
-        let service = StallMonitorService { try loop.startMonitor(configuration) }
-        let running = Task { try await service.run() }
-        _ = try await waitForMonitor(of: service)
-        _ = try loop.run { usleep(350_000) }
-        running.cancel()
-        try await running.value
-        #expect(service.monitor == nil)
-        #expect(try directory.reports().count == 1)
+        try await withLoopThread("service-cancel") { directory, loop in
+            let configuration = directory.configuration()
+            let service = StallMonitorService { try loop.startMonitor(configuration) }
+            let running = Task { try await service.run() }
+            _ = try await waitForMonitor(of: service)
+            _ = try loop.run { usleep(350_000) }
+            running.cancel()
+            try await running.value
+            #expect(service.monitor == nil)
+            #expect(try directory.reports().count == 1)
+        }
     }
 
     @Test("a monitor that init(start:) cannot start makes run() throw its error")
@@ -56,19 +52,17 @@ struct ServiceTests {
 
     @Test("async flush and stop write what is queued and stop, from a task")
     func asyncFlushAndStop() async throws {
-        let directory = ReportDirectory()
-        defer { directory.remove() }
-        let loop = try MonitoredLoopThread(name: "async-stop")
-        defer { _ = loop.stop() }
-        let monitor = try loop.startMonitor(directory.configuration())
-        _ = try loop.run { usleep(350_000) }
-        #expect(await monitor.flush(timeout: .seconds(10)))
-        #expect(try directory.reports().count == 1)
-        await monitor.stop()
-        await monitor.stop()  // again: nothing
-        let spans = monitor.statistics.spans
-        _ = try loop.run { usleep(300_000) }
-        #expect(monitor.statistics.spans == spans)
+        try await withLoopThread("async-stop") { directory, loop in
+            let monitor = try loop.startMonitor(directory.configuration())
+            _ = try loop.run { usleep(350_000) }
+            #expect(await monitor.flush(timeout: .seconds(10)))
+            #expect(try directory.reports().count == 1)
+            await monitor.stop()
+            await monitor.stop()  // again: nothing
+            let spans = monitor.statistics.spans
+            _ = try loop.run { usleep(300_000) }
+            #expect(monitor.statistics.spans == spans)
+        }
     }
 
     /// Waits (at most 10 s) until the service's monitor runs.

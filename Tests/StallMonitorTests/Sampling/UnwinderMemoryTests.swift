@@ -32,6 +32,17 @@ struct UnwinderMemoryTests {
         #expect(!SnapshotUnwinder.shared.isOpen)
     }
 
+    /// A loop thread named `name` to unwind while it sleeps, with the snapshot unwinder held and
+    /// no session left open from an earlier test (so what `body` measures is its own).
+    private static func withUnwinderSession(_ name: String, _ body: (MonitoredLoopThread) throws -> Void) throws {
+        let loop = try MonitoredLoopThread(name: name)
+        defer { loop.stop() }
+        SnapshotUnwinder.shared.retain()
+        defer { SnapshotUnwinder.shared.release() }
+        releaseSessions()
+        try body(loop)
+    }
+
     @Test("unwinding a stall in this test bundle (94,000 FDEs) with names deferred grows the heap by less than 3 MiB (6.7–8.6 MiB before), and its stacks are whole")
     func cfiLookupsStaySmall() throws {
         try withMonitoredLoop("unwinder-memory", configure: { configuration in
@@ -58,45 +69,39 @@ struct UnwinderMemoryTests {
 
     @Test("libdw unwinding a thread asleep under this test bundle's code grows the heap by less than 3 MiB")
     func libdwHeapStaysSmall() throws {
-        let loop = try MonitoredLoopThread(name: "libdw-memory")
-        defer { loop.stop() }
-        SnapshotUnwinder.shared.retain()
-        defer { SnapshotUnwinder.shared.release() }
-        Self.releaseSessions()
-        let before = Self.heapInUse()
-        let walks = try AsleepThreadUnwinding.unwind(BlockingCalls.all[0], on: loop, backends: [.libdw])
-        let grown = Self.heapInUse() - before
-        let stack = try #require(walks.stack(.libdw), "\(walks.outcomes)")
-        #expect(stack.complete)
-        #expect(grown < 3 << 20, "the heap grew by \(grown) bytes")
+        try Self.withUnwinderSession("libdw-memory") { loop in
+            let before = Self.heapInUse()
+            let walks = try AsleepThreadUnwinding.unwind(BlockingCalls.all[0], on: loop, backends: [.libdw])
+            let grown = Self.heapInUse() - before
+            let stack = try #require(walks.stack(.libdw), "\(walks.outcomes)")
+            #expect(stack.complete)
+            #expect(grown < 3 << 20, "the heap grew by \(grown) bytes")
+        }
     }
 
     @Test("libunwind-remote maps no file and grows the heap by less than 1 MiB (its 256 KiB stack copy included)",
           .enabled(if: SnapshotUnwinder.Backend.libunwindRemote.loadable().loads))
     func remoteUnwinderMapsNothing() throws {
-        let loop = try MonitoredLoopThread(name: "remote-memory")
-        defer { loop.stop() }
-        SnapshotUnwinder.shared.retain()
-        defer { SnapshotUnwinder.shared.release() }
-        Self.releaseSessions()
-        // Loaded once beforehand: the library's own mappings are not the session's.
-        _ = SnapshotUnwinder.shared.availability(.libunwindRemote)
-        Self.releaseSessions()
-        var mappingsBefore: [String: Int] = [:]
-        var heapBefore = 0
-        let walks = try AsleepThreadUnwinding.unwind(BlockingCalls.all[0], on: loop, backends: [.libunwindRemote]) { _ in
-            mappingsBefore = (try? Self.fileMappings()) ?? [:]
-            heapBefore = Self.heapInUse()
+        try Self.withUnwinderSession("remote-memory") { loop in
+            // Loaded once beforehand: the library's own mappings are not the session's.
+            _ = SnapshotUnwinder.shared.availability(.libunwindRemote)
+            Self.releaseSessions()
+            var mappingsBefore: [String: Int] = [:]
+            var heapBefore = 0
+            let walks = try AsleepThreadUnwinding.unwind(BlockingCalls.all[0], on: loop, backends: [.libunwindRemote]) { _ in
+                mappingsBefore = (try? Self.fileMappings()) ?? [:]
+                heapBefore = Self.heapInUse()
+            }
+            let grown = Self.heapInUse() - heapBefore
+            let mappingsAfter = try Self.fileMappings()
+            let stack = try #require(walks.stack(.libunwindRemote), "\(walks.outcomes)")
+            #expect(stack.complete)
+            #expect(stack.frames.count >= 10, "\(stack.frames.count) frames")
+            let added = mappingsAfter.filter { key, count in count > mappingsBefore[key, default: 0] }
+            #expect(added.isEmpty, "files mapped while unwinding: \(added)")
+            // The stack copy (256 KiB, touched only as far as the stack reaches), the session's table of
+            // executable mappings (64 KiB), libunwind's address space and cache, the mappings read.
+            #expect(grown < 1 << 20, "the heap grew by \(grown) bytes")
         }
-        let grown = Self.heapInUse() - heapBefore
-        let mappingsAfter = try Self.fileMappings()
-        let stack = try #require(walks.stack(.libunwindRemote), "\(walks.outcomes)")
-        #expect(stack.complete)
-        #expect(stack.frames.count >= 10, "\(stack.frames.count) frames")
-        let added = mappingsAfter.filter { key, count in count > mappingsBefore[key, default: 0] }
-        #expect(added.isEmpty, "files mapped while unwinding: \(added)")
-        // The stack copy (256 KiB, touched only as far as the stack reaches), the session's table of
-        // executable mappings (64 KiB), libunwind's address space and cache, the mappings read.
-        #expect(grown < 1 << 20, "the heap grew by \(grown) bytes")
     }
 }

@@ -31,9 +31,8 @@ struct ProductionDirectoryTests {
         let root = ReportDirectory()
         defer { root.remove() }
         let parent = root.url.appendingPathComponent("parent")
-        let (logger, log) = CapturingLogHandler.logger()
         var configuration = StallMonitor.Configuration(reportDirectory: parent.appendingPathComponent("reports"))
-        configuration.logger = logger
+        let log = CapturingLogHandler.capture(&configuration)
         let lastError = try Self.expectUnblockedAndSaidOnce(configuration, log: log, name: "dir-under-file") {
             try FileManager.default.removeItem(at: parent)
             try Data("in the way".utf8).write(to: parent)
@@ -50,9 +49,8 @@ struct ProductionDirectoryTests {
     func fullDisk() throws {
         try withTmpfsDirectory(size: "256k") { root in
             let filler = root.url.appendingPathComponent("filler")
-            let (logger, log) = CapturingLogHandler.logger()
             var configuration = StallMonitor.Configuration(reportDirectory: root.url.appendingPathComponent("reports"))
-            configuration.logger = logger
+            let log = CapturingLogHandler.capture(&configuration)
             let lastError = try Self.expectUnblockedAndSaidOnce(configuration, log: log, name: "disk-full") {
                 Self.fill(filler)
             } repair: {
@@ -67,9 +65,8 @@ struct ProductionDirectoryTests {
     func readOnlyDirectory() throws {
         let root = ReportDirectory()
         defer { root.remove() }
-        let (logger, log) = CapturingLogHandler.logger()
         var configuration = root.configuration()
-        configuration.logger = logger
+        let log = CapturingLogHandler.capture(&configuration)
         var mount: ScratchMount?
         defer { mount?.unmount() }
         let lastError = try Self.expectUnblockedAndSaidOnce(configuration, log: log, name: "read-only") {

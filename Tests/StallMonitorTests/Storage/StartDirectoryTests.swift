@@ -85,9 +85,8 @@ struct StartDirectoryTests {
             let link = root.url.appendingPathComponent("reports")
             let target = root.url.appendingPathComponent("mounted-later")
             try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: target.path)
-            let (logger, log) = CapturingLogHandler.logger()
             var configuration = StallMonitor.Configuration(reportDirectory: link)
-            configuration.logger = logger
+            let log = CapturingLogHandler.capture(&configuration)
             configuration.requireUsableReportDirectory = false
 
             let loop = try MonitoredLoopThread(name: "dir-later")

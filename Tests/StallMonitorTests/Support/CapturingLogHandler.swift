@@ -1,4 +1,5 @@
 import Logging
+import StallMonitor
 
 /// A swift-log handler that keeps every message in memory, so a test can assert what the monitor
 /// said and how often. The library never bootstraps logging; the test hands it this logger.
@@ -42,5 +43,12 @@ struct CapturingLogHandler: LogHandler {
     static func logger(label: String = "StallMonitorTests") -> (Logger, Store) {
         let store = Store()
         return (Logger(label: label) { _ in CapturingLogHandler(store: store) }, store)
+    }
+
+    /// Makes `configuration` log into a fresh store, and returns the store.
+    static func capture(_ configuration: inout StallMonitor.Configuration) -> Store {
+        let (logger, store) = logger()
+        configuration.logger = logger
+        return store
     }
 }

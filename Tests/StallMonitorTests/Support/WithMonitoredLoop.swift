@@ -14,6 +14,19 @@ func withLoopThread<T>(
     return try body(directory, loop)
 }
 
+/// `withLoopThread` for an async test.
+func withLoopThread<T>(
+    _ name: String,
+    label: String = #function,
+    _ body: (ReportDirectory, MonitoredLoopThread) async throws -> T
+) async throws -> T {
+    let directory = ReportDirectory(label)
+    defer { directory.remove() }
+    let loop = try MonitoredLoopThread(name: name)
+    defer { loop.stop() }
+    return try await body(directory, loop)
+}
+
 /// The arrange step most loop tests share: a report directory of the test's own, a loop thread
 /// named `name`, and a monitor of that loop writing into the directory, with the tests' default
 /// configuration (threshold 250 ms) changed by `configure`. When `body` returns or throws, the

@@ -61,9 +61,8 @@ struct ThreadExitTests {
     func exitedThreadEndsItsSpan() throws {
         let directory = ReportDirectory()
         defer { directory.remove() }
-        let (logger, log) = CapturingLogHandler.logger()
         var configuration = directory.configuration()
-        configuration.logger = logger
+        let log = CapturingLogHandler.capture(&configuration)
         exitingLoop.configuration = configuration
 
         var thread = pthread_t()

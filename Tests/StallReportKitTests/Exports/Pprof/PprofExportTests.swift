@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import StallReportKit
 import StallReportKitTestSupport
+import ToolSupport
 
 @Suite("pprof export")
 struct PprofExportTests {
@@ -151,18 +152,8 @@ struct PprofExportTests {
         let stalls = Self.stalls()
         let data = try PprofExport.render(stalls, layouts: { _ in nil })
         #expect(Array(data.prefix(3)) == [0x1f, 0x8b, 0x08])
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "exec gzip -dc"]
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        let writer = Thread { input.fileHandleForWriting.write(data); try? input.fileHandleForWriting.close() }
-        writer.start()
-        let decompressed = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let (status, decompressed) = try runFilter("/bin/sh", ["-c", "exec gzip -dc"], input: data)
+        #expect(status == 0)
         #expect(Array(decompressed) == PprofExport.encode(stalls, layouts: { _ in nil }))
         // Large, barely compressible input crosses several output chunks.
         var generator = SystemRandomNumberGenerator()

@@ -20,18 +20,7 @@ struct ProtobufTestReader {
     static func fields(_ bytes: [UInt8]) throws -> [(field: Int, value: Value)] {
         var position = 0
         var result: [(Int, Value)] = []
-        func varint() throws -> UInt64 {
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            while true {
-                guard position < bytes.count, shift < 64 else { throw Malformed(description: "truncated varint at \(position)") }
-                let byte = bytes[position]
-                position += 1
-                value |= UInt64(byte & 0x7F) << shift
-                if byte & 0x80 == 0 { return value }
-                shift += 7
-            }
-        }
+        func varint() throws -> UInt64 { try readVarint(bytes, at: &position) }
         while position < bytes.count {
             let key = try varint()
             let field = Int(key >> 3)
@@ -59,6 +48,20 @@ struct ProtobufTestReader {
         return result
     }
 
+    /// The varint that starts at `position` in `bytes`; moves `position` past it.
+    private static func readVarint(_ bytes: [UInt8], at position: inout Int) throws -> UInt64 {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            guard position < bytes.count, shift < 64 else { throw Malformed(description: "truncated varint at \(position)") }
+            let byte = bytes[position]
+            position += 1
+            value |= UInt64(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { return value }
+            shift += 7
+        }
+    }
+
     /// The varints of a repeated scalar field, packed or not.
     static func repeatedVarints(_ values: [Value]) throws -> [UInt64] {
         var result: [UInt64] = []
@@ -67,19 +70,7 @@ struct ProtobufTestReader {
             case .varint(let v): result.append(v)
             case .bytes(let packed):
                 var position = 0
-                while position < packed.count {
-                    var v: UInt64 = 0
-                    var shift: UInt64 = 0
-                    while true {
-                        guard position < packed.count, shift < 64 else { throw Malformed(description: "truncated packed varint") }
-                        let byte = packed[position]
-                        position += 1
-                        v |= UInt64(byte & 0x7F) << shift
-                        if byte & 0x80 == 0 { break }
-                        shift += 7
-                    }
-                    result.append(v)
-                }
+                while position < packed.count { result.append(try readVarint(packed, at: &position)) }
             default: throw Malformed(description: "not a varint field")
             }
         }
