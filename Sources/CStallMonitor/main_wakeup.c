@@ -37,24 +37,27 @@ static void note_if_main(void *queue) {
     if (atomic_load_explicit(&seen, memory_order_relaxed) == 0) atomic_store(&seen, 1);
 }
 
-__attribute__((weak)) void dispatch_async_f(void *queue, void *context, void *work) {
-    static _Atomic(async_function) real;
-    async_function next = atomic_load_explicit(&real, memory_order_acquire);
+/// libdispatch's own definition of `name` (the next one after this file's), looked up at the first
+/// call and kept in `real`.
+static void *next_definition(_Atomic(void *) *real, const char *name) {
+    void *next = atomic_load_explicit(real, memory_order_acquire);
     if (next == NULL) {
-        next = (async_function)dlsym(RTLD_NEXT, "dispatch_async_f");
-        atomic_store_explicit(&real, next, memory_order_release);
+        next = dlsym(RTLD_NEXT, name);
+        atomic_store_explicit(real, next, memory_order_release);
     }
+    return next;
+}
+
+__attribute__((weak)) void dispatch_async_f(void *queue, void *context, void *work) {
+    static _Atomic(void *) real;
+    async_function next = (async_function)next_definition(&real, "dispatch_async_f");
     note_if_main(queue);
     next(queue, context, work);
 }
 
 __attribute__((weak)) void dispatch_async(void *queue, void *block) {
-    static _Atomic(async_block) real;
-    async_block next = atomic_load_explicit(&real, memory_order_acquire);
-    if (next == NULL) {
-        next = (async_block)dlsym(RTLD_NEXT, "dispatch_async");
-        atomic_store_explicit(&real, next, memory_order_release);
-    }
+    static _Atomic(void *) real;
+    async_block next = (async_block)next_definition(&real, "dispatch_async");
     note_if_main(queue);
     next(queue, block);
 }

@@ -24,20 +24,24 @@ int CStallMonitor_read_memory(uintptr_t address, void *buffer, size_t size) {
     return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)size ? 0 : -1;
 }
 
+/// Where `CStallMonitor_executable_ranges` stores the ranges it takes.
+struct range_arrays {
+    uintptr_t *starts;
+    uintptr_t *ends;
+};
+
+/// Takes an executable mapping into the `struct range_arrays` at `context`.
+static int take_executable(uintptr_t start, uintptr_t end, const char perms[8], int count, void *context) {
+    if (perms[2] != 'x') return 0;
+    struct range_arrays *arrays = context;
+    arrays->starts[count] = start;
+    arrays->ends[count] = end;
+    return 1;
+}
+
 int CStallMonitor_executable_ranges(uintptr_t *starts, uintptr_t *ends, int capacity) {
-    FILE *maps = fopen("/proc/self/maps", "re");
-    if (maps == NULL) return -1;
-    int count = 0;
-    uintptr_t start = 0, end = 0;
-    char perms[8];
-    while (count < capacity && CStallMonitor_next_mapping(maps, &start, &end, perms)) {
-        if (perms[2] != 'x') continue;
-        starts[count] = start;
-        ends[count] = end;
-        count++;
-    }
-    fclose(maps);
-    return count;
+    struct range_arrays arrays = {starts, ends};
+    return CStallMonitor_take_mappings(capacity, take_executable, &arrays);
 }
 
 #if defined(__linux__) && defined(__x86_64__)
@@ -120,24 +124,31 @@ static uintptr_t thread_control_block_in(uintptr_t start, uintptr_t end, uintptr
     return 0;
 }
 
+/// What `CStallMonitor_find_thread_pointers` looks for and where it stores what it finds.
+struct thread_search {
+    uintptr_t end_distance;
+    size_t tid_offset;
+    pid_t *tids;
+    uintptr_t *pointers;
+};
+
+/// Takes a writable mapping that holds a thread control block into the `struct thread_search` at `context`.
+static int take_thread(uintptr_t start, uintptr_t end, const char perms[8], int count, void *context) {
+    struct thread_search *search = context;
+    size_t tid_offset = search->tid_offset;
+    if (perms[0] != 'r' || perms[1] != 'w' || end - start <= tid_offset + sizeof(pid_t)) return 0;
+    uintptr_t tp = thread_control_block_in(start, end, search->end_distance);
+    if (tp == 0 || tp + tid_offset + sizeof(pid_t) > end) return 0;
+    pid_t tid;
+    if (CStallMonitor_read_memory(tp + tid_offset, &tid, sizeof tid) != 0 || tid <= 0) return 0;
+    search->tids[count] = tid;
+    search->pointers[count] = tp;
+    return 1;
+}
+
 int CStallMonitor_find_thread_pointers(uintptr_t end_distance, size_t tid_offset, pid_t *tids, uintptr_t *pointers, int capacity) {
-    FILE *maps = fopen("/proc/self/maps", "re");
-    if (maps == NULL) return -1;
-    int count = 0;
-    uintptr_t start = 0, end = 0;
-    char perms[8];
-    while (count < capacity && CStallMonitor_next_mapping(maps, &start, &end, perms)) {
-        if (perms[0] != 'r' || perms[1] != 'w' || end - start <= tid_offset + sizeof(pid_t)) continue;
-        uintptr_t tp = thread_control_block_in(start, end, end_distance);
-        if (tp == 0 || tp + tid_offset + sizeof(pid_t) > end) continue;
-        pid_t tid;
-        if (CStallMonitor_read_memory(tp + tid_offset, &tid, sizeof tid) != 0 || tid <= 0) continue;
-        tids[count] = tid;
-        pointers[count] = tp;
-        count++;
-    }
-    fclose(maps);
-    return count;
+    struct thread_search search = {end_distance, tid_offset, tids, pointers};
+    return CStallMonitor_take_mappings(capacity, take_thread, &search);
 }
 
 #else

@@ -109,6 +109,18 @@ int CStallMonitor_next_mapping(FILE *maps, uintptr_t *start, uintptr_t *end, cha
     return 0;
 }
 
+int CStallMonitor_take_mappings(int capacity, int (*take)(uintptr_t start, uintptr_t end, const char perms[8], int count, void *context),
+                                void *context) {
+    FILE *maps = fopen("/proc/self/maps", "re");
+    if (maps == NULL) return -1;
+    int count = 0;
+    uintptr_t start = 0, end = 0;
+    char perms[8];
+    while (count < capacity && CStallMonitor_next_mapping(maps, &start, &end, perms)) count += take(start, end, perms, count, context);
+    fclose(maps);
+    return count;
+}
+
 int CStallMonitor_mapping_containing(uintptr_t address, uintptr_t *low, uintptr_t *high) {
     FILE *maps = fopen("/proc/self/maps", "re");
     if (maps == NULL) return -1;

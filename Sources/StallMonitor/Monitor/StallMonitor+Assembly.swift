@@ -34,11 +34,9 @@ extension StallMonitor {
             session: session, metrics: metrics, onReport: configuration.onReport)
     }
 
-    /// One watch per monitored thread, handing its stalls to `writer`.
-    static func makeWatches(threads: [MonitoredThread], configuration: Configuration, threshold: UInt64, lead: UInt64,
-                            signal: Int32, counters: MonitorCounters, controls: MonitorControls, writer: ReportWriter,
-                            errors: ErrorReporter, asyncChains: AsyncChainSource?) -> [ThreadWatch] {
-        let settings = ThreadWatch.Settings(
+    /// The settings every watch samples and reports stalls with (and the pool's starvation report).
+    static func watchSettings(configuration: Configuration, threshold: UInt64, lead: UInt64, signal: Int32) -> ThreadWatch.Settings {
+        ThreadWatch.Settings(
             threshold: threshold, lead: lead, interval: configuration.samplingInterval.nanoseconds,
             sampleTimeout: configuration.sampleTimeout.nanoseconds, maxSamples: configuration.maxSamplesPerStall,
             maxFrames: configuration.maxFramesPerSample, reentryGrace: configuration.reentryGrace.nanoseconds,
@@ -46,7 +44,12 @@ extension StallMonitor {
             stackCopyBytes: configuration.stackCopyBytes, signal: signal,
             inProgressRefresh: configuration.inProgressRefresh.nanoseconds,
             reportWhileDebugged: configuration.reportWhileDebugged)
-        return threads.map { thread in
+    }
+
+    /// One watch per monitored thread, handing its stalls to `writer`.
+    static func makeWatches(threads: [MonitoredThread], settings: ThreadWatch.Settings, counters: MonitorCounters, controls: MonitorControls,
+                            writer: ReportWriter, errors: ErrorReporter, asyncChains: AsyncChainSource?) -> [ThreadWatch] {
+        threads.map { thread in
             let watch = ThreadWatch(thread: thread, settings: settings, counters: counters, controls: controls,
                                     emit: { writer.submit($0) })
             watch.reportProblem = { errors.report($0) }
@@ -57,16 +60,11 @@ extension StallMonitor {
 
     /// Observes the concurrency pool of a pool probe among `probes` (if any): its scheduling
     /// delays, its starvation (said, and reported with every worker's stack).
-    static func observePool(of probes: [any LoopProbe], configuration: Configuration, threshold: UInt64, signal: Int32,
+    static func observePool(of probes: [any LoopProbe], settings: ThreadWatch.Settings,
                             metrics: StallMetrics, counters: MonitorCounters, errors: ErrorReporter,
                             controls: MonitorControls, writer: ReportWriter) {
         guard let pool = (probes.first { $0 is PoolSlotProbe } as? PoolSlotProbe)?.pool else { return }
         pool.observers.withLock {
-            let settings = PoolStarvationReport.Settings(
-                threshold: UInt64(threshold), interval: configuration.samplingInterval.nanoseconds,
-                maxSamples: configuration.maxSamplesPerStall, signal: signal, sampleTimeout: configuration.sampleTimeout.nanoseconds,
-                stackCopyBytes: configuration.stackCopyBytes, maxFrames: configuration.maxFramesPerSample,
-                unwinding: configuration.unwinding, symbolicateInProcess: configuration.symbolicateInProcess)
             $0 = .init(delay: { metrics.recordPoolDelay(nanoseconds: $0) }, starved: { waited, workers in
                 counters.poolStarvations.add(1, ordering: .relaxed)
                 errors.report(.poolStarved(Self.starvationMessage(waited: waited, workers: workers)))

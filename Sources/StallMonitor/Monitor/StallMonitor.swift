@@ -206,9 +206,9 @@ public final class StallMonitor: Sendable {
             sample: { Self.sessionCounts(threads: threads, counters: counters, errors: errors) })
         let writer = Self.makeWriter(configuration: configuration, process: process, store: store, errors: errors,
                                      counters: counters, session: session, metrics: metrics)
-        let watches = Self.makeWatches(
-            threads: threads, configuration: configuration, threshold: threshold, lead: lead, signal: signal,
-            counters: counters, controls: controls, writer: writer, errors: errors, asyncChains: asyncChains)
+        let watchSettings = Self.watchSettings(configuration: configuration, threshold: threshold, lead: lead, signal: signal)
+        let watches = Self.makeWatches(threads: threads, settings: watchSettings, counters: counters, controls: controls,
+                                       writer: writer, errors: errors, asyncChains: asyncChains)
         self.threads = threads
         self.counters = counters
         self.errors = errors
@@ -221,8 +221,8 @@ public final class StallMonitor: Sendable {
             silenceCheck: .init(after: UInt64(configuration.loopSilenceWarning.nanoseconds)) { silent in
                 for thread in silent { errors.report(.loopNotRunning(Self.silenceMessage(thread, after: configuration.loopSilenceWarning))) }
             })
-        Self.observePool(of: probes, configuration: configuration, threshold: threshold, signal: signal, metrics: metrics,
-                         counters: counters, errors: errors, controls: controls, writer: writer)
+        Self.observePool(of: probes, settings: watchSettings, metrics: metrics, counters: counters, errors: errors,
+                         controls: controls, writer: writer)
         Self.armThreads(threads, configuration: configuration, signal: signal, errors: errors)
         Symbolicator.shared.retain()
         SnapshotUnwinder.shared.retain()

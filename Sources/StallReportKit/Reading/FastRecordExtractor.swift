@@ -71,6 +71,20 @@ struct FastRecordExtractor {
         seen |= bit
     }
 
+    /// Runs `member` with the index in `keys` of each key of an object, known keys once each (a key
+    /// seen twice is a miss), unknown keys skipped; a miss too when a key of `required` is absent.
+    @inline(__always) private static func forEachKnownMember(
+        _ cursor: inout JSONByteCursor, in keys: KeyTable, required: UInt64, _ member: (inout JSONByteCursor, Int) throws(FastPathMiss) -> Void
+    ) throws(FastPathMiss) {
+        var seen: UInt64 = 0
+        try cursor.forEachMember { cursor, key throws(FastPathMiss) in
+            guard let index = try cursor.keyIndex(key, in: keys) else { return try cursor.skipValue() }
+            try see(index, &seen)
+            try member(&cursor, index)
+        }
+        guard seen & required == required else { throw FastPathMiss() }
+    }
+
     @inline(__always) private static func optionalString(_ cursor: inout JSONByteCursor) throws(FastPathMiss) -> String? {
         try cursor.takeNull() ? nil : cursor.string()
     }
@@ -84,7 +98,6 @@ struct FastRecordExtractor {
         var cursor = try JSONByteCursor(bytes, depthLimit: depthLimit)
         frameOffsets.removeAll(keepingCapacity: true)
         representative.removeAll(keepingCapacity: true)
-        var seen: UInt64 = 0
         var fingerprint = ""
         var status = ""
         var startedAt = Date(timeIntervalSince1970: 0)
@@ -107,9 +120,7 @@ struct FastRecordExtractor {
             self.representative = representative
         }
         guard cursor.peek() == UInt8(ascii: "{") else { throw FastPathMiss() }
-        try cursor.forEachMember { cursor, key throws(FastPathMiss) in
-            guard let index = try cursor.keyIndex(key, in: Self.topKeys) else { return try cursor.skipValue() }
-            try Self.see(index, &seen)
+        try Self.forEachKnownMember(&cursor, in: Self.topKeys, required: Self.topRequired) { cursor, index throws(FastPathMiss) in
             switch index {
             case 0: guard try cursor.int() == StallReport.currentSchemaVersion else { throw FastPathMiss() }
             case 1: _ = try cursor.stringSpan()
@@ -167,8 +178,7 @@ struct FastRecordExtractor {
                 try Self.skipOptionalString(&cursor)
             }
         }
-        guard cursor.peek() == 0, seen & Self.topRequired == Self.topRequired,
-              largestFrameReference < frameOffsets.count, largestImageReference < imageCount else { throw FastPathMiss() }
+        guard cursor.peek() == 0, largestFrameReference < frameOffsets.count, largestImageReference < imageCount else { throw FastPathMiss() }
 
         var frames: [StackFrameSummary] = []
         frames.reserveCapacity(representative.count)
@@ -206,12 +216,9 @@ struct FastRecordExtractor {
     }
 
     private static func loop(_ cursor: inout JSONByteCursor) throws(FastPathMiss) -> (String, String) {
-        var seen: UInt64 = 0
         var kind = ""
         var threadName = ""
-        try cursor.forEachMember { cursor, key throws(FastPathMiss) in
-            guard let index = try cursor.keyIndex(key, in: loopKeys) else { return try cursor.skipValue() }
-            try see(index, &seen)
+        try forEachKnownMember(&cursor, in: loopKeys, required: loopRequired) { cursor, index throws(FastPathMiss) in
             switch index {
             case 0: kind = try cursor.string()
             case 1: threadName = try cursor.string()
@@ -224,16 +231,12 @@ struct FastRecordExtractor {
                 if try !cursor.takeNull() { try cursor.forEachElement { cursor throws(FastPathMiss) in _ = try cursor.stringSpan() } }
             }
         }
-        guard seen & loopRequired == loopRequired else { throw FastPathMiss() }
         return (kind, threadName)
     }
 
     private static func process(_ cursor: inout JSONByteCursor) throws(FastPathMiss) -> ProcessFacts {
-        var seen: UInt64 = 0
         var facts = ProcessFacts()
-        try cursor.forEachMember { cursor, key throws(FastPathMiss) in
-            guard let index = try cursor.keyIndex(key, in: processKeys) else { return try cursor.skipValue() }
-            try see(index, &seen)
+        try forEachKnownMember(&cursor, in: processKeys, required: processRequired) { cursor, index throws(FastPathMiss) in
             switch index {
             case 0: facts.pid = try cursor.int(minimum: 1)
             case 1: facts.executableName = try cursor.string()
@@ -243,15 +246,11 @@ struct FastRecordExtractor {
             default: _ = try cursor.stringSpan()
             }
         }
-        guard seen & processRequired == processRequired else { throw FastPathMiss() }
         return facts
     }
 
     private static func sampling(_ cursor: inout JSONByteCursor) throws(FastPathMiss) {
-        var seen: UInt64 = 0
-        try cursor.forEachMember { cursor, key throws(FastPathMiss) in
-            guard let index = try cursor.keyIndex(key, in: samplingKeys) else { return try cursor.skipValue() }
-            try see(index, &seen)
+        try forEachKnownMember(&cursor, in: samplingKeys, required: samplingRequired) { cursor, index throws(FastPathMiss) in
             switch index {
             case 0: _ = try cursor.stringSpan()
             case 1: try skipOptionalString(&cursor)
@@ -269,17 +268,13 @@ struct FastRecordExtractor {
             default: _ = try cursor.int()
             }
         }
-        guard seen & samplingRequired == samplingRequired else { throw FastPathMiss() }
     }
 
     /// Passes one sample; returns its syscall, if any.
     private static func sample(_ cursor: inout JSONByteCursor, largestFrameReference: inout Int) throws(FastPathMiss) -> String? {
-        var seen: UInt64 = 0
         var syscall: String?
         var largest = largestFrameReference
-        try cursor.forEachMember { cursor, key throws(FastPathMiss) in
-            guard let index = try cursor.keyIndex(key, in: sampleKeys) else { return try cursor.skipValue() }
-            try see(index, &seen)
+        try forEachKnownMember(&cursor, in: sampleKeys, required: sampleRequired) { cursor, index throws(FastPathMiss) in
             switch index {
             case 0: _ = try cursor.double()
             case 1, 2: _ = try cursor.stringSpan()
@@ -289,23 +284,19 @@ struct FastRecordExtractor {
             default: if try !cursor.takeNull() { _ = try cursor.bool() }
             }
         }
-        guard seen & sampleRequired == sampleRequired else { throw FastPathMiss() }
         largestFrameReference = largest
         return syscall
     }
 
     /// Passes one frame; with `extract`, returns its summary.
     private static func frame(_ cursor: inout JSONByteCursor, extract: Bool, largestImageReference: inout Int) throws(FastPathMiss) -> StackFrameSummary? {
-        var seen: UInt64 = 0
         var address: JSONStringSpan?
         var symbol: JSONStringSpan?
         var file: JSONStringSpan?
         var line: Int?
         var inApp = false
         var largest = largestImageReference
-        try cursor.forEachMember { cursor, key throws(FastPathMiss) in
-            guard let index = try cursor.keyIndex(key, in: frameKeys) else { return try cursor.skipValue() }
-            try see(index, &seen)
+        try forEachKnownMember(&cursor, in: frameKeys, required: frameRequired) { cursor, index throws(FastPathMiss) in
             switch index {
             case 0: address = try cursor.stringSpan()
             case 1: if try !cursor.takeNull() { largest = max(largest, try cursor.int()) }
@@ -316,7 +307,7 @@ struct FastRecordExtractor {
             default: inApp = try cursor.bool()
             }
         }
-        guard seen & frameRequired == frameRequired, let address else { throw FastPathMiss() }
+        guard let address else { throw FastPathMiss() }
         largestImageReference = largest
         guard extract else { return nil }
         let symbolText = try symbol.map { span throws(FastPathMiss) in try cursor.value(of: span) }
@@ -326,27 +317,19 @@ struct FastRecordExtractor {
     }
 
     private static func image(_ cursor: inout JSONByteCursor) throws(FastPathMiss) {
-        var seen: UInt64 = 0
-        try cursor.forEachMember { cursor, key throws(FastPathMiss) in
-            guard let index = try cursor.keyIndex(key, in: imageKeys) else { return try cursor.skipValue() }
-            try see(index, &seen)
+        try forEachKnownMember(&cursor, in: imageKeys, required: imageRequired) { cursor, index throws(FastPathMiss) in
             switch index {
             case 3: try skipOptionalString(&cursor)
             case 4: _ = try cursor.bool()
             default: _ = try cursor.stringSpan()
             }
         }
-        guard seen & imageRequired == imageRequired else { throw FastPathMiss() }
     }
 
     private static func symbolication(_ cursor: inout JSONByteCursor) throws(FastPathMiss) {
-        var seen: UInt64 = 0
-        try cursor.forEachMember { cursor, key throws(FastPathMiss) in
-            guard let index = try cursor.keyIndex(key, in: symbolicationKeys) else { return try cursor.skipValue() }
-            try see(index, &seen)
+        try forEachKnownMember(&cursor, in: symbolicationKeys, required: symbolicationRequired) { cursor, index throws(FastPathMiss) in
             if index == 0 { _ = try cursor.stringSpan() } else { try skipOptionalString(&cursor) }
         }
-        guard seen & symbolicationRequired == symbolicationRequired else { throw FastPathMiss() }
     }
 
     /// The date, parsed by the full decoder's own function (``ReportCoding/parseDate(_:)``, whose

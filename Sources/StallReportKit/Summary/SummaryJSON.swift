@@ -121,16 +121,21 @@ package struct SummaryJSON: Codable, Sendable, Equatable {
             maxMs = stats.maxMs
             firstSeen = stats.firstSeen
             lastSeen = stats.lastSeen
-            classifications = Dictionary(uniqueKeysWithValues: StallClassification.known.map { ($0.rawValue, 0) })
-                .merging(stats.classifications.map { ($0.key.rawValue, $0.value) }, uniquingKeysWith: { _, counted in counted })
-            statuses = Dictionary(uniqueKeysWithValues: StallStatus.known.map { ($0.rawValue, 0) })
-                .merging(stats.statuses.map { ($0.key.rawValue, $0.value) }, uniquingKeysWith: { _, counted in counted })
+            classifications = Self.countsByName(stats.classifications)
+            statuses = Self.countsByName(stats.statuses)
             stack = stats.worst.stack
             syscall = stats.worst.syscall
             asyncCallers = stats.worst.asyncCallers.isEmpty ? nil : stats.worst.asyncCallers
             exampleReport = stats.worst.path
             stallsPerHour = rates?.stallsPerHour
             stallMsPerHour = rates?.stallMsPerHour
+        }
+
+        /// `counted` by the names reports write: every known value present (0 when none), plus any
+        /// value a newer monitor wrote.
+        private static func countsByName<Value: OpenReportValue>(_ counted: [Value: Int]) -> [String: Int] {
+            Dictionary(uniqueKeysWithValues: Value.known.map { ($0.rawValue, 0) })
+                .merging(counted.map { ($0.key.rawValue, $0.value) }, uniquingKeysWith: { _, counted in counted })
         }
     }
 

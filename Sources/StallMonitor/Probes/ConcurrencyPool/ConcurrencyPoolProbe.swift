@@ -1,7 +1,6 @@
 import CStallMonitor
 import Dispatch
 import Glibc
-import Synchronization
 
 /// The pull probe of the Swift concurrency pool (the global executor's Dispatch workers), which
 /// runs `Task {}`, `Task.detached`, task-group children, `async let`, actors on the default
@@ -63,11 +62,8 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     private let layout: PoolLayout
     private let threshold: UInt64
     private let interval: UInt64
-    private let detached = Atomic<Bool>(false)
-    private let tokenRanAt = Atomic<UInt64>(0)
-    private let visitor: UInt64
-    private static let visitors = Atomic<UInt64>(0)
-    private let armWorker = Locked<(@Sendable () -> Void)?>(nil)
+    /// The token queued on the pool: when it last ran, and the workers it armed.
+    private let token = WorkerArmingToken()
 
     // Watchdog-thread state (and `trackers`, set by the slots' attach before the watchdog starts).
     private var trackers: [SpanTracker?]
@@ -116,7 +112,6 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         self.interval = max(interval, 1_000_000)
         self.looks = EnqueueWakeSchedule(interval: self.interval) { CStallMonitor_pool_enqueued($0) != 0 }
         self.rescanInterval = max(self.interval * 5, 50_000_000)
-        visitor = Self.visitors.add(1, ordering: .relaxed).newValue
         trackers = Array(repeating: nil, count: slots)
         slotStates = (0..<slots).map { _ in PoolSlotState() }
     }
@@ -137,7 +132,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         trackers[slot] = tracker
         guard slot == 0 else { return }
         hooked = CStallMonitor_pool_hook_install() == 0
-        armWorker.withLock { $0 = arm }
+        token.arm(with: arm)
         queueToken(at: CStallMonitor_monotonic_ns())
     }
 
@@ -159,22 +154,14 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     }
 
     func detach() {
-        guard !detached.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        armWorker.withLock { $0 = nil }
+        token.detach()
     }
 
-    var isDetached: Bool { detached.load(ordering: .relaxed) }
+    var isDetached: Bool { token.isDetached }
 
     private func queueToken(at now: UInt64) {
         tokenQueuedAt = now
-        DispatchQueue.global().async { [self] in tokenRan() }
-    }
-
-    /// Runs on a pool worker: notes the time, arms a worker not seen before.
-    private func tokenRan() {
-        tokenRanAt.store(CStallMonitor_monotonic_ns(), ordering: .releasing)
-        guard !detached.load(ordering: .relaxed) else { return }
-        if CStallMonitor_thread_first_visit(visitor) != 0, let arm = armWorker.withLock({ $0 }) { arm() }
+        DispatchQueue.global().async { [token] in token.ran() }
     }
 
     func poll(now: UInt64) -> UInt64? {
@@ -212,7 +199,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         }
         let observers = self.observers.withLock { $0 }
         if let queued = tokenQueuedAt {
-            let ran = tokenRanAt.load(ordering: .acquiring)
+            let ran = token.lastRan
             if ran >= queued {
                 tokenQueuedAt = nil
                 if let starvation { observers?.report.end(starvation, at: ran, ongoing: false) }

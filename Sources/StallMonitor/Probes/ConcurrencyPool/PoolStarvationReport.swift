@@ -6,20 +6,9 @@ import StallReportModel
 /// noticed, one stack of every worker (``OneShotStack``); when new work finally starts (or the
 /// monitor stops), the report, whose duration is how long new work waited.
 struct PoolStarvationReport: Sendable {
-    /// What the stacks and the report need of the monitor's configuration.
-    struct Settings: Sendable {
-        var threshold: UInt64
-        var interval: UInt64
-        var maxSamples: Int
-        var signal: Int32
-        var sampleTimeout: UInt64
-        var stackCopyBytes: Int
-        var maxFrames: Int
-        var unwinding: StallMonitor.Unwinding
-        var symbolicateInProcess: Bool
-    }
-
-    let settings: Settings
+    /// The settings the monitor's watches sample stalls with: the starvation's stacks are taken
+    /// and reported with the same ones.
+    let settings: ThreadWatch.Settings
     /// Hands a finished report's recording to the writer.
     let emit: @Sendable (StallRecording) -> Void
 

@@ -1,6 +1,5 @@
 import CStallMonitor
 import Dispatch
-import Synchronization
 
 /// The pull probe of the Dispatch main queue, which runs the MainActor's work in an `async main`
 /// or `dispatchMain()` program on whichever Dispatch worker thread drains it: a thread that
@@ -36,15 +35,8 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
     func runsLoopWork(on tid: Int32) -> Bool { queue.owner() == tid }
     private let queue: MainQueueState
     private let interval: UInt64
-    private let detached = Atomic<Bool>(false)
-    /// When the last token ran on the main queue (monotonic ns).
-    private let tokenRanAt = Atomic<UInt64>(0)
-    /// Marks the workers a token of this probe already armed (a thread-local mark, so a new
-    /// worker that reuses a retired one's thread id is armed again).
-    private let visitor: UInt64
-    private static let visitors = Atomic<UInt64>(0)
-    /// Arms the calling worker (set by attach before any token is queued).
-    private let armWorker = Locked<(@Sendable () -> Void)?>(nil)
+    /// The token queued on the main queue: when it last ran, and the workers it armed.
+    private let token = WorkerArmingToken()
 
     // Watchdog-thread state (and `tracker`, set by attach before the watchdog starts).
     private var tracker: SpanTracker?
@@ -63,31 +55,21 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
         self.queue = queue
         self.interval = max(interval, 1_000_000)
         looks = EnqueueWakeSchedule(interval: self.interval) { CStallMonitor_main_enqueued($0) != 0 }
-        visitor = Self.visitors.add(1, ordering: .relaxed).newValue
     }
 
     func attach(to tracker: SpanTracker, arm: @escaping @Sendable () -> Void) {
         self.tracker = tracker
-        armWorker.withLock { $0 = arm }
-        DispatchQueue.main.async { [self] in tokenRan() }
+        token.arm(with: arm)
+        DispatchQueue.main.async { [token] in token.ran() }
     }
 
     func detach() {
-        detached.store(true, ordering: .sequentiallyConsistent)
-        // The arming closure holds the monitored thread, which holds this probe: let both go.
-        armWorker.withLock { $0 = nil }
+        token.detach()
     }
 
     func hasRun(tracker: SpanTracker, armed: Bool) -> Bool { armed }
 
     func finishPolling() {}
-
-    /// Runs on the main queue: notes the time, arms a worker not seen before.
-    private func tokenRan() {
-        tokenRanAt.store(CStallMonitor_monotonic_ns(), ordering: .releasing)
-        guard !detached.load(ordering: .relaxed) else { return }
-        if CStallMonitor_thread_first_visit(visitor) != 0, let arm = armWorker.withLock({ $0 }) { arm() }
-    }
 
     /// The watchdog is about to sleep: while the queue is quiet, the next enqueue wakes it.
     func prepareToSleep(on wakeup: WakeupSignal) -> Bool {
@@ -116,10 +98,10 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
     }
 
     func poll(now: UInt64) -> UInt64? {
-        guard !detached.load(ordering: .relaxed), let tracker else { return nil }
+        guard !token.isDetached, let tracker else { return nil }
         noteEnqueues(now: now)
         if let queued = tokenQueuedAt {
-            let ran = tokenRanAt.load(ordering: .acquiring)
+            let ran = token.lastRan
             if ran >= queued {
                 tokenQueuedAt = nil
                 if spanThread != nil {
@@ -153,7 +135,7 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
         }
         if tokenQueuedAt == nil {
             tokenQueuedAt = CStallMonitor_monotonic_ns()
-            DispatchQueue.main.async { [self] in tokenRan() }
+            DispatchQueue.main.async { [token] in token.ran() }
         }
         return nextLook(now: now, idle: false)
     }
