@@ -95,23 +95,21 @@ struct AsyncMainHostTests {
 
     @Test("thousands of short MainActor jobs and a burst of main-queue blocks give no report")
     func shortJobs() throws {
-        try withScratchFolder("async-main-host") { directory in
-            let run = try StallReportCLI.run(["short", directory.path], timeout: 120, executable: "async-main-host")
-            try #require(run.status == 0, "\(run)")
-            #expect(run.stdout.contains("ran 5200 short MainActor jobs"), "\(run.stdout)")
-            #expect(run.stdout.contains("stalls 0 reports 0"), "\(run.stdout)")
-            #expect(try Self.reports(in: directory).isEmpty)
-        }
+        try Self.expectNoReport(mode: "short", printing: ["ran 5200 short MainActor jobs", "stalls 0 reports 0"])
     }
 
     @Test("MainActor work declared with expectLongWork is not reported")
     func expectedLongWork() throws {
+        try Self.expectNoReport(mode: "expected", printing: ["expected long work on thread", "stalls 0 reports 0 expected 1"])
+    }
+
+    /// Runs the host in `mode`: it must exit 0, print each of `lines`, and leave no report.
+    static func expectNoReport(mode: String, printing lines: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
         try withScratchFolder("async-main-host") { directory in
-            let run = try StallReportCLI.run(["expected", directory.path], timeout: 120, executable: "async-main-host")
-            try #require(run.status == 0, "\(run)")
-            #expect(run.stdout.contains("expected long work on thread"), "\(run.stdout)")
-            #expect(run.stdout.contains("stalls 0 reports 0 expected 1"), "\(run.stdout)")
-            #expect(try Self.reports(in: directory).isEmpty)
+            let run = try StallReportCLI.run([mode, directory.path], timeout: 120, executable: "async-main-host")
+            try #require(run.status == 0, "\(run)", sourceLocation: sourceLocation)
+            for line in lines { #expect(run.stdout.contains(line), "\(run.stdout)", sourceLocation: sourceLocation) }
+            #expect(try reports(in: directory).isEmpty, sourceLocation: sourceLocation)
         }
     }
 
