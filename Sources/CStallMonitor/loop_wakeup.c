@@ -9,6 +9,7 @@
 // the first): the watch then never sees its thread enter this one, and the probe keeps looking
 // at the loop at its interval.
 #include "CStallMonitor.h"
+#include "own_code.h"
 #include "wakeup.h"
 
 #include <stdatomic.h>
@@ -82,7 +83,7 @@ int CStallMonitor_loop_watch_woke(int watch) {
 }
 
 /// The thread's valid watches, called around its wait.
-static inline void note_wait(int returned) {
+CSTALLMONITOR_OWN_CODE static inline void note_wait(int returned) {
     for (int index = 0; index < watches_per_thread; index++) {
         uint64_t entry = thread_watches[index];
         if (entry == 0) continue;
@@ -99,7 +100,7 @@ static inline void note_wait(int returned) {
     }
 }
 
-__attribute__((weak)) int epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout) {
+CSTALLMONITOR_OWN_CODE __attribute__((weak)) int epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout) {
     int watched = thread_watches[0] != 0;
     if (watched) note_wait(0);
     int result = epoll_pwait(epfd, events, maxevents, timeout, NULL);

@@ -15,6 +15,7 @@
 // probe keeps looking at the main queue at its interval. Work that reaches the main queue another
 // way (dispatch_after, a source, a barrier) is seen at the next look, at most 2 s later.
 #include "CStallMonitor.h"
+#include "own_code.h"
 #include "wakeup.h"
 
 #include <dlfcn.h>
@@ -31,7 +32,7 @@ static atomic_int seen;
 
 void CStallMonitor_main_slot_reset(int slot) { CStallMonitor_wakeup_flags_reset(&flags, slot); }
 
-static void note_if_main(void *queue) {
+CSTALLMONITOR_OWN_CODE static void note_if_main(void *queue) {
     void *main = atomic_load_explicit(&main_queue, memory_order_relaxed);
     if (main == NULL || queue != main || !CStallMonitor_wakeup_flags_note(&flags)) return;
     if (atomic_load_explicit(&seen, memory_order_relaxed) == 0) atomic_store(&seen, 1);
@@ -39,7 +40,7 @@ static void note_if_main(void *queue) {
 
 /// libdispatch's own definition of `name` (the next one after this file's), looked up at the first
 /// call and kept in `real`.
-static void *next_definition(_Atomic(void *) *real, const char *name) {
+CSTALLMONITOR_OWN_CODE static void *next_definition(_Atomic(void *) *real, const char *name) {
     void *next = atomic_load_explicit(real, memory_order_acquire);
     if (next == NULL) {
         next = dlsym(RTLD_NEXT, name);
@@ -48,14 +49,14 @@ static void *next_definition(_Atomic(void *) *real, const char *name) {
     return next;
 }
 
-__attribute__((weak)) void dispatch_async_f(void *queue, void *context, void *work) {
+CSTALLMONITOR_OWN_CODE __attribute__((weak)) void dispatch_async_f(void *queue, void *context, void *work) {
     static _Atomic(void *) real;
     async_function next = (async_function)next_definition(&real, "dispatch_async_f");
     note_if_main(queue);
     next(queue, context, work);
 }
 
-__attribute__((weak)) void dispatch_async(void *queue, void *block) {
+CSTALLMONITOR_OWN_CODE __attribute__((weak)) void dispatch_async(void *queue, void *block) {
     static _Atomic(void *) real;
     async_block next = (async_block)next_definition(&real, "dispatch_async");
     note_if_main(queue);

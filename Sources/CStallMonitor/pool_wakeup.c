@@ -12,6 +12,7 @@
 // SwiftNIO's takeover of the global executor only installs itself where no hook is set: a program
 // that wants it makes it before a monitor watches the pool.
 #include "CStallMonitor.h"
+#include "own_code.h"
 #include "wakeup.h"
 
 #include <dlfcn.h>
@@ -36,7 +37,7 @@ static int hook_in_chain;
 
 void CStallMonitor_pool_slot_reset(int slot) { CStallMonitor_wakeup_flags_reset(&flags, slot); }
 
-static CSTALLMONITOR_SWIFTCALL void pool_enqueue_hook(void *job, enqueue_original original) {
+CSTALLMONITOR_OWN_CODE static CSTALLMONITOR_SWIFTCALL void pool_enqueue_hook(void *job, enqueue_original original) {
     CStallMonitor_wakeup_flags_note(&flags);
     enqueue_hook previous = atomic_load_explicit(&previous_hook, memory_order_acquire);
     if (previous != NULL) {

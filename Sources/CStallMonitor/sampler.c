@@ -19,6 +19,7 @@
 #include <libunwind.h>
 
 #include "CStallMonitor.h"
+#include "own_code.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -116,7 +117,7 @@ static struct sigaction previous_action;
 // The block copy is ~5× faster than a volatile word loop (64 KiB: ~0.6 µs against ~3.5 µs).
 #define CSM_COPY_BLOCK 256
 __attribute__((no_sanitize("address", "thread", "memory", "hwaddress")))
-static size_t copy_stack(uintptr_t sp) {
+CSTALLMONITOR_OWN_CODE static size_t copy_stack(uintptr_t sp) {
     if (sp < slot.stack_low || sp >= slot.stack_high || (sp & 7) != 0) return 0;
     size_t available = slot.stack_high - sp;
     size_t size = (available < slot.copy_limit ? available : slot.copy_limit) & ~(size_t)7;
@@ -135,7 +136,7 @@ static size_t copy_stack(uintptr_t sp) {
     return size;
 }
 
-static void take_snapshot(const ucontext_t *context) {
+CSTALLMONITOR_OWN_CODE static void take_snapshot(const ucontext_t *context) {
     slot.valid = 0;
 #if defined(__x86_64__)
     const greg_t *gregs = context->uc_mcontext.gregs;
@@ -161,7 +162,7 @@ static void take_snapshot(const ucontext_t *context) {
     slot.stack_size = slot.sp != 0 ? copy_stack(slot.sp) : 0;
 }
 
-static void unwind_in_handler(void *context) {
+CSTALLMONITOR_OWN_CODE static void unwind_in_handler(void *context) {
     int count = 0;
     int truncated = 0;
     unw_cursor_t cursor;
@@ -183,7 +184,7 @@ static void unwind_in_handler(void *context) {
     slot.truncated = truncated;
 }
 
-static void CStallMonitor_handler(int signal_number, siginfo_t *info, void *context) {
+CSTALLMONITOR_OWN_CODE static void CStallMonitor_handler(int signal_number, siginfo_t *info, void *context) {
     (void)signal_number;
     (void)info;
     int saved_errno = errno;

@@ -5,6 +5,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "own_code.h"
+
 enum { CStallMonitor_wakeup_slot_count = 64 };
 
 /// Posts every slot in `noted` whose watchdog is parked (after the producer set its flags).
@@ -48,7 +50,7 @@ static inline int CStallMonitor_wakeup_flags_take(CStallMonitor_wakeup_flags *fl
 /// A producer's note: sets the flag of every watching slot whose flag is clear and posts those
 /// whose watchdog is parked. A flag already set costs a load and nothing else: no store, no
 /// fence, no wake-up. Returns whether any slot watches.
-static inline int CStallMonitor_wakeup_flags_note(CStallMonitor_wakeup_flags *flags) {
+CSTALLMONITOR_OWN_CODE static inline int CStallMonitor_wakeup_flags_note(CStallMonitor_wakeup_flags *flags) {
     uint64_t watchers = atomic_load_explicit(&flags->watching, memory_order_relaxed);
     if (watchers == 0) return 0;
     uint64_t noted = 0;

@@ -7,6 +7,7 @@
 // producers' flags. At least one of them sees the other, so work either keeps the watchdog from
 // sleeping or wakes it.
 #include "CStallMonitor.h"
+#include "own_code.h"
 #include "wakeup.h"
 
 #include <semaphore.h>
@@ -61,7 +62,7 @@ void CStallMonitor_wakeup_slot_unpark(int slot) {
     atomic_fetch_and(&parked, ~(1ull << slot));
 }
 
-void CStallMonitor_wakeup_post_parked(uint64_t noted) {
+CSTALLMONITOR_OWN_CODE void CStallMonitor_wakeup_post_parked(uint64_t noted) {
     uint64_t sleeping = atomic_load(&parked) & noted;
     if (sleeping == 0) return;
     sleeping &= atomic_fetch_and(&parked, ~sleeping);

@@ -58,13 +58,20 @@ public enum Fingerprint {
     /// as `<image file>+0x<offset in image>`, stable for one build; `stallreport symbolicate`
     /// recomputes the fingerprint from names later.
     ///
+    /// Names go in as ``FingerprintName`` gives them: an optimizer's clone of a function as the
+    /// function, compiler-made glue (thunks, partial apply forwarders) not at all, so a debug and
+    /// a release build of the same code agree.
+    ///
+    /// Frames of the monitor's own code (``StallReport/Frame/monitor``) never count: an
+    /// interposer's frame is in a debug build's stack and may be gone by tail call in release.
+    ///
     /// Given the representative async callers (``StallReport/representativeAsyncCallers``), their
     /// in-app frames follow, after `async`, named like the stack's: two handlers that block in the
     /// same helper differ. Reports without async callers keep the fingerprint they always had.
     public static func components(stack: [StallReport.Frame], classification: StallClassification, syscall: String?, images: [StallReport.Image] = [],
                                   asyncCallers: [StallReport.Frame] = []) -> [String] {
-        let base = stackComponents(stack: stack, classification: classification, syscall: syscall, images: images)
-        let callers = appComponents(asyncCallers.filter { !($0.symbol.map(AsyncCallerNames.isThunk) ?? false) }, images: images)
+        let base = stackComponents(stack: stack.filter { !$0.isMonitorCode }, classification: classification, syscall: syscall, images: images)
+        let callers = appComponents(asyncCallers.filter { !$0.isMonitorCode && !($0.symbol.map(AsyncCallerNames.isThunk) ?? false) }, images: images)
         return callers.isEmpty ? base : base + ["async"] + callers
     }
 
@@ -73,9 +80,9 @@ public enum Fingerprint {
     private static func appComponents(_ frames: [StallReport.Frame], images: [StallReport.Image]) -> [String] {
         let named = frames.filter(\.inApp).compactMap { frame -> String? in
             guard let symbol = frame.symbol, !symbol.isEmpty, !isIgnored(symbol) else { return nil }
-            return symbol
+            return FingerprintName.of(symbol)
         }
-        if !named.isEmpty { return Array(named.prefix(appFrameCount)) }
+        if !named.isEmpty { return Array(FingerprintName.collapsed(named).prefix(appFrameCount)) }
         return unnamedApp(frames, images: images)
     }
 
@@ -91,12 +98,12 @@ public enum Fingerprint {
 
     private static func stackComponents(stack: [StallReport.Frame], classification: StallClassification, syscall: String?, images: [StallReport.Image]) -> [String] {
         let named = stack.compactMap { frame -> (String, Bool)? in
-            guard let symbol = frame.symbol, !symbol.isEmpty, !isIgnored(symbol) else { return nil }
-            return (symbol, frame.inApp)
+            guard let symbol = frame.symbol, !symbol.isEmpty, !isIgnored(symbol), let name = FingerprintName.of(symbol) else { return nil }
+            return (name, frame.inApp)
         }
-        let app = named.filter { $0.1 }.prefix(appFrameCount).map { $0.0 }
+        let app = FingerprintName.collapsed(named.filter { $0.1 }.map { $0.0 }).prefix(appFrameCount)
         if !app.isEmpty { return ["app"] + app }
-        let system = named.prefix(appFrameCount).map { $0.0 }
+        let system = FingerprintName.collapsed(named.map { $0.0 }).prefix(appFrameCount)
         if !system.isEmpty { return ["system"] + system }
         let unnamed = unnamedApp(stack, images: images)
         if !unnamed.isEmpty { return ["unsymbolicated"] + unnamed }

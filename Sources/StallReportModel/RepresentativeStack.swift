@@ -12,6 +12,8 @@ public enum RepresentativeStack {
     /// other kind. Of the samples that agree on a frame's function, the first whose frame has a
     /// source line provides it, so the leaf keeps its file:line when any sample has one.
     ///
+    /// Frames of the monitor's own code (``StallReport/Frame/monitor``) are skipped.
+    ///
     /// Only whole stacks (those that reach the thread's entry) vote when the chosen kind has any:
     /// a truncated walk has no root, so it cannot be placed in the tree from the root down, and
     /// counting it against the majority made the path stop one frame earlier or later from run to
@@ -26,7 +28,9 @@ public enum RepresentativeStack {
             guard !ofKind.isEmpty else { continue }
             let whole = ofKind.filter { $0.truncated != true }
             let voters = whole.isEmpty ? ofKind : whole
-            let paths = voters.map { Array($0.frameIndices.reversed()) }
+            // The monitor's own frames (an interposer a debug build keeps and a release build may
+            // tail-call through) are not part of any path: the same stall gets the same stack in both.
+            let paths = voters.map { voter in voter.frameIndices.reversed().filter { !frames.indices.contains($0) || !frames[$0].isMonitorCode } }
             let syscalls = voters.map(\.syscall)
             var members = Array(paths.indices)
             let needed = (paths.count + 1) / 2
@@ -66,7 +70,7 @@ extension StallReport {
     public var representativeFunction: String {
         let stack = representativeStack.compactMap { $0 < frames.count ? frames[$0] : nil }
         let frame = stack.first(where: { frame in
-            guard frame.inApp, let symbol = frame.symbol else { return false }
+            guard frame.inApp, !frame.isMonitorCode, let symbol = frame.symbol else { return false }
             return !Fingerprint.isIgnored(symbol)
         }) ?? stack.first
         let samplesSyscall = samples.first(where: { $0.syscall != nil })?.syscall

@@ -92,10 +92,14 @@ extension SessionRecord {
         }
     }
 
+    /// The largest monitored time a session record may hold (1e15 ms, about 31,700 years: a
+    /// server's session may outlive any one stall's bound, ``StallReport/largestMilliseconds``).
+    public static let largestMonitoredMilliseconds = 1e15
+
     /// The first value no monitor writes (a negative count or time), described; nil when none.
     var invalidValue: String? {
         if !(monitoredMs >= 0 && monitoredMs.isFinite) { return "monitoredMs must be a finite number, 0 or more" }
-        if monitoredMs > StallReport.largestMilliseconds { return "monitoredMs must be at most \(StallReport.largestMilliseconds)" }
+        if monitoredMs > Self.largestMonitoredMilliseconds { return "monitoredMs must be at most \(Self.largestMonitoredMilliseconds)" }
         for (key, value) in [("spans", spans), ("stalls", stalls), ("reportsWritten", reportsWritten), ("pid", pid)] {
             if value < 0 { return "\(key) must be 0 or more" }
             if value > StallReport.largestCount { return "\(key) must be at most \(StallReport.largestCount)" }

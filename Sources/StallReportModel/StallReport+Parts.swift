@@ -224,9 +224,16 @@ extension StallReport {
         public var line: Int?
         /// True when the frame belongs to the app's own code rather than the system or runtime.
         public var inApp: Bool
+        /// True when the frame is StallMonitor's own code on the monitored thread (an interposer
+        /// such as `epoll_wait` or `dispatch_async`, the enqueue hook, the sampling signal handler),
+        /// in whatever image it is linked into; absent otherwise. Such a frame never counts in the
+        /// report's identity: the representative stack, the fingerprint, a summary's top frame and
+        /// the flame graph's default view leave it out (a debug build keeps an interposer's frame, a
+        /// release build may tail-call through it). `stallreport show` still lists it.
+        public var monitor: Bool?
 
         /// Creates a frame.
-        public init(address: String, image: Int?, symbol: String?, offset: Int?, file: String?, line: Int?, inApp: Bool) {
+        public init(address: String, image: Int?, symbol: String?, offset: Int?, file: String?, line: Int?, inApp: Bool, monitor: Bool? = nil) {
             self.address = address
             self.image = image
             self.symbol = symbol
@@ -234,7 +241,11 @@ extension StallReport {
             self.file = file
             self.line = line
             self.inApp = inApp
+            self.monitor = monitor
         }
+
+        /// Whether the frame is the monitor's own code (``monitor`` is true).
+        public var isMonitorCode: Bool { monitor == true }
     }
 
     /// One loaded image (executable or shared library).

@@ -1,16 +1,28 @@
 import Foundation
 
 extension StallReport {
-    /// The largest time in milliseconds a report may hold (1e15 ms, about 31,700 years): larger
-    /// values are no real measurement, and sums and conversions of them could overflow.
-    public static let largestMilliseconds = 1e15
+    /// The largest time in milliseconds a report may hold (1e10 ms, about 116 days): no stall,
+    /// interval or offset of one process lasts longer, and sums and conversions of larger values
+    /// could overflow.
+    public static let largestMilliseconds = 1e10
+
+    /// The smallest time other than 0 in milliseconds a report may hold (1e-6 ms, 1 ns): no clock
+    /// the monitor reads resolves less, so a smaller value is no measurement.
+    public static let smallestMilliseconds = 1e-6
+
+    /// Whether `value` (milliseconds) is 0 or within what a clock can measure: finite, from
+    /// ``smallestMilliseconds`` to ``largestMilliseconds``.
+    public static func isPhysicalMilliseconds(_ value: Double) -> Bool {
+        value == 0 || (value.isFinite && value >= smallestMilliseconds && value <= largestMilliseconds)
+    }
 
     /// The largest count a report or session record may hold (samples, passes, spans): 1e15.
     public static let largestCount = 1_000_000_000_000_000
 
     /// The first value outside what the schema allows (a negative duration or count, a zero
-    /// interval, a frame or image index past its table, a time above ``largestMilliseconds`` or
-    /// a count above ``largestCount``), described with its key; nil when none.
+    /// interval, a frame or image index past its table, a time other than 0 below
+    /// ``smallestMilliseconds`` or above ``largestMilliseconds``, or a count above
+    /// ``largestCount``), described with its key; nil when none.
     /// Such a report is bad input: counting it would make totals and percentiles wrong.
     public var schemaViolation: String? {
         func atLeast(_ key: String, _ value: Double, _ minimum: Double) -> String? { Self.atLeast(key, value, minimum) }
@@ -75,6 +87,10 @@ extension StallReport {
     }
 
     private static func atMost(_ key: String, _ value: Double) -> String? {
-        value <= largestMilliseconds ? nil : "\(key) is \(value), more than the largest accepted \(largestMilliseconds) ms"
+        if value > largestMilliseconds { return "\(key) is \(value), more than the largest accepted \(largestMilliseconds) ms" }
+        if value > 0, value < smallestMilliseconds {
+            return "\(key) is \(value), below 1 ns (\(smallestMilliseconds) ms): no clock measures less; must be 0 or at least that"
+        }
+        return nil
     }
 }

@@ -55,6 +55,12 @@ struct DemoScenario: Sendable {
         .init(name: "idle", summary: "the loop idles --park-seconds, no stall (for a session record's heartbeats)") { done in
             afterDelay(parkSeconds, done)
         },
+        .init(name: "epoll-wait-400", summary: "sleeps 400 ms in epoll_wait, called from the demo's own code") { done in
+            InterposedCallScenarios.waitInEpoll(milliseconds: 400); done()
+        },
+        .init(name: "dispatch-async-400", summary: "queues empty blocks with dispatch_async for 400 ms") { done in
+            InterposedCallScenarios.enqueueForMilliseconds(400); done()
+        },
         .init(name: "expected-long-work", summary: "600 ms of work declared with expectLongWork: no report") { done in
             DemoScenario.monitor?.expectLongWork { Scenarios.spinOnCPU(milliseconds: 600) }; done()
         },

@@ -40,12 +40,17 @@ struct FlameGraphCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Title of the page.", valueName: "text"))
     var title: String = "Stall flame graph"
 
+    @Flag(help: "Keep StallMonitor's own frames (its epoll_wait and dispatch_async interposers, its signal handler) in the stacks; left out by default, as fingerprints leave them out.")
+    var monitorFrames = false
+
     @OptionGroup
     var input: ProfileInputOptions
 
     func run() throws {
         // Each report is reduced to its stacks as it is read: no profile of any is kept.
-        let outcome = try input.read(source.paths, reducing: FlameGraphStall.init(report:path:), sampleCount: \.stacks.sampleCount)
+        let keepMonitorFrames = monitorFrames
+        let outcome = try input.read(source.paths, reducing: { FlameGraphStall(report: $0, path: $1, includingMonitorFrames: keepMonitorFrames) },
+                                     sampleCount: \.stacks.sampleCount)
         let html = try FlameGraphHTML.render(outcome.profiles, title: title, names: input.names)
         try ProfileReading.deliver(Data(html.utf8), as: "flame graph", to: output, from: outcome)
     }

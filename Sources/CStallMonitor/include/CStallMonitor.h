@@ -352,6 +352,14 @@ int CStallMonitor_main_enqueued(int slot);
 /// never, another definition (a sanitizer runtime's) is the one called, and nothing wakes the slot.
 int CStallMonitor_main_enqueues_seen(void);
 
+// MARK: - The monitor's own code (own_code.c)
+
+/// The address range [start, end) of the monitor's own code that runs on monitored threads (the
+/// interposers, the enqueue hook, the wake-up producers, the sampling signal handler) in the
+/// image the shim is linked into. Frames in it are marked as the monitor's in reports. Returns 0,
+/// or -1 when the linker kept no such section (nothing to mark).
+int CStallMonitor_own_code_range(uintptr_t *start, uintptr_t *end);
+
 // MARK: - Images (images.c)
 
 /// One loaded ELF image.

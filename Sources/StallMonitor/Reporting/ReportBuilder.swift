@@ -63,7 +63,7 @@ struct ReportBuilder {
             return StallReport.Frame(
                 address: ReportCoding.formatAddress(address), image: image, symbol: symbol?.name,
                 offset: symbol?.offset, file: symbol?.file, line: symbol?.line,
-                inApp: image.map { images.entries[$0].isApp } ?? false)
+                inApp: image.map { images.entries[$0].isApp } ?? false, monitor: MonitorOwnCode.contains(address) ? true : nil)
         }
         let samples = recording.samples.map { sample in
             StallReport.Sample(

@@ -18,14 +18,14 @@ package struct FlameGraphStall: Sendable {
     package var stacks: SampleStacks
 
     /// The stall of a decoded report (`path` is not needed: the signature fits report readers).
-    package init(report: StallReport, path: String) {
+    package init(report: StallReport, path: String, includingMonitorFrames: Bool = false) {
         let facts = StallFacts(report: report, path: path)
         fingerprint = facts.fingerprint
         startedAt = facts.startedAt
         durationMs = facts.durationMs
         classification = facts.classification
         executableName = report.process.executableName
-        stacks = SampleStacks(report: report)
+        stacks = SampleStacks(report: report, includingMonitorFrames: includingMonitorFrames)
     }
 
     /// The stall of a profile.

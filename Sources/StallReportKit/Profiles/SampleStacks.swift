@@ -16,8 +16,9 @@ package struct SampleStacks: Sendable {
     /// No samples.
     package init() {}
 
-    /// The samples of `report`, weighted as its ``StallProfile`` weighs them.
-    package init(report: StallReport) {
+    /// The samples of `report`, weighted as its ``StallProfile`` weighs them; the monitor's own
+    /// frames left out unless `includingMonitorFrames`.
+    package init(report: StallReport, includingMonitorFrames: Bool = false) {
         let weightMs = StallFacts.sampleWeightMs(of: report)
         // Sized once: an array of tens of millions of frame ids that doubles holds both its old
         // and its new storage while it grows (up to three times what it needs).
@@ -26,7 +27,7 @@ package struct SampleStacks: Sendable {
         frames.reserveCapacity(frameCount)
         ends.reserveCapacity(report.samples.count)
         weights.reserveCapacity(report.samples.count)
-        StallProfile.forEachStack(of: report) { _, stack in add(stack, weightMs: weightMs) }
+        StallProfile.forEachStack(of: report, includingMonitorFrames: includingMonitorFrames) { _, stack in add(stack, weightMs: weightMs) }
     }
 
     /// The samples of `profiles`, one after another, with their own weights.

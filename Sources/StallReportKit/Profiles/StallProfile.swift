@@ -8,7 +8,10 @@ import Foundation
 /// it carries async callers, the frames of the task's current job and then the async callers:
 /// `StallReport/Sample/logicalFrames(in:)`); a `syscall` sample is a
 /// synthetic `[syscall NAME, not unwound]` root above the frame of its program counter; a `none`
-/// sample (or any sample with no frame) is the synthetic `[no stack]` frame.
+/// sample (or any sample with no frame) is the synthetic `[no stack]` frame. Frames of the
+/// monitor's own code (`StallReport/Frame/monitor`: an interposer such as `epoll_wait`) are left
+/// out, as the report's identity leaves them out, so a debug and a release build of the same code
+/// give the same stacks.
 @dynamicMemberLookup
 public struct StallProfile: Sendable {
     /// One weighted stack.
@@ -63,7 +66,7 @@ public struct StallProfile: Sendable {
             samples.append(Sample(offsetMs: sample.offsetMs, weightMs: weight, stack: stack))
         }
         self.samples = samples
-        let table = report.frames.indices.map { ProfileFrame.of($0, in: report) }
+        let table = report.frames.indices.map { report.frames[$0].isMonitorCode ? nil : ProfileFrame.of($0, in: report) }
         representativeStack = report.representativeLogicalStack.reversed().compactMap { table.indices.contains($0) ? table[$0] : nil }
     }
 
@@ -80,9 +83,14 @@ public struct StallProfile: Sendable {
 
     /// Calls `body` with each sample of `report` and its stack as a profile has it (root first),
     /// oldest first, without keeping them: a call tree of a million samples needs no profile.
-    package static func forEachStack(of report: StallReport, _ body: (StallReport.Sample, [ProfileFrame]) -> Void) {
-        // One ProfileFrame per table entry, so equal names share storage across samples.
-        let table = report.frames.indices.map { ProfileFrame.of($0, in: report) }
+    /// The monitor's own frames are left out unless `includingMonitorFrames`.
+    package static func forEachStack(of report: StallReport, includingMonitorFrames: Bool = false,
+                                     _ body: (StallReport.Sample, [ProfileFrame]) -> Void) {
+        // One ProfileFrame per table entry, so equal names share storage across samples; nil for
+        // a frame left out.
+        let table = report.frames.indices.map { index in
+            !includingMonitorFrames && report.frames[index].isMonitorCode ? nil : ProfileFrame.of(index, in: report)
+        }
         func frames(_ indices: some Sequence<Int>) -> [ProfileFrame] {
             var frames: [ProfileFrame] = []
             frames.reserveCapacity(indices.underestimatedCount)

@@ -43,7 +43,7 @@ struct FastRecordExtractor {
     private static let samplingRequired: UInt64 = 0b111_1111_1101
     private static let sampleKeys = names(["offsetMs", "kind", "threadState", "syscall", "note", "frames", "truncated", "unwinder", "interrupted"])
     private static let sampleRequired: UInt64 = 0b0_0010_0111
-    private static let frameKeys = names(["address", "image", "symbol", "offset", "file", "line", "inApp"])
+    private static let frameKeys = names(["address", "image", "symbol", "offset", "file", "line", "inApp", "monitor"])
     private static let frameRequired: UInt64 = 0b100_0001
     private static let imageKeys = names(["path", "loadAddress", "loadBias", "buildID", "isMainExecutable"])
     private static let imageRequired: UInt64 = 0b1_0111
@@ -304,7 +304,8 @@ struct FastRecordExtractor {
             case 3: if try !cursor.takeNull() { _ = try cursor.int() }
             case 4: file = try cursor.takeNull() ? nil : cursor.stringSpan()
             case 5: line = try cursor.takeNull() ? nil : cursor.int(minimum: 1)
-            default: inApp = try cursor.bool()
+            case 6: inApp = try cursor.bool()
+            default: if try !cursor.takeNull() { _ = try cursor.bool() }
             }
         }
         guard let address else { throw FastPathMiss() }

@@ -338,12 +338,13 @@ struct JSONByteCursor {
         return value
     }
 
-    /// A finite, non-negative number (above 0 when `positive`); negative numbers are a miss.
+    /// A time in milliseconds a report may hold (0, or from 1 ns to 1e10 ms: above 0 when
+    /// `positive`); anything else is a miss (the full decoder names what is wrong).
     mutating func double(positive: Bool = false) throws(FastPathMiss) -> Double {
         let span = try numberSpan()
         guard base[span.start] != UInt8(ascii: "-") else { throw FastPathMiss() }
         let value = try Self.parseDouble(base + span.start, count: span.end - span.start)
-        guard value.isFinite, positive ? value > 0 : value >= 0, value <= StallReport.largestMilliseconds else { throw FastPathMiss() }
+        guard StallReport.isPhysicalMilliseconds(value), !positive || value > 0 else { throw FastPathMiss() }
         return value
     }
 

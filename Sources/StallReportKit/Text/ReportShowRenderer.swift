@@ -90,11 +90,24 @@ package struct ReportShowRenderer: Sendable {
         return line
     }
 
-    /// The representative stack as numbered crash-log lines.
+    /// The representative stack as numbered crash-log lines, then the monitor's own frames the
+    /// samples passed through (left out of the stack and the fingerprint), when there are any.
     package func stack(_ report: StallReport) -> [String] {
         let frames = report.representativeStack.compactMap { report.frames.indices.contains($0) ? report.frames[$0] : nil }
-        guard !frames.isEmpty else { return ["  (no stack: \(noStackReason(report)))"] }
-        return lines(frames, in: report)
+        let own = monitorFrameNames(report)
+        let ownLine = own.isEmpty ? [] : [style.dim("  (left out: StallMonitor's own frames \(own.joined(separator: ", ")))")]
+        guard !frames.isEmpty else { return ["  (no stack: \(noStackReason(report)))"] + ownLine }
+        return lines(frames, in: report) + ownLine
+    }
+
+    /// The distinct names of the monitor's own frames that samples of `report` pass through.
+    private func monitorFrameNames(_ report: StallReport) -> [String] {
+        let used = Set(report.samples.lazy.flatMap { $0.frameIndices })
+        let found = report.frames.indices.filter { report.frames[$0].isMonitorCode && used.contains($0) }.map { index in
+            report.frames[index].symbol.flatMap { $0.isEmpty ? nil : names.display($0) } ?? report.frames[index].address
+        }
+        var seen: Set<String> = []
+        return found.filter { seen.insert($0).inserted }
     }
 
     /// The representative async callers (``StallReport/representativeAsyncCallers``) as numbered

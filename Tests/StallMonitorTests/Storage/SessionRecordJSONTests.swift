@@ -22,7 +22,7 @@ struct SessionRecordJSONTests {
         let expected = try ReportCoding.makeEncoder().encode(record)
         let actual = SessionRecordJSON.encode(record)
         #expect(String(decoding: actual, as: UTF8.self) == String(decoding: expected, as: UTF8.self), sourceLocation: sourceLocation)
-        if record.monitoredMs <= StallReport.largestMilliseconds {
+        if record.monitoredMs <= SessionRecord.largestMonitoredMilliseconds {
             #expect(try SessionRecord.decode(from: Data(actual)) == record, sourceLocation: sourceLocation)
         } else {
             // Written as any number is, but refused by readers as out of range (over 31,700 years).

@@ -1,0 +1,58 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Stalls inside the calls StallMonitor defines itself (its `epoll_wait` and `dispatch_async`
+/// interposers), made from the demo's own code: a debug build keeps the interposer's frame in
+/// the stack, a release build may tail-call through it, and the report's fingerprint must be the
+/// same in both. `@inline(never)` keeps every function of the demo in the stack.
+enum InterposedCallScenarios {
+    /// Sleeps `milliseconds` in `epoll_wait` on an epoll instance with nothing to wait for.
+    @inline(never)
+    static func waitInEpoll(milliseconds: Int32) {
+        let descriptor = epollCreate(0)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        // Room for one `struct epoll_event` (12 bytes, packed on x86_64).
+        let event = UnsafeMutableRawPointer.allocate(byteCount: 16, alignment: 8)
+        defer { event.deallocate() }
+        let end = DispatchTime.now().uptimeNanoseconds + UInt64(milliseconds) * 1_000_000
+        // A signal (none is sent to a sleeping thread, but a host's may be) ends the wait early.
+        while case let now = DispatchTime.now().uptimeNanoseconds, now < end {
+            _ = epollWait(descriptor, event, 1, Int32((end - now + 999_999) / 1_000_000))
+        }
+    }
+
+    /// Spends `milliseconds` queueing empty blocks on the global queue (each through
+    /// `dispatch_async`), never more than a few thousand outstanding.
+    @inline(never)
+    static func enqueueForMilliseconds(_ milliseconds: Int) {
+        let finished = FinishedBlocks()
+        let end = DispatchTime.now().uptimeNanoseconds + UInt64(milliseconds) * 1_000_000
+        var queued = 0
+        while DispatchTime.now().uptimeNanoseconds < end {
+            for _ in 0..<64 { enqueueOne(counting: finished) }
+            queued += 64
+            while queued - finished.count.load(ordering: .relaxed) > 4_096 { sched_yield() }
+        }
+    }
+
+    @inline(never)
+    static func enqueueOne(counting finished: FinishedBlocks) {
+        DispatchQueue.global().async { finished.count.add(1, ordering: .relaxed) }
+    }
+
+    /// How many queued blocks have run.
+    final class FinishedBlocks: Sendable {
+        let count = Atomic<Int>(0)
+    }
+}
+
+// Glibc's Swift module leaves out <sys/epoll.h>: the two functions by their C names. Their
+// arguments are integers and one pointer, passed in the same registers by both conventions. The
+// static linker binds `epoll_wait` to the definition in the executable, StallMonitor's.
+@_silgen_name("epoll_create1")
+private func epollCreate(_ flags: Int32) -> Int32
+
+@_silgen_name("epoll_wait")
+private func epollWait(_ descriptor: Int32, _ events: UnsafeMutableRawPointer?, _ capacity: Int32, _ timeout: Int32) -> Int32
