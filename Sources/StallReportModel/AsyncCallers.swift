@@ -35,22 +35,39 @@ extension StallReport.Sample {
 public enum RepresentativeAsyncCallers {
     /// The chain (frame indices, innermost caller first) that most stack samples with a chain
     /// carry, compared by function name, when at least half of them agree; nil otherwise.
-    public static func find(samples: [StallReport.Sample], frames: [StallReport.Frame]) -> [Int]? {
-        let chains = samples.compactMap { sample -> [Int]? in
+    /// `inJob`: how many of its callers, from the innermost, were entered in the stalled job.
+    ///
+    /// Samples are compared by the callers that awaited before the current job began
+    /// (``StallReport/Sample/asyncCallersBeforeJob``): a chain read from the running frame holds
+    /// every function entered in the job, one read from the job start only the one it started in,
+    /// and which way a sample was read depends on the build and the moment. Past them the two
+    /// agree, so the stall's identity is the same either way. Of the samples that agree, the
+    /// first read from the running frame (the whole chain) stands for them.
+    public static func choose(samples: [StallReport.Sample], frames: [StallReport.Frame]) -> (callers: [Int], inJob: Int?)? {
+        let chains = samples.compactMap { sample -> (sample: StallReport.Sample, key: [String])? in
             guard sample.kind == .stack, let callers = sample.asyncCallers, !callers.isEmpty,
-                  callers.allSatisfy({ frames.indices.contains($0) }) else { return nil }
-            return callers
+                  callers.allSatisfy({ frames.indices.contains($0) }), let before = sample.asyncCallersBeforeJob else { return nil }
+            return (sample, before.map { frames[$0].symbol ?? frames[$0].address })
         }
         guard !chains.isEmpty else { return nil }
-        var counts: [[String]: (count: Int, first: Int)] = [:]
+        var counts: [[String]: (count: Int, first: Int, running: Int?)] = [:]
         for (index, chain) in chains.enumerated() {
-            let key = chain.map { frames[$0].symbol ?? frames[$0].address }
-            let entry = counts[key] ?? (0, index)
-            counts[key] = (entry.count + 1, entry.first)
+            var entry = counts[chain.key] ?? (0, index, nil)
+            entry.count += 1
+            if entry.running == nil, chain.sample.asyncCallersFromJobStart != true { entry.running = index }
+            counts[chain.key] = entry
         }
         guard let best = counts.values.max(by: { ($0.count, -$0.first) < ($1.count, -$1.first) }),
               best.count * 2 >= chains.count else { return nil }
-        return chains[best.first]
+        let chosen = chains[best.running ?? best.first].sample
+        let callers = chosen.asyncCallers ?? []
+        return (callers, chosen.asyncJobCallers.map { min(max($0, 0), callers.count) })
+    }
+
+    /// The chain ``choose(samples:frames:)`` picks, without how many of its callers were entered
+    /// in the stalled job.
+    public static func find(samples: [StallReport.Sample], frames: [StallReport.Frame]) -> [Int]? {
+        choose(samples: samples, frames: frames)?.callers
     }
 }
 

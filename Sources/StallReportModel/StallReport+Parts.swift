@@ -182,12 +182,26 @@ extension StallReport {
         /// the function the job started by calling, and async functions it called since without
         /// suspending may be missing between ``frames`` and it (optimized builds).
         public var asyncCallersFromJobStart: Bool?
+        /// How many of ``asyncCallers``, from the innermost, stand for async functions entered in
+        /// the current job (the function the job started in included): the rest awaited before the
+        /// job began. Read from the running frame, the chain holds each function entered in the
+        /// job; read from the job start, only the one it started in: the callers past these are the
+        /// same whichever way the chain was read, and only they count in the report's identity.
+        /// Nil in reports of monitors that did not record it (the whole chain then counts).
+        public var asyncJobCallers: Int?
+
+        /// The callers the same whichever way the chain was read: ``asyncCallers`` past the
+        /// ``asyncJobCallers`` entered in the current job (all of them when that is not known).
+        public var asyncCallersBeforeJob: ArraySlice<Int>? {
+            asyncCallers.map { $0.dropFirst(min(max(asyncJobCallers ?? 0, 0), $0.count)) }
+        }
 
         /// Creates a sample.
         public init(offsetMs: Double, kind: Kind, threadState: String, syscall: String? = nil, note: String? = nil, frames: [Int], truncated: Bool? = nil,
                     unwinder: String? = nil, interrupted: Bool? = nil, asyncCallers: [Int]? = nil, asyncJobFrames: Int? = nil,
-                    asyncCallersFromJobStart: Bool? = nil) {
+                    asyncCallersFromJobStart: Bool? = nil, asyncJobCallers: Int? = nil) {
             self.asyncCallers = asyncCallers
+            self.asyncJobCallers = asyncJobCallers
             self.asyncJobFrames = asyncJobFrames
             self.asyncCallersFromJobStart = asyncCallersFromJobStart
             self.offsetMs = offsetMs
@@ -203,7 +217,7 @@ extension StallReport {
 
         private enum CodingKeys: String, CodingKey {
             case offsetMs, kind, threadState, syscall, note, frameIndices = "frames", truncated, unwinder, interrupted, asyncCallers
-            case asyncJobFrames, asyncCallersFromJobStart
+            case asyncJobFrames, asyncCallersFromJobStart, asyncJobCallers
         }
     }
 

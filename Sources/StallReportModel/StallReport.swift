@@ -63,9 +63,16 @@ public struct StallReport: Codable, Sendable, Equatable {
     /// held what (see ``Starvation``).
     public var starvation: Starvation?
     /// The async callers that stand for the stall, like ``representativeStack`` (frame indices,
-    /// innermost caller first): the chain most stack samples agree on; nil when samples carry none
-    /// (see ``StallReport/Sample/asyncCallers``).
+    /// innermost caller first): the chain most stack samples agree on, past the functions
+    /// entered in the stalled job (``StallReport/Sample/asyncCallersBeforeJob``: the same whether a
+    /// sample's chain was read from the running frame or the job start); of the samples that
+    /// agree, one read from the running frame gives the whole chain shown. Nil when samples carry
+    /// none (see ``StallReport/Sample/asyncCallers``).
     public var representativeAsyncCallers: [Int]?
+    /// How many of ``representativeAsyncCallers``, from the innermost, were entered in the stalled
+    /// job: only the callers past them count in the fingerprint. Nil when not known (the whole
+    /// chain counts).
+    public var representativeAsyncCallersInJob: Int?
 
     /// Creates a report from all of its parts.
     public init(
@@ -77,9 +84,10 @@ public struct StallReport: Codable, Sendable, Equatable {
         symbolication: Symbolication, tags: [String: String]? = nil, scene: String? = nil,
         processStoppedMs: Double? = nil, rateLimited: Bool? = nil, omittedSamples: Int? = nil,
         machineSuspendedMs: Double? = nil, starvation: Starvation? = nil,
-        representativeAsyncCallers: [Int]? = nil
+        representativeAsyncCallers: [Int]? = nil, representativeAsyncCallersInJob: Int? = nil
     ) {
         self.representativeAsyncCallers = representativeAsyncCallers
+        self.representativeAsyncCallersInJob = representativeAsyncCallersInJob
         self.schemaVersion = schemaVersion
         self.id = id
         self.fingerprint = fingerprint

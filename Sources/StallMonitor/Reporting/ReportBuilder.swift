@@ -73,7 +73,8 @@ struct ReportBuilder {
                 truncated: sample.truncated ? true : nil, unwinder: sample.unwinder?.rawValue, interrupted: sample.interrupted,
                 asyncCallers: sample.asyncChain.map { $0.callers.map { frameIndex[$0]! } },
                 asyncJobFrames: sample.asyncChain?.jobFrames,
-                asyncCallersFromJobStart: sample.asyncChain.map { $0.fromJobStart ? true : nil } ?? nil)
+                asyncCallersFromJobStart: sample.asyncChain.map { $0.fromJobStart ? true : nil } ?? nil,
+                asyncJobCallers: sample.asyncChain.map { min($0.jobCallers, $0.callers.count) })
         }
         let duration = recording.end &- recording.spanStart
         let observed = recording.trackingEnd &- recording.trackingStart
@@ -105,7 +106,8 @@ struct ReportBuilder {
             tags: tags.isEmpty ? nil : tags, scene: recording.scene,
             processStoppedMs: recording.stoppedNanos > 0 ? milliseconds(recording.stoppedNanos) : nil,
             machineSuspendedMs: recording.machineSuspendedNanos > 0 ? milliseconds(recording.machineSuspendedNanos) : nil,
-            starvation: recording.starvation, representativeAsyncCallers: asyncCallers)
+            starvation: recording.starvation, representativeAsyncCallers: asyncCallers,
+            representativeAsyncCallersInJob: asyncCallers == nil ? nil : identity.asyncCallersInJob)
         return Built(report: report, complete: naming == .full || (naming == .cached && unnamed == 0) || !symbolicateInProcess)
     }
 

@@ -17,7 +17,7 @@ enum LargeReportDecoder {
     private static let topKeys = KeyTable(["samples"])
     private static let sampleKeys = KeyTable([
         "offsetMs", "kind", "threadState", "syscall", "note", "frames", "truncated", "unwinder", "interrupted",
-        "asyncCallers", "asyncJobFrames", "asyncCallersFromJobStart",
+        "asyncCallers", "asyncJobFrames", "asyncCallersFromJobStart", "asyncJobCallers",
     ])
 
     /// The report in `data`, or nil when it is smaller than `minimumSize` or not of the plain
@@ -109,6 +109,7 @@ enum LargeReportDecoder {
         var asyncCallers: [Int]?
         var asyncJobFrames: Int?
         var fromJobStart: Bool?
+        var jobCallers: Int?
         var seen: UInt32 = 0
         try cursor.forEachMember { cursor, key throws(FastPathMiss) in
             guard let index = try cursor.keyIndex(key, in: sampleKeys) else {
@@ -131,13 +132,15 @@ enum LargeReportDecoder {
             case 8: interrupted = try cursor.takeNull() ? nil : try cursor.bool()
             case 9: asyncCallers = try cursor.takeNull() ? nil : try indices(&cursor, scratch: &scratch)
             case 10: asyncJobFrames = try cursor.takeNull() ? nil : try cursor.int()
-            default: fromJobStart = try cursor.takeNull() ? nil : try cursor.bool()
+            case 11: fromJobStart = try cursor.takeNull() ? nil : try cursor.bool()
+            default: jobCallers = try cursor.takeNull() ? nil : try cursor.int()
             }
         }
         guard let offsetMs, let kind, let threadState, frames else { throw FastPathMiss() }
         return StallReport.Sample(offsetMs: offsetMs, kind: .init(rawValue: kind), threadState: threadState, syscall: syscall, note: note,
                                   frames: [], truncated: truncated, unwinder: unwinder, interrupted: interrupted,
-                                  asyncCallers: asyncCallers, asyncJobFrames: asyncJobFrames, asyncCallersFromJobStart: fromJobStart)
+                                  asyncCallers: asyncCallers, asyncJobFrames: asyncJobFrames, asyncCallersFromJobStart: fromJobStart,
+                                  asyncJobCallers: jobCallers)
     }
 
     /// The frame indices of every sample, one after another, 4 bytes each; a stack equal to one

@@ -148,7 +148,9 @@ public struct ReportSymbolicator: Sendable {
             let identity: StallIdentity
             if updated.samples.isEmpty {
                 identity = StallIdentity(stack: updated.representativeStack, syscall: nil, asyncCallers: updated.representativeAsyncCallers,
+                                         asyncCallersInJob: updated.representativeAsyncCallersInJob,
                                          fingerprint: Fingerprint.of(stack: updated.representativeStack, asyncCallers: updated.representativeAsyncCallers,
+                                                                     asyncCallersInJob: updated.representativeAsyncCallersInJob,
                                                                      frames: updated.frames, classification: updated.classification,
                                                                      syscall: nil, images: updated.images))
             } else {
@@ -157,6 +159,7 @@ public struct ReportSymbolicator: Sendable {
             }
             updated.representativeStack = identity.stack
             updated.representativeAsyncCallers = identity.asyncCallers
+            updated.representativeAsyncCallersInJob = identity.asyncCallers == nil ? nil : identity.asyncCallersInJob
             if identity.fingerprint != updated.fingerprint {
                 previous = updated.fingerprint
                 updated.fingerprint = identity.fingerprint

@@ -93,9 +93,14 @@ final class AsyncCallChainReader {
         }
         var callers: [UInt] = []
         let walk: Walk
+        // Callers entered in this job: read from the running frame, those up to the context the
+        // job started in; from the job start, the function it started in.
+        let jobCallers: Int
         if let running {
             walk = running.walk
+            jobCallers = running.walk.contexts.firstIndex(of: resumeContext) ?? 0
         } else {
+            jobCallers = 1
             guard code.contains(resumeTask, now: now) else {
                 return .omitted(AsyncChainOmission("the running job's start function is not code"))
             }
@@ -115,7 +120,7 @@ final class AsyncCallChainReader {
               running.map({ word($0.slot) == $0.context }) ?? true else {
             return .omitted(AsyncChainOmission("the task moved on while its chain was read"))
         }
-        return .chain(AsyncCallChain(callers: callers, jobFrames: running?.jobFrames, fromJobStart: running == nil,
+        return .chain(AsyncCallChain(callers: callers, jobFrames: running?.jobFrames, fromJobStart: running == nil, jobCallers: jobCallers,
                                      complete: walk.complete && callers.count == (running == nil ? 1 : 0) + walk.resumeParents.count))
     }
 
@@ -247,6 +252,9 @@ struct AsyncCallChain: Equatable {
     var jobFrames: Int?
     /// Read from the task's resume context: callers entered in this job may be missing.
     var fromJobStart: Bool
+    /// How many of ``callers``, from the innermost, were entered in the current job (the function
+    /// the job started in included).
+    var jobCallers: Int
     /// The walk reached the task's root (not cut at ``AsyncCallChainReader/maxDepth``).
     var complete: Bool
 }
