@@ -3,16 +3,18 @@
 ///
 /// An optimizing build clones a function for the arguments it is called with and the demangler
 /// names the clone after it (`function signature specialization <Arg[1] = Dead> of X`,
-/// `generic specialization <Swift.Int> of X`, `merged X`): the clone is X. A
+/// `generic specialization <Swift.Int> of X`, `merged X`): the clone is X. A partial function of
+/// an async function X (`(2) await resume partial function for X`, numbered as the build split
+/// it) is X. The compiler's entry into an `@main` type (`$main`, `async_Main`) does not count. A
 /// `partial apply forwarder for X` is X too: a debug build calls X from it, a release build
 /// inlines X into it (``collapsed(_:)`` then keeps one X of two in a row). Other compiler-made
 /// glue (a reabstraction thunk) is not a function of the app: it has no name here (nil).
 public enum FingerprintName {
     /// The function `symbol` stands for in a fingerprint, or nil for compiler-made glue.
     public static func of(_ symbol: String) -> String? {
-        var name = Substring(symbol)
+        var name = Substring(AsyncCallerNames.function(of: symbol))
         if name.hasPrefix(forwarder) { name = name.dropFirst(forwarder.count) }
-        if AsyncCallerNames.isThunk(String(name)) { return nil }
+        if AsyncCallerNames.isThunk(String(name)) || isEntryGlue(name) { return nil }
         while let rest = droppingCloneKind(name) { name = rest }
         return String(name)
     }
@@ -26,6 +28,12 @@ public enum FingerprintName {
     }
 
     private static let forwarder = "partial apply forwarder for "
+
+    /// The compiler's entry into an `@main` type (`static App.$main()`, the async main's
+    /// `async_Main…`): a debug build keeps them in a chain, a release build folds them away.
+    private static func isEntryGlue(_ name: Substring) -> Bool {
+        name.hasPrefix("async_Main") || name.contains(".$main() ") || name.hasSuffix(".$main()")
+    }
 
     /// Prefixes of clones whose specialization is in `<…>` before ` of `.
     private static let bracketedKinds = [

@@ -6,12 +6,16 @@ import Glibc
 enum PoolWork {
     @inline(never)
     static func sleepInDetachedTaskForTest(milliseconds: Int) -> StallFacts {
-        measure(#function) { usleep(UInt32(milliseconds) * 1_000) }
+        let start = DispatchTime.now().uptimeNanoseconds
+        usleep(UInt32(milliseconds) * 1_000)
+        return facts(#function, since: start)
     }
 
     @inline(never)
     static func spinInUnstructuredTaskForTest(milliseconds: Int) -> StallFacts {
-        measure(#function) { spin(milliseconds: milliseconds) }
+        let start = DispatchTime.now().uptimeNanoseconds
+        spin(milliseconds: milliseconds)
+        return facts(#function, since: start)
     }
 
     @inline(never)
@@ -41,7 +45,9 @@ enum PoolWork {
 
     @inline(never)
     static func sleepWhileStarvingPoolForTest(milliseconds: Int) -> StallFacts {
-        measure(#function) { usleep(UInt32(milliseconds) * 1_000) }
+        let start = DispatchTime.now().uptimeNanoseconds
+        usleep(UInt32(milliseconds) * 1_000)
+        return facts(#function, since: start)
     }
 
     /// Runs short jobs (about 50 µs of work each, then a suspension) on the pool for `seconds`.
@@ -64,10 +70,21 @@ enum PoolWork {
         return total
     }
 
+    // The stall functions are written so that a debug and a release build keep the same frames
+    // (no closure the optimizer could fold into its caller, no inlining): their reports must get
+    // the same fingerprint in both (BuildModeFingerprintTests).
+    @inline(never)
     static func spin(milliseconds: Int) {
         spin(microseconds: milliseconds * 1_000)
+        blackHole(milliseconds)
     }
 
+    @inline(never)
+    static func blackHole(_ value: Int) {
+        if value == -42 { print("") }
+    }
+
+    @inline(never)
     static func spin(microseconds: Int) {
         let end = DispatchTime.now().uptimeNanoseconds + UInt64(microseconds) * 1_000
         var sink: UInt64 = 1
@@ -80,6 +97,12 @@ enum PoolWork {
     static func measure(_ function: String, _ body: () -> Void) -> StallFacts {
         let start = DispatchTime.now().uptimeNanoseconds
         body()
+        return facts(function, since: start)
+    }
+
+    /// What `function` measured since `start` (a `DispatchTime` uptime), on this thread.
+    @inline(never)
+    static func facts(_ function: String, since start: UInt64) -> StallFacts {
         let ms = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
         return StallFacts(thread: currentThreadID(), milliseconds: ms, function: function)
     }
@@ -98,6 +121,8 @@ enum PoolWork {
 actor SpinningActor {
     @inline(never)
     func spinInActorMethodForTest(milliseconds: Int) -> StallFacts {
-        PoolWork.measure(#function) { PoolWork.spin(milliseconds: milliseconds) }
+        let start = DispatchTime.now().uptimeNanoseconds
+        PoolWork.spin(milliseconds: milliseconds)
+        return PoolWork.facts(#function, since: start)
     }
 }
