@@ -8,8 +8,8 @@ enum ReleaseBuilds {
 }
 
 /// The hidden-suite style check a CI gate relies on: the same stall, reported in two runs of a
-/// debug build and two runs of a release build of the same host, has one fingerprint, on a machine
-/// with two CPU-bound processes per core. Covers stalls inside the monitor's own interposers
+/// debug build and two runs of a release build of the same host (SwiftNIO: two debug runs), has
+/// one fingerprint, on a machine with two CPU-bound processes per core. Covers stalls inside the monitor's own interposers
 /// (`epoll_wait`, `dispatch_async`: a debug build keeps their frame, a release build tail-calls
 /// through it), and a baseline made from the debug run gates the release run.
 ///
@@ -110,6 +110,28 @@ struct BuildModeFingerprintTests {
     func mainActor() throws {
         let modes = [("cpu", "spinOnMainActorForTest"), ("block", "sleepOnMainActorForTest")]
         try Self.checkHost("async-main-host", modes: modes) { mode, folder in [mode, folder.path, "0"] }
+    }
+
+    // Two debug runs only: a release build of SwiftNIO would add minutes to every CI run.
+    @Test("SwiftNIO event loop: a CPU and a sleeping handler keep one fingerprint each over two runs")
+    func nioLoop() throws {
+        let markers = ["HandlerStalls.spinOnCPU", "HandlerStalls.sleepOnLoop"]
+        try withScratchFolder("build-modes") { directory in
+            let runs = try Self.underLoad {
+                try (0..<2).map { number -> (mode: String, reports: [StallReport]) in
+                    let reports = directory.appendingPathComponent("nio-\(number)")
+                    let server = try NIOStallDemoServer.start(reports: reports, portFile: directory.appendingPathComponent("port-\(number)"))
+                    #expect(try server.curl(["/cpu?ms=400"]).hasPrefix("cpu 400 ms"))
+                    usleep(300_000)
+                    #expect(try server.curl(["/sleep?ms=400"]).hasPrefix("sleep 400 ms"))
+                    usleep(300_000)
+                    let run = try server.stop()
+                    try #require(run.status == 0, "\(run)")
+                    return ("debug", try AsyncMainHostTests.reports(in: reports))
+                }
+            }
+            Self.expectOneFingerprintEach(runs, markers: markers)
+        }
     }
 
     // Not `detached`: the host runs the same closure in two modes, and a release build folds

@@ -11,27 +11,8 @@ struct NIOStallDemoTests {
         let directory = try ReportDirectory()
         let reports = directory.url.appendingPathComponent("reports")
         let portFile = directory.url.appendingPathComponent("port")
-        let server = LockedRun()
-        let thread = Thread {
-            server.set(Result {
-                try StallReportCLI.run(
-                    ["--output", reports.path, "--port-file", portFile.path, "--threads", "2", "--threshold-ms", "250"],
-                    timeout: 180, executable: "nio-stall-demo")
-            })
-        }
-        thread.start()
-        let deadline = Date().addingTimeInterval(60)
-        var port: String?
-        while port == nil && Date() < deadline {
-            port = (try? String(contentsOf: portFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-            if port?.isEmpty ?? true { port = nil; usleep(50_000) }
-        }
-        let base = "http://127.0.0.1:\(try #require(port, "the server never wrote its port"))"
-        func curl(_ paths: [String]) throws -> String {
-            let run = try StallReportCLI.run(["-sS", "--max-time", "30"] + paths.map { base + $0 }, timeout: 60, executable: "/usr/bin/curl")
-            #expect(run.status == 0, "\(run)")
-            return run.stdout
-        }
+        let server = try NIOStallDemoServer.start(reports: reports, portFile: portFile)
+        func curl(_ paths: [String]) throws -> String { try server.curl(paths) }
         #expect(try curl(["/cpu?ms=400"]).hasPrefix("cpu 400 ms, took 4"))
         usleep(300_000)
         #expect(try curl(["/sleep?ms=400"]).hasPrefix("sleep 400 ms, took 4"))
@@ -40,9 +21,7 @@ struct NIOStallDemoTests {
         usleep(700_000)
         // 400 fast requests over a few kept-alive connections: no stall.
         #expect(try curl(Array(repeating: "/fast", count: 400)) == String(repeating: "ok\n", count: 400))
-        _ = try curl(["/quit"])
-        while !server.isSet && Date() < deadline.addingTimeInterval(60) { usleep(50_000) }
-        let run = try #require(try server.get())
+        let run = try server.stop()
         #expect(run.status == 0, "\(run)")
         let counts = try #require(run.stdout.split(separator: "\n").last { $0.hasPrefix("{") })
         #expect(counts.contains("\"stallsDetected\":3"), "\(run.stdout)")
@@ -68,14 +47,4 @@ struct NIOStallDemoTests {
         let text = try StallReportCLI.run(["summarize", "--group-by", "loop", reports.path])
         #expect(text.stdout.contains("LOOP") && text.stdout.contains("nioEventLoop NIO-ELT-"), "\(text.stdout)")
     }
-}
-
-/// The result of a run on another thread.
-private final class LockedRun: @unchecked Sendable {
-    private let lock = NSLock()
-    private var result: Result<StallReportCLI.Run, any Error>?
-
-    func set(_ value: Result<StallReportCLI.Run, any Error>) { lock.withLock { result = value } }
-    var isSet: Bool { lock.withLock { result != nil } }
-    func get() throws -> StallReportCLI.Run? { try lock.withLock { result }?.get() }
 }
