@@ -58,9 +58,9 @@ public enum Fingerprint {
     /// as `<image file>+0x<offset in image>`, stable for one build; `stallreport symbolicate`
     /// recomputes the fingerprint from names later.
     ///
-    /// Names go in as ``FingerprintName`` gives them: an optimizer's clone of a function as the
-    /// function, compiler-made glue (thunks, partial apply forwarders) not at all, so a debug and
-    /// a release build of the same code agree.
+    /// Names go in as ``FingerprintName`` gives them: an optimizer's clone of a function, a
+    /// partial function or a forwarder as the function, thunks and the `@main` entry not at all,
+    /// so a debug and a release build of the same code agree.
     ///
     /// Frames of the monitor's own code (``StallReport/Frame/monitor``) never count: an
     /// interposer's frame is in a debug build's stack and may be gone by tail call in release.
