@@ -12,9 +12,9 @@ struct FastRecordExtractorSchemaTests {
     /// Schema properties the fast path does not read (it only summarizes a report): skipped, their
     /// JSON still checked.
     static let skipped: [String: Set<String>] = [
-        "": ["starvation"],
+        "": ["starvation", "representativeAsyncCallersInJob"],
         "sampling": ["asyncCallersNote"],
-        "samples": ["asyncCallers", "asyncJobFrames", "asyncCallersFromJobStart"],
+        "samples": ["asyncCallers", "asyncJobFrames", "asyncCallersFromJobStart", "asyncJobCallers"],
     ]
     /// Keys the fast path reads that the schema does not list: `kind` marks files that are not
     /// stall reports (session records), which the version probe turns away.
