@@ -15,8 +15,9 @@ import Glibc
 /// its address, or a task that suspended and was resumed (on this worker or another). A span is
 /// dated from the middle of the interval in which its job appeared, so the interval bounds the
 /// error of a duration (half an interval at each end). Each worker keeps one slot (a
-/// ``PoolSlotProbe`` with its own span tracker and watch) for as long as it lives, so stalls on
-/// several workers at once are each sampled and reported.
+/// ``PoolSlotProbe`` with its own span tracker and watch) while it runs tasks, so stalls on
+/// several workers at once are each sampled and reported; when libdispatch runs more workers than
+/// there are slots, a worker that runs a task takes the slot of one that runs none.
 ///
 /// While a worker is busy the probe also keeps one token (a no-op block) queued on the pool: its
 /// enqueue-to-start delay is the pool's delay for new work (the `pool.delay` metric), a token
@@ -114,6 +115,8 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         var taskSince: UInt64 = 0
         /// When the scan met it.
         var metAt: UInt64 = 0
+        /// When its last span ended (0: none has).
+        var spanEndedAt: UInt64 = 0
     }
 
     init(layout: PoolLayout, threshold: UInt64, interval: UInt64, slots: Int) {
@@ -196,6 +199,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
             if worker.spanOpen, newJob {
                 if let slot = worker.slot { trackers[slot]?.spanEnded(at: changedAt) }
                 worker.spanOpen = false
+                worker.spanEndedAt = changedAt
             }
             if job.task != 0, !worker.spanOpen, let slot = worker.slot, let tracker = trackers[slot] {
                 if expectedOn.withLock({ $0[tid] != nil }) { tracker.markExpectedLongWork() }
@@ -207,6 +211,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
             worker.lastLook = now
             workers[tid] = worker
         }
+        if workers.values.contains(where: { $0.slot == nil && $0.job.task != 0 }) { lendSlots() }
         let observers = self.observers.withLock { $0 }
         if let queued = tokenQueuedAt {
             let ran = token.lastRan
@@ -228,6 +233,27 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         // Young threads whose names are still looked at need no look while the pool sleeps: the
         // next enqueue wakes the watchdog, and its first look scans them again.
         return looks.nextLook(now: now, idle: !busy && tokenQueuedAt == nil && starvation == nil && CStallMonitor_pool_hook_active() != 0)
+    }
+
+    /// Gives each worker that runs a task but has no slot (libdispatch started more workers than
+    /// there are slots) the slot of a worker that runs none, its span dated from when its job
+    /// began (not before the slot's last span ended): a slot is lent, not kept while its worker idles.
+    private func lendSlots() {
+        var donors = workers.filter { $0.value.slot != nil && $0.value.job.task == 0 && !$0.value.spanOpen }.map(\.key).sorted()
+        for tid in workers.keys.sorted() {
+            guard var worker = workers[tid], worker.slot == nil, worker.job.task != 0 else { continue }
+            guard let donorTid = donors.popLast(), var donor = workers[donorTid], let slot = donor.slot else { return }
+            donor.slot = nil
+            workers[donorTid] = donor
+            worker.slot = slot
+            slotStates[slot].assigned.store(tid, ordering: .relaxed)
+            if let tracker = trackers[slot] {
+                if expectedOn.withLock({ $0[tid] != nil }) { tracker.markExpectedLongWork() }
+                tracker.spanBegan(at: max(worker.taskSince, donor.spanEndedAt), switches: 0, thread: tid)
+                worker.spanOpen = true
+            }
+            workers[tid] = worker
+        }
     }
 
     /// Takes the enqueue flag and returns when a producer woke the watchdog from a sleep just now
