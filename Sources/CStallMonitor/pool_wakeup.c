@@ -5,7 +5,9 @@
 // which calls swift_task_enqueueGlobal_hook when one is set. Ours notes the enqueue for every
 // wake-up slot that watches the pool and hands the job on unchanged (to a hook installed before
 // ours, else to the runtime's own enqueue). While a slot's flag is already set the hook does two
-// loads and nothing else: a busy pool costs no store, no fence and no wake-up.
+// loads for the flags: a busy pool costs no fence and no wake-up there. While any slot watches,
+// it also writes the job's entry in the table of recent enqueues (pool_jobs.c: one load, one
+// store), which tells the pool probe that a task it saw running has run a new job since.
 //
 // The hook is installed while a monitor watches the pool and taken out when the last one stops,
 // if nothing was installed after it (else it stays, passing jobs on: another hook may call it).
@@ -13,6 +15,7 @@
 // that wants it makes it before a monitor watches the pool.
 #include "CStallMonitor.h"
 #include "own_code.h"
+#include "pool_jobs.h"
 #include "wakeup.h"
 
 #include <dlfcn.h>
@@ -38,7 +41,7 @@ static int hook_in_chain;
 void CStallMonitor_pool_slot_reset(int slot) { CStallMonitor_wakeup_flags_reset(&flags, slot); }
 
 CSTALLMONITOR_OWN_CODE static CSTALLMONITOR_SWIFTCALL void pool_enqueue_hook(void *job, enqueue_original original) {
-    CStallMonitor_wakeup_flags_note(&flags);
+    if (CStallMonitor_wakeup_flags_note(&flags)) CStallMonitor_pool_note_job(job);
     enqueue_hook previous = atomic_load_explicit(&previous_hook, memory_order_acquire);
     if (previous != NULL) {
         previous(job, original);

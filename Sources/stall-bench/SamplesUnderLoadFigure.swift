@@ -37,37 +37,11 @@ enum SamplesUnderLoadFigure {
         return Shares(cpu: cpu, cpuSamples: cpuSamples, blocked: blocked, blockedSamples: blockedSamples)
     }
 
-    /// Starts `count` CPU-bound processes (shell loops); the returned closure ends them.
-    private static func startHogs(_ count: Int) throws -> () -> Void {
-        var hogs: [Process] = []
-        for _ in 0..<count {
-            let hog = Process()
-            hog.executableURL = URL(fileURLWithPath: "/bin/sh")
-            hog.arguments = ["-c", "while :; do :; done"]
-            try hog.run()
-            hogs.append(hog)
-        }
-        return {
-            for hog in hogs {
-                hog.terminate()
-                hog.waitUntilExit()
-            }
-        }
-    }
-
     static func run(_ context: BenchContext) throws -> FigureResult {
         let rounds = context.pick(3, quick: 1)
         let quiet = try measure(context, rounds: rounds)
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        let stopHogs = try startHogs(2 * cores)
-        let loaded: Shares
-        do {
-            loaded = try measure(context, rounds: rounds)
-            stopHogs()
-        } catch {
-            stopHogs()
-            throw error
-        }
+        let loaded = try CPUHogProcesses.running(2 * cores) { try measure(context, rounds: rounds) }
         let method = "\(rounds) CPU spins of \(context.pick(1.2, quick: 0.4)) s and \(rounds) usleep(400 ms) stalls on the main RunLoop, sampled every 10 ms (threshold 250 ms), first on the machine as it is, then with \(2 * cores) CPU-bound processes (two per core) competing; a sample counts when it has a stack"
         let cpuRatio = loaded.cpu / max(quiet.cpu, 1e-9)
         return FigureResult(figure: .samplesUnderLoad, rows: [

@@ -160,6 +160,7 @@ public final class StallMonitor: Sendable {
                 case .failure(let error): throw error
                 }
                 poolLayout = .success(layout)
+                if let note = layout.taskIDNote { configuration.logger.warning("StallMonitor: \(note)") }
                 probes.append(contentsOf: ConcurrencyPoolProbe(layout: layout, threshold: UInt64(configuration.threshold.nanoseconds), interval: nanos,
                                                                 slots: ConcurrencyPoolProbe.slotCount()).makeSlots())
             }

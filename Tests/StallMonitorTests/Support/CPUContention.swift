@@ -121,3 +121,18 @@ enum CongestedChain {
         CFRunLoopWakeUp(loop)
     }
 }
+
+/// Two busy threads pinned to each CPU the process may use (CPUs 0 up to the online count), so
+/// that every thread of the test, the monitor's included, takes turns with them.
+final class CPUContention: Sendable {
+    private let hogs: [CPUHog]
+
+    init(hogsPerCPU: Int = 2) {
+        hogs = (0..<ProcessInfo.processInfo.activeProcessorCount).flatMap { cpu in (0..<hogsPerCPU).map { _ in CPUHog(cpu: cpu) } }
+    }
+
+    /// Stops every hog (waits for each).
+    func stop() {
+        for hog in hogs { hog.stop() }
+    }
+}

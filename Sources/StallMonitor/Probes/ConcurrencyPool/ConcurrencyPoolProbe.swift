@@ -7,13 +7,17 @@ import Glibc
 /// executor, and the async route handlers of Hummingbird 2 and Vapor 4.
 ///
 /// No executor is replaced and no job is wrapped. Every `interval` the watchdog reads, for each
-/// worker, the task it runs now: one 8-byte `process_vm_readv` of the runtime's own thread-local
-/// active-task word (``PoolLayout``). A worker that runs the same task at consecutive looks runs
-/// the same job; a new task (or none) ends the span there. A span is dated from the middle of
-/// the interval in which its task appeared, so the interval bounds the error of a duration (half
-/// an interval at each end). Each worker keeps one slot (a ``PoolSlotProbe`` with its own span
-/// tracker and watch) for as long as it lives, so stalls on several workers at once are each
-/// sampled and reported.
+/// worker, the job it runs now (``PoolJobKey``): the runtime's own thread-local active-task word
+/// and the task's 32-bit id (two `process_vm_readv`s of 8 and 4 bytes, ``PoolLayout``), and the
+/// task's entry in a table the enqueue hook writes. A worker runs the same job at consecutive
+/// looks when it runs the same task (same address, same id) and that task was not enqueued in
+/// between; otherwise the span ends there: another task, none, a task freed and another made at
+/// its address, or a task that suspended and was resumed (on this worker or another). A span is
+/// dated from the middle of the interval in which its job appeared, so the interval bounds the
+/// error of a duration (half an interval at each end). Each worker keeps one slot (a
+/// ``PoolSlotProbe`` with its own span tracker and watch) while it runs tasks, so stalls on
+/// several workers at once are each sampled and reported; when libdispatch runs more workers than
+/// there are slots, a worker that runs a task takes the slot of one that runs none.
 ///
 /// While a worker is busy the probe also keeps one token (a no-op block) queued on the pool: its
 /// enqueue-to-start delay is the pool's delay for new work (the `pool.delay` metric), a token
@@ -29,8 +33,15 @@ import Glibc
 /// reach a worker another way (a custom executor that runs them on a `DispatchQueue`), or a host
 /// that installs its own hook later, are seen at a look every 2 s while the pool sleeps.
 ///
-/// Known limit: a task that suspends and is resumed on the same worker between two looks (a
-/// `Task.yield()` loop on an otherwise idle pool) is seen as one job.
+/// Known limit: a task that suspends and is resumed on the same worker between two looks is
+/// seen as one job when its resumption did not pass the global enqueue hook (it was resumed on an
+/// actor that was already running, or on a task executor of the app's), when another job that
+/// falls in the same entry of the table was enqueued after it and before the look, when it was
+/// enqueued a multiple of 16 times between two looks with nothing else in its entry, or while the
+/// hook is not ours (another was installed after it). A task freed and another made at its
+/// address between two looks is seen as one job only where the task id could not be checked
+/// when the monitor started (``PoolLayout/taskIDOffset`` is nil, said in a log message). Each
+/// of these merges jobs; nothing splits one job.
 final class ConcurrencyPoolProbe: @unchecked Sendable {
     /// The loop kind reports name.
     static let loopKind = LoopKind.concurrencyPool.rawValue
@@ -96,14 +107,16 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     private struct Worker {
         var pointer: UInt
         var slot: Int?
-        /// The task it ran at the last look (0: none), and whether a span of it is open.
-        var task: UInt = 0
+        /// The job it ran at the last look (task 0: none), and whether a span of it is open.
+        var job = PoolJobKey()
         var spanOpen = false
         var lastLook: UInt64
-        /// When the task it runs now was first seen (the middle of the interval it appeared in).
+        /// When the job it runs now was first seen (the middle of the interval it appeared in).
         var taskSince: UInt64 = 0
         /// When the scan met it.
         var metAt: UInt64 = 0
+        /// When its last span ended (0: none has).
+        var spanEndedAt: UInt64 = 0
     }
 
     init(layout: PoolLayout, threshold: UInt64, interval: UInt64, slots: Int) {
@@ -174,29 +187,31 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         if now >= nextScan || now < scanEveryLookUntil { scan(now: now, quietLook: quietLook) }
         var busy = false
         for (tid, var worker) in workers {
-            var task: UInt = 0
-            guard CStallMonitor_read_memory(UInt(bitPattern: Int(bitPattern: worker.pointer) &+ layout.activeTaskOffset), &task, 8) == 0 else {
+            guard let job = PoolJobKey.read(threadPointer: worker.pointer, layout: layout) else {
                 forget(tid, at: now)
                 continue
             }
+            let newJob = job.startsNewJob(after: worker.job)
             // A worker idle through a sleep that new work ended starts at the wake-up (see
             // noteEnqueues); otherwise somewhere since its last look, taken as the middle.
             let changedAt = worker.lastLook == wokeAt ? worker.lastLook : worker.lastLook + (now &- worker.lastLook) / 2
-            if task != worker.task { worker.taskSince = changedAt }
-            if worker.spanOpen, task != worker.task {
+            if newJob { worker.taskSince = changedAt }
+            if worker.spanOpen, newJob {
                 if let slot = worker.slot { trackers[slot]?.spanEnded(at: changedAt) }
                 worker.spanOpen = false
+                worker.spanEndedAt = changedAt
             }
-            if task != 0, !worker.spanOpen, let slot = worker.slot, let tracker = trackers[slot] {
+            if job.task != 0, !worker.spanOpen, let slot = worker.slot, let tracker = trackers[slot] {
                 if expectedOn.withLock({ $0[tid] != nil }) { tracker.markExpectedLongWork() }
                 tracker.spanBegan(at: changedAt, switches: 0, thread: tid)
                 worker.spanOpen = true
             }
-            if task != 0 { busy = true }
-            worker.task = task
+            if job.task != 0 { busy = true }
+            worker.job = job
             worker.lastLook = now
             workers[tid] = worker
         }
+        if workers.values.contains(where: { $0.slot == nil && $0.job.task != 0 }) { lendSlots() }
         let observers = self.observers.withLock { $0 }
         if let queued = tokenQueuedAt {
             let ran = token.lastRan
@@ -208,7 +223,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
             } else if starvation == nil, now &- queued > threshold, let observers {
                 let held = workers.sorted { $0.key < $1.key }.map { tid, worker in
                     HeldWorker(tid: tid, name: ThreadProcFiles.threadName(tid: tid),
-                               heldFor: worker.task == 0 ? nil : now &- min(now, worker.taskSince))
+                               heldFor: worker.job.task == 0 ? nil : now &- min(now, worker.taskSince))
                 }
                 observers.starved(now &- queued, held)
                 starvation = observers.report.begin(queuedAt: queued, now: now, workers: held)
@@ -220,6 +235,27 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         return looks.nextLook(now: now, idle: !busy && tokenQueuedAt == nil && starvation == nil && CStallMonitor_pool_hook_active() != 0)
     }
 
+    /// Gives each worker that runs a task but has no slot (libdispatch started more workers than
+    /// there are slots) the slot of a worker that runs none, its span dated from when its job
+    /// began (not before the slot's last span ended): a slot is lent, not kept while its worker idles.
+    private func lendSlots() {
+        var donors = workers.filter { $0.value.slot != nil && $0.value.job.task == 0 && !$0.value.spanOpen }.map(\.key).sorted()
+        for tid in workers.keys.sorted() {
+            guard var worker = workers[tid], worker.slot == nil, worker.job.task != 0 else { continue }
+            guard let donorTid = donors.popLast(), var donor = workers[donorTid], let slot = donor.slot else { return }
+            donor.slot = nil
+            workers[donorTid] = donor
+            worker.slot = slot
+            slotStates[slot].assigned.store(tid, ordering: .relaxed)
+            if let tracker = trackers[slot] {
+                if expectedOn.withLock({ $0[tid] != nil }) { tracker.markExpectedLongWork() }
+                tracker.spanBegan(at: max(worker.taskSince, donor.spanEndedAt), switches: 0, thread: tid)
+                worker.spanOpen = true
+            }
+            workers[tid] = worker
+        }
+    }
+
     /// Takes the enqueue flag and returns when a producer woke the watchdog from a sleep just now
     /// (nil: none did). After a sleep an enqueue ended, a task found running on a worker idle
     /// through it (or on a worker met now) is dated from the wake-up's post: the hook posts just
@@ -229,7 +265,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     private func noteEnqueues(now: UInt64) -> UInt64? {
         let (enqueued, woke) = looks.noteEnqueues(now: now)
         guard enqueued, let woke else { return woke }
-        for (tid, worker) in workers where worker.task == 0 && worker.lastLook < woke { workers[tid]?.lastLook = woke }
+        for (tid, worker) in workers where worker.job.task == 0 && worker.lastLook < woke { workers[tid]?.lastLook = woke }
         if let scanned = lastScan, scanned < woke { lastScan = woke }
         return woke
     }

@@ -13,6 +13,13 @@ import Synchronization
 /// - glibc places a thread it created at a fixed distance below the end of its stack mapping, the
 ///   thread control block pointing to itself and holding the kernel thread id at a fixed offset:
 ///   learned on a thread of the monitor's own, and checked again on every worker found.
+/// - A task begins with the runtime's `Job` header (Swift 6 `include/swift/ABI/Task.h`: heap
+///   object 16 bytes, two scheduler words, 32-bit flags at 32, the 32-bit job id at 36, voucher,
+///   reserved, `ResumeTask` at 56): the id word, the low half of the task's 64-bit id, tells a
+///   task from the next one made at its address. It is checked in two tasks against the id the
+///   runtime gives (`UnownedJob`'s description), with the known task's `ResumeTask` in an
+///   executable mapping; where that fails the pool is watched by task address alone, said in
+///   ``taskIDNote``.
 ///
 /// Known for Swift 6.x on x86_64 Linux with glibc; anywhere else ``learn(timeout:)`` says why not
 /// and the pool is not watched (never watched with a guess).
@@ -23,6 +30,14 @@ struct PoolLayout: Sendable {
     var stackEndDistance: UInt
     /// Offset of the kernel thread id in a thread control block.
     var tidOffset: Int
+    /// Offset of the 32-bit job id in a task (nil: not checked, the task address alone is used).
+    var taskIDOffset: Int?
+    /// Why the task id is not used (nil when it is).
+    var taskIDNote: String?
+
+    /// Where `Job` keeps its id and `ResumeTask` (Swift 6.x, 64-bit).
+    static let jobIDOffset = 36
+    static let resumeTaskOffset = 56
 
     /// The runtime module whose TLS holds the active task.
     static let concurrencyModule = "libswift_Concurrency.so"
@@ -35,15 +50,17 @@ struct PoolLayout: Sendable {
             return .failure(.unsupportedLoop(
                 "the concurrency pool cannot be watched: this C library's thread layout is not the one StallMonitor knows (glibc on x86_64)"))
         }
-        let found: Result<Int, StallMonitorError>
-        if let here = activeTaskOffsetInCurrentTask() {
+        let found: Result<TaskFindings, StallMonitorError>
+        if let here = findingsInCurrentTask() {
             found = here
         } else {
-            found = activeTaskOffsetOnPool(timeout: timeout)
+            found = findingsOnPool(timeout: timeout)
         }
         switch found {
-        case .success(let offset):
-            return .success(PoolLayout(activeTaskOffset: offset, stackEndDistance: thread.distance, tidOffset: thread.tidOffset))
+        case .success(let findings):
+            let note = findings.idProblem.map { "pool jobs are told apart by task address and enqueues only, not by task id: \($0)" }
+            return .success(PoolLayout(activeTaskOffset: findings.activeTaskOffset, stackEndDistance: thread.distance, tidOffset: thread.tidOffset,
+                                       taskIDOffset: note == nil ? jobIDOffset : nil, taskIDNote: note))
         case .failure(let error):
             return .failure(error)
         }
@@ -71,18 +88,24 @@ struct PoolLayout: Sendable {
         return result.withLock { $0 }
     }
 
-    /// The active-task offset read in the task the caller runs in; nil when it runs in none.
-    private static func activeTaskOffsetInCurrentTask() -> Result<Int, StallMonitorError>? {
-        guard let task = currentTaskAddress() else { return nil }
-        return activeTaskOffset(holding: task)
+    /// What is learned inside a task: the active-task offset, and why the task id cannot be used (nil: it can).
+    private struct TaskFindings: Sendable {
+        var activeTaskOffset: Int
+        var idProblem: String?
     }
 
-    /// The active-task offset read in a task started for it on the pool.
-    private static func activeTaskOffsetOnPool(timeout: Duration) -> Result<Int, StallMonitorError> {
-        let result = Locked<Result<Int, StallMonitorError>?>(nil)
+    /// What is learned in the task the caller runs in; nil when it runs in none.
+    private static func findingsInCurrentTask() -> Result<TaskFindings, StallMonitorError>? {
+        guard let task = currentTaskAddress() else { return nil }
+        return findings(in: task)
+    }
+
+    /// What is learned in a task started for it on the pool.
+    private static func findingsOnPool(timeout: Duration) -> Result<TaskFindings, StallMonitorError> {
+        let result = Locked<Result<TaskFindings, StallMonitorError>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task.detached {
-            let found = currentTaskAddress().map(activeTaskOffset(holding:))
+            let found = currentTaskAddress().map(findings(in:))
                 ?? .failure(.unsupportedLoop("a task on the concurrency pool found no current task"))
             result.withLock { $0 = found }
             done.signal()
@@ -94,6 +117,11 @@ struct PoolLayout: Sendable {
                 "the concurrency pool did not run a task within \(timeout) of start: it is stuck (every worker held), so it cannot be checked and watched"))
         }
         return found
+    }
+
+    /// The active-task offset and the task-id check, on the calling thread inside the task at `task`.
+    private static func findings(in task: UInt) -> Result<TaskFindings, StallMonitorError> {
+        activeTaskOffset(holding: task).map { TaskFindings(activeTaskOffset: $0, idProblem: TaskIDCheck.problem(inRunningTask: task)) }
     }
 
     /// The address of the task the calling thread runs, if any.

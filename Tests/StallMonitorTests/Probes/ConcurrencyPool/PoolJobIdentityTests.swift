@@ -1,0 +1,130 @@
+import Foundation
+import Glibc
+import StallMonitor
+import StallReportModel
+import Testing
+
+/// One job on the concurrency pool is one job to the monitor: jobs that follow one another on a
+/// worker are told apart (a task freed and another made at its address, a task that suspended
+/// and was resumed between two looks), and a long job is measured from its own start. Every
+/// test runs with two CPU hogs on each CPU, and the test's own task only awaits.
+@Suite("Pool job identity", .serialized)
+struct PoolJobIdentityTests {
+    @Test("short tasks made and finished back to back, and a task split by a 1 ms suspension, give no report")
+    func backToBackShortJobsGiveNoReport() async throws {
+        let reports = try await Self.watchingPool { _ in
+            // Tasks made and finished in a loop for a second: each made where the one before was freed.
+            let end = Kernel.monotonicNanoseconds() + 1_000_000_000
+            while Kernel.monotonicNanoseconds() < end { _ = await Self.poolJob(spinMs: 3, blockMs: 0).value }
+            // Two 140 ms bursts of one task around a 1 ms sleep: two jobs of 140 ms, one of 280 if merged.
+            let waker = ContinuationWaker()
+            defer { waker.stop() }
+            for _ in 0..<5 {
+                await Task.detached {
+                    Self.spin(milliseconds: 140)
+                    await waker.sleep()
+                    Self.spin(milliseconds: 140)
+                }.value
+            }
+        }
+        #expect(reports.isEmpty, "\(reports.map { ($0.loop.kind, $0.durationMs, $0.representativeFunction) })")
+    }
+
+    @Test("a 400 ms blocking task right after 200 ms of tasks made at its address is reported with its own duration")
+    func blockingJobAfterOtherJobsKeepsItsDuration() async throws {
+        var measured: JobClock?
+        let reports = try await Self.watchingPool { _ in
+            let end = Kernel.monotonicNanoseconds() + 200_000_000
+            while Kernel.monotonicNanoseconds() < end { _ = await Self.poolJob(spinMs: 2, blockMs: 0).value }
+            measured = await Self.poolJob(spinMs: 0, blockMs: 400).value
+        }
+        let job = try #require(measured)
+        let stalls = reports.filter { $0.starvation == nil }
+        try #require(stalls.count == 1, "\(reports.map { ($0.loop.kind, $0.durationMs, $0.starvation != nil) })")
+        let report = stalls[0]
+        #expect(report.loop.kind == StallMonitor.concurrencyPoolKind)
+        #expect(report.loop.threadID == Int(job.thread), "report on \(report.loop.threadID), job on \(job.thread)")
+        #expect(abs(report.durationMs - job.milliseconds) <= 25, "report \(report.durationMs) ms, job \(job.milliseconds) ms")
+    }
+
+    /// A job's own clock: the worker that ran it and how long it ran, read inside it.
+    struct JobClock: Sendable {
+        var thread: Int32
+        var milliseconds: Double
+    }
+
+    /// A detached task that spins `spinMs` and then blocks `blockMs` (one shape for every call,
+    /// so that each task is made the same size as the one freed before it, at its address).
+    static func poolJob(spinMs: UInt64, blockMs: UInt32) -> Task<JobClock, Never> {
+        Task.detached {
+            let start = Kernel.monotonicNanoseconds()
+            spin(milliseconds: spinMs)
+            if blockMs > 0 { usleep(blockMs * 1_000) }
+            return JobClock(thread: Kernel.currentThreadID(), milliseconds: Double(Kernel.monotonicNanoseconds() - start) / 1e6)
+        }
+    }
+
+    /// Keeps the CPU for `milliseconds` of wall-clock time.
+    static func spin(milliseconds: UInt64) {
+        let end = Kernel.monotonicNanoseconds() + milliseconds * 1_000_000
+        while Kernel.monotonicNanoseconds() < end {}
+    }
+
+    /// Runs `body` with the pool watched (threshold 250 ms, a look every 5 ms) under two CPU hogs
+    /// per CPU; returns the reports written once the monitor has flushed and stopped.
+    static func watchingPool(label: String = #function, _ body: (StallMonitor) async throws -> Void) async throws -> [StallReport] {
+        let directory = ReportDirectory(label)
+        defer { directory.remove() }
+        let contention = CPUContention()
+        defer { contention.stop() }
+        let monitor = try StallMonitor.start(directory.configuration(), loops: [.concurrencyPool], pollInterval: .milliseconds(5))
+        do {
+            try await body(monitor)
+        } catch {
+            await monitor.stop()
+            throw error
+        }
+        #expect(await monitor.flush(timeout: .seconds(10)))
+        await monitor.stop()
+        return try directory.reports()
+    }
+}
+
+/// A 1 ms sleep of a task that surely suspends it: the task hands a continuation over and a
+/// thread of the test resumes it 1 ms after it found it. `Task.sleep` does not do for this test
+/// under load: its timer's enqueue may wake a worker that preempts the task before it awaits,
+/// and when the timer's task resumes the continuation first, the task goes on without
+/// suspending (one job, rightly reported as one). The thread polls: handing over wakes no one.
+final class ContinuationWaker: Sendable {
+    private let handed = LockedBox<CheckedContinuation<Void, Never>?>(nil)
+    private let stopping = LockedBox(false)
+    private let exited = DispatchSemaphore(value: 0)
+
+    init() {
+        let handed = self.handed
+        let stopping = self.stopping
+        let exited = self.exited
+        Thread {
+            while !stopping.withLock({ $0 }) {
+                if let continuation = handed.withLock({ value in defer { value = nil }; return value }) {
+                    usleep(1_000)
+                    continuation.resume()
+                } else {
+                    usleep(200)
+                }
+            }
+            exited.signal()
+        }.start()
+    }
+
+    /// Suspends the calling task for about 1 ms.
+    func sleep() async {
+        await withCheckedContinuation { continuation in handed.withLock { $0 = continuation } }
+    }
+
+    /// Stops the thread (after the last sleep) and waits for it.
+    func stop() {
+        stopping.withLock { $0 = true }
+        exited.wait()
+    }
+}
