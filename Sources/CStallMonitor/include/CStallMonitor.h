@@ -87,6 +87,83 @@ long CStallMonitor_resident_bytes(void);
 /// Returns 0 when the semaphore was taken, ETIMEDOUT on timeout, another errno on failure.
 int CStallMonitor_sem_wait_until(sem_t *sem, uint64_t deadline_ns);
 
+// MARK: - Blocking calls on threads that must not block (blocking_*.c)
+
+/// The calls watched for blocking, in the order of `CStallMonitor_blocking_call_name`.
+typedef enum {
+    CStallMonitorBlockingUsleep, CStallMonitorBlockingNanosleep, CStallMonitorBlockingClockNanosleep,
+    CStallMonitorBlockingSleep, CStallMonitorBlockingRead, CStallMonitorBlockingWrite,
+    CStallMonitorBlockingPread, CStallMonitorBlockingPread64, CStallMonitorBlockingPwrite,
+    CStallMonitorBlockingPwrite64, CStallMonitorBlockingReadv, CStallMonitorBlockingWritev,
+    CStallMonitorBlockingRecv, CStallMonitorBlockingRecvfrom, CStallMonitorBlockingRecvmsg,
+    CStallMonitorBlockingSend, CStallMonitorBlockingSendto, CStallMonitorBlockingSendmsg,
+    CStallMonitorBlockingAccept, CStallMonitorBlockingAccept4, CStallMonitorBlockingConnect,
+    CStallMonitorBlockingPoll, CStallMonitorBlockingPpoll, CStallMonitorBlockingSelect,
+    CStallMonitorBlockingPselect, CStallMonitorBlockingOpen, CStallMonitorBlockingOpen64,
+    CStallMonitorBlockingOpenat, CStallMonitorBlockingOpenat64, CStallMonitorBlockingFsync,
+    CStallMonitorBlockingFdatasync, CStallMonitorBlockingFlock, CStallMonitorBlockingStat,
+    CStallMonitorBlockingLstat, CStallMonitorBlockingStatx, CStallMonitorBlockingPthreadMutexLock,
+    CStallMonitorBlockingPthreadRwlockRdlock, CStallMonitorBlockingPthreadRwlockWrlock,
+    CStallMonitorBlockingPthreadCondWait, CStallMonitorBlockingPthreadCondTimedwait,
+    CStallMonitorBlockingPthreadJoin, CStallMonitorBlockingSemWait, CStallMonitorBlockingSemTimedwait,
+    CStallMonitorBlockingFutex, CStallMonitorBlockingWaitpid, CStallMonitorBlockingWait4,
+    CStallMonitorBlockingWaitid,
+    CStallMonitorBlockingCallCount
+} CStallMonitorBlockingCall;
+
+/// Return addresses one blocking-call record keeps at most (the caller's first).
+#define CSTALLMONITOR_BLOCKING_FRAMES 48
+
+/// One call that blocked a thread that must not block for at least the threshold.
+typedef struct {
+    /// A `CStallMonitorBlockingCall`.
+    uint32_t call;
+    /// The kernel thread id of the caller.
+    int32_t thread_id;
+    /// CLOCK_MONOTONIC when the call was made and how long it took, in nanoseconds.
+    uint64_t start_ns;
+    uint64_t duration_ns;
+    /// The Swift task the thread ran (0: none), and the scope the scope hook named (0: none).
+    uintptr_t task;
+    uint64_t scope;
+    /// Return addresses from the caller up, found by following frame pointers.
+    uint32_t frame_count;
+    uintptr_t frames[CSTALLMONITOR_BLOCKING_FRAMES];
+} CStallMonitorBlockingRecord;
+
+/// The name a call is known by in the C library (`"futex"` for `syscall(SYS_futex, …)` waits).
+const char *CStallMonitor_blocking_call_name(int call);
+
+/// Replaces the watched calls in the GOT of every image loaded now except the C library and the
+/// dynamic linker (images loaded later are not seen: call again). `seen[call]` receives how many
+/// images' GOT entries now lead to the call's wrapper, `in_executable[call]` 1 when the
+/// executable's own calls are among them. Returns the number of entries changed, or -1 when the
+/// forwarded functions cannot be resolved.
+int CStallMonitor_blocking_install(int seen[CStallMonitorBlockingCallCount],
+                                   int in_executable[CStallMonitorBlockingCallCount]);
+
+/// Starts timing watched calls on threads that must not block: those that run a Swift task, and
+/// those marked with `CStallMonitor_blocking_thread_mark`. `threshold_ns`: the shortest call recorded.
+void CStallMonitor_blocking_enable(uint64_t threshold_ns);
+
+/// Stops timing; the wrappers forward with one load.
+void CStallMonitor_blocking_disable(void);
+
+/// Marks (1) or unmarks (0) the calling thread as one that must not block, whatever it runs.
+/// Counted: every mark needs an unmark.
+void CStallMonitor_blocking_thread_mark(int must_not_block);
+
+/// Allows (1) or ends allowing (0) blocking calls on the calling thread. Counted.
+void CStallMonitor_blocking_allow(int allowed);
+
+/// A function the recorder calls on the blocking thread, after a call blocked, to name the scope
+/// the call belongs to (a test's id); NULL for none. It must not block.
+void CStallMonitor_blocking_set_scope_hook(uint64_t (*hook)(void));
+
+/// Moves up to `capacity` records, oldest first, into `records`; returns how many. `dropped`
+/// receives how many calls were not recorded since the last take because every slot was full.
+int CStallMonitor_blocking_take(CStallMonitorBlockingRecord *records, int capacity, uint64_t *dropped);
+
 // MARK: - Sampler (sampler.c)
 
 /// Frames one sample can hold at most.

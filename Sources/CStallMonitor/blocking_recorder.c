@@ -1,0 +1,159 @@
+// Timing and recording watched calls on threads that must not block.
+//
+// A wrapper asks `begin` whether to time its call: detection is on, the thread is not allowed to
+// block, not already inside the recorder, and it must not block (it runs a Swift task, or a probe
+// or host marked it). Any other call pays a few loads. A timed call that blocked at least the
+// threshold is recorded on its own thread after it returned (the thread has already waited that
+// long; a record costs it about a microsecond): the caller's return addresses found by following
+// frame pointers inside the thread's stack, the task, and the scope the scope hook names. Records
+// go to a fixed table of slots, claimed with a compare-and-swap; the collector takes them
+// (`CStallMonitor_blocking_take`); a call that finds every slot full is counted as dropped.
+#include "CStallMonitor.h"
+#include "blocking.h"
+#include "own_code.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { slot_count = 256 };
+enum { slot_free = 0, slot_writing = 1, slot_ready = 2 };
+
+static atomic_int enabled;
+static _Atomic uint64_t threshold_ns = 1000000;
+static _Atomic uint64_t dropped;
+static atomic_uint next_slot;
+static _Atomic(uint64_t (*)(void)) scope_hook;
+/// `swift_task_getCurrent` of the Swift runtime, when it is loaded.
+static void *(*_Atomic current_task)(void);
+
+static struct {
+    atomic_int state;
+    CStallMonitorBlockingRecord record;
+} slots[slot_count];
+
+/// The calling thread's state: marks and allowances are counted; `inside` guards the recorder
+/// against the calls it makes itself; the stack's bounds are learned at its first record.
+static __thread struct {
+    int marked;
+    int allowed;
+    int inside;
+    uintptr_t stack_low, stack_high;
+} thread_state;
+
+void CStallMonitor_blocking_enable(uint64_t threshold) {
+    if (atomic_load(&current_task) == NULL)
+        atomic_store(&current_task, (void *(*)(void))dlsym(RTLD_DEFAULT, "swift_task_getCurrent"));
+    atomic_store(&threshold_ns, threshold);
+    atomic_store(&enabled, 1);
+}
+
+void CStallMonitor_blocking_disable(void) { atomic_store(&enabled, 0); }
+
+void CStallMonitor_blocking_thread_mark(int must_not_block) { thread_state.marked += must_not_block ? 1 : -1; }
+
+void CStallMonitor_blocking_allow(int allowed) { thread_state.allowed += allowed ? 1 : -1; }
+
+void CStallMonitor_blocking_set_scope_hook(uint64_t (*hook)(void)) { atomic_store(&scope_hook, hook); }
+
+CSTALLMONITOR_OWN_CODE uint64_t cstallmonitor_blocking_begin(void) {
+    if (!atomic_load_explicit(&enabled, memory_order_relaxed)) return 0;
+    if (thread_state.allowed > 0 || thread_state.inside) return 0;
+    if (thread_state.marked <= 0) {
+        void *(*task)(void) = atomic_load_explicit(&current_task, memory_order_relaxed);
+        if (task == NULL || task() == NULL) return 0;
+    }
+    return CStallMonitor_monotonic_ns();
+}
+
+/// Learns the calling thread's stack bounds (once per thread; glibc reads /proc/self/maps for
+/// the main thread, under the recorder's guard).
+static void learn_stack_bounds(void) {
+    if (thread_state.stack_high != 0) return;
+    pthread_attr_t attributes;
+    if (pthread_getattr_np(pthread_self(), &attributes) != 0) return;
+    void *low = NULL;
+    size_t size = 0;
+    if (pthread_attr_getstack(&attributes, &low, &size) == 0) {
+        thread_state.stack_low = (uintptr_t)low;
+        thread_state.stack_high = (uintptr_t)low + size;
+    }
+    pthread_attr_destroy(&attributes);
+}
+
+/// The caller's return addresses: the wrapper's own, then each frame's saved one, following
+/// saved frame pointers while they stay inside the stack and go up.
+static uint32_t walk_frames(uintptr_t *frames, void *return_address, void *frame) {
+    uint32_t count = 0;
+    frames[count++] = (uintptr_t)return_address;
+    uintptr_t low = thread_state.stack_low, high = thread_state.stack_high;
+    if (high == 0) return count;
+    uintptr_t current = (uintptr_t)frame;
+    while (count < CSTALLMONITOR_BLOCKING_FRAMES) {
+        if (current < low || current + 2 * sizeof(uintptr_t) > high || (current & 7) != 0) break;
+        uintptr_t next = ((uintptr_t *)current)[0];
+        if (next <= current || next + 2 * sizeof(uintptr_t) > high || (next & 7) != 0) break;
+        uintptr_t address = ((uintptr_t *)next)[1];
+        if (address < 4096) break;
+        frames[count++] = address;
+        current = next;
+    }
+    return count;
+}
+
+CSTALLMONITOR_OWN_CODE void cstallmonitor_blocking_end(int call, uint64_t start, void *return_address, void *frame) {
+    int saved_errno = errno;
+    uint64_t end = CStallMonitor_monotonic_ns();
+    uint64_t duration = end - start;
+    if (duration < atomic_load_explicit(&threshold_ns, memory_order_relaxed)) {
+        errno = saved_errno;
+        return;
+    }
+    thread_state.inside = 1;
+    unsigned first = atomic_fetch_add_explicit(&next_slot, 1, memory_order_relaxed);
+    int claimed = -1;
+    for (unsigned offset = 0; offset < slot_count && claimed < 0; offset++) {
+        unsigned index = (first + offset) % slot_count;
+        int expected = slot_free;
+        if (atomic_compare_exchange_strong(&slots[index].state, &expected, slot_writing)) claimed = (int)index;
+    }
+    if (claimed < 0) {
+        atomic_fetch_add(&dropped, 1);
+    } else {
+        CStallMonitorBlockingRecord *record = &slots[claimed].record;
+        learn_stack_bounds();
+        void *(*task)(void) = atomic_load(&current_task);
+        uint64_t (*hook)(void) = atomic_load(&scope_hook);
+        record->call = (uint32_t)call;
+        record->thread_id = CStallMonitor_gettid();
+        record->start_ns = start;
+        record->duration_ns = duration;
+        record->task = task != NULL ? (uintptr_t)task() : 0;
+        record->scope = hook != NULL ? hook() : 0;
+        record->frame_count = walk_frames(record->frames, return_address, (char *)frame);
+        atomic_store_explicit(&slots[claimed].state, slot_ready, memory_order_release);
+    }
+    thread_state.inside = 0;
+    errno = saved_errno;
+}
+
+static int by_start(const void *left, const void *right) {
+    uint64_t a = ((const CStallMonitorBlockingRecord *)left)->start_ns;
+    uint64_t b = ((const CStallMonitorBlockingRecord *)right)->start_ns;
+    return a < b ? -1 : a > b;
+}
+
+int CStallMonitor_blocking_take(CStallMonitorBlockingRecord *records, int capacity, uint64_t *dropped_count) {
+    int taken = 0;
+    for (int index = 0; index < slot_count && taken < capacity; index++) {
+        if (atomic_load_explicit(&slots[index].state, memory_order_acquire) != slot_ready) continue;
+        memcpy(&records[taken++], &slots[index].record, sizeof(CStallMonitorBlockingRecord));
+        atomic_store_explicit(&slots[index].state, slot_free, memory_order_release);
+    }
+    qsort(records, (size_t)taken, sizeof(CStallMonitorBlockingRecord), by_start);
+    if (dropped_count != NULL) *dropped_count = atomic_exchange(&dropped, 0);
+    return taken;
+}

@@ -1,0 +1,63 @@
+import CStallMonitor
+
+/// A call that put a thread that must not block to sleep in the kernel for at least the
+/// detector's threshold: a Swift task's thread (a concurrency-pool worker running a job, the main
+/// thread running MainActor work) or a thread marked as one that must not block.
+public struct BlockingCall: Sendable, CustomStringConvertible {
+    /// One frame of the caller's stack, the caller first.
+    public struct Frame: Sendable {
+        /// The return address.
+        public var address: UInt
+        /// The function's demangled name, when it could be found.
+        public var function: String?
+        /// The source file and line of the call, when the image has line tables.
+        public var file: String?
+        /// The line in `file`.
+        public var line: Int?
+    }
+
+    /// The C library function called: `usleep`, `read`, `pthread_mutex_lock`, `sem_wait`, …;
+    /// `futex` for a futex wait made with `syscall()` (`DispatchGroup.wait`,
+    /// `DispatchQueue.sync`, `Synchronization.Mutex`).
+    public var call: String
+    /// How long the call blocked, measured on the calling thread with CLOCK_MONOTONIC.
+    public var duration: Duration
+    /// CLOCK_MONOTONIC when the call was made, in nanoseconds.
+    public var startNanoseconds: UInt64
+    /// The kernel thread id of the caller.
+    public var threadID: Int32
+    /// Whether the thread ran a Swift task (else a probe or the host marked it).
+    public var inTask: Bool
+    /// The caller's stack, found by following frame pointers from the call site up.
+    public var frames: [Frame]
+
+    /// The innermost frame with a name that is not the C library's or the Swift runtime's: where
+    /// the app's code made the call (nil when no frame has a name).
+    public var callSite: Frame? {
+        frames.first { frame in
+            guard let function = frame.function else { return false }
+            return !Self.runtimeFunctionPrefixes.contains { function.hasPrefix($0) }
+        } ?? frames.first { $0.function != nil }
+    }
+
+    /// `usleep blocked 20.3 ms in a Swift task on thread 4242`, then the stack, a frame a line.
+    public var description: String {
+        let milliseconds = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+        var text = "\(call) blocked \(formatMilliseconds(milliseconds)) ms \(inTask ? "in a Swift task" : "on a marked thread")"
+            + " on thread \(threadID)"
+        for frame in frames {
+            text += "\n    " + (frame.function ?? "0x" + String(frame.address, radix: 16))
+            if let file = frame.file { text += " (\(file)\(frame.line.map { ":\($0)" } ?? ""))" }
+        }
+        return text
+    }
+
+    /// Names that are the runtime's, not the app's, when finding the call site.
+    private static let runtimeFunctionPrefixes = ["swift_", "swift::", "_swift_", "__", "pthread_", "sem_", "$s", "dispatch_", "_dispatch"]
+}
+
+/// `value` with one decimal.
+private func formatMilliseconds(_ value: Double) -> String {
+    let tenths = (value * 10).rounded()
+    return "\(Int(tenths) / 10).\(Int(tenths) % 10)"
+}

@@ -1,0 +1,95 @@
+import CStallMonitor
+
+/// The process's one collector of blocking-call records: installs the wrappers, keeps the C
+/// recorder's threshold at the lowest of the running detectors', and moves the records it takes
+/// to the detectors they belong to (a scoped detector gets its scope's, an unscoped one all).
+final class BlockingCallCollector: Sendable {
+    /// One per process: the wrappers and the record slots are.
+    static let shared = BlockingCallCollector()
+
+    /// What `install` found: the calls no loaded image's GOT leads to the wrapper of.
+    struct Installation: Sendable {
+        var unseen: [String]
+        var unseenInExecutable: [String]
+    }
+
+    private struct Subscriber {
+        var scope: UInt64
+        var threshold: UInt64
+        var pending: [CStallMonitorBlockingRecord] = []
+        var dropped: UInt64 = 0
+    }
+
+    private struct State {
+        var subscribers: [UInt64: Subscriber] = [:]
+        var nextID: UInt64 = 1
+    }
+
+    private let state = Locked(State())
+
+    /// Starts a subscriber (installing the wrappers in every image loaded now); returns its id.
+    func subscribe(thresholdNanoseconds: UInt64, scoped: Bool) throws(BlockingCallDetector.StartError) -> (id: UInt64, installation: Installation) {
+        _ = BlockingCallScope.installHook
+        let subscribed: (UInt64, Installation)? = state.withLock { state in
+            var seen = [Int32](repeating: 0, count: Int(CStallMonitorBlockingCallCount.rawValue))
+            var inExecutable = seen
+            guard CStallMonitor_blocking_install(&seen, &inExecutable) >= 0 else { return nil }
+            let names = (0..<seen.count).map { String(cString: CStallMonitor_blocking_call_name(Int32($0))) }
+            let installation = Installation(unseen: names.indices.filter { seen[$0] == 0 }.map { names[$0] },
+                                            unseenInExecutable: names.indices.filter { inExecutable[$0] == 0 }.map { names[$0] })
+            let id = state.nextID
+            state.nextID += 1
+            state.subscribers[id] = Subscriber(scope: scoped ? id : 0, threshold: thresholdNanoseconds)
+            CStallMonitor_blocking_enable(state.subscribers.values.map(\.threshold).min() ?? thresholdNanoseconds)
+            return (id, installation)
+        }
+        guard let subscribed else { throw .unresolvedFunctions }
+        return subscribed
+    }
+
+    /// Ends a subscriber; the recorder stops timing when it was the last.
+    func unsubscribe(_ id: UInt64) {
+        state.withLock { state in
+            distribute(&state)
+            state.subscribers[id] = nil
+            if let lowest = state.subscribers.values.map(\.threshold).min() {
+                CStallMonitor_blocking_enable(lowest)
+            } else {
+                CStallMonitor_blocking_disable()
+            }
+        }
+    }
+
+    /// The records of `id` taken since its last call, oldest first, and how many calls the
+    /// recorder dropped meanwhile (every slot full).
+    func take(_ id: UInt64) -> (records: [CStallMonitorBlockingRecord], dropped: UInt64) {
+        state.withLock { state in
+            distribute(&state)
+            guard var subscriber = state.subscribers[id] else { return ([], 0) }
+            let taken = (subscriber.pending, subscriber.dropped)
+            subscriber.pending = []
+            subscriber.dropped = 0
+            state.subscribers[id] = subscriber
+            return taken
+        }
+    }
+
+    /// Takes every record from the C recorder and hands each to the subscribers it belongs to.
+    private func distribute(_ state: inout State) {
+        let capacity = 64
+        var buffer = [CStallMonitorBlockingRecord](repeating: CStallMonitorBlockingRecord(), count: capacity)
+        while true {
+            var dropped: UInt64 = 0
+            let count = Int(CStallMonitor_blocking_take(&buffer, Int32(capacity), &dropped))
+            for id in state.subscribers.keys {
+                state.subscribers[id]!.dropped += dropped
+                let subscriber = state.subscribers[id]!
+                for record in buffer.prefix(count)
+                where record.duration_ns >= subscriber.threshold && (subscriber.scope == 0 || record.scope == subscriber.scope) {
+                    state.subscribers[id]!.pending.append(record)
+                }
+            }
+            if count < capacity { return }
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import Dispatch
+import CStallMonitor
+import Foundation
+import Glibc
+@testable import StallMonitor
+import Synchronization
+import Testing
+
+/// Functions with names of their own, so a record's stack can be checked for its call site.
+enum BlockingWork {
+    @inline(never) static func sleepInUsleepForBlockingTest(milliseconds: Int) {
+        usleep(useconds_t(milliseconds * 1000))
+    }
+
+    @inline(never) static func waitOnSemaphoreForBlockingTest(milliseconds: Int) {
+        let semaphore = DispatchSemaphore(value: 0)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { semaphore.signal() }
+        semaphore.wait()
+    }
+
+    @inline(never) static func readBlockingPipeForBlockingTest(milliseconds: Int) {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { return }
+        defer { close(fds[0]); close(fds[1]) }
+        let writer = fds[1]
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
+            var byte: UInt8 = 1
+            _ = write(writer, &byte, 1)
+        }
+        var byte: UInt8 = 0
+        _ = read(fds[0], &byte, 1)
+    }
+}
+
+/// `BlockingCallDetector` on real threads: real `usleep`, semaphore and pipe waits in Swift tasks,
+/// and the calls that must not count (awaiting, allowed, other threads, other scopes).
+@Suite("Blocking calls", .serialized) struct BlockingCallDetectorTests {
+    private func milliseconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+    }
+
+    @Test("a usleep in a task is recorded with its duration, its thread and its call site")
+    func usleepInATask() async throws {
+        let detector = try BlockingCallDetector.startScoped(.init(threshold: .milliseconds(1)))
+        defer { detector.stop() }
+        try #require(!detector.callsUnseenInExecutable.contains("usleep"),
+                     "the test executable's usleep calls bind inside it (a sanitizer's interceptor)")
+        let measured = await detector.attributing { () async -> Double in
+            let start = CStallMonitor_monotonic_ns()
+            BlockingWork.sleepInUsleepForBlockingTest(milliseconds: 20)
+            return Double(CStallMonitor_monotonic_ns() - start) / 1e6
+        }
+        let calls = detector.takeCalls()
+        try #require(calls.count == 1, "\(calls)")
+        let call = calls[0]
+        #expect(call.call == "usleep")
+        #expect(call.inTask)
+        #expect(milliseconds(call.duration) >= 20 && milliseconds(call.duration) <= measured + 0.1,
+                "recorded \(milliseconds(call.duration)) ms, the caller measured \(measured) ms")
+        #expect(call.callSite?.function?.contains("sleepInUsleepForBlockingTest") == true, "\(call)")
+    }
+
+    @Test("DispatchSemaphore.wait and a read from an empty pipe are recorded")
+    func semaphoreAndPipe() async throws {
+        let detector = try BlockingCallDetector.startScoped(.init(threshold: .milliseconds(5)))
+        defer { detector.stop() }
+        detector.attributing {
+            BlockingWork.waitOnSemaphoreForBlockingTest(milliseconds: 30)
+            BlockingWork.readBlockingPipeForBlockingTest(milliseconds: 30)
+        }
+        let calls = detector.takeCalls()
+        let semaphore = calls.first { $0.frames.contains { $0.function?.contains("waitOnSemaphoreForBlockingTest") == true } }
+        let pipeRead = calls.first { $0.frames.contains { $0.function?.contains("readBlockingPipeForBlockingTest") == true } }
+        #expect(semaphore.map { ["sem_wait", "futex", "sem_timedwait"].contains($0.call) } == true, "\(calls)")
+        #expect(pipeRead?.call == "read", "\(calls)")
+        #expect(calls.allSatisfy { milliseconds($0.duration) >= 5 })
+    }
+
+    @Test("awaiting, an allowed call, a thread outside any task and a call of another scope are not recorded")
+    func controls() async throws {
+        let detector = try BlockingCallDetector.startScoped(.init(threshold: .milliseconds(1)))
+        defer { detector.stop() }
+        let other = try BlockingCallDetector.startScoped(.init(threshold: .milliseconds(1)))
+        defer { other.stop() }
+        try await detector.attributing {
+            try await Task.sleep(for: .milliseconds(20))
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { continuation.resume() }
+            }
+            BlockingCallDetector.allowBlocking { BlockingWork.sleepInUsleepForBlockingTest(milliseconds: 10) }
+            let done = DispatchSemaphore(value: 0)
+            let thread = Thread {
+                BlockingWork.sleepInUsleepForBlockingTest(milliseconds: 10)
+                done.signal()
+            }
+            thread.start()
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().async { done.wait(); continuation.resume() }
+            }
+        }
+        other.attributing { BlockingWork.sleepInUsleepForBlockingTest(milliseconds: 10) }
+        #expect(detector.takeCalls().isEmpty)
+        #expect(other.takeCalls().count == 1)
+    }
+
+    @Test("a thread marked as one that must not block is watched outside any task")
+    func markedThread() throws {
+        let detector = try BlockingCallDetector.start(.init(threshold: .milliseconds(5)))
+        defer { detector.stop() }
+        let calls = Mutex<[BlockingCall]>([])
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            BlockingCallDetector.markMustNotBlock(true)
+            BlockingWork.sleepInUsleepForBlockingTest(milliseconds: 10)
+            BlockingCallDetector.markMustNotBlock(false)
+            BlockingWork.sleepInUsleepForBlockingTest(milliseconds: 10)
+            done.signal()
+        }
+        thread.start()
+        done.wait()
+        calls.withLock { $0 = detector.takeCalls().filter { $0.frames.contains { $0.function?.contains("sleepInUsleepForBlockingTest") == true } } }
+        let recorded = calls.withLock { $0 }
+        #expect(recorded.count == 1, "\(recorded)")
+        #expect(recorded.first?.inTask == false)
+    }
+}
