@@ -1,8 +1,9 @@
 // Timing and recording watched calls on threads that must not block.
 //
 // A wrapper asks `begin` whether to time its call: detection is on, the thread is not allowed to
-// block, not already inside the recorder, and it must not block (it runs a Swift task, or a probe
-// or host marked it). Any other call pays a few loads. A timed call that blocked at least the
+// block, not already inside the recorder, and it must not block (it runs a Swift task, runs a loop
+// a monitor watches (registered by the loop's probe on the loop's thread; the loop's own wait is
+// not a watched call), or the host marked it). Any other call pays a few loads. A timed call that blocked at least the
 // threshold is recorded on its own thread after it returned (the thread has already waited that
 // long; a record costs it about a microsecond): the caller's return addresses found by following
 // frame pointers inside the thread's stack, the task, and the scope the scope hook names. Records
@@ -35,6 +36,16 @@ static struct {
     CStallMonitorBlockingRecord record;
 } slots[slot_count];
 
+enum { loop_count = 256, loops_per_thread = 4 };
+
+/// Registrations of watched loops' threads: acquiring makes a loop's generation odd, releasing
+/// even; a thread's registration counts while the generation it recorded is the loop's current,
+/// odd one.
+static struct {
+    atomic_int used;
+    atomic_uint generation;
+} loops[loop_count];
+
 /// The calling thread's state: marks and allowances are counted; `inside` guards the recorder
 /// against the calls it makes itself; the stack's bounds are learned at its first record.
 static __thread struct {
@@ -42,7 +53,55 @@ static __thread struct {
     int allowed;
     int inside;
     uintptr_t stack_low, stack_high;
+    /// Watched loops run on this thread: index + 1 in the low 32 bits, generation above (0: none).
+    uint64_t loops[loops_per_thread];
 } thread_state;
+
+int CStallMonitor_blocking_loop_acquire(void) {
+    for (int index = 0; index < loop_count; index++) {
+        int free_loop = 0;
+        if (!atomic_compare_exchange_strong(&loops[index].used, &free_loop, 1)) continue;
+        atomic_fetch_add(&loops[index].generation, 1);
+        return index;
+    }
+    return -1;
+}
+
+void CStallMonitor_blocking_loop_release(int loop) {
+    if (loop < 0 || loop >= loop_count) return;
+    atomic_fetch_add(&loops[loop].generation, 1);
+    atomic_store(&loops[loop].used, 0);
+}
+
+/// Whether a thread registration names a loop still watched.
+static int loop_entry_valid(uint64_t entry) {
+    if (entry == 0) return 0;
+    int loop = (int)(uint32_t)entry - 1;
+    unsigned generation = atomic_load_explicit(&loops[loop].generation, memory_order_relaxed);
+    return (generation & 1) != 0 && (uint32_t)(entry >> 32) == generation;
+}
+
+int CStallMonitor_blocking_loop_here(int loop) {
+    if (loop < 0 || loop >= loop_count) return -1;
+    unsigned generation = atomic_load(&loops[loop].generation);
+    if ((generation & 1) == 0) return -1;  // released
+    uint64_t entry = ((uint64_t)generation << 32) | (uint32_t)(loop + 1);
+    for (int index = 0; index < loops_per_thread; index++) {
+        if (thread_state.loops[index] == entry) return 0;
+        if (!loop_entry_valid(thread_state.loops[index])) {
+            thread_state.loops[index] = entry;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/// Whether the calling thread runs a loop that is watched now.
+CSTALLMONITOR_OWN_CODE static inline int runs_watched_loop(void) {
+    for (int index = 0; index < loops_per_thread; index++)
+        if (loop_entry_valid(thread_state.loops[index])) return 1;
+    return 0;
+}
 
 void CStallMonitor_blocking_enable(uint64_t threshold) {
     if (atomic_load(&current_task) == NULL)
@@ -62,7 +121,7 @@ void CStallMonitor_blocking_set_scope_hook(uint64_t (*hook)(void)) { atomic_stor
 CSTALLMONITOR_OWN_CODE uint64_t cstallmonitor_blocking_begin(void) {
     if (!atomic_load_explicit(&enabled, memory_order_relaxed)) return 0;
     if (thread_state.allowed > 0 || thread_state.inside) return 0;
-    if (thread_state.marked <= 0) {
+    if (thread_state.marked <= 0 && (thread_state.loops[0] == 0 || !runs_watched_loop())) {
         void *(*task)(void) = atomic_load_explicit(&current_task, memory_order_relaxed);
         if (task == NULL || task() == NULL) return 0;
     }

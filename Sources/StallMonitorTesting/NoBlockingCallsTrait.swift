@@ -48,7 +48,7 @@ public struct NoBlockingCallsTrait: TestTrait, SuiteTrait, TestScoping {
             Issue.record(Comment(rawValue: "Blocking call: " + call.description), sourceLocation: test.sourceLocation)
         }
         if dropped > 0 {
-            Issue.record(Comment(rawValue: "\(dropped) more blocking calls were not recorded (the recorder was full)"),
+            Issue.record(Comment(rawValue: "Blocking call: \(dropped) more were not recorded (the recorder was full)"),
                          sourceLocation: test.sourceLocation)
         }
         if let thrown { throw thrown }

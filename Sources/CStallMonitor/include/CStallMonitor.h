@@ -142,8 +142,9 @@ const char *CStallMonitor_blocking_call_name(int call);
 int CStallMonitor_blocking_install(int seen[CStallMonitorBlockingCallCount],
                                    int in_executable[CStallMonitorBlockingCallCount]);
 
-/// Starts timing watched calls on threads that must not block: those that run a Swift task, and
-/// those marked with `CStallMonitor_blocking_thread_mark`. `threshold_ns`: the shortest call recorded.
+/// Starts timing watched calls on threads that must not block: those that run a Swift task, those
+/// of watched loops (`CStallMonitor_blocking_loop_here`), and those marked with
+/// `CStallMonitor_blocking_thread_mark`. `threshold_ns`: the shortest call recorded.
 void CStallMonitor_blocking_enable(uint64_t threshold_ns);
 
 /// Stops timing; the wrappers forward with one load.
@@ -152,6 +153,17 @@ void CStallMonitor_blocking_disable(void);
 /// Marks (1) or unmarks (0) the calling thread as one that must not block, whatever it runs.
 /// Counted: every mark needs an unmark.
 void CStallMonitor_blocking_thread_mark(int must_not_block);
+
+/// A registration for a watched loop's thread (-1: all 256 in use). While it is held, a thread
+/// that called `CStallMonitor_blocking_loop_here` with it must not block (its loop's own wait is
+/// not a watched call). Released by `CStallMonitor_blocking_loop_release`, which ends it on every
+/// thread at once.
+int CStallMonitor_blocking_loop_acquire(void);
+void CStallMonitor_blocking_loop_release(int loop);
+
+/// Registers the calling thread as the thread of `loop`. Returns 0, or -1 when the thread holds
+/// four registrations already.
+int CStallMonitor_blocking_loop_here(int loop);
 
 /// Allows (1) or ends allowing (0) blocking calls on the calling thread. Counted.
 void CStallMonitor_blocking_allow(int allowed);

@@ -124,3 +124,30 @@ enum BlockingWork {
         #expect(recorded.first?.inTask == false)
     }
 }
+
+/// Threads of loops a monitor watches must not block either: a watched RunLoop's callouts are
+/// timed while the monitor watches it, not before or after.
+@Suite("Blocking calls on a watched RunLoop", .serialized) struct BlockingCallsOnWatchedRunLoopTests {
+    private func ownCalls(_ detector: BlockingCallDetector) -> [BlockingCall] {
+        detector.takeCalls().filter { $0.frames.contains { $0.function?.contains("sleepInUsleepForBlockingTest") == true } }
+    }
+
+    @Test("a usleep in a watched RunLoop's callout is recorded; the same call before the watch and after it is not")
+    func watchedRunLoop() throws {
+        let detector = try BlockingCallDetector.start(.init(threshold: .milliseconds(5)))
+        defer { detector.stop() }
+        try withLoopThread("blocking-loop") { directory, loop in
+            try loop.run { BlockingWork.sleepInUsleepForBlockingTest(milliseconds: 10) }
+            #expect(ownCalls(detector).isEmpty)
+            let monitor = try loop.startMonitor(directory.configuration())
+            try loop.run { BlockingWork.sleepInUsleepForBlockingTest(milliseconds: 10) }
+            let watched = ownCalls(detector)
+            #expect(watched.count == 1, "\(watched)")
+            #expect(watched.first?.call == "usleep")
+            #expect(watched.first?.inTask == false)
+            monitor.stop()
+            try loop.run { BlockingWork.sleepInUsleepForBlockingTest(milliseconds: 10) }
+            #expect(ownCalls(detector).isEmpty)
+        }
+    }
+}

@@ -49,6 +49,8 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
     /// watchdog's sleeps that the loop's return ends, once the watch is bound to its slot.
     private var wakeWatch: Int32?
     private var sleep = ArmedSleep()
+    /// The loop's thread's registration as one that must not block (see ``BlockingCallDetector``).
+    private let mustNotBlock = BlockingLoopRegistration()
     /// The last look found the loop idle and not woken since the look before.
     private var quiet = false
     /// A producer woke the watchdog from a sleep before this look (the next look comes soon).
@@ -72,9 +74,11 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
         self.tracker = tracker
         let facts = onLoop
         let watch = wakeWatch
+        let mustNotBlock = mustNotBlock
         _ = loop.execute {
             arm()
             if let watch { _ = CStallMonitor_loop_watch_here(watch) }
+            mustNotBlock.registerCallingThread()
             // The arming task ran: the loop was at its task queue now, a point of progress to
             // date a span from when the loop is busy at the first look.
             facts.armedAt = (CStallMonitor_monotonic_ns(), CStallMonitor_thread_voluntary_switches(),
@@ -85,6 +89,7 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
 
     func detach() {
         guard !detached.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        mustNotBlock.release()
         loop.detach()
     }
 

@@ -23,6 +23,8 @@ final class RunLoopProbe: LoopProbe, @unchecked Sendable {
     let kind = LoopKind.runLoop.rawValue
     private let runLoop: CFRunLoop
     private var observers: [CFRunLoopObserver] = []
+    /// The loop's thread's registration as one that must not block (see ``BlockingCallDetector``).
+    private let mustNotBlock = BlockingLoopRegistration()
 
     /// A probe of `loop`: the main run loop, or the calling thread's.
     convenience init(_ loop: StallMonitor.Loop) {
@@ -50,15 +52,21 @@ final class RunLoopProbe: LoopProbe, @unchecked Sendable {
             Self.observer(Self.suspendingActivities, order: Int.max, events: events),
         ]
         for observer in observers { CFRunLoopAddObserver(runLoop, observer, kCFRunLoopCommonModes) }
+        let mustNotBlock = mustNotBlock
         if onLoopThread {
             arm()
+            mustNotBlock.registerCallingThread()
         } else {
-            CFRunLoopPerformBlock(runLoop, kCFRunLoopCommonModes) { arm() }
+            CFRunLoopPerformBlock(runLoop, kCFRunLoopCommonModes) {
+                arm()
+                mustNotBlock.registerCallingThread()
+            }
             CFRunLoopWakeUp(runLoop)
         }
     }
 
     func detach() {
+        mustNotBlock.release()
         for observer in observers {
             CFRunLoopRemoveObserver(runLoop, observer, kCFRunLoopCommonModes)
             CFRunLoopObserverInvalidate(observer)
