@@ -24,6 +24,8 @@ enum { slot_count = 256 };
 enum { slot_free = 0, slot_writing = 1, slot_ready = 2 };
 
 static atomic_int enabled;
+/// Whether calls outside any scope are recorded (some detector takes every call).
+static atomic_int record_unscoped;
 static _Atomic uint64_t threshold_ns = 1000000;
 static _Atomic uint64_t dropped;
 static atomic_uint next_slot;
@@ -103,7 +105,8 @@ CSTALLMONITOR_OWN_CODE static inline int runs_watched_loop(void) {
     return 0;
 }
 
-void CStallMonitor_blocking_enable(uint64_t threshold) {
+void CStallMonitor_blocking_enable(uint64_t threshold, int unscoped) {
+    atomic_store(&record_unscoped, unscoped);
     if (atomic_load(&current_task) == NULL)
         atomic_store(&current_task, (void *(*)(void))dlsym(RTLD_DEFAULT, "swift_task_getCurrent"));
     atomic_store(&threshold_ns, threshold);
@@ -144,7 +147,10 @@ static void learn_stack_bounds(void) {
 }
 
 /// The caller's return addresses: the wrapper's own, then each frame's saved one, following
-/// saved frame pointers while they stay inside the stack and go up.
+/// saved frame pointers while they stay inside the stack and go up. Not instrumented by the
+/// sanitizers: a frame without a frame pointer leaves a stale word that may point anywhere in
+/// the stack, redzones included (the bounds keep the reads inside it).
+__attribute__((no_sanitize("address", "thread")))
 static uint32_t walk_frames(uintptr_t *frames, void *return_address, void *frame) {
     uint32_t count = 0;
     frames[count++] = (uintptr_t)return_address;
@@ -172,6 +178,13 @@ CSTALLMONITOR_OWN_CODE void cstallmonitor_blocking_end(int call, uint64_t start,
         return;
     }
     thread_state.inside = 1;
+    uint64_t (*hook)(void) = atomic_load(&scope_hook);
+    uint64_t scope = hook != NULL ? hook() : 0;
+    if (scope == 0 && !atomic_load_explicit(&record_unscoped, memory_order_relaxed)) {
+        thread_state.inside = 0;
+        errno = saved_errno;
+        return;
+    }
     unsigned first = atomic_fetch_add_explicit(&next_slot, 1, memory_order_relaxed);
     int claimed = -1;
     for (unsigned offset = 0; offset < slot_count && claimed < 0; offset++) {
@@ -185,13 +198,12 @@ CSTALLMONITOR_OWN_CODE void cstallmonitor_blocking_end(int call, uint64_t start,
         CStallMonitorBlockingRecord *record = &slots[claimed].record;
         learn_stack_bounds();
         void *(*task)(void) = atomic_load(&current_task);
-        uint64_t (*hook)(void) = atomic_load(&scope_hook);
         record->call = (uint32_t)call;
         record->thread_id = CStallMonitor_gettid();
         record->start_ns = start;
         record->duration_ns = duration;
         record->task = task != NULL ? (uintptr_t)task() : 0;
-        record->scope = hook != NULL ? hook() : 0;
+        record->scope = scope;
         record->frame_count = walk_frames(record->frames, return_address, (char *)frame);
         atomic_store_explicit(&slots[claimed].state, slot_ready, memory_order_release);
     }

@@ -144,8 +144,9 @@ int CStallMonitor_blocking_install(int seen[CStallMonitorBlockingCallCount],
 
 /// Starts timing watched calls on threads that must not block: those that run a Swift task, those
 /// of watched loops (`CStallMonitor_blocking_loop_here`), and those marked with
-/// `CStallMonitor_blocking_thread_mark`. `threshold_ns`: the shortest call recorded.
-void CStallMonitor_blocking_enable(uint64_t threshold_ns);
+/// `CStallMonitor_blocking_thread_mark`. `threshold_ns`: the shortest call recorded; `unscoped`: 0
+/// to record only calls the scope hook names a scope for (every detector is a test's).
+void CStallMonitor_blocking_enable(uint64_t threshold_ns, int unscoped);
 
 /// Stops timing; the wrappers forward with one load.
 void CStallMonitor_blocking_disable(void);

@@ -1,8 +1,12 @@
 import CStallMonitor
+import Dispatch
 
 /// The process's one collector of blocking-call records: installs the wrappers, keeps the C
 /// recorder's threshold at the lowest of the running detectors', and moves the records it takes
 /// to the detectors they belong to (a scoped detector gets its scope's, an unscoped one all).
+/// While any detector runs, a thread of its own takes the records every 50 ms, so the recorder's
+/// 256 slots stay free for calls that come in bursts; each detector keeps at most
+/// ``pendingLimit`` records not taken yet (more are counted as dropped).
 final class BlockingCallCollector: Sendable {
     /// One per process: the wrappers and the record slots are.
     static let shared = BlockingCallCollector()
@@ -23,9 +27,15 @@ final class BlockingCallCollector: Sendable {
     private struct State {
         var subscribers: [UInt64: Subscriber] = [:]
         var nextID: UInt64 = 1
+        /// Whether the drain thread runs (it exits when the last detector stops).
+        var draining = false
     }
 
+    /// Records a detector keeps for its next take at most.
+    static let pendingLimit = 4096
+
     private let state = Locked(State())
+    private let drainWake = DispatchSemaphore(value: 0)
 
     /// Starts a subscriber (installing the wrappers in every image loaded now); returns its id.
     func subscribe(thresholdNanoseconds: UInt64, scoped: Bool) throws(BlockingCallDetector.StartError) -> (id: UInt64, installation: Installation) {
@@ -40,7 +50,11 @@ final class BlockingCallCollector: Sendable {
             let id = state.nextID
             state.nextID += 1
             state.subscribers[id] = Subscriber(scope: scoped ? id : 0, threshold: thresholdNanoseconds)
-            CStallMonitor_blocking_enable(state.subscribers.values.map(\.threshold).min() ?? thresholdNanoseconds)
+            enable(state)
+            if !state.draining {
+                state.draining = true
+                NativeThread.start(name: "stall-blocking", stackSize: 256 << 10) { [self] in drainWhileSubscribed() }
+            }
             return (id, installation)
         }
         guard let subscribed else { throw .unresolvedFunctions }
@@ -52,12 +66,18 @@ final class BlockingCallCollector: Sendable {
         state.withLock { state in
             distribute(&state)
             state.subscribers[id] = nil
-            if let lowest = state.subscribers.values.map(\.threshold).min() {
-                CStallMonitor_blocking_enable(lowest)
-            } else {
-                CStallMonitor_blocking_disable()
-            }
+            enable(state)
         }
+    }
+
+    /// Sets the C recorder for the subscribers there are: the lowest threshold, calls outside
+    /// any scope only when an unscoped subscriber takes them; off when there is none.
+    private func enable(_ state: State) {
+        guard let lowest = state.subscribers.values.map(\.threshold).min() else {
+            CStallMonitor_blocking_disable()
+            return
+        }
+        CStallMonitor_blocking_enable(lowest, state.subscribers.values.contains { $0.scope == 0 } ? 1 : 0)
     }
 
     /// The records of `id` taken since its last call, oldest first, and how many calls the
@@ -74,6 +94,19 @@ final class BlockingCallCollector: Sendable {
         }
     }
 
+    /// The drain thread: takes records every 50 ms until no detector is left.
+    private func drainWhileSubscribed() {
+        while true {
+            _ = drainWake.wait(timeout: .now() + .milliseconds(50))
+            let done = state.withLock { state -> Bool in
+                distribute(&state)
+                if state.subscribers.isEmpty { state.draining = false }
+                return !state.draining
+            }
+            if done { return }
+        }
+    }
+
     /// Takes every record from the C recorder and hands each to the subscribers it belongs to.
     private func distribute(_ state: inout State) {
         let capacity = 64
@@ -86,7 +119,11 @@ final class BlockingCallCollector: Sendable {
                 let subscriber = state.subscribers[id]!
                 for record in buffer.prefix(count)
                 where record.duration_ns >= subscriber.threshold && (subscriber.scope == 0 || record.scope == subscriber.scope) {
-                    state.subscribers[id]!.pending.append(record)
+                    if state.subscribers[id]!.pending.count < Self.pendingLimit {
+                        state.subscribers[id]!.pending.append(record)
+                    } else {
+                        state.subscribers[id]!.dropped += 1
+                    }
                 }
             }
             if count < capacity { return }
