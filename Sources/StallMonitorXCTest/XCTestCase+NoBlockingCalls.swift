@@ -30,7 +30,7 @@ extension XCTestCase {
         return try outcome.get()
     }
 
-    /// ``assertNoBlockingCalls(threshold:allowing:file:line:_:)-7x0ci`` for a synchronous body: the
+    /// `assertNoBlockingCalls` for a synchronous body: the
     /// calling thread (XCTest's main thread for a synchronous test) is marked as one that must not
     /// block while `body` runs, so its own calls count as well as those of the tasks it creates.
     public func assertNoBlockingCalls<Result>(threshold: Duration = .milliseconds(1), allowing: [String] = [],

@@ -68,3 +68,24 @@ struct MyHTTPService: Service {
     /// Serves until the group shuts down.
     func run() async throws {}
 }
+
+/// A profile the app loads (`FindingBlockingCalls.md`).
+struct Profile: Sendable {
+    /// The profile's name.
+    var name: String
+}
+
+/// Where the app keeps profiles (`FindingBlockingCalls.md`).
+struct ProfileStore: Sendable {
+    /// Loads a profile.
+    func profile(id: Int) async throws -> Profile { Profile(name: "Ada") }
+}
+
+/// Renders a page (`FindingBlockingCalls.md`).
+struct PageRenderer: Sendable {
+    /// The page's HTML.
+    func render() async throws -> String { "" }
+}
+
+/// Reads a whole file synchronously (`FindingBlockingCalls.md`).
+func readWholeFile(_ path: String) throws -> [UInt8] { [] }

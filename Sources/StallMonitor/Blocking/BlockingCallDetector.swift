@@ -85,7 +85,7 @@ public final class BlockingCallDetector: Sendable {
         try BlockingCallDetector(configuration: configuration, scoped: false)
     }
 
-    /// Starts a detector that records only the calls made inside ``attributing(_:)-5f3q`` bodies
+    /// Starts a detector that records only the calls made inside the bodies of its `attributing`
     /// of its own (and the tasks they create that inherit task-local values): a test's calls,
     /// apart from those of tests running beside it.
     public static func startScoped(_ configuration: Configuration = Configuration()) throws(StartError) -> BlockingCallDetector {
