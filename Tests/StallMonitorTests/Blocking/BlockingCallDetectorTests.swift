@@ -186,3 +186,63 @@ enum BlockingVisibility {
         }
     }
 }
+
+/// An actor whose method blocks (`BlockingGroundTruthTests`).
+actor BlockingLedger {
+    @inline(never) func recordSlowly(milliseconds: Int) -> Double {
+        BlockingGroundTruthTests.timedUsleep(milliseconds: milliseconds)
+    }
+}
+
+/// Blocking calls of known lengths in each place a Swift task runs, and awaiting controls: every
+/// call at or over the threshold is recorded, exactly once, as long as the caller's own clock
+/// says (within 0.5 ms), and the controls give nothing.
+@Suite("Blocking calls: ground truth", .serialized, .enabled(if: BlockingVisibility.executableCallsSeen))
+struct BlockingGroundTruthTests {
+    /// usleep for `milliseconds`, timed by the caller around the call (ms).
+    @inline(never) static func timedUsleep(milliseconds: Int) -> Double {
+        let start = CStallMonitor_monotonic_ns()
+        usleep(useconds_t(milliseconds * 1000))
+        return Double(CStallMonitor_monotonic_ns() - start) / 1e6
+    }
+
+    @MainActor @inline(never) static func onMainActor(milliseconds: Int) -> Double {
+        timedUsleep(milliseconds: milliseconds)
+    }
+
+    private let lengths = [2, 5, 20]
+
+    @Test("a Task, a task-group child, an async let, an actor method and a MainActor function; each length once")
+    func everyPlace() async throws {
+        let detector = try BlockingCallDetector.startScoped(.init(threshold: .milliseconds(1)))
+        defer { detector.stop() }
+        let ledger = BlockingLedger()
+        let measured: [Double] = await detector.attributing {
+            var measured: [Double] = []
+            for length in lengths {
+                measured.append(await Task { Self.timedUsleep(milliseconds: length) }.value)
+                measured.append(await withTaskGroup(of: Double.self) { group in
+                    group.addTask { Self.timedUsleep(milliseconds: length) }
+                    return await group.next() ?? 0
+                })
+                async let child = Self.timedUsleep(milliseconds: length)
+                measured.append(await child)
+                measured.append(await ledger.recordSlowly(milliseconds: length))
+                measured.append(await Self.onMainActor(milliseconds: length))
+                // Controls: the same waits, awaited.
+                try? await Task.sleep(for: .milliseconds(length))
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(length)) { continuation.resume() }
+                }
+            }
+            return measured
+        }
+        let calls = detector.takeCalls().filter { $0.frames.contains { $0.function?.contains("timedUsleep") == true } }
+        try #require(calls.count == measured.count, "\(calls.count) recorded for \(measured.count) calls: \(calls)")
+        for (call, ownClock) in zip(calls, measured) {
+            let recorded = Double(call.duration.components.attoseconds) / 1e15 + Double(call.duration.components.seconds) * 1000
+            #expect(call.call == "usleep" && call.inTask)
+            #expect(abs(recorded - ownClock) <= 0.5, "recorded \(recorded) ms, the caller's clock \(ownClock) ms")
+        }
+    }
+}
