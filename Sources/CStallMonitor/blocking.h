@@ -3,6 +3,7 @@
 #ifndef CSTALLMONITOR_BLOCKING_H
 #define CSTALLMONITOR_BLOCKING_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 /// One watched call: its name in the dynamic symbol tables, the wrapper that replaces it in the
@@ -16,9 +17,46 @@ struct cstallmonitor_blocking_hook {
 /// Every watched call, in `CStallMonitorBlockingCall` order (blocking_wrappers.c).
 extern const struct cstallmonitor_blocking_hook cstallmonitor_blocking_hooks[];
 
+/// A thread's blocking-detection state (blocking_recorder.c): marks and allowances are counted;
+/// `inside` guards the recorder against the calls it makes itself; the stack's bounds are learned
+/// at its first record; `loops` holds the watched loops run on the thread (index + 1 in the low 32
+/// bits, generation above; 0: none).
+struct cstallmonitor_blocking_thread {
+    int marked;
+    int allowed;
+    int inside;
+    uintptr_t stack_low, stack_high;
+    uint64_t loops[4];
+};
+
+/// Initial-exec: one %fs-relative load per access instead of a call to __tls_get_addr (the shim
+/// is linked into the executable, or into a library loaded with it).
+extern __thread __attribute__((tls_model("initial-exec"))) struct cstallmonitor_blocking_thread cstallmonitor_blocking_thread_state;
+
+/// Whether detection is on, and where the runtime's active-task word is (0: unknown).
+extern atomic_int cstallmonitor_blocking_enabled;
+extern _Atomic intptr_t cstallmonitor_blocking_task_word;
+
+/// The slow half of `cstallmonitor_blocking_begin`: a thread with loop registrations, or a task
+/// word not learned; then the clock.
+uint64_t cstallmonitor_blocking_begin_checked(void);
+
+/// CLOCK_MONOTONIC now (the start of a timed call).
+uint64_t cstallmonitor_blocking_clock(void);
+
 /// Called first by every wrapper: 0 when the call is not to be timed (detection off, a thread that
-/// may block, an allowed scope, the recorder itself), else CLOCK_MONOTONIC at entry.
-uint64_t cstallmonitor_blocking_begin(void);
+/// may block, an allowed scope, the recorder itself), else CLOCK_MONOTONIC at entry. Inline, so a
+/// call on a thread that may block costs the wrapper a handful of loads and no call.
+__attribute__((always_inline)) static inline uint64_t cstallmonitor_blocking_begin(void) {
+    if (!atomic_load_explicit(&cstallmonitor_blocking_enabled, memory_order_relaxed)) return 0;
+    struct cstallmonitor_blocking_thread *thread = &cstallmonitor_blocking_thread_state;
+    if (thread->allowed > 0 || thread->inside) return 0;
+    if (thread->marked > 0) return cstallmonitor_blocking_clock();
+    intptr_t offset = atomic_load_explicit(&cstallmonitor_blocking_task_word, memory_order_relaxed);
+    if (thread->loops[0] != 0 || offset == 0) return cstallmonitor_blocking_begin_checked();
+    if (*(void *const *)((char *)__builtin_thread_pointer() + offset) == NULL) return 0;
+    return cstallmonitor_blocking_clock();
+}
 
 /// Called after the forwarded call returned when `begin` gave a time: records the call when it
 /// blocked at least the threshold. `return_address` and `frame` are the wrapper's: where the

@@ -23,7 +23,7 @@
 enum { slot_count = 256 };
 enum { slot_free = 0, slot_writing = 1, slot_ready = 2 };
 
-static atomic_int enabled;
+atomic_int cstallmonitor_blocking_enabled;
 /// Whether calls outside any scope are recorded (some detector takes every call).
 static atomic_int record_unscoped;
 static _Atomic uint64_t threshold_ns = 1000000;
@@ -32,13 +32,26 @@ static atomic_uint next_slot;
 static _Atomic(uint64_t (*)(void)) scope_hook;
 /// `swift_task_getCurrent` of the Swift runtime, when it is loaded.
 static void *(*_Atomic current_task)(void);
+/// The offset of the runtime's active-task word from the thread pointer, when known (0: call
+/// `current_task`, which costs a call and the runtime's __tls_get_addr).
+_Atomic intptr_t cstallmonitor_blocking_task_word;
+
+void CStallMonitor_blocking_set_task_word(intptr_t offset) { atomic_store(&cstallmonitor_blocking_task_word, offset); }
+
+/// The task the calling thread runs (NULL: none, or the runtime is not loaded).
+CSTALLMONITOR_OWN_CODE static inline void *running_task(void) {
+    intptr_t offset = atomic_load_explicit(&cstallmonitor_blocking_task_word, memory_order_relaxed);
+    if (offset != 0) return *(void *const *)((char *)__builtin_thread_pointer() + offset);
+    void *(*task)(void) = atomic_load_explicit(&current_task, memory_order_relaxed);
+    return task != NULL ? task() : NULL;
+}
 
 static struct {
     atomic_int state;
     CStallMonitorBlockingRecord record;
 } slots[slot_count];
 
-enum { loop_count = 256, loops_per_thread = 4 };
+enum { loop_count = 256, loops_per_thread = (int)(sizeof cstallmonitor_blocking_thread_state.loops / sizeof(uint64_t)) };
 
 /// Registrations of watched loops' threads: acquiring makes a loop's generation odd, releasing
 /// even; a thread's registration counts while the generation it recorded is the loop's current,
@@ -48,16 +61,10 @@ static struct {
     atomic_uint generation;
 } loops[loop_count];
 
-/// The calling thread's state: marks and allowances are counted; `inside` guards the recorder
-/// against the calls it makes itself; the stack's bounds are learned at its first record.
-static __thread struct {
-    int marked;
-    int allowed;
-    int inside;
-    uintptr_t stack_low, stack_high;
-    /// Watched loops run on this thread: index + 1 in the low 32 bits, generation above (0: none).
-    uint64_t loops[loops_per_thread];
-} thread_state;
+__thread __attribute__((tls_model("initial-exec"))) struct cstallmonitor_blocking_thread cstallmonitor_blocking_thread_state;
+
+/// This thread's state (see blocking.h).
+#define thread_state cstallmonitor_blocking_thread_state
 
 int CStallMonitor_blocking_loop_acquire(void) {
     for (int index = 0; index < loop_count; index++) {
@@ -110,10 +117,10 @@ void CStallMonitor_blocking_enable(uint64_t threshold, int unscoped) {
     if (atomic_load(&current_task) == NULL)
         atomic_store(&current_task, (void *(*)(void))dlsym(RTLD_DEFAULT, "swift_task_getCurrent"));
     atomic_store(&threshold_ns, threshold);
-    atomic_store(&enabled, 1);
+    atomic_store(&cstallmonitor_blocking_enabled, 1);
 }
 
-void CStallMonitor_blocking_disable(void) { atomic_store(&enabled, 0); }
+void CStallMonitor_blocking_disable(void) { atomic_store(&cstallmonitor_blocking_enabled, 0); }
 
 void CStallMonitor_blocking_thread_mark(int must_not_block) { thread_state.marked += must_not_block ? 1 : -1; }
 
@@ -121,13 +128,10 @@ void CStallMonitor_blocking_allow(int allowed) { thread_state.allowed += allowed
 
 void CStallMonitor_blocking_set_scope_hook(uint64_t (*hook)(void)) { atomic_store(&scope_hook, hook); }
 
-CSTALLMONITOR_OWN_CODE uint64_t cstallmonitor_blocking_begin(void) {
-    if (!atomic_load_explicit(&enabled, memory_order_relaxed)) return 0;
-    if (thread_state.allowed > 0 || thread_state.inside) return 0;
-    if (thread_state.marked <= 0 && (thread_state.loops[0] == 0 || !runs_watched_loop())) {
-        void *(*task)(void) = atomic_load_explicit(&current_task, memory_order_relaxed);
-        if (task == NULL || task() == NULL) return 0;
-    }
+CSTALLMONITOR_OWN_CODE uint64_t cstallmonitor_blocking_clock(void) { return CStallMonitor_monotonic_ns(); }
+
+CSTALLMONITOR_OWN_CODE uint64_t cstallmonitor_blocking_begin_checked(void) {
+    if (!runs_watched_loop() && running_task() == NULL) return 0;
     return CStallMonitor_monotonic_ns();
 }
 
@@ -197,12 +201,11 @@ CSTALLMONITOR_OWN_CODE void cstallmonitor_blocking_end(int call, uint64_t start,
     } else {
         CStallMonitorBlockingRecord *record = &slots[claimed].record;
         learn_stack_bounds();
-        void *(*task)(void) = atomic_load(&current_task);
         record->call = (uint32_t)call;
         record->thread_id = CStallMonitor_gettid();
         record->start_ns = start;
         record->duration_ns = duration;
-        record->task = task != NULL ? (uintptr_t)task() : 0;
+        record->task = (uintptr_t)running_task();
         record->scope = scope;
         record->frame_count = walk_frames(record->frames, return_address, (char *)frame);
         atomic_store_explicit(&slots[claimed].state, slot_ready, memory_order_release);

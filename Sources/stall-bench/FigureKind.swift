@@ -18,6 +18,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
     case asyncChains = "async-chains"
     case idlePerLoop = "idle-per-loop"
     case samplesUnderLoad = "samples-under-load"
+    case blockingCallCost = "blocking-call-cost"
 
     var number: Int { Self.allCases.firstIndex(of: self)! + 1 }
 
@@ -39,6 +40,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
         case .asyncChains: return "Async call chains: cost per sample against the stack unwinding"
         case .idlePerLoop: return "Idle cost per loop kind: watchdog wake-ups and process CPU, monitored vs the same process unmonitored"
         case .samplesUnderLoad: return "Samples with a stack on a loaded machine (two CPU-bound processes per core) against the machine as it is"
+        case .blockingCallCost: return "Blocking-call detection: instructions a watched call gains (callgrind)"
         }
     }
 
@@ -60,6 +62,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
         case .asyncChains: return try AsyncChainsFigure.run(context)
         case .idlePerLoop: return try IdlePerLoopFigure.run(context)
         case .samplesUnderLoad: return try SamplesUnderLoadFigure.run(context)
+        case .blockingCallCost: return try BlockingCallCostFigure.run(context)
         }
     }
 

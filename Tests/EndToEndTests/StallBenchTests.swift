@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 /// Runs the built `stall-bench` binary (the benchmark runner of `Scripts/bench`) on one short
@@ -97,6 +98,27 @@ struct StallBenchTests {
         let bad = try StallReportCLI.run(["run", "--figure", "nope"], executable: "stall-bench")
         #expect(bad.status == 64, "\(bad)")
         #expect(bad.stderr.contains("unknown figure"))
+    }
+
+    /// Whether valgrind and objcopy are installed and this process (so stall-bench, built beside
+    /// it) is not built with a sanitizer, whose runtime valgrind cannot run.
+    private static let callgrindUsable: Bool = {
+        let tools = FileManager.default.isExecutableFile(atPath: "/usr/bin/valgrind")
+            && FileManager.default.isExecutableFile(atPath: "/usr/bin/objcopy")
+        let sanitized = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
+            || dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
+        return tools && !sanitized
+    }()
+
+    @Test("--figure blocking-call-cost --quick: callgrind counts what the blocking-call wrappers add to a call",
+          .enabled(if: callgrindUsable))
+    func blockingCallCost() throws {
+        let rows = try Self.rows(try Self.runQuick(figure: "blocking-call-cost").json)
+        #expect(rows.map { $0["figure"] as? String } == ["17a", "17b", "17c"])
+        let added = rows.map { (($0["data"] as? [String: Any])?["addedPerCall"] as? Double) ?? -1 }
+        #expect(added.count == 3 && added.allSatisfy { $0 >= 0 }, "\(rows)")
+        // A recorded call does more than a timed one, which does more than one on a thread that may block.
+        #expect(added.count == 3 && added[0] < added[1] && added[1] < added[2], "\(added)")
     }
 
     @Test("--figure async-chains --quick: a chain's cost against its stack, from a pool task five calls deep")

@@ -148,6 +148,11 @@ int CStallMonitor_blocking_install(int seen[CStallMonitorBlockingCallCount],
 /// to record only calls the scope hook names a scope for (every detector is a test's).
 void CStallMonitor_blocking_enable(uint64_t threshold_ns, int unscoped);
 
+/// Tells the recorder where the Swift runtime keeps the task a thread runs: `offset` from the
+/// thread pointer (learned by the pool probe's layout), so the check is one load instead of a
+/// call of `swift_task_getCurrent`. 0: call it.
+void CStallMonitor_blocking_set_task_word(intptr_t offset);
+
 /// Stops timing; the wrappers forward with one load.
 void CStallMonitor_blocking_disable(void);
 

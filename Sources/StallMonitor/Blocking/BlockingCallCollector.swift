@@ -37,9 +37,18 @@ final class BlockingCallCollector: Sendable {
     private let state = Locked(State())
     private let drainWake = DispatchSemaphore(value: 0)
 
+    /// Where the runtime keeps the task a thread runs, learned once (the pool probe's layout);
+    /// without it the recorder calls `swift_task_getCurrent`.
+    private static let learnTaskWord: Void = {
+        if case .success(let layout) = PoolLayout.learn() {
+            CStallMonitor_blocking_set_task_word(layout.activeTaskOffset)
+        }
+    }()
+
     /// Starts a subscriber (installing the wrappers in every image loaded now); returns its id.
     func subscribe(thresholdNanoseconds: UInt64, scoped: Bool) throws(BlockingCallDetector.StartError) -> (id: UInt64, installation: Installation) {
         _ = BlockingCallScope.installHook
+        _ = Self.learnTaskWord
         let subscribed: (UInt64, Installation)? = state.withLock { state in
             var seen = [Int32](repeating: 0, count: Int(CStallMonitorBlockingCallCount.rawValue))
             var inExecutable = seen

@@ -1,0 +1,55 @@
+import Foundation
+
+/// Figure 17: what the blocking-call wrappers cost a call, in instructions counted by callgrind
+/// (deterministic on a noisy machine): a call that does not block (a `read` that returns EAGAIN)
+/// on a thread that may block and on a Swift task's thread (the one that reads the clock twice),
+/// and a 1 ms `usleep` on a task's thread (the record: frames, task, scope). Each is the
+/// difference between the workload with a detector running and without, over the calls, inside
+/// the workload's own function only.
+enum BlockingCallCostFigure {
+    static func run(_ context: BenchContext) throws -> FigureResult {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/valgrind"),
+              FileManager.default.isExecutableFile(atPath: "/usr/bin/objcopy") else {
+            return FigureResult(figure: .blockingCallCost, rows: [],
+                                notes: ["valgrind or objcopy is not installed (apt-get install valgrind binutils): not measured"])
+        }
+        let calls = context.pick(20_000, quick: 2_000)
+        let sleeps = context.pick(200, quick: 20)
+        var rows: [ResultRow] = []
+        let cases: [(String, String, [String], Int, Double)] = [
+            ("17a", "read returning EAGAIN on a thread that may block", [], calls, 40),
+            ("17b", "read returning EAGAIN in a Swift task (timed: two clock reads)", ["--in-task"], calls, 150),
+            ("17c", "usleep(1000) in a Swift task, recorded (frames, task, scope)", ["--in-task", "--sleep"], sleeps, 1000),
+        ]
+        // valgrind 3.19 cannot read the DWARF 5 of a Swift debug build: a copy without debug
+        // sections (the symbol table stays, for --toggle-collect).
+        let workload = context.scratch.appendingPathComponent("stall-bench-nodebug")
+        try? FileManager.default.removeItem(at: workload)
+        let strip = try Subprocess.run("/usr/bin/objcopy", ["--strip-debug", context.executable.path, workload.path], scratch: context.scratch)
+        guard strip.status == 0 else { throw BenchError("objcopy --strip-debug failed: \(strip.stderr.suffix(300))") }
+        for (part, label, flags, count, goal) in cases {
+            let with = try instructions(workload, context, flags + ["--calls", "\(count)", "--detector"])
+            let without = try instructions(workload, context, flags + ["--calls", "\(count)", "--no-detector"])
+            let added = (with - without) / Double(count)
+            rows.append(.judged(
+                part, "Instructions a call gains from the wrappers: \(label)", value: "\(Format.fixed(added, 1)) instructions per call",
+                goal: "≤ \(Int(goal)) instructions", ok: added <= goal,
+                method: "valgrind --tool=callgrind --toggle-collect on the workload's function, \(count) calls with a BlockingCallDetector (threshold 500 µs) running and without; (with − without) ÷ calls",
+                data: ["instructionsWith": with, "instructionsWithout": without, "calls": Double(count), "addedPerCall": added]))
+        }
+        return FigureResult(figure: .blockingCallCost, rows: rows)
+    }
+
+    /// Instructions callgrind counts inside `blockingCostLoop` for one run of the workload.
+    private static func instructions(_ workload: URL, _ context: BenchContext, _ arguments: [String]) throws -> Double {
+        let run = try Subprocess.run("/usr/bin/valgrind", [
+            "--tool=callgrind", "--callgrind-out-file=/dev/null", "--toggle-collect=*blockingCostLoop*",
+            workload.path, "blocking-call-loop",
+        ] + arguments, scratch: context.scratch)
+        guard run.status == 0,
+              let line = run.stderr.split(separator: "\n").first(where: { $0.contains("Collected :") }),
+              let value = line.split(separator: ":").last.flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) })
+        else { throw BenchError("callgrind gave no count for blocking-call-loop \(arguments): \(run.stderr.suffix(400))") }
+        return value
+    }
+}
