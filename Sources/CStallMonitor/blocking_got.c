@@ -69,10 +69,14 @@ static int patch_image(struct dl_phdr_info *info, size_t size, void *context) {
     if (!is_executable && skipped_image(info->dlpi_name)) return 0;
     uintptr_t base = info->dlpi_addr;
     const ElfW(Dyn) *dynamic = NULL;
-    uintptr_t relro_start = 0, relro_end = 0;
+    uintptr_t relro_start = 0, relro_end = 0, image_start = UINTPTR_MAX, image_end = 0;
     for (int index = 0; index < info->dlpi_phnum; index++) {
         const ElfW(Phdr) *header = &info->dlpi_phdr[index];
         if (header->p_type == PT_DYNAMIC) dynamic = (const ElfW(Dyn) *)(base + header->p_vaddr);
+        if (header->p_type == PT_LOAD) {
+            if (base + header->p_vaddr < image_start) image_start = base + header->p_vaddr;
+            if (base + header->p_vaddr + header->p_memsz > image_end) image_end = base + header->p_vaddr + header->p_memsz;
+        }
         if (header->p_type == PT_GNU_RELRO) {
             relro_start = base + header->p_vaddr;
             relro_end = relro_start + header->p_memsz;
@@ -108,6 +112,13 @@ static int patch_image(struct dl_phdr_info *info, size_t size, void *context) {
             int call = hook_named(strings + symbol->st_name);
             if (call < 0) continue;
             void **entry = (void **)(base + relocation->r_offset);
+            // Only an entry that leads where the name resolves for everyone (bound), or back into
+            // the image's own PLT (not bound yet); one bound elsewhere (another symbol version,
+            // a library's own definition) is left alone.
+            uintptr_t current = (uintptr_t)*entry;
+            const struct cstallmonitor_blocking_hook *hook = &cstallmonitor_blocking_hooks[call];
+            if (current != (uintptr_t)*hook->forward && current != (uintptr_t)hook->wrapper
+                && !(current >= image_start && current < image_end)) continue;
             int written = write_entry(entry, cstallmonitor_blocking_hooks[call].wrapper, relro_start, relro_end);
             if (written < 0) continue;
             state->changed += written;
