@@ -20,11 +20,13 @@ extern const struct cstallmonitor_blocking_hook cstallmonitor_blocking_hooks[];
 /// A thread's blocking-detection state (blocking_recorder.c): marks and allowances are counted;
 /// `inside` guards the recorder against the calls it makes itself; the stack's bounds are learned
 /// at its first record; `loops` holds the watched loops run on the thread (index + 1 in the low 32
-/// bits, generation above; 0: none).
+/// bits, generation above; 0: none); `loop_waits` is set while its RunLoop waits.
 struct cstallmonitor_blocking_thread {
     int marked;
     int allowed;
     int inside;
+    /// The thread's watched RunLoop is in its own wait (between beforeWaiting and afterWaiting).
+    int loop_waits;
     uintptr_t stack_low, stack_high;
     uint64_t loops[4];
 };
@@ -50,7 +52,7 @@ uint64_t cstallmonitor_blocking_clock(void);
 __attribute__((always_inline)) static inline uint64_t cstallmonitor_blocking_begin(void) {
     if (!atomic_load_explicit(&cstallmonitor_blocking_enabled, memory_order_relaxed)) return 0;
     struct cstallmonitor_blocking_thread *thread = &cstallmonitor_blocking_thread_state;
-    if (thread->allowed > 0 || thread->inside) return 0;
+    if (thread->allowed > 0 || thread->inside || thread->loop_waits) return 0;
     if (thread->marked > 0) return cstallmonitor_blocking_clock();
     intptr_t offset = atomic_load_explicit(&cstallmonitor_blocking_task_word, memory_order_relaxed);
     if (thread->loops[0] != 0 || offset == 0) return cstallmonitor_blocking_begin_checked();

@@ -124,6 +124,8 @@ void CStallMonitor_blocking_disable(void) { atomic_store(&cstallmonitor_blocking
 
 void CStallMonitor_blocking_thread_mark(int must_not_block) { thread_state.marked += must_not_block ? 1 : -1; }
 
+CSTALLMONITOR_OWN_CODE void CStallMonitor_blocking_loop_waits(int waiting) { thread_state.loop_waits = waiting; }
+
 void CStallMonitor_blocking_allow(int allowed) { thread_state.allowed += allowed ? 1 : -1; }
 
 void CStallMonitor_blocking_set_scope_hook(uint64_t (*hook)(void)) { atomic_store(&scope_hook, hook); }

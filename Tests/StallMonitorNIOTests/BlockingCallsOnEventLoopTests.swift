@@ -22,8 +22,12 @@ struct BlockingCallsOnEventLoopTests {
         Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
     }
 
-    private func handlerCalls(_ detector: BlockingCallDetector, in function: String = "blockTheLoopForTest") -> [BlockingCall] {
-        detector.takeCalls().filter { $0.frames.contains { $0.function?.contains(function) == true } }
+    /// The calls made in `function` (on `thread`, when given: tests beside this one block elsewhere).
+    private func handlerCalls(_ detector: BlockingCallDetector, in function: String = "blockTheLoopForTest",
+                              on thread: Int32? = nil) -> [BlockingCall] {
+        detector.takeCalls().filter { call in
+            call.frames.contains { $0.function?.contains(function) == true } && (thread == nil || call.threadID == thread)
+        }
     }
 
     @Test("a 10 ms usleep in a watched loop's handler is recorded once, as long as the handler measured it; unwatched, not at all")
@@ -35,6 +39,8 @@ struct BlockingCallsOnEventLoopTests {
         let detector = try BlockingCallDetector.start(.init(threshold: .milliseconds(5)))
         defer { detector.stop() }
         let client = try HTTPTestClient(port: server.port)
+        let loopThread = try #require(Int32(try client.get("/whoami")))
+        func handlerCalls(_ detector: BlockingCallDetector) -> [BlockingCall] { self.handlerCalls(detector, on: loopThread) }
         _ = try client.get("/block?ms=10")
         #expect(handlerCalls(detector).isEmpty, "the loop is not watched yet")
         let monitor = try StallMonitor.start(reports.configuration(), eventLoopGroup: server.group, concurrencyPool: false)

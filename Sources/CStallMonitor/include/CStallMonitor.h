@@ -171,6 +171,10 @@ void CStallMonitor_blocking_loop_release(int loop);
 /// four registrations already.
 int CStallMonitor_blocking_loop_here(int loop);
 
+/// Says the calling thread's watched RunLoop enters (1) or leaves (0) its own wait, which
+/// CoreFoundation makes with `ppoll`: the call is the loop's, never a blocking call.
+void CStallMonitor_blocking_loop_waits(int waiting);
+
 /// Allows (1) or ends allowing (0) blocking calls on the calling thread. Counted.
 void CStallMonitor_blocking_allow(int allowed);
 

@@ -44,15 +44,16 @@ enum BlockingVisibility {
     /// Whether the executable defines `name` itself (a sanitizer's interceptor): its own calls
     /// then bind inside it, with no GOT entry. Found with dlsym and dladdr, apart from the detector.
     static func executableDefines(_ name: String) -> Bool {
-        guard let address = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else { return false }
-        var symbol: UnsafePointer<CChar>?
-        var symbolAddress: UInt = 0
-        var imagePath: UnsafePointer<CChar>?
-        guard CStallMonitor_dladdr(UInt(bitPattern: address), &symbol, &symbolAddress, &imagePath) == 1,
-              let image = imagePath else { return false }
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
-        return URL(fileURLWithPath: String(cString: image)).resolvingSymlinksInPath().path
-            == URL(fileURLWithPath: executable).resolvingSymlinksInPath().path
+        guard let address = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name).map({ UInt(bitPattern: $0) }),
+              let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8),
+              let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return false }
+        for line in maps.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            let bounds = fields.first?.split(separator: "-").compactMap { UInt($0, radix: 16) } ?? []
+            guard fields.count >= 6, bounds.count == 2, (bounds[0]..<bounds[1]).contains(address) else { continue }
+            return fields[5...].joined(separator: " ") == executable
+        }
+        return false
     }
 }
 
@@ -144,7 +145,9 @@ enum BlockingVisibility {
         defer { detector.stop() }
         let calls = Mutex<[BlockingCall]>([])
         let done = DispatchSemaphore(value: 0)
+        let threadID = Mutex<Int32>(0)
         let thread = Thread {
+            threadID.withLock { $0 = CStallMonitor_gettid() }
             BlockingCallDetector.markMustNotBlock(true)
             BlockingWork.sleepInUsleepForBlockingTest(milliseconds: 10)
             BlockingCallDetector.markMustNotBlock(false)
@@ -153,7 +156,8 @@ enum BlockingVisibility {
         }
         thread.start()
         done.wait()
-        calls.withLock { $0 = detector.takeCalls().filter { $0.frames.contains { $0.function?.contains("sleepInUsleepForBlockingTest") == true } } }
+        let id = threadID.withLock { $0 }
+        calls.withLock { $0 = detector.takeCalls().filter { $0.threadID == id } }
         let recorded = calls.withLock { $0 }
         #expect(recorded.count == 1, "\(recorded)")
         #expect(recorded.first?.inTask == false)
@@ -163,8 +167,9 @@ enum BlockingVisibility {
 /// Threads of loops a monitor watches must not block either: a watched RunLoop's callouts are
 /// timed while the monitor watches it, not before or after.
 @Suite("Blocking calls on a watched RunLoop", .serialized) struct BlockingCallsOnWatchedRunLoopTests {
-    private func ownCalls(_ detector: BlockingCallDetector) -> [BlockingCall] {
-        detector.takeCalls().filter { $0.frames.contains { $0.function?.contains("sleepInUsleepForBlockingTest") == true } }
+    /// The calls made on `thread` (the loop's: tests running beside this one block elsewhere).
+    private func ownCalls(_ detector: BlockingCallDetector, on thread: Int32) -> [BlockingCall] {
+        detector.takeCalls().filter { $0.threadID == thread }
     }
 
     @Test("a usleep in a watched RunLoop's callout is recorded; the same call before the watch and after it is not", .enabled(if: BlockingVisibility.executableCallsSeen))
@@ -172,6 +177,8 @@ enum BlockingVisibility {
         let detector = try BlockingCallDetector.start(.init(threshold: .milliseconds(5)))
         defer { detector.stop() }
         try withLoopThread("blocking-loop") { directory, loop in
+            let thread = try loop.run { CStallMonitor_gettid() }
+            func ownCalls(_ detector: BlockingCallDetector) -> [BlockingCall] { self.ownCalls(detector, on: thread) }
             try loop.run { BlockingWork.sleepInUsleepForBlockingTest(milliseconds: 10) }
             #expect(ownCalls(detector).isEmpty)
             let monitor = try loop.startMonitor(directory.configuration())

@@ -120,9 +120,14 @@ final class RunLoopEvents: @unchecked Sendable {
             enterRun(mode: CFRunLoopCopyCurrentMode(runLoop))
             tracker.loopEntered(at: CStallMonitor_monotonic_ns())
         case .beforeTimers: tracker.passBegan(at: CStallMonitor_coarse_monotonic_ns())
-        case .beforeWaiting: tracker.loopWillWait(at: CStallMonitor_monotonic_ns())
-        case .afterWaiting: tracker.loopWoke(at: CStallMonitor_monotonic_ns())
+        case .beforeWaiting:
+            tracker.loopWillWait(at: CStallMonitor_monotonic_ns())
+            CStallMonitor_blocking_loop_waits(1)  // CoreFoundation's own wait (ppoll) is no blocking call
+        case .afterWaiting:
+            CStallMonitor_blocking_loop_waits(0)
+            tracker.loopWoke(at: CStallMonitor_monotonic_ns())
         case .exit:
+            CStallMonitor_blocking_loop_waits(0)
             tracker.loopExited(at: CStallMonitor_monotonic_ns())
             leaveRun()
         default: break
