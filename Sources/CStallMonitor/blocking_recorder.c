@@ -1,14 +1,15 @@
 // Timing and recording watched calls on threads that must not block.
 //
-// A wrapper asks `begin` whether to time its call: detection is on, the thread is not allowed to
-// block, not already inside the recorder, and it must not block (it runs a Swift task, runs a loop
-// a monitor watches (registered by the loop's probe on the loop's thread; the loop's own wait is
-// not a watched call), or the host marked it). Any other call pays a few loads. A timed call that blocked at least the
-// threshold is recorded on its own thread after it returned (the thread has already waited that
-// long; a record costs it about a microsecond): the caller's return addresses found by following
-// frame pointers inside the thread's stack, the task, and the scope the scope hook names. Records
-// go to a fixed table of slots, claimed with a compare-and-swap; the collector takes them
-// (`CStallMonitor_blocking_take`); a call that finds every slot full is counted as dropped.
+// A wrapper asks `begin` (blocking.h) whether to time its call: detection is on, the thread is
+// not allowed to block, not inside the recorder, its RunLoop is not in its own wait, and it must
+// not block: it runs a Swift task, runs a loop a monitor watches (registered by the loop's probe
+// on the loop's thread), or the host marked it. Any other call pays a few loads. A timed call
+// that blocked at least the threshold is recorded on its own thread after it returned (the
+// thread has already waited that long; a record costs it well under a microsecond): the caller's
+// return addresses found by following frame pointers inside the thread's stack, the task, and
+// the scope the scope hook names. Records go to a fixed table of slots, claimed with a
+// compare-and-swap; the collector takes them (`CStallMonitor_blocking_take`); a call that finds
+// every slot full is counted as dropped.
 #include "CStallMonitor.h"
 #include "blocking.h"
 #include "own_code.h"
