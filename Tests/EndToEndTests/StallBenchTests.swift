@@ -87,14 +87,15 @@ struct StallBenchTests {
         }
     }
 
-    @Test("list names the sixteen figures; an unknown figure is a usage error")
+    @Test("list names the seventeen figures; an unknown figure is a usage error")
     func listAndValidation() throws {
         let list = try StallReportCLI.run(["list"], executable: "stall-bench")
         #expect(list.status == 0)
-        #expect(list.stdoutLines.count == 16)
+        #expect(list.stdoutLines.count == 17)
         #expect(list.stdout.contains("summarize-throughput") && list.stdout.contains("blocking-stacks") && list.stdout.contains("nio-server"))
         #expect(list.stdout.contains("main-actor") && list.stdout.contains("pool-server") && list.stdout.contains("async-chains"))
         #expect(list.stdout.contains("idle-per-loop") && list.stdout.contains("samples-under-load"))
+        #expect(list.stdout.contains("blocking-call-cost"))
         let bad = try StallReportCLI.run(["run", "--figure", "nope"], executable: "stall-bench")
         #expect(bad.status == 64, "\(bad)")
         #expect(bad.stderr.contains("unknown figure"))
