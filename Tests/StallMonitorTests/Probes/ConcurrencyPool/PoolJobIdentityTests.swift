@@ -35,7 +35,7 @@ struct PoolJobIdentityTests {
         var measured: JobClock?
         let reports = try await Self.watchingPool { _ in
             let end = Kernel.monotonicNanoseconds() + 200_000_000
-            while Kernel.monotonicNanoseconds() < end { _ = await Self.poolJob(spinMs: 20, blockMs: 0).value }
+            while Kernel.monotonicNanoseconds() < end { _ = await Self.poolJob(spinMs: 2, blockMs: 0).value }
             measured = await Self.poolJob(spinMs: 0, blockMs: 400).value
         }
         let job = try #require(measured)
