@@ -78,8 +78,6 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
 
     // Watchdog-thread state (and `trackers`, set by the slots' attach before the watchdog starts).
     private var trackers: [SpanTracker?]
-    /// When each slot's last span ended (0: none has): a span lent to another worker begins no earlier.
-    private var slotSpanEndedAt: [UInt64]
     private var workers: [Int32: Worker] = [:]
     /// Threads seen that are not pool workers, with when they were first seen (forgotten now and
     /// then: names can change). A thread starts with its creator's name and libdispatch names a
@@ -117,6 +115,8 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         var taskSince: UInt64 = 0
         /// When the scan met it.
         var metAt: UInt64 = 0
+        /// When its last span ended (0: none has).
+        var spanEndedAt: UInt64 = 0
     }
 
     init(layout: PoolLayout, threshold: UInt64, interval: UInt64, slots: Int) {
@@ -126,7 +126,6 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         self.looks = EnqueueWakeSchedule(interval: self.interval) { CStallMonitor_pool_enqueued($0) != 0 }
         self.rescanInterval = max(self.interval * 5, 50_000_000)
         trackers = Array(repeating: nil, count: slots)
-        slotSpanEndedAt = Array(repeating: 0, count: slots)
         slotStates = (0..<slots).map { _ in PoolSlotState() }
     }
 
@@ -198,8 +197,9 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
             let changedAt = worker.lastLook == wokeAt ? worker.lastLook : worker.lastLook + (now &- worker.lastLook) / 2
             if newJob { worker.taskSince = changedAt }
             if worker.spanOpen, newJob {
-                if let slot = worker.slot { endSpan(slot: slot, at: changedAt) }
+                if let slot = worker.slot { trackers[slot]?.spanEnded(at: changedAt) }
                 worker.spanOpen = false
+                worker.spanEndedAt = changedAt
             }
             if job.task != 0, !worker.spanOpen, let slot = worker.slot, let tracker = trackers[slot] {
                 if expectedOn.withLock({ $0[tid] != nil }) { tracker.markExpectedLongWork() }
@@ -249,17 +249,11 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
             slotStates[slot].assigned.store(tid, ordering: .relaxed)
             if let tracker = trackers[slot] {
                 if expectedOn.withLock({ $0[tid] != nil }) { tracker.markExpectedLongWork() }
-                tracker.spanBegan(at: max(worker.taskSince, slotSpanEndedAt[slot]), switches: 0, thread: tid)
+                tracker.spanBegan(at: max(worker.taskSince, donor.spanEndedAt), switches: 0, thread: tid)
                 worker.spanOpen = true
             }
             workers[tid] = worker
         }
-    }
-
-    /// Ends the open span of slot `slot` at `time`.
-    private func endSpan(slot: Int, at time: UInt64) {
-        trackers[slot]?.spanEnded(at: time)
-        slotSpanEndedAt[slot] = time
     }
 
     /// Takes the enqueue flag and returns when a producer woke the watchdog from a sleep just now
@@ -353,7 +347,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     /// A worker exited (or its memory is gone): its span ends.
     private func forget(_ tid: Int32, at now: UInt64) {
         guard let worker = workers.removeValue(forKey: tid) else { return }
-        if worker.spanOpen, let slot = worker.slot { endSpan(slot: slot, at: now) }
+        if worker.spanOpen, let slot = worker.slot { trackers[slot]?.spanEnded(at: now) }
         if let slot = worker.slot { slotStates[slot].assigned.store(0, ordering: .relaxed) }
     }
 
