@@ -108,7 +108,12 @@ enum BlockingVisibility {
         let semaphore = calls.first { $0.frames.contains { $0.function?.contains("waitOnSemaphoreForBlockingTest") == true } }
         let pipeRead = calls.first { $0.frames.contains { $0.function?.contains("readBlockingPipeForBlockingTest") == true } }
         #expect(semaphore.map { ["sem_wait", "futex", "sem_timedwait"].contains($0.call) } == true, "\(calls)")
-        #expect(pipeRead?.call == "read", "\(calls)")
+        if BlockingVisibility.executableDefines("read") {
+            // A sanitizer's runtime defines read in the executable: the test's own read is not seen.
+            #expect(pipeRead == nil, "\(calls)")
+        } else {
+            #expect(pipeRead?.call == "read", "\(calls)")
+        }
         #expect(calls.allSatisfy { milliseconds($0.duration) >= 5 })
     }
 
