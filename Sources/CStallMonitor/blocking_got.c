@@ -134,6 +134,15 @@ static int patch_image(struct dl_phdr_info *info, size_t size, void *context) {
 
 int CStallMonitor_blocking_install(int seen[CStallMonitorBlockingCallCount],
                                    int in_executable[CStallMonitorBlockingCallCount]) {
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+    // ThreadSanitizer's runtime owns these functions and crashed a test process with the GOTs
+    // rewritten (2026-11-28, not understood yet): not supported under TSan.
+    (void)seen;
+    (void)in_executable;
+    return -2;
+#endif
+#endif
     for (int call = 0; call < CStallMonitorBlockingCallCount; call++) {
         const struct cstallmonitor_blocking_hook *hook = &cstallmonitor_blocking_hooks[call];
         if (*hook->forward == NULL) {

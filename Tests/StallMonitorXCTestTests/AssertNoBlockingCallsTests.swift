@@ -24,7 +24,7 @@ final class AssertNoBlockingCallsTests: XCTestCase {
     }
 
     private func usleepIsSeen() throws -> Bool {
-        let detector = try BlockingCallDetector.startScoped()
+        guard let detector = try? BlockingCallDetector.startScoped() else { return false }
         defer { detector.stop() }
         return !detector.callsUnseenInExecutable.contains("usleep")
     }
@@ -49,6 +49,7 @@ final class AssertNoBlockingCallsTests: XCTestCase {
     }
 
     func testPassesAnAsyncTestThatAwaits() async throws {
+        try XCTSkipUnless(usleepIsSeen(), "no detector starts here (ThreadSanitizer)")
         try await assertNoBlockingCalls { try await Task.sleep(for: .milliseconds(20)) }
     }
 }

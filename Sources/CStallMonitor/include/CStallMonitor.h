@@ -137,8 +137,8 @@ const char *CStallMonitor_blocking_call_name(int call);
 /// Replaces the watched calls in the GOT of every image loaded now except the C library and the
 /// dynamic linker (images loaded later are not seen: call again). `seen[call]` receives how many
 /// images' GOT entries now lead to the call's wrapper, `in_executable[call]` 1 when the
-/// executable's own calls are among them. Returns the number of entries changed, or -1 when the
-/// forwarded functions cannot be resolved.
+/// executable's own calls are among them. Returns the number of entries changed, -1 when the
+/// forwarded functions cannot be resolved, -2 in a build with ThreadSanitizer (not supported).
 int CStallMonitor_blocking_install(int seen[CStallMonitorBlockingCallCount],
                                    int in_executable[CStallMonitorBlockingCallCount]);
 

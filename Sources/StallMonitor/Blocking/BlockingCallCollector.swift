@@ -49,10 +49,12 @@ final class BlockingCallCollector: Sendable {
     func subscribe(thresholdNanoseconds: UInt64, scoped: Bool) throws(BlockingCallDetector.StartError) -> (id: UInt64, installation: Installation) {
         _ = BlockingCallScope.installHook
         _ = Self.learnTaskWord
-        let subscribed: (UInt64, Installation)? = state.withLock { state in
+        let subscribed: Result<(UInt64, Installation), BlockingCallDetector.StartError> = state.withLock { state in
             var seen = [Int32](repeating: 0, count: Int(CStallMonitorBlockingCallCount.rawValue))
             var inExecutable = seen
-            guard CStallMonitor_blocking_install(&seen, &inExecutable) >= 0 else { return nil }
+            let installed = CStallMonitor_blocking_install(&seen, &inExecutable)
+            if installed == -2 { return .failure(.threadSanitizer) }
+            guard installed >= 0 else { return .failure(.unresolvedFunctions) }
             let names = (0..<seen.count).map { String(cString: CStallMonitor_blocking_call_name(Int32($0))) }
             let installation = Installation(unseen: names.indices.filter { seen[$0] == 0 }.map { names[$0] },
                                             unseenInExecutable: names.indices.filter { inExecutable[$0] == 0 }.map { names[$0] })
@@ -64,10 +66,9 @@ final class BlockingCallCollector: Sendable {
                 state.draining = true
                 NativeThread.start(name: "stall-blocking", stackSize: 256 << 10) { [self] in drainWhileSubscribed() }
             }
-            return (id, installation)
+            return .success((id, installation))
         }
-        guard let subscribed else { throw .unresolvedFunctions }
-        return subscribed
+        return try subscribed.get()
     }
 
     /// Ends a subscriber; the recorder stops timing when it was the last.

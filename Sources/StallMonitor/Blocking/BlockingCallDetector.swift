@@ -44,12 +44,16 @@ public final class BlockingCallDetector: Sendable {
     public enum StartError: Error, Sendable, CustomStringConvertible {
         /// The C library's functions could not be found with `dlsym` (a fully static binary).
         case unresolvedFunctions
+        /// The process is built with ThreadSanitizer, whose runtime owns the same functions.
+        case threadSanitizer
 
         /// One sentence.
         public var description: String {
             switch self {
             case .unresolvedFunctions:
                 "blocking calls cannot be watched: the C library's functions are not found with dlsym (a fully static binary?)"
+            case .threadSanitizer:
+                "blocking calls cannot be watched in a build with ThreadSanitizer (its runtime owns the same functions)"
             }
         }
     }
