@@ -26,16 +26,21 @@
 #include <time.h>
 #include <unistd.h>
 
+/// The body every wrapper shares: `forwarded` (the call to the real function, of type `type`)
+/// between begin and end; returns its result.
+#define CSTALLMONITOR_TIMED(call, type, forwarded)                                         \
+    uint64_t start = cstallmonitor_blocking_begin();                                       \
+    type result = forwarded;                                                               \
+    if (start != 0)                                                                        \
+        cstallmonitor_blocking_end(call, start, __builtin_return_address(0),               \
+                                   __builtin_frame_address(0));                            \
+    return result;
+
 /// Defines the forward pointer and the wrapper of `name`, returning `type`.
 #define CSTALLMONITOR_WRAP(call, type, name, params, args)                                  \
     static type (*forward_##name) params;                                                 \
     CSTALLMONITOR_OWN_CODE __attribute__((noinline)) static type wrap_##name params {    \
-        uint64_t start = cstallmonitor_blocking_begin();                                   \
-        type result = forward_##name args;                                                 \
-        if (start != 0)                                                                    \
-            cstallmonitor_blocking_end(call, start, __builtin_return_address(0),           \
-                                       __builtin_frame_address(0));                        \
-        return result;                                                                     \
+        CSTALLMONITOR_TIMED(call, type, forward_##name args)                               \
     }
 
 CSTALLMONITOR_WRAP(CStallMonitorBlockingUsleep, int, usleep, (useconds_t usec), (usec))
@@ -109,12 +114,7 @@ CSTALLMONITOR_WRAP(CStallMonitorBlockingWaitid, int, waitid, (idtype_t type, id_
             mode = (mode_t)va_arg(list, int);                                                \
             va_end(list);                                                                    \
         }                                                                                    \
-        uint64_t start = cstallmonitor_blocking_begin();                                     \
-        int result = forward_##name args;                                                    \
-        if (start != 0)                                                                      \
-            cstallmonitor_blocking_end(call, start, __builtin_return_address(0),             \
-                                       __builtin_frame_address(0));                          \
-        return result;                                                                       \
+        CSTALLMONITOR_TIMED(call, int, forward_##name args)                                  \
     }
 
 CSTALLMONITOR_WRAP_OPEN(CStallMonitorBlockingOpen, open, (const char *path, int flags, ...), (path, flags, mode), flags)
@@ -148,11 +148,7 @@ CSTALLMONITOR_OWN_CODE __attribute__((noinline)) static long wrap_syscall(long n
     long d = va_arg(list, long), e = va_arg(list, long), f = va_arg(list, long);
     va_end(list);
     if (number != SYS_futex || !futex_waits(b)) return forward_syscall(number, a, b, c, d, e, f);
-    uint64_t start = cstallmonitor_blocking_begin();
-    long result = forward_syscall(number, a, b, c, d, e, f);
-    if (start != 0)
-        cstallmonitor_blocking_end(CStallMonitorBlockingFutex, start, __builtin_return_address(0), __builtin_frame_address(0));
-    return result;
+    CSTALLMONITOR_TIMED(CStallMonitorBlockingFutex, long, forward_syscall(number, a, b, c, d, e, f))
 }
 
 #define CSTALLMONITOR_HOOK(name) {#name, (void *)wrap_##name, (void **)&forward_##name}
