@@ -6,8 +6,9 @@
 // wake-up slot that watches the pool and hands the job on unchanged (to a hook installed before
 // ours, else to the runtime's own enqueue). While a slot's flag is already set the hook does two
 // loads for the flags: a busy pool costs no fence and no wake-up there. While any slot watches,
-// it also writes the job's entry in the table of recent enqueues (pool_jobs.c: one load, one
-// store), which tells the pool probe that a task it saw running has run a new job since.
+// it also writes the job's entry in the table of recent enqueues (pool_jobs.c: one load, two
+// stores, a coarse clock read), which tells the pool probe that a task it saw running has run a
+// new job since, and when that job was enqueued.
 //
 // The hook is installed while a monitor watches the pool and taken out when the last one stops,
 // if nothing was installed after it (else it stays, passing jobs on: another hook may call it).

@@ -426,7 +426,8 @@ int CStallMonitor_pool_enqueued(int slot);
 /// The entry of the table of recent enqueues that `task` falls in (pool_jobs.c): the address of
 /// the job last enqueued there, with a 4-bit count of the entry's writes in its low bits. An entry
 /// that names `task` and changed since an earlier read means `task` was enqueued since then.
-uintptr_t CStallMonitor_pool_job_mark(uintptr_t task);
+/// `enqueued_at` gets when that entry was written (CLOCK_MONOTONIC_COARSE ns; 0: not known).
+uintptr_t CStallMonitor_pool_job_mark(uintptr_t task, uint64_t *enqueued_at);
 
 /// Takes a loop watch (one watched event loop's flags), -1 when all 256 are taken.
 int CStallMonitor_loop_watch_acquire(void);

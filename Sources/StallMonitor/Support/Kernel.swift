@@ -9,6 +9,14 @@ package enum Kernel {
     @inlinable
     package static func monotonicNanoseconds() -> UInt64 { CStallMonitor_monotonic_ns() }
 
+    /// The resolution of CLOCK_MONOTONIC_COARSE in nanoseconds (one scheduler tick: 1–10 ms),
+    /// 4 ms when the kernel does not say.
+    package static let coarseClockResolution: UInt64 = {
+        var resolution = timespec()
+        guard clock_getres(CLOCK_MONOTONIC_COARSE, &resolution) == 0, resolution.tv_sec == 0, resolution.tv_nsec > 0 else { return 4_000_000 }
+        return UInt64(resolution.tv_nsec)
+    }()
+
     /// Whether this executable's `epoll_wait` is the shim's pass-through (SwiftNIO loops can then
     /// wake a sleeping watchdog); false where a sanitizer runtime's or the host's won the link.
     package static var epollWaitWakesWatchdog: Bool { CStallMonitor_epoll_wait_is_ours() != 0 }

@@ -13,8 +13,12 @@ import Glibc
 /// looks when it runs the same task (same address, same id) and that task was not enqueued in
 /// between; otherwise the span ends there: another task, none, a task freed and another made at
 /// its address, or a task that suspended and was resumed (on this worker or another). A span is
-/// dated from the middle of the interval in which its job appeared, so the interval bounds the
-/// error of a duration (half an interval at each end). Each worker keeps one slot (a
+/// dated from its enqueue when that came after the look before (the hook notes when, with a
+/// coarse clock: a free worker takes a job at once), else from the middle of the interval in
+/// which it appeared, and ends at the middle of the interval in which it was gone (or before its
+/// task was enqueued again, when that came first), so the interval bounds the error of a
+/// duration (half an interval at each end, at most). At `stop` a last look ends a span whose job
+/// is gone the same way, not at the stop. Each worker keeps one slot (a
 /// ``PoolSlotProbe`` with its own span tracker and watch) while it runs tasks, so stalls on
 /// several workers at once are each sampled and reported; when libdispatch runs more workers than
 /// there are slots, a worker that runs a task takes the slot of one that runs none.
@@ -94,6 +98,8 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     private var nextScan: UInt64 = 0
     private var scanEveryLookUntil: UInt64 = 0
     private let rescanInterval: UInt64
+    /// The coarse clock's resolution (a scheduler tick), which the enqueue times are read with.
+    private let coarseTick = Kernel.coarseClockResolution
     private var tokenQueuedAt: UInt64?
     /// The report of the starvation in progress (the outstanding token waits past the threshold).
     private var starvation: StallRecording?
@@ -195,15 +201,19 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
             // A worker idle through a sleep that new work ended starts at the wake-up (see
             // noteEnqueues); otherwise somewhere since its last look, taken as the middle.
             let changedAt = worker.lastLook == wokeAt ? worker.lastLook : worker.lastLook + (now &- worker.lastLook) / 2
-            if newJob { worker.taskSince = changedAt }
+            // The new job, when enqueued since the last look, from its enqueue (the watchdog may
+            // have woken late, the interval grown long); the job before ends at the middle, or
+            // before its task was enqueued again if that came first.
+            if newJob { worker.taskSince = job.startEstimate(lastLook: worker.lastLook, now: now, tick: coarseTick) ?? changedAt }
             if worker.spanOpen, newJob {
-                if let slot = worker.slot { trackers[slot]?.spanEnded(at: changedAt) }
+                let endedAt = endOfJob(worker, middle: changedAt)
+                if let slot = worker.slot { trackers[slot]?.spanEnded(at: endedAt) }
                 worker.spanOpen = false
-                worker.spanEndedAt = changedAt
+                worker.spanEndedAt = endedAt
             }
             if job.task != 0, !worker.spanOpen, let slot = worker.slot, let tracker = trackers[slot] {
                 if expectedOn.withLock({ $0[tid] != nil }) { tracker.markExpectedLongWork() }
-                tracker.spanBegan(at: changedAt, switches: 0, thread: tid)
+                tracker.spanBegan(at: worker.taskSince, switches: 0, thread: tid)
                 worker.spanOpen = true
             }
             if job.task != 0 { busy = true }
@@ -233,6 +243,14 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         // Young threads whose names are still looked at need no look while the pool sleeps: the
         // next enqueue wakes the watchdog, and its first look scans them again.
         return looks.nextLook(now: now, idle: !busy && tokenQueuedAt == nil && starvation == nil && CStallMonitor_pool_hook_active() != 0)
+    }
+
+    /// When the job a worker ran at its last look ended, seen gone at a look whose interval's
+    /// middle is `middle`: that middle, or earlier when its task was enqueued again in between
+    /// (it had stopped running then), never before the last look.
+    private func endOfJob(_ worker: Worker, middle: UInt64) -> UInt64 {
+        guard let bound = worker.job.endedBy(tick: coarseTick) else { return middle }
+        return max(worker.lastLook, min(middle, bound))
     }
 
     /// Gives each worker that runs a task but has no slot (libdispatch started more workers than
@@ -358,6 +376,15 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         if hooked { CStallMonitor_pool_hook_uninstall() }
         hooked = false
         let now = CStallMonitor_monotonic_ns()
+        // A last look: a job that ended since the look before (the watchdog may have been late)
+        // ends in the middle of that interval, not now.
+        for (tid, worker) in workers where worker.spanOpen {
+            let job = PoolJobKey.read(threadPointer: worker.pointer, layout: layout)
+            if job.map({ $0.startsNewJob(after: worker.job) }) ?? true, let slot = worker.slot {
+                trackers[slot]?.spanEnded(at: endOfJob(worker, middle: worker.lastLook + (now &- worker.lastLook) / 2))
+                workers[tid]?.spanOpen = false
+            }
+        }
         for tid in Array(workers.keys) { forget(tid, at: now) }
         if let starvation, let observers = observers.withLock({ $0 }) { observers.report.end(starvation, at: now, ongoing: true) }
         starvation = nil

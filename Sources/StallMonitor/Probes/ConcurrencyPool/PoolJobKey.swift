@@ -21,6 +21,8 @@ struct PoolJobKey: Equatable {
     var taskID: UInt32 = 0
     /// The task's entry in the table of recent enqueues when it was read.
     var enqueueMark: UInt = 0
+    /// When that entry was written, when it names this task (CLOCK_MONOTONIC_COARSE ns; 0: not known).
+    var enqueuedAt: UInt64 = 0
 
     /// Reads the key of the job the worker at thread pointer `pointer` runs; nil when its memory
     /// cannot be read (the thread is gone).
@@ -33,7 +35,9 @@ struct PoolJobKey: Equatable {
         if let offset = layout.taskIDOffset, CStallMonitor_read_memory(key.task &+ UInt(offset), &key.taskID, 4) != 0 {
             key.taskID = 0  // freed and unmapped since: told apart by the next look
         }
-        key.enqueueMark = CStallMonitor_pool_job_mark(key.task)
+        var enqueuedAt: UInt64 = 0
+        key.enqueueMark = CStallMonitor_pool_job_mark(key.task, &enqueuedAt)
+        if key.enqueueMark & ~15 == key.task { key.enqueuedAt = enqueuedAt }
         return key
     }
 
@@ -45,5 +49,26 @@ struct PoolJobKey: Equatable {
         guard task != 0 else { return false }
         if taskID != 0, previous.taskID != 0, taskID != previous.taskID { return true }
         return enqueueMark & ~15 == task && enqueueMark != previous.enqueueMark
+    }
+
+    /// When the job this key showed had surely ended, read at a later look: the task was enqueued
+    /// again since (resumed, or another task made at its address), which it is only while it does
+    /// not run (the coarse clock's lag covered by half a `tick`); nil when its entry shows no such enqueue.
+    func endedBy(tick: UInt64) -> UInt64? {
+        guard task != 0 else { return nil }
+        var enqueuedAt: UInt64 = 0
+        let mark = CStallMonitor_pool_job_mark(task, &enqueuedAt)
+        guard mark & ~15 == task, mark != enqueueMark, enqueuedAt != 0 else { return nil }
+        return enqueuedAt &+ tick / 2
+    }
+
+    /// When a job this key shows as new began, seen at a look at `now` after one at `lastLook`
+    /// that showed another: from its enqueue when that came after the last look (a free worker
+    /// takes a job within moments; the coarse clock lags by less than a `tick`, so half a tick is
+    /// added), else nil (the caller takes the middle of the interval). Always within the interval
+    /// (an enqueue read after `now` was taken, while the look went on, gives `now`).
+    func startEstimate(lastLook: UInt64, now: UInt64, tick: UInt64) -> UInt64? {
+        guard task != 0, enqueuedAt != 0, enqueuedAt &+ tick >= lastLook else { return nil }
+        return min(now, max(lastLook, enqueuedAt &+ tick / 2))
     }
 }
