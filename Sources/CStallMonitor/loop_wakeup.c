@@ -111,3 +111,10 @@ CSTALLMONITOR_OWN_CODE __attribute__((weak)) int epoll_wait(int epfd, struct epo
     }
     return result;
 }
+
+int CStallMonitor_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+int CStallMonitor_epoll_wait_once(int epfd, int timeout_ms, int through_shim) {
+    struct epoll_event event;
+    return through_shim ? epoll_wait(epfd, &event, 1, timeout_ms) : epoll_pwait(epfd, &event, 1, timeout_ms, NULL);
+}

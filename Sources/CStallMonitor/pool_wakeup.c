@@ -91,3 +91,7 @@ int CStallMonitor_pool_hook_active(void) {
 void CStallMonitor_pool_watch(int slot) { CStallMonitor_wakeup_flags_watch(&flags, slot); }
 
 int CStallMonitor_pool_enqueued(int slot) { return CStallMonitor_wakeup_flags_take(&flags, slot); }
+
+int CStallMonitor_pool_enqueues_watched(void) {
+    return atomic_load(&flags.watching) != 0 && CStallMonitor_pool_hook_active();
+}

@@ -8,10 +8,8 @@ import Foundation
 /// the workload's own function only.
 enum BlockingCallCostFigure {
     static func run(_ context: BenchContext) throws -> FigureResult {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/valgrind"),
-              FileManager.default.isExecutableFile(atPath: "/usr/bin/objcopy") else {
-            return FigureResult(figure: .blockingCallCost, rows: [],
-                                notes: ["valgrind or objcopy is not installed (apt-get install valgrind binutils): not measured"])
+        if let reason = Callgrind.unavailableReason {
+            return FigureResult(figure: .blockingCallCost, rows: [], notes: ["\(reason): not measured"])
         }
         let calls = context.pick(20_000, quick: 2_000)
         let sleeps = context.pick(200, quick: 20)
@@ -21,15 +19,10 @@ enum BlockingCallCostFigure {
             ("17b", "read returning EAGAIN in a Swift task (timed: two clock reads)", ["--in-task"], calls, 150),
             ("17c", "usleep(1000) in a Swift task, recorded (frames, task, scope)", ["--in-task", "--sleep"], sleeps, 1000),
         ]
-        // valgrind 3.19 cannot read the DWARF 5 of a Swift debug build: a copy without debug
-        // sections (the symbol table stays, for --toggle-collect).
-        let workload = context.scratch.appendingPathComponent("stall-bench-nodebug")
-        try? FileManager.default.removeItem(at: workload)
-        let strip = try Subprocess.run("/usr/bin/objcopy", ["--strip-debug", context.executable.path, workload.path], scratch: context.scratch)
-        guard strip.status == 0 else { throw BenchError("objcopy --strip-debug failed: \(strip.stderr.suffix(300))") }
+        let callgrind = try Callgrind(executable: context.executable, scratch: context.scratch)
         for (part, label, flags, count, goal) in cases {
-            let with = try instructions(workload, context, flags + ["--calls", "\(count)", "--detector"])
-            let without = try instructions(workload, context, flags + ["--calls", "\(count)", "--no-detector"])
+            let with = try callgrind.instructions(in: ["*blockingCostLoop*"], ["blocking-call-loop"] + flags + ["--calls", "\(count)", "--detector"])
+            let without = try callgrind.instructions(in: ["*blockingCostLoop*"], ["blocking-call-loop"] + flags + ["--calls", "\(count)", "--no-detector"])
             let added = (with - without) / Double(count)
             rows.append(.judged(
                 part, "Instructions a call gains from the wrappers: \(label)", value: "\(Format.fixed(added, 1)) instructions per call",
@@ -38,18 +31,5 @@ enum BlockingCallCostFigure {
                 data: ["instructionsWith": with, "instructionsWithout": without, "calls": Double(count), "addedPerCall": added]))
         }
         return FigureResult(figure: .blockingCallCost, rows: rows)
-    }
-
-    /// Instructions callgrind counts inside `blockingCostLoop` for one run of the workload.
-    private static func instructions(_ workload: URL, _ context: BenchContext, _ arguments: [String]) throws -> Double {
-        let run = try Subprocess.run("/usr/bin/valgrind", [
-            "--tool=callgrind", "--callgrind-out-file=/dev/null", "--toggle-collect=*blockingCostLoop*",
-            workload.path, "blocking-call-loop",
-        ] + arguments, scratch: context.scratch)
-        guard run.status == 0,
-              let line = run.stderr.split(separator: "\n").first(where: { $0.contains("Collected :") }),
-              let value = line.split(separator: ":").last.flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) })
-        else { throw BenchError("callgrind gave no count for blocking-call-loop \(arguments): \(run.stderr.suffix(400))") }
-        return value
     }
 }

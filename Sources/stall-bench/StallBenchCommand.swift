@@ -13,7 +13,8 @@ struct StallBenchCommand: ParsableCommand {
             same run (with and without runs alternate; medians of several repetitions). Absolute \
             times are shown but are never the verdict.
             """,
-        subcommands: [RunFigures.self, ListFigures.self, GenerateReports.self, MemoryHost.self, IdleHost.self, BlockingCallLoop.self],
+        subcommands: [RunFigures.self, ListFigures.self, GenerateReports.self, MemoryHost.self, IdleHost.self, BlockingCallLoop.self,
+                      InstructionCounts.self, InstructionLoop.self],
         defaultSubcommand: RunFigures.self)
 }
 

@@ -122,6 +122,39 @@ struct StallBenchTests {
         #expect(added.count == 3 && added[0] < added[1] && added[1] < added[2], "\(added)")
     }
 
+    @Test("instruction-counts: a count over its baseline fails (exit 1, old vs new printed), one within passes, a bad baseline exits 2 naming the file",
+          .enabled(if: callgrindUsable))
+    func instructionCountsGate() throws {
+        let directory = try ReportDirectory()
+        let baseline = directory.url.appendingPathComponent("counts.json")
+        let environment: [String: String?] = ["STALL_BENCH_TMPDIR": directory.path]
+        // The real count, written by --update for the pool's enqueue hook only.
+        let update = try StallReportCLI.run(["instruction-counts", "--update", "--baseline", baseline.path, "--only", "poolJobEnqueue"],
+                                            environment: environment, timeout: 300, executable: "stall-bench")
+        try #require(update.status == 0, "\(update)")
+        let written = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: baseline)) as? [String: Any])
+        let measured = try #require((written["counts"] as? [String: Any])?["poolJobEnqueue"] as? Double)
+        #expect(measured > 0, "\(written)")
+        // The same build against it: within the tolerance.
+        let same = try StallReportCLI.run(["instruction-counts", "--baseline", baseline.path, "--only", "poolJobEnqueue"],
+                                          environment: environment, timeout: 300, executable: "stall-bench")
+        #expect(same.status == 0, "\(same)")
+        // A baseline at half the count: the count grew 100 %, the check fails and says by how much.
+        let half = #"{"about": "test", "build": "debug", "tolerance": 0.1, "counts": {"poolJobEnqueue": \#(measured / 2)}}"#
+        try Data(half.utf8).write(to: baseline)
+        let grew = try StallReportCLI.run(["instruction-counts", "--baseline", baseline.path, "--only", "poolJobEnqueue"],
+                                          environment: environment, timeout: 300, executable: "stall-bench")
+        #expect(grew.status == 1, "\(grew)")
+        #expect(grew.stdout.contains("poolJobEnqueue\t\(String(format: "%.1f", measured / 2))\t") && grew.stdout.contains("GREW"), "\(grew)")
+        #expect(grew.stderr.contains("poolJobEnqueue grew more than 10 %"), "\(grew)")
+        // Not a baseline: exit 2, the file named, nothing measured.
+        try Data("{\"counts\": 3}".utf8).write(to: baseline)
+        let bad = try StallReportCLI.run(["instruction-counts", "--baseline", baseline.path], environment: environment, timeout: 60,
+                                         executable: "stall-bench")
+        #expect(bad.status == 2, "\(bad)")
+        #expect(bad.stderr.contains(baseline.path) && bad.stderr.contains("not a baseline file"), "\(bad)")
+    }
+
     @Test("--figure async-chains --quick: a chain's cost against its stack, from a pool task five calls deep")
     func asyncChains() throws {
         let rows = try Self.rows(try Self.runQuick(figure: "async-chains").json)

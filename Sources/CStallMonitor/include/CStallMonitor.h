@@ -423,6 +423,9 @@ int CStallMonitor_pool_hook_active(void);
 void CStallMonitor_pool_watch(int slot);
 /// Whether a job was enqueued since the last call (clears the flag).
 int CStallMonitor_pool_enqueued(int slot);
+/// Whether the hook is in the runtime's chain and a watchdog watches its enqueues (each enqueue
+/// then writes the table of recent enqueues).
+int CStallMonitor_pool_enqueues_watched(void);
 /// The entry of the table of recent enqueues that `task` falls in (pool_jobs.c): the address of
 /// the job last enqueued there, with a 4-bit count of the entry's writes in its low bits. An entry
 /// that names `task` and changed since an earlier read means `task` was enqueued since then.
@@ -446,6 +449,11 @@ int CStallMonitor_loop_watch_woke(int watch);
 /// Whether the epoll_wait this executable calls is the shim's (not a sanitizer runtime's or the
 /// host's): found by one zero-timeout wait on a registered watch.
 int CStallMonitor_epoll_wait_is_ours(void);
+/// A new epoll descriptor (close-on-exec), -1 on failure: for benchmarks, which see no epoll in Swift.
+int CStallMonitor_epoll_create(void);
+/// One wait of at most `timeout_ms` for one event on `epfd`: through the epoll_wait this
+/// executable calls (the shim's, where it won the link) or the C library's epoll_pwait directly.
+int CStallMonitor_epoll_wait_once(int epfd, int timeout_ms, int through_shim);
 
 /// The slot's main-queue flag starts being set by every dispatch_async(_f) on `queue` (the
 /// Dispatch main queue; set now: nothing was noted before).

@@ -21,6 +21,21 @@ package enum Kernel {
     /// wake a sleeping watchdog); false where a sanitizer runtime's or the host's won the link.
     package static var epollWaitWakesWatchdog: Bool { CStallMonitor_epoll_wait_is_ours() != 0 }
 
+    /// Whether a watchdog watches the concurrency pool's enqueues through the shim's hook (from
+    /// its first sleep after `start`): each enqueue then notes the job.
+    package static var poolEnqueuesWatched: Bool { CStallMonitor_pool_enqueues_watched() != 0 }
+
+    /// A new epoll descriptor (close-on-exec), -1 on failure.
+    package static func epollCreate() -> Int32 { CStallMonitor_epoll_create() }
+
+    /// One wait of at most `timeoutMs` for an event on `epfd`, through this executable's
+    /// `epoll_wait` (the shim's pass-through, where it won the link) or the C library's
+    /// `epoll_pwait` directly; the number of events, -1 on error.
+    @inline(__always)
+    package static func epollWaitOnce(_ epfd: Int32, timeoutMs: Int32, throughShim: Bool) -> Int32 {
+        CStallMonitor_epoll_wait_once(epfd, timeoutMs, throughShim ? 1 : 0)
+    }
+
     /// Whether the shim's `dispatch_async(_f)` pass-through has seen work reach the main queue
     /// while a monitor watched it (the MainActor can then wake a sleeping watchdog); false where a
     /// sanitizer runtime's or the host's definition won the link, or before any such work.
