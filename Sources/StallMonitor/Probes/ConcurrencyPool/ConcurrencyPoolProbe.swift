@@ -123,6 +123,9 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         var metAt: UInt64 = 0
         /// When its last span ended (0: none has).
         var spanEndedAt: UInt64 = 0
+
+        /// The middle of the interval from its last look to a look at `now`.
+        func middleOfInterval(until now: UInt64) -> UInt64 { lastLook + (now &- lastLook) / 2 }
     }
 
     init(layout: PoolLayout, threshold: UInt64, interval: UInt64, slots: Int) {
@@ -200,7 +203,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
             let newJob = job.startsNewJob(after: worker.job)
             // A worker idle through a sleep that new work ended starts at the wake-up (see
             // noteEnqueues); otherwise somewhere since its last look, taken as the middle.
-            let changedAt = worker.lastLook == wokeAt ? worker.lastLook : worker.lastLook + (now &- worker.lastLook) / 2
+            let changedAt = worker.lastLook == wokeAt ? worker.lastLook : worker.middleOfInterval(until: now)
             // The new job, when enqueued since the last look, from its enqueue (the watchdog may
             // have woken late, the interval grown long); the job before ends at the middle, or
             // before its task was enqueued again if that came first.
@@ -381,7 +384,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         for (tid, worker) in workers where worker.spanOpen {
             let job = PoolJobKey.read(threadPointer: worker.pointer, layout: layout)
             if job.map({ $0.startsNewJob(after: worker.job) }) ?? true, let slot = worker.slot {
-                trackers[slot]?.spanEnded(at: endOfJob(worker, middle: worker.lastLook + (now &- worker.lastLook) / 2))
+                trackers[slot]?.spanEnded(at: endOfJob(worker, middle: worker.middleOfInterval(until: now)))
                 workers[tid]?.spanOpen = false
             }
         }
