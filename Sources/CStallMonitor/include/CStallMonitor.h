@@ -44,6 +44,11 @@ static inline uint64_t CStallMonitor_coarse_monotonic_ns(void) {
 /// The calling thread's kernel thread id.
 pid_t CStallMonitor_gettid(void);
 
+/// The name of the mode `run_loop` (a CFRunLoopRef) runs in now, NULL outside a run: a CFString
+/// the loop keeps for its whole life (not retained for the caller; its address is the mode's
+/// identity). run_loop_mode.c.
+const void *CStallMonitor_run_loop_mode(const void *run_loop);
+
 /// CPU time (user + system) consumed so far by thread `tid` of this process, in nanoseconds;
 /// -1 when the thread no longer exists.
 int64_t CStallMonitor_thread_cpu_ns(pid_t tid);

@@ -97,16 +97,25 @@ final class RunLoopEvents: @unchecked Sendable {
 
     let tracker: SpanTracker
     private let runLoop: CFRunLoop
+    // The state below is touched only on the loop's thread, inside its callbacks, which never
+    // overlap: no dynamic exclusivity check (a runtime call per access, a tenth of what the
+    // callbacks cost a pass), and the modes in memory of their own (no array's uniqueness check).
     /// The mode index of each run in progress, outermost first (up to ``maxDepth``).
-    private var modes = [Int](repeating: 0, count: maxDepth)
-    private var depth = 0
+    @exclusivity(unchecked) private var modes: UnsafeMutablePointer<Int>
+    @exclusivity(unchecked) private var depth = 0
     /// The last mode name seen (a mode keeps its name for the loop's life) and its index.
-    private var lastModeName: UnsafeMutableRawPointer?
-    private var lastModeIndex = 0
+    @exclusivity(unchecked) private var lastModeName: UnsafeRawPointer?
+    @exclusivity(unchecked) private var lastModeIndex = 0
 
     init(runLoop: CFRunLoop, tracker: SpanTracker) {
         self.runLoop = runLoop
         self.tracker = tracker
+        modes = .allocate(capacity: Self.maxDepth)
+        modes.initialize(repeating: 0, count: Self.maxDepth)
+    }
+
+    deinit {
+        modes.deallocate()
     }
 
     /// Turns one run loop activity into the tracker's loop event, reading the clock it needs:
@@ -117,7 +126,7 @@ final class RunLoopEvents: @unchecked Sendable {
     func record(_ activity: CFRunLoopActivity) {
         switch activity {
         case .entry:
-            enterRun(mode: CFRunLoopCopyCurrentMode(runLoop))
+            enterRun(modeName: CStallMonitor_run_loop_mode(Unmanaged.passUnretained(runLoop).toOpaque()))
             tracker.loopEntered(at: CStallMonitor_monotonic_ns())
         case .beforeTimers: tracker.passBegan(at: CStallMonitor_coarse_monotonic_ns())
         case .beforeWaiting:
@@ -136,11 +145,12 @@ final class RunLoopEvents: @unchecked Sendable {
 
     /// The run in progress when the probe attached (its entry was never observed).
     func enterRunInProgress(mode: CFString) {
-        enterRun(mode: mode)
+        enterRun(modeName: UnsafeRawPointer(Unmanaged.passUnretained(mode).toOpaque()))
     }
 
-    private func enterRun(mode: CFString?) {
-        let index = mode.map(modeIndex) ?? 0
+    /// A run began in the mode whose name (a CFString the loop keeps for its life) is at `modeName`.
+    private func enterRun(modeName: UnsafeRawPointer?) {
+        let index = modeName.map(modeIndex) ?? 0
         if depth < Self.maxDepth { modes[depth] = index }
         depth += 1
         tracker.noteMode(index)
@@ -153,9 +163,9 @@ final class RunLoopEvents: @unchecked Sendable {
         if depth > 0 { tracker.noteMode(depth <= Self.maxDepth ? modes[depth - 1] : 0) }
     }
 
-    private func modeIndex(_ mode: CFString) -> Int {
-        let name = Unmanaged.passUnretained(mode).toOpaque()
+    private func modeIndex(_ name: UnsafeRawPointer) -> Int {
         if name == lastModeName { return lastModeIndex }
+        let mode = Unmanaged<CFString>.fromOpaque(name).takeUnretainedValue()
         let index = tracker.internMode(Self.string(mode) ?? "?")
         lastModeName = name
         lastModeIndex = index
