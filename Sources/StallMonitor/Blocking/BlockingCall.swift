@@ -1,4 +1,5 @@
 import CStallMonitor
+import StallReportModel
 
 /// A call that put a thread that must not block to sleep in the kernel for at least the
 /// detector's threshold: a Swift task's thread (a concurrency-pool worker running a job, the main
@@ -36,7 +37,7 @@ public struct BlockingCall: Sendable, CustomStringConvertible {
     public var callSite: Frame? {
         frames.first { frame in
             guard let function = frame.function else { return false }
-            return !Self.runtimeFunctionPrefixes.contains { function.hasPrefix($0) }
+            return !BlockingCallsReport.isRuntimeName(function)
         } ?? frames.first { $0.function != nil }
     }
 
@@ -51,9 +52,6 @@ public struct BlockingCall: Sendable, CustomStringConvertible {
         }
         return text
     }
-
-    /// Names that are the runtime's, not the app's, when finding the call site.
-    private static let runtimeFunctionPrefixes = ["swift_", "swift::", "_swift_", "__", "pthread_", "sem_", "$s", "dispatch_", "_dispatch"]
 }
 
 /// `value` with one decimal.

@@ -16,6 +16,8 @@ import StallReportModel
 /// - `<prefix>.pool.delay` (Timer, nanoseconds): how long a block queued on the Swift concurrency
 ///   pool waited before a worker started it (Node's event-loop delay, for the pool), one value per
 ///   look while the pool is busy (``StallMonitor/Loop/concurrencyPool``).
+/// - `<prefix>.blocking.duration` (Timer, by `loop.kind` and `call`): each blocking call on a
+///   thread that must not block, when ``StallMonitor/Configuration/blockingCalls`` is set.
 package final class StallMetrics: Sendable {
     /// Why a stall was not reported in full: the `reason` dimension, and where its count comes from.
     enum DropReason: String, CaseIterable {
@@ -67,6 +69,21 @@ package final class StallMetrics: Sendable {
                 timer = CoreMetrics.Timer(label: "\(prefix).pool.delay", dimensions: dimensions, factory: factory)
             }
             return timer!
+        }
+        timer.recordNanoseconds(Int64(clamping: nanoseconds))
+    }
+    /// Blocking-call timers, by loop kind and call (both bounded: a few kinds, 47 calls).
+    private let blockingTimers = Locked<[String: CoreMetrics.Timer]>([:])
+
+    /// Records one blocking call on a thread that must not block (writer queue).
+    func recordBlockingCall(loopKind: String, call: String, nanoseconds: UInt64) {
+        let key = loopKind + "\u{1}" + call
+        let timer = blockingTimers.withLock { made in
+            if let existing = made[key] { return existing }
+            let timer = CoreMetrics.Timer(label: "\(prefix).blocking.duration", dimensions: dimensions + [("loop.kind", loopKind), ("call", call)],
+                                          preferredDisplayUnit: .milliseconds, factory: factory)
+            made[key] = timer
+            return timer
         }
         timer.recordNanoseconds(Int64(clamping: nanoseconds))
     }

@@ -53,6 +53,8 @@ public final class StallMonitor: Sendable {
     private let controls: MonitorControls
     private let session: SessionRecorder
     private let metrics: StallMetrics
+    /// Takes, counts and writes blocking calls (``Configuration/blockingCalls``); nil without.
+    private let blockingCalls: BlockingCallReporter?
     /// Rewrites the session record every ``Configuration/sessionHeartbeatInterval`` (and marks it
     /// alive in place in between, often at first), and releases
     /// libdw's sessions and the stack-copy buffers once stalls have been quiet for
@@ -235,6 +237,11 @@ public final class StallMonitor: Sendable {
             writer.enforceQuota()
         }
         self.metrics = metrics
+        let blockingCalls = configuration.blockingCalls.flatMap { options in
+            BlockingCallReporter.start(options: options, store: store, process: process, tags: configuration.tags, metrics: metrics,
+                                       errors: errors, threads: threads)
+        }
+        self.blockingCalls = blockingCalls
         let quiet = UInt64(configuration.releaseCachesAfter.nanoseconds)
         // One timer thread for the three jobs. The record is rewritten every heartbeat interval;
         // in between its alive mark ramps up to that interval, so a session that dies without
@@ -246,7 +253,7 @@ public final class StallMonitor: Sendable {
                 Self.emitMetrics(metrics, threads: threads, counters: counters, errors: errors)
             },
             .onTimerThread(.rampingUp(to: configuration.sessionHeartbeatInterval)) { session.markAlive() },
-        ])
+        ] + (blockingCalls.map { reporter in [.queued(.every(.seconds(1))) { reporter.poll() }] } ?? []))
         configuration.onStart?(self)
     }
 
@@ -268,7 +275,7 @@ public final class StallMonitor: Sendable {
         // writer to flush. Leave the inherited handler in place; nothing sends it here.
         guard getpid() == ownerPID else { return nil }
         let metrics = self.metrics, threads = self.threads, counters = self.counters, errors = self.errors
-        return Shutdown(watchdog: watchdog, timer: timer, session: session, writer: writer,
+        return Shutdown(watchdog: watchdog, timer: timer, session: session, writer: writer, blockingCalls: blockingCalls,
                         emitMetrics: { Self.emitMetrics(metrics, threads: threads, counters: counters, errors: errors) })
     }
 
@@ -279,6 +286,7 @@ public final class StallMonitor: Sendable {
         let timer: RepeatingTimer
         let session: SessionRecorder
         let writer: ReportWriter
+        let blockingCalls: BlockingCallReporter?
         /// The last emission of the loops' times and dropped counts.
         let emitMetrics: @Sendable () -> Void
 
@@ -287,7 +295,9 @@ public final class StallMonitor: Sendable {
             timer.cancel()
             let session = self.session
             let emitMetrics = self.emitMetrics
+            let blockingCalls = self.blockingCalls
             writer.perform {
+                blockingCalls?.finish()
                 session.heartbeat(stopping: true)
                 emitMetrics()
             }

@@ -113,6 +113,10 @@ extension StallMonitor {
         /// utilisation; see the table in the Metrics article). Default: the global `MetricsSystem`
         /// factory, labels prefixed `stallmonitor`. The monitor never bootstraps the metrics system.
         public var metrics: MetricsOptions
+        /// Blocking calls on threads that must not block, found and reported beside the stalls
+        /// (`blocking-*.json` reports, the `<prefix>.blocking.duration` timer); nil (the default)
+        /// watches none. See ``BlockingCallOptions``.
+        public var blockingCalls: BlockingCallOptions?
 
         /// A configuration with the defaults above.
         public init(
@@ -193,6 +197,13 @@ extension StallMonitor {
             if !loopSilenceWarning.isPositive { throw .invalidConfiguration("loopSilenceWarning must be positive") }
             if metrics.labelPrefix.isEmpty { throw .invalidConfiguration("metrics.labelPrefix must not be empty") }
             if !reportDirectory.isFileURL { throw .invalidConfiguration("reportDirectory must be a file URL") }
+            if let blockingCalls {
+                if !blockingCalls.threshold.isPositive { throw .invalidConfiguration("blockingCalls.threshold must be positive") }
+                if blockingCalls.reportInterval.nanoseconds < 1_000_000_000 {
+                    throw .invalidConfiguration("blockingCalls.reportInterval must be at least 1 s")
+                }
+                if blockingCalls.maxCallSitesPerReport < 1 { throw .invalidConfiguration("blockingCalls.maxCallSitesPerReport must be at least 1") }
+            }
         }
     }
 }

@@ -27,6 +27,7 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
             case poolStarved
             case signalTakenOver
             case threadExited
+            case blockingCallsUnwatched
         }
 
         /// Which known code this is.
@@ -76,6 +77,11 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
         /// A watched thread exited (`pthread_exit`) while its loop was awake: the span ends where
         /// the thread was last seen alive, and the monitor stops watching that thread.
         public static let threadExited = Code(.threadExited)
+        /// Blocking calls were asked for (``StallMonitor/Configuration/blockingCalls``) but some or
+        /// all cannot be seen in this process (a fully static binary, a ThreadSanitizer build,
+        /// calls the executable makes without its GOT): said at start, at warning level. Stalls are
+        /// watched as usual.
+        public static let blockingCallsUnwatched = Code(.blockingCallsUnwatched)
 
         /// The code's name.
         public var description: String { name }
@@ -121,6 +127,8 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
     public static func signalTakenOver(_ why: String) -> Self { Self(code: .signalTakenOver, reason: why) }
     /// A watched thread exited during a span (see ``Code/threadExited``).
     public static func threadExited(_ what: String) -> Self { Self(code: .threadExited, reason: what) }
+    /// Blocking calls, or some of them, are not seen (see ``Code/blockingCallsUnwatched``).
+    public static func blockingCallsUnwatched(_ why: String) -> Self { Self(code: .blockingCallsUnwatched, reason: why) }
 
     /// A one-line explanation.
     public var description: String {
@@ -138,11 +146,12 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
         case .poolStarved: return "concurrency pool starved: \(reason)"
         case .signalTakenOver: return "sampling signal taken over: \(reason)"
         case .threadExited: return "watched thread exited: \(reason)"
+        case .blockingCallsUnwatched: return "blocking calls not watched: \(reason)"
         }
     }
 
     /// Said at warning level (the monitor is not doing its job), not info.
-    var isWarning: Bool { code == .loopNotRunning || code == .poolStarved }
+    var isWarning: Bool { code == .loopNotRunning || code == .poolStarved || code == .blockingCallsUnwatched }
 
     /// A stable key for counting errors of one kind.
     var kind: String { code.name }

@@ -4,7 +4,7 @@ import Glibc
 import StallReportModel
 
 /// Keeps the report directory within a number of files and bytes by deleting the oldest stall
-/// reports (names sort by time) first, in a directory other processes may share.
+/// reports (names sort by time; blocking-calls reports, `blocking-*`, sort before them and go first) first, in a directory other processes may share.
 ///
 /// It keeps an index of the directory's reports (name → size): this monitor's own writes and
 /// removals update it as they happen; the directory is listed (and each report's size read) only
@@ -141,7 +141,7 @@ final class ReportQuota: Sendable {
     /// The directory's reports and session records and their sizes (regular files only); nil
     /// (reported) when it cannot be listed.
     private func scan() -> (reports: [String: Int], sessions: [String: Int])? {
-        guard let files = folder.regularFiles(where: { ReportFileName.isReport($0) || ReportFileName.isSession($0) }) else {
+        guard let files = folder.regularFiles(where: { ReportFileName.isReport($0) || BlockingCallsReport.isFileName($0) || ReportFileName.isSession($0) }) else {
             errors.report(.reportQuota(path: folder.path, reason: "cannot list: \(CString.errorMessage(errno))"))
             return nil
         }

@@ -1,0 +1,155 @@
+import Foundation
+import Glibc
+import StallReportModel
+
+/// A monitor's blocking calls in production: takes the detector's calls once a second (writer
+/// queue), records each in the metrics timer, aggregates them by call site, and writes one
+/// `blocking-*.json` report per ``StallMonitor/BlockingCallOptions/reportInterval`` that had any
+/// (and one at stop).
+final class BlockingCallReporter: Sendable {
+    private struct Window {
+        var startedAt = Date()
+        var startedNanoseconds = Kernel.monotonicNanoseconds()
+        var sites: [String: BlockingCallsReport.CallSite] = [:]
+        var droppedBefore: UInt64 = 0
+    }
+
+    /// Durations a call site keeps per report at most (its count counts them all).
+    static let durationsKept = 1_000
+    /// Thread ids a call site keeps at most.
+    static let threadsKept = 16
+
+    private let detector: BlockingCallDetector
+    private let options: StallMonitor.BlockingCallOptions
+    private let store: ReportFileStore
+    private let process: StallReport.Process
+    private let tags: [String: String]
+    private let metrics: StallMetrics
+    private let errors: ErrorReporter
+    private let threads: [MonitoredThread]
+    private let window = Locked(Window())
+    private let number = Locked(0)
+
+    /// Starts the detector; nil (said through `errors`) when blocking calls cannot be watched here.
+    static func start(options: StallMonitor.BlockingCallOptions, store: ReportFileStore, process: StallReport.Process,
+                      tags: [String: String], metrics: StallMetrics, errors: ErrorReporter, threads: [MonitoredThread]) -> BlockingCallReporter? {
+        let detector: BlockingCallDetector
+        do {
+            detector = try BlockingCallDetector.start(.init(threshold: options.threshold, allowedFunctions: options.allowedFunctions))
+        } catch {
+            errors.report(.blockingCallsUnwatched(error.description))
+            return nil
+        }
+        if !detector.callsUnseenInExecutable.isEmpty {
+            // Often calls the executable never makes; said once so a quiet report is never mistaken
+            // for a clean one when the executable links a C library statically.
+            errors.report(.blockingCallsUnwatched(
+                "the executable's own uses of \(detector.callsUnseenInExecutable.joined(separator: ", ")) are not seen (it makes them without its GOT, or never)"))
+        }
+        return BlockingCallReporter(detector: detector, options: options, store: store, process: process, tags: tags, metrics: metrics,
+                                    errors: errors, threads: threads)
+    }
+
+    private init(detector: BlockingCallDetector, options: StallMonitor.BlockingCallOptions, store: ReportFileStore, process: StallReport.Process,
+                 tags: [String: String], metrics: StallMetrics, errors: ErrorReporter, threads: [MonitoredThread]) {
+        self.detector = detector
+        self.options = options
+        self.store = store
+        self.process = process
+        self.tags = tags
+        self.metrics = metrics
+        self.errors = errors
+        self.threads = threads
+    }
+
+    /// Takes the calls made since the last take; writes the window's report when it is over
+    /// (writer queue, once a second).
+    func poll() {
+        take()
+        let due = window.withLock { Kernel.monotonicNanoseconds() &- $0.startedNanoseconds >= UInt64(options.reportInterval.nanoseconds) }
+        if due { writeWindow() }
+    }
+
+    /// Takes what is left, writes it and stops the detector (writer queue, at stop).
+    func finish() {
+        take()
+        writeWindow()
+        detector.stop()
+    }
+
+    private func take() {
+        let calls = detector.takeCalls()
+        guard !calls.isEmpty else { return }
+        let mainThread = Int32(getpid())
+        let loopThreads = threads.map { ($0.armedTID.load(ordering: .acquiring), $0.loopKind.rawValue) }
+        window.withLock { window in
+            for call in calls {
+                let kind = call.inTask ? (call.threadID == mainThread ? LoopKind.mainActor.rawValue : LoopKind.concurrencyPool.rawValue)
+                    : loopThreads.first { $0.0 == call.threadID }?.1 ?? "markedThread"
+                let nanoseconds = UInt64(max(0, call.duration.nanoseconds))
+                metrics.recordBlockingCall(loopKind: kind, call: call.call, nanoseconds: nanoseconds)
+                let milliseconds = Double(nanoseconds) / 1e6
+                let fingerprint = BlockingCallsReport.fingerprint(call: call.call, stack: call.frames.map(\.function))
+                let key = fingerprint + "\u{1}" + kind
+                if var site = window.sites[key] {
+                    site.count += 1
+                    site.totalMs += milliseconds
+                    site.maxMs = max(site.maxMs, milliseconds)
+                    if site.durationsMs.count < Self.durationsKept { site.durationsMs.append(milliseconds) }
+                    if site.threads.count < Self.threadsKept, !site.threads.contains(Int(call.threadID)) { site.threads.append(Int(call.threadID)) }
+                    window.sites[key] = site
+                } else {
+                    window.sites[key] = BlockingCallsReport.CallSite(
+                        call: call.call, loopKind: kind, fingerprint: fingerprint, callSite: call.callSite?.function,
+                        count: 1, totalMs: milliseconds, maxMs: milliseconds, durationsMs: [milliseconds], threads: [Int(call.threadID)],
+                        stack: call.frames.map { frame in
+                            BlockingCallsReport.Frame(address: ReportCoding.formatAddress(frame.address), symbol: frame.function,
+                                                      file: frame.file, line: frame.line)
+                        })
+                }
+            }
+        }
+    }
+
+    /// Writes the window's call sites as one report (none when it had no call) and opens the next.
+    private func writeWindow() {
+        let dropped = detector.droppedCalls
+        let ended = window.withLock { window -> Window in
+            let ended = window
+            window = Window()
+            window.droppedBefore = dropped
+            return ended
+        }
+        let droppedNow = Int(clamping: dropped &- ended.droppedBefore)
+        guard !ended.sites.isEmpty || droppedNow > 0 else { return }
+        let sorted = ended.sites.values.sorted { ($0.totalMs, $1.fingerprint) > ($1.totalMs, $0.fingerprint) }
+        let kept = Array(sorted.prefix(options.maxCallSitesPerReport))
+        let report = BlockingCallsReport(
+            id: UUID().uuidString, startedAt: ended.startedAt,
+            intervalMs: Double(Kernel.monotonicNanoseconds() &- ended.startedNanoseconds) / 1e6,
+            thresholdMs: Double(options.threshold.nanoseconds) / 1e6, process: process, callSites: kept,
+            omittedCallSites: sorted.count - kept.count, droppedCalls: droppedNow, tags: tags.isEmpty ? nil : tags)
+        let data: Data
+        do {
+            data = try ReportCoding.makeEncoder(pretty: false).encode(report)
+        } catch {
+            errors.report(.reportEncoding("blocking-calls report: \(error)"))
+            return
+        }
+        let pid = getpid()
+        let name = number.withLock { number -> String in
+            number += 1
+            return BlockingCallsReport.fileName(date: ended.startedAt, pid: pid, number: number)
+        }
+        do {
+            _ = try store.writeNew(data, name: name) {
+                number.withLock { number in
+                    number += 1
+                    return BlockingCallsReport.fileName(date: ended.startedAt, pid: pid, number: number)
+                }
+            }
+        } catch {
+            errors.report(error)
+        }
+    }
+}
