@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 /// Modules whose DWARF size was counted (a process maps a few dozen; more are not counted).
@@ -159,4 +160,8 @@ int CStallMonitor_dladdr(uintptr_t address, const char **symbol, uintptr_t *symb
     *symbol_address = (uintptr_t)info.dli_saddr;
     *image = info.dli_fname;
     return info.dli_sname != NULL;
+}
+
+uintptr_t CStallMonitor_program_entry(void) {
+    return (uintptr_t)getauxval(AT_ENTRY);
 }

@@ -132,10 +132,14 @@ public struct BlockingCallsReport: Codable, Sendable, Equatable {
         return Fingerprint.make(Array(FingerprintName.collapsed(named).prefix(Fingerprint.appFrameCount)) + ["blocking", call])
     }
 
-    /// Names that are the C library's or the Swift runtime's, not the app's.
+    /// Names that are the C library's, the Swift runtime's or Dispatch's and Foundation's, not the app's.
     public static func isRuntimeName(_ name: String) -> Bool {
         runtimePrefixes.contains { name.hasPrefix($0) } || name.contains("CStallMonitor")
     }
 
-    private static let runtimePrefixes = ["swift_", "swift::", "_swift_", "__", "pthread_", "sem_", "$s", "dispatch_", "_dispatch"]
+    private static let runtimePrefixes = [
+        "swift_", "swift::", "_swift_", "__", "pthread_", "sem_", "$s", "dispatch_", "_dispatch",
+        // The Swift overlays' own frames: the app's call into them is the call site.
+        "Dispatch.", "Foundation.", "FoundationEssentials.", "Synchronization.", "static Dispatch.", "static Foundation.",
+    ]
 }

@@ -20,7 +20,9 @@ import StallMonitor
 /// one shape, and with `POOL_STALL_HOST_CRASH=1` its leaf crashes instead, for the Swift runtime's
 /// backtracer), `after-idle` (the pool idles 2 s and the watchdog's wake-ups in it are printed
 /// as `idle wake-ups <n> in 2 s`; then a detached task spins 400 ms; after another idle second a
-/// task that slept 300 ms in `Task.sleep` blocks 400 ms in usleep), `idle` (nothing for 2 s; `idle <dir> <s>`: for <s> seconds), `idle-unwatched`
+/// task that slept 300 ms in `Task.sleep` blocks 400 ms in usleep), `blocking` (watched with
+/// `blockingCalls`, threshold 5 ms, a report a second: three detached tasks each wait 30 ms on a
+/// DispatchSemaphore, each printed as a stall line, and three tasks await 30 ms in `Task.sleep`), `idle` (nothing for 2 s; `idle <dir> <s>`: for <s> seconds), `idle-unwatched`
 /// (the same idle period with no monitor, a baseline). Both idle modes print `ready` (flushed)
 /// when the idle period begins, for a measurer outside. `hook` prints whether the runtime's
 /// `swift_task_enqueueGlobal_hook` is set before a monitor of the pool starts, while it runs, and
@@ -46,6 +48,7 @@ struct PoolStallHost {
         }
         var configuration = StallMonitor.Configuration(threshold: .milliseconds(250), reportDirectory: URL(fileURLWithPath: arguments[1]))
         configuration.logger = Logger(label: "pool-stall-host") { StreamLogHandler.standardError(label: $0) }
+        if mode == "blocking" { configuration.blockingCalls = .init(threshold: .milliseconds(5), reportInterval: .seconds(1)) }
         let monitor: StallMonitor
         do {
             monitor = mode == "both" ? try StallMonitor.start(configuration, loops: [.mainActor, .concurrencyPool])
@@ -107,6 +110,11 @@ struct PoolStallHost {
                 try? await Task.sleep(for: .milliseconds(300))
                 PoolWork.sleepInDetachedTaskForTest(milliseconds: 400).print()
             }.value
+        case "blocking":
+            for _ in 0..<3 {
+                await Task.detached { PoolWork.waitBrieflyOnSemaphoreForTest(milliseconds: 30).print() }.value
+                try? await Task.sleep(for: .milliseconds(30))
+            }
         case "short":
             let jobs = await PoolWork.shortJobs(seconds: 2)
             print("ran \(jobs) short jobs")

@@ -11,6 +11,14 @@ enum PoolWork {
         return facts(#function, since: start)
     }
 
+    /// A short blocking call (the `blocking` mode): a DispatchSemaphore wait, which libdispatch
+    /// makes through its own GOT (seen in every build, sanitizers included).
+    @inline(never)
+    static func waitBrieflyOnSemaphoreForTest(milliseconds: Int) -> StallFacts {
+        let semaphore = DispatchSemaphore(value: 0)
+        return measure(#function) { _ = semaphore.wait(timeout: .now() + .milliseconds(milliseconds)) }
+    }
+
     @inline(never)
     static func spinInUnstructuredTaskForTest(milliseconds: Int) -> StallFacts {
         let start = DispatchTime.now().uptimeNanoseconds

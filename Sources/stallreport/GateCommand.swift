@@ -21,6 +21,13 @@ struct GateCommand: ParsableCommand {
             processes that no longer run count as fatal)
           --ignore-shorter-than MS  ignore shorter stalls    ignoreShorterThanMs
             (alias --min-duration)  in every check
+          --max-blocking-ms MS      time one blocking call   maxBlockingMsPerCallSite
+                                    site blocked (all calls)
+          --max-total-blocking-ms MS  time all blocking      maxTotalBlockingMs
+                                    calls blocked
+            (from blocking-*.json reports, written by a monitor with
+            Configuration.blockingCalls; a call site is one call from one stack
+            on one kind of thread, identified by its fingerprint)
         A budget holds when the value is at most the limit.
 
         BASELINE  (--baseline FILE, written by 'stallreport baseline')
@@ -40,7 +47,8 @@ struct GateCommand: ParsableCommand {
         CONFIG FILE  (--config FILE, JSON; Reports/stallreport-gate.example.json)
           Keys: maxStalls, maxStallsPerFingerprint, maxStallMs, maxP95Ms,
           maxTotalStallMs, maxFatalStalls, ignoreShorterThanMs, baseline,
-          suppressions, tolerance, minOccurrences. Keys starting with '_' are
+          suppressions, tolerance, minOccurrences, maxBlockingMsPerCallSite,
+          maxTotalBlockingMs. Keys starting with '_' are
           comments; any other unknown key is an error. Relative paths are
           relative to the file.
 
@@ -64,6 +72,8 @@ struct GateCommand: ParsableCommand {
           stallreport gate --baseline stall-baseline.json --tolerance 0.5 \\
             --min-occurrences 2 --suppressions suppressions.json .stall-reports
           stallreport gate --config stallreport-gate.json --junit gate.xml reports/
+          stallreport gate --max-blocking-ms 50 --max-total-blocking-ms 200 \\
+            .stall-reports
         """
     )
 
@@ -90,6 +100,13 @@ struct GateCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("Most fatal stalls allowed (the process died during the stall).", valueName: "n"))
     var maxFatal: Int?
+
+    @Option(name: .customLong("max-blocking-ms"),
+            help: ArgumentHelp("Most time any one blocking call site may block (the sum of its calls), in milliseconds.", valueName: "ms"))
+    var maxBlockingMs: Double?
+
+    @Option(name: .customLong("max-total-blocking-ms"), help: ArgumentHelp("Most time all blocking calls may block, in milliseconds.", valueName: "ms"))
+    var maxTotalBlockingMs: Double?
 
     @Option(name: [.customLong("ignore-shorter-than"), .customLong("min-duration")],
             help: ArgumentHelp("Ignore stalls shorter than this many milliseconds.", valueName: "ms"))
@@ -125,6 +142,8 @@ struct GateCommand: ParsableCommand {
         try validateMilliseconds(maxP95Ms, "--max-p95-ms")
         try validateMilliseconds(maxTotalMs, "--max-total-ms")
         try validateMilliseconds(ignoreShorterThan, "--ignore-shorter-than")
+        try validateMilliseconds(maxBlockingMs, "--max-blocking-ms")
+        try validateMilliseconds(maxTotalBlockingMs, "--max-total-blocking-ms")
     }
 
     /// The effective configuration: the config file, then flags on top.
@@ -133,7 +152,8 @@ struct GateCommand: ParsableCommand {
         let flags = GateConfig(maxStalls: maxStalls, maxStallsPerFingerprint: maxPerFingerprint, maxStallMs: maxStallMs,
                                maxP95Ms: maxP95Ms, maxTotalStallMs: maxTotalMs, ignoreShorterThanMs: ignoreShorterThan,
                                baseline: baseline, suppressions: suppressions, tolerance: regression.tolerance,
-                               minOccurrences: regression.minOccurrences, maxFatalStalls: maxFatal)
+                               minOccurrences: regression.minOccurrences, maxFatalStalls: maxFatal,
+                               maxBlockingMsPerCallSite: maxBlockingMs, maxTotalBlockingMs: maxTotalBlockingMs)
         return file.merging(flags)
     }
 

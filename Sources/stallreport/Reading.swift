@@ -23,7 +23,8 @@ enum Reading {
         let collection = options.collector(filter: filter, grouping: grouping).collect(paths)
         printProblems(collection.problems)
         let missing = MissingPaths.among(paths)
-        if requireReports && collection.reportsRead == 0 && !collection.hasSessions && (!options.allowEmpty || !missing.isEmpty) {
+        if requireReports && collection.reportsRead == 0 && collection.blockingCalls.reportsRead + collection.blockingCalls.reportsFilteredOut == 0
+            && !collection.hasSessions && (!options.allowEmpty || !missing.isEmpty) {
             throw nothingRead(filesFound: collection.filesFound, in: paths, label: label, missing: missing)
         }
         return Outcome(collection: collection, strictFailure: options.strict && !collection.problems.isEmpty, missingPaths: missing)

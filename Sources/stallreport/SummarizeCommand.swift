@@ -77,6 +77,11 @@ struct SummarizeCommand: ParsableCommand {
                          reportsDropped{reason: n}, reportsDroppedTotal,
                          stallsWithoutSession, firstStartedAt, lastEndedAt,
                          uncleanSessions[]
+            blockingCalls  with blocking-calls reports (blocking-*.json): reports,
+                         filteredOut, calls, totalMs, droppedCalls,
+                         omittedCallSites, omittedFromSummary, callSites[]
+                         {fingerprint, call, loopKind, callSite, count, totalMs,
+                         maxMs, p95Ms, reports, example}, most blocked first
 
         EXAMPLES
           stallreport summarize .stall-reports
@@ -85,6 +90,7 @@ struct SummarizeCommand: ParsableCommand {
           stallreport summarize --format json .stall-reports | jq '.totals'
           stallreport summarize --group-by scene .stall-reports
           stallreport summarize --format json .stall-reports | jq '.sessions'
+          stallreport summarize --format json .stall-reports | jq '.blockingCalls'
           stallreport summarize --format markdown .stall-reports \\
             >> "$GITHUB_STEP_SUMMARY"
         """

@@ -546,6 +546,9 @@ void CStallMonitor_symbolizer_close(CStallMonitorSymbolizer *session);
 /// heap string to free with free(), or NULL when the name is not mangled or cannot be demangled.
 char *CStallMonitor_demangle(const char *name);
 
+/// The program's entry point (`getauxval(AT_ENTRY)`): an address inside the executable.
+uintptr_t CStallMonitor_program_entry(void);
+
 /// Name and address of the nearest exported symbol (dladdr), for when libdw is unavailable.
 /// Returns 1 when found.
 int CStallMonitor_dladdr(uintptr_t address, const char **symbol, uintptr_t *symbol_address,

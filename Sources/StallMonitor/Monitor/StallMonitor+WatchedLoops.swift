@@ -32,4 +32,10 @@ extension StallMonitor {
                                threadName: tid == 0 ? nil : ThreadProcFiles.threadName(tid: tid))
         }
     }
+
+    /// With ``Configuration/blockingCalls``: the C library calls no image loaded at start makes
+    /// through its GOT, so none of their uses is seen (often calls no code of the process makes;
+    /// in a fully static binary, all). Nil when blocking calls are not watched (not asked for, or
+    /// they cannot be watched here: said at start as ``StallMonitorError/Code/blockingCallsUnwatched``).
+    public var blockingCallsNotSeen: [String]? { blockingCalls?.unseenCalls }
 }

@@ -54,7 +54,7 @@ public final class StallMonitor: Sendable {
     private let session: SessionRecorder
     private let metrics: StallMetrics
     /// Takes, counts and writes blocking calls (``Configuration/blockingCalls``); nil without.
-    private let blockingCalls: BlockingCallReporter?
+    let blockingCalls: BlockingCallReporter?
     /// Rewrites the session record every ``Configuration/sessionHeartbeatInterval`` (and marks it
     /// alive in place in between, often at first), and releases
     /// libdw's sessions and the stack-copy buffers once stalls have been quiet for

@@ -74,6 +74,9 @@ package enum Kernel {
     /// The calling thread's thread pointer (x86_64: the fs base); 0 where not supported.
     package static func threadPointer() -> UInt { CStallMonitor_thread_pointer() }
 
+    /// The program's entry point (`getauxval(AT_ENTRY)`), an address inside the executable; 0 when unknown.
+    package static func programEntry() -> UInt { CStallMonitor_program_entry() }
+
     /// The path of the loaded image that contains `address` (`dladdr`), as the loader names it;
     /// nil when no image does.
     package static func imagePath(containing address: UInt) -> String? {

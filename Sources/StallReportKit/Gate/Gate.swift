@@ -105,6 +105,11 @@ public struct SuppressionMatch: Sendable, Equatable {
 public struct GateResult: Sendable {
     /// Every configured budget, in a fixed order.
     public var checks: [BudgetCheck]
+    /// Every configured blocking-call budget (``GateConfig/maxBlockingMsPerCallSite``,
+    /// ``GateConfig/maxTotalBlockingMs``), judged on the `blocking-*.json` reports read.
+    public var blockingChecks: [BlockingBudgetCheck] = []
+    /// Blocking-calls reports read.
+    package var blockingReportsRead = 0
     /// Baseline comparison, when a baseline was given (suppressed fingerprints left out).
     public var changes: [FingerprintChange]?
     /// The baseline file's path, when one was given.
@@ -126,6 +131,8 @@ public struct GateResult: Sendable {
 
     /// Violated budgets.
     package var failedChecks: [BudgetCheck] { checks.filter { !$0.passed } }
+    /// Violated blocking-call budgets.
+    package var failedBlockingChecks: [BlockingBudgetCheck] { blockingChecks.filter { !$0.passed } }
     /// New or regressed fingerprints that fail the gate.
     package var failingChanges: [FingerprintChange] { (changes ?? []).filter(\.isFailure) }
     /// New or regressed fingerprints below the minimum occurrences: warnings.
@@ -138,7 +145,7 @@ public struct GateResult: Sendable {
     var totalCountedMs: Double { counted.reduce(0) { $0 + $1.totalMs } }
 
     /// True when every budget holds and nothing new or regressed fails.
-    public var passed: Bool { failedChecks.isEmpty && failingChanges.isEmpty }
+    public var passed: Bool { failedChecks.isEmpty && failedBlockingChecks.isEmpty && failingChanges.isEmpty }
 }
 
 /// Evaluates budgets, a baseline and suppressions against a collection of reports.
@@ -209,8 +216,11 @@ public struct Gate: Sendable {
             let base = baseline.fingerprints.filter { active[$0.fingerprint] == nil || byKey[$0.fingerprint] == nil }
             changes = policy.compare(base: base, head: counted.map(Baseline.Entry.init))
         }
-        return GateResult(checks: checks, changes: changes, baselinePath: config.baseline, suppressed: suppressed, expired: expired,
-                          counted: counted, config: config, problems: collection.problems, reportsRead: collection.reportsRead,
-                          reportsFilteredOut: collection.reportsFilteredOut)
+        var result = GateResult(checks: checks, changes: changes, baselinePath: config.baseline, suppressed: suppressed, expired: expired,
+                                counted: counted, config: config, problems: collection.problems, reportsRead: collection.reportsRead,
+                                reportsFilteredOut: collection.reportsFilteredOut)
+        result.blockingChecks = BlockingBudgetCheck.checks(config, sites: collection.blockingCalls.stats())
+        result.blockingReportsRead = collection.blockingCalls.reportsRead
+        return result
     }
 }

@@ -30,6 +30,10 @@ public struct GateConfig: Codable, Sendable, Equatable {
     /// Fewest occurrences in this run for a new or regressed fingerprint to fail the gate; below
     /// it, the finding is a warning.
     public var minOccurrences: Int?
+    /// Most time any one blocking call site may block (the sum of its calls), in milliseconds.
+    public var maxBlockingMsPerCallSite: Double?
+    /// Most time all blocking calls together may block, in milliseconds.
+    public var maxTotalBlockingMs: Double?
 
     /// Default ``tolerance``.
     public static let defaultTolerance = 0.25
@@ -39,7 +43,10 @@ public struct GateConfig: Codable, Sendable, Equatable {
     /// Creates a config; every part is optional.
     public init(maxStalls: Int? = nil, maxStallsPerFingerprint: Int? = nil, maxStallMs: Double? = nil, maxP95Ms: Double? = nil,
                 maxTotalStallMs: Double? = nil, ignoreShorterThanMs: Double? = nil, baseline: String? = nil,
-                suppressions: String? = nil, tolerance: Double? = nil, minOccurrences: Int? = nil, maxFatalStalls: Int? = nil) {
+                suppressions: String? = nil, tolerance: Double? = nil, minOccurrences: Int? = nil, maxFatalStalls: Int? = nil,
+                maxBlockingMsPerCallSite: Double? = nil, maxTotalBlockingMs: Double? = nil) {
+        self.maxBlockingMsPerCallSite = maxBlockingMsPerCallSite
+        self.maxTotalBlockingMs = maxTotalBlockingMs
         self.maxStalls = maxStalls
         self.maxStallsPerFingerprint = maxStallsPerFingerprint
         self.maxStallMs = maxStallMs
@@ -57,6 +64,7 @@ public struct GateConfig: Codable, Sendable, Equatable {
     package static let knownKeys: Set<String> = [
         "maxStalls", "maxStallsPerFingerprint", "maxStallMs", "maxP95Ms", "maxTotalStallMs",
         "ignoreShorterThanMs", "baseline", "suppressions", "tolerance", "minOccurrences", "maxFatalStalls",
+        "maxBlockingMsPerCallSite", "maxTotalBlockingMs",
     ]
 
     /// This config with every value set in `overrides` replacing this one's (flags over file).
@@ -72,13 +80,16 @@ public struct GateConfig: Codable, Sendable, Equatable {
             suppressions: overrides.suppressions ?? suppressions,
             tolerance: overrides.tolerance ?? tolerance,
             minOccurrences: overrides.minOccurrences ?? minOccurrences,
-            maxFatalStalls: overrides.maxFatalStalls ?? maxFatalStalls)
+            maxFatalStalls: overrides.maxFatalStalls ?? maxFatalStalls,
+            maxBlockingMsPerCallSite: overrides.maxBlockingMsPerCallSite ?? maxBlockingMsPerCallSite,
+            maxTotalBlockingMs: overrides.maxTotalBlockingMs ?? maxTotalBlockingMs)
     }
 
     /// True when there is nothing to check: no budget and no baseline.
     package var checksNothing: Bool {
         maxStalls == nil && maxStallsPerFingerprint == nil && maxStallMs == nil && maxP95Ms == nil
             && maxTotalStallMs == nil && maxFatalStalls == nil && baseline == nil
+            && maxBlockingMsPerCallSite == nil && maxTotalBlockingMs == nil
     }
 
     /// The first invalid value, described; nil when all values are valid.
@@ -86,7 +97,8 @@ public struct GateConfig: Codable, Sendable, Equatable {
         if let maxStalls, maxStalls < 0 { return "maxStalls must be 0 or more" }
         if let value = maxStallsPerFingerprint, value < 0 { return "maxStallsPerFingerprint must be 0 or more" }
         if let value = maxFatalStalls, value < 0 { return "maxFatalStalls must be 0 or more" }
-        for (name, value) in [("maxStallMs", maxStallMs), ("maxP95Ms", maxP95Ms), ("maxTotalStallMs", maxTotalStallMs), ("ignoreShorterThanMs", ignoreShorterThanMs)] {
+        for (name, value) in [("maxStallMs", maxStallMs), ("maxP95Ms", maxP95Ms), ("maxTotalStallMs", maxTotalStallMs), ("ignoreShorterThanMs", ignoreShorterThanMs),
+                             ("maxBlockingMsPerCallSite", maxBlockingMsPerCallSite), ("maxTotalBlockingMs", maxTotalBlockingMs)] {
             if let value, !(value >= 0 && value.isFinite) { return "\(name) must be a finite number of milliseconds, 0 or more" }
         }
         if let tolerance, !(tolerance >= 0 && tolerance.isFinite) { return "tolerance must be 0 or more (0.25 means 25 %)" }

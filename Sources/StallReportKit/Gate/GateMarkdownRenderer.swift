@@ -29,6 +29,17 @@ package struct GateMarkdownRenderer: Sendable {
             }
             out.append(Markdown.table(["", "Budget", "Flag", "Limit", "Actual", "Offending fingerprints"], rows, rightAligned: [3, 4]))
         }
+        if !result.blockingChecks.isEmpty {
+            out.append("")
+            out.append("### Blocking calls")
+            out.append("")
+            let rows = result.blockingChecks.map { check -> [String] in
+                let offenders = check.offenders.prefix(5).map { "\(Markdown.code($0.fingerprint)) \(Markdown.cell($0.call)) \(Durations.format($0.totalMs))" }
+                return [check.passed ? "✅" : "❌", Markdown.cell(check.kind.title), Markdown.code(check.kind.flag), Durations.format(check.limit),
+                        Durations.format(check.actual), offenders.joined(separator: ", ") + (check.offenders.count > 5 ? " … +\(check.offenders.count - 5)" : "")]
+            }
+            out.append(Markdown.table(["", "Budget", "Flag", "Limit", "Actual", "Offending call sites"], rows, rightAligned: [3, 4]))
+        }
         if let changes = result.changes, changes.contains(where: { $0.kind != .unchanged }) {
             out.append("")
             out.append("### Baseline")

@@ -60,6 +60,20 @@ package struct GateTextRenderer: Sendable {
             }
         }
 
+        if !result.blockingChecks.isEmpty {
+            out.append("")
+            out.append(style.bold("Blocking calls") + " (\(result.blockingReportsRead) blocking-calls report\(result.blockingReportsRead == 1 ? "" : "s"))")
+            for check in result.blockingChecks {
+                let mark = check.passed ? style.green("PASS") : style.red("FAIL")
+                out.append("  \(mark) \(check.verdictLine)  \(style.dim("(\(check.kind.flag))"))")
+                guard !check.passed else { continue }
+                for site in check.offenders.prefix(offendersShown) {
+                    out.append("       \(style.cyan(site.fingerprint))  \(Durations.format(site.totalMs))  \(BlockingBudgetCheck.describe(site, names: names))")
+                }
+                if check.offenders.count > offendersShown { out.append("       … and \(check.offenders.count - offendersShown) more") }
+            }
+        }
+
         if let changes = result.changes {
             let tolerance = result.config.tolerance ?? GateConfig.defaultTolerance
             let minimum = result.config.minOccurrences ?? GateConfig.defaultMinOccurrences
@@ -120,11 +134,12 @@ package struct GateTextRenderer: Sendable {
         if result.passed {
             var good = ""
             if !result.fixed.isEmpty { good = "; \(result.fixed.count) fixed fingerprint\(result.fixed.count == 1 ? "" : "s")" }
-            return style.bold(style.green("Verdict: PASSED")) + " (\(result.checks.count) budget\(result.checks.count == 1 ? "" : "s") checked\(good))"
+            let budgets = result.checks.count + result.blockingChecks.count
+            return style.bold(style.green("Verdict: PASSED")) + " (\(budgets) budget\(budgets == 1 ? "" : "s") checked\(good))"
         }
         var parts: [String] = []
-        let failed = result.failedChecks.count
-        if failed > 0 { parts.append("\(failed) budget\(failed == 1 ? "" : "s") violated (\(result.failedChecks.map(\.kind.rawValue).joined(separator: ", ")))") }
+        let failedNames = result.failedChecks.map(\.kind.rawValue) + result.failedBlockingChecks.map(\.kind.rawValue)
+        if !failedNames.isEmpty { parts.append("\(failedNames.count) budget\(failedNames.count == 1 ? "" : "s") violated (\(failedNames.joined(separator: ", ")))") }
         let new = result.failingChanges.filter { $0.kind == .new }.count
         if new > 0 { parts.append("\(new) new fingerprint\(new == 1 ? "" : "s")") }
         let regressed = result.failingChanges.filter { $0.kind == .regressed }.count

@@ -46,6 +46,12 @@ package struct GitHubAnnotations: Sendable {
             let location = check.offenders.first.flatMap(sourceLocation)
             list.append(Annotation(level: "error", title: "Stall budget \(check.kind.rawValue) violated", message: message, file: location?.0, line: location?.1))
         }
+        for check in result.failedBlockingChecks {
+            let offenders = check.offenders.prefix(5).map { "\($0.fingerprint) (\(Durations.format($0.totalMs))) \(BlockingBudgetCheck.describe($0, names: names))" }
+            var message = check.verdictLine + "\n" + offenders.joined(separator: "\n")
+            if check.offenders.count > 5 { message += "\n… and \(check.offenders.count - 5) more" }
+            list.append(Annotation(level: "error", title: "Blocking-call budget \(check.kind.rawValue) violated", message: message))
+        }
         let groups = Dictionary(uniqueKeysWithValues: result.counted.map { ($0.fingerprint, $0) })
         for change in result.changes ?? [] where change.kind == .new || change.kind == .regressed {
             let what = change.kind == .new

@@ -35,6 +35,17 @@ package struct JUnitWriter: Sendable {
             budgetCases.append(test)
         }
 
+        for check in result.blockingChecks {
+            var test = Case(classname: "stallreport.budgets", name: "\(check.kind.rawValue) ≤ \(Durations.format(check.limit))")
+            if check.passed {
+                test.output = check.verdictLine
+            } else {
+                let body = check.offenders.map { "\($0.fingerprint)  \(Durations.format($0.totalMs))  \(BlockingBudgetCheck.describe($0, names: names))" }
+                test.failure = (check.verdictLine, body.joined(separator: "\n"))
+            }
+            budgetCases.append(test)
+        }
+
         var fingerprintCases: [Case] = []
         let perFingerprint = result.checks.filter { $0.kind == .maxStallsPerFingerprint || $0.kind == .maxStallMs || $0.kind == .maxP95Ms }
         let changes = Dictionary((result.changes ?? []).map { ($0.fingerprint, $0) }, uniquingKeysWith: { a, _ in a })

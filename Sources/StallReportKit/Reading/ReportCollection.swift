@@ -24,6 +24,8 @@ public struct ReportCollection: Sendable {
     /// Reports that passed the filter but come from a process without a session record; only
     /// counted when session records were read.
     package var stallsWithoutSession: Int
+    /// Blocking-calls reports (`blocking-*.json`) folded by call site.
+    package var blockingCalls = BlockingCallSites()
 
     /// Creates a collection from its parts.
     package init(groups: [String: FingerprintAccumulator] = [:], problems: [ReportProblem] = [], filesFound: Int = 0, reportsRead: Int = 0,
@@ -78,6 +80,7 @@ public struct ReportCollection: Sendable {
         sessions.merge(other.sessions)
         rateLimitedReports += other.rateLimitedReports
         stallsWithoutSession += other.stallsWithoutSession
+        blockingCalls.merge(other.blockingCalls)
     }
 }
 

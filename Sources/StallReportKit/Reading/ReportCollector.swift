@@ -37,6 +37,9 @@ public struct ReportCollector: Sendable {
     public func collect(_ paths: [String]) -> ReportCollection {
         let scan = ReportScanner(reportEmptyDirectories: reportEmptyDirectories).scanCompact(paths)
         var result = read(files: scan.files, sessionFiles: scan.sessionFiles)
+        let (blocking, blockingProblems) = readBlockingCalls(scan.blockingFiles)
+        result.blockingCalls = blocking
+        result.problems += blockingProblems
         result.problems = (scan.problems + result.problems).sorted { ($0.path, $0.message) < ($1.path, $1.message) }
         return result
     }
@@ -94,6 +97,23 @@ public struct ReportCollector: Sendable {
         result.problems += sessionProblems
         result.problems.sort { ($0.path, $0.message) < ($1.path, $1.message) }
         return result
+    }
+
+    /// Reads the blocking-calls reports (few and small: one per monitored process and interval)
+    /// and folds them by call site; a file that cannot be used is a problem, the others still count.
+    package func readBlockingCalls(_ paths: [String]) -> (BlockingCallSites, [ReportProblem]) {
+        let file = DocumentFile(maxFileSize: loader.maxFileSize, maxNestingDepth: loader.maxNestingDepth)
+        let outcomes = parallelMap(paths) { BlockingCallsReport.read(path: $0, file: file) }
+        var sites = BlockingCallSites()
+        sites.filesFound = paths.count
+        var problems: [ReportProblem] = []
+        for (path, outcome) in zip(paths, outcomes) {
+            switch outcome {
+            case .success(let report): sites.add(report, path: path, filter: filter)
+            case .failure(let error): problems.append(ReportProblem(path: path, message: error.description))
+            }
+        }
+        return (sites, problems)
     }
 
     /// `transform` applied to every element on the worker pool, results in input order.

@@ -11,8 +11,9 @@ import Darwin
 /// Turns command-line paths into the list of report files to read.
 ///
 /// A file given by name is read whatever its extension (as a session record when it is named
-/// `*.session`, else as a report). A directory is searched recursively for `*.json` report files
-/// and `*.session` session records (see ``SessionRecord``); entries whose name starts with `.` are skipped (hidden files and the monitor's
+/// `*.session`, as a blocking-calls report when it is named `blocking-*.json`, else as a stall
+/// report). A directory is searched recursively for `*.json` report files (`blocking-*.json` kept
+/// apart) and `*.session` session records (see ``SessionRecord``); entries whose name starts with `.` are skipped (hidden files and the monitor's
 /// temporary files). Symbolic links are followed; a link that leads back into a directory being
 /// walked is reported as a loop instead of being followed forever, and a file or directory reached
 /// twice (through two links, or given twice) is read once. Results are sorted, so output does not
@@ -24,6 +25,8 @@ package struct ReportScanner: Sendable {
         package var files: [String]
         /// Session record files (`*.session`) to read, in a stable order, each once.
         package var sessionFiles: [String] = []
+        /// Blocking-calls reports (`blocking-*.json`, see ``BlockingCallsReport``), each once.
+        package var blockingFiles: [String] = []
         /// Paths that could not be used, one line each.
         package var problems: [ReportProblem]
     }
@@ -47,6 +50,7 @@ package struct ReportScanner: Sendable {
     private struct State {
         var files = FileList()
         var sessionFiles: [String] = []
+        var blockingFiles: [String] = []
         var problems: [ReportProblem] = []
         /// Files that may be reached more than once: given by name, reached through a link, or
         /// with several names (hard links). A file with one name found in a walked directory is
@@ -62,13 +66,14 @@ package struct ReportScanner: Sendable {
     /// Scans `paths` (files and/or directories).
     package func scan(_ paths: [String]) -> Result {
         let found = scanCompact(paths)
-        return Result(files: found.files.paths, sessionFiles: found.sessionFiles, problems: found.problems)
+        return Result(files: found.files.paths, sessionFiles: found.sessionFiles, blockingFiles: found.blockingFiles, problems: found.problems)
     }
 
     /// What ``scanCompact(_:)`` found: report files in a ``FileList``.
     struct CompactResult: Sendable {
         var files: FileList
         var sessionFiles: [String]
+        var blockingFiles: [String]
         var problems: [ReportProblem]
     }
 
@@ -77,19 +82,21 @@ package struct ReportScanner: Sendable {
         var state = State()
         state.argumentDirectory = state.files.addDirectory("")
         for path in paths {
-            let before = state.files.count + state.sessionFiles.count
+            let before = state.files.count + state.sessionFiles.count + state.blockingFiles.count
             guard let info = statInfo(path, state: &state) else { continue }
             if info.isDirectory {
                 // Given twice (or through a link to a directory already searched): read once, quietly.
                 if state.seenDirectories.contains(info.id) { continue }
                 walk(directory: path, id: info.id, ancestors: [], depth: 0, state: &state)
-                if reportEmptyDirectories, state.files.count + state.sessionFiles.count == before {
+                if reportEmptyDirectories, state.files.count + state.sessionFiles.count + state.blockingFiles.count == before {
                     state.problems.append(ReportProblem(path: path, message: "no report files (*.json) found in this directory"))
                 }
             } else if info.isRegular {
                 if state.seenFiles.insert(info.id).inserted {
                     if SessionRecord.isSessionFileName(path) {
                         state.sessionFiles.append(path)
+                    } else if BlockingCallsReport.isFileName(path) {
+                        state.blockingFiles.append(path)
                     } else {
                         state.repeatable[info.id] = state.files.count
                         state.files.append(name: path, directory: state.argumentDirectory)
@@ -99,7 +106,8 @@ package struct ReportScanner: Sendable {
                 state.problems.append(ReportProblem(path: path, message: "not a regular file or directory"))
             }
         }
-        return CompactResult(files: Self.withoutRepeats(state), sessionFiles: state.sessionFiles, problems: state.problems)
+        return CompactResult(files: Self.withoutRepeats(state), sessionFiles: state.sessionFiles, blockingFiles: state.blockingFiles,
+                             problems: state.problems)
     }
 
     /// The report files, each once: a file found by its one name in a directory and also given
@@ -201,6 +209,8 @@ package struct ReportScanner: Sendable {
                 if info.isRegular {
                     if isSession {
                         if state.seenFiles.insert(info.id).inserted { state.sessionFiles.append(path) }
+                    } else if BlockingCallsReport.isFileName(name) {
+                        if state.seenFiles.insert(info.id).inserted { state.blockingFiles.append(path) }
                     } else if isLink || info.links > 1 {
                         if state.seenFiles.insert(info.id).inserted {
                             state.repeatable[info.id] = state.files.count

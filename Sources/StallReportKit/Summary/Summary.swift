@@ -58,6 +58,8 @@ public struct Summary: Sendable {
     public var sessions: SessionTotals?
     /// Stalls summarized whose process has no session record (only counted when there are sessions).
     package var stallsWithoutSession: Int
+    /// Blocking calls by call site; nil when no blocking-calls report was found.
+    public var blockingCalls: BlockingCallsSummary?
 
     /// Summarizes a collection, keeping the `top` groups with most total stall time (all when nil).
     public init(collection: ReportCollection, filter: RecordFilter = RecordFilter(), top: Int? = nil) {
@@ -93,6 +95,7 @@ public struct Summary: Sendable {
         self.grouping = collection.grouping
         self.sessions = collection.hasSessions ? collection.sessions : nil
         self.stallsWithoutSession = collection.hasSessions ? collection.stallsWithoutSession : 0
+        self.blockingCalls = BlockingCallsSummary(collection.blockingCalls, top: top)
     }
 
     /// Stall rates over monitored time; nil without session records or monitored time.

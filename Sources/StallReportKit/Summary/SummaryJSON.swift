@@ -35,6 +35,8 @@ package struct SummaryJSON: Codable, Sendable, Equatable {
     package var omittedScenes: Int?
     /// Session records and stall rates; absent when no session record was found.
     package var sessions: SessionsJSON?
+    /// Blocking calls by call site (`blocking-*.json` reports); absent when none was found.
+    package var blockingCalls: BlockingCallsSummary?
 
     /// The filters of a summary.
     package struct FiltersJSON: Codable, Sendable, Equatable {
@@ -194,6 +196,7 @@ package struct SummaryJSON: Codable, Sendable, Equatable {
             omittedLoops = summary.omittedGroups
         }
         sessions = summary.sessions.map { SessionsJSON($0, rates: summary.rates, stallsWithoutSession: summary.stallsWithoutSession) }
+        blockingCalls = summary.blockingCalls
     }
 
     /// Pretty-printed JSON with sorted keys and a trailing newline.

@@ -35,7 +35,7 @@ package struct SummaryMarkdownRenderer: Sendable {
         guard !summary.groups.isEmpty else {
             out.append("")
             out.append("No stalls.")
-            return out.joined(separator: "\n") + "\n"
+            return (out + BlockingCallLines.markdown(summary, names: names)).joined(separator: "\n") + "\n"
         }
         out.append("")
         let withRates = summary.rates != nil
@@ -82,7 +82,7 @@ package struct SummaryMarkdownRenderer: Sendable {
         out.append("")
         let buckets = summary.histogram.trimmed
         out.append(Markdown.table(["Duration", "Stalls"], buckets.map { [Markdown.cell($0.label), "\($0.count)"] }, rightAligned: [1]))
-        return out.joined(separator: "\n") + "\n"
+        return (out + BlockingCallLines.markdown(summary, names: names)).joined(separator: "\n") + "\n"
     }
 
     /// Bullet lines of a group's representative stack.

@@ -56,7 +56,7 @@ package struct SummaryTextRenderer: Sendable {
         guard !summary.groups.isEmpty else {
             out.append("")
             out.append("No stalls.")
-            return finished(out)
+            return finished(out + BlockingCallLines.text(summary, style: style, names: names))
         }
         out.append("")
         let byAttribute = summary.grouping != .fingerprint
@@ -114,7 +114,7 @@ package struct SummaryTextRenderer: Sendable {
         out.append("")
         out.append(style.bold("Durations"))
         out += HistogramRenderer.lines(summary.histogram, style: style)
-        return finished(out)
+        return finished(out + BlockingCallLines.text(summary, style: style, names: names))
     }
 
     /// The `awaited by symbol (file:line)` lines of the app's async callers of a group's

@@ -1,0 +1,162 @@
+import Foundation
+import StallReportModel
+
+/// One blocking call site over every blocking-calls report read (see ``BlockingCallsReport``):
+/// what `stallreport summarize` lists under "Blocking calls" and `gate` budgets.
+public struct BlockingCallSiteStats: Codable, Sendable, Equatable {
+    /// The call site's fingerprint (its top in-app frames and the call).
+    public var fingerprint: String
+    /// The C library function: `usleep`, `read`, `futex`, …
+    public var call: String
+    /// The kind of thread it blocked: `concurrencyPool`, `mainActor`, `nioEventLoop`, `runLoop`, `markedThread`.
+    public var loopKind: String
+    /// The innermost frame of the app's own code, when known.
+    public var callSite: String?
+    /// Calls made.
+    public var count: Int
+    /// Time they blocked, in milliseconds.
+    public var totalMs: Double
+    /// The longest call, in milliseconds.
+    public var maxMs: Double
+    /// The 95th percentile of the durations kept (nearest rank).
+    public var p95Ms: Double
+    /// Reports the call site appears in.
+    public var reports: Int
+    /// The file of its first report (in file-name order).
+    public var example: String
+}
+
+/// Blocking-calls reports folded by call site (fingerprint and loop kind): totals exact, the
+/// durations for the percentile as the reports kept them (the first 1,000 of each site per report).
+package struct BlockingCallSites: Sendable {
+    private struct Accumulator: Sendable {
+        var stats: BlockingCallSiteStats
+        var durations: [Double]
+    }
+
+    private var sites: [String: Accumulator] = [:]
+    /// Blocking-calls report files found.
+    package var filesFound = 0
+    /// Reports read and within the time window.
+    package var reportsRead = 0
+    /// Reports outside the time window.
+    package var reportsFilteredOut = 0
+    /// Calls the monitors could not keep, summed over the reports.
+    package var droppedCalls = 0
+    /// Call sites the monitors left out of their reports (beyond their per-report limit).
+    package var omittedCallSites = 0
+
+    package init() {}
+
+    /// Whether any blocking-calls report was found.
+    package var isEmpty: Bool { filesFound == 0 }
+
+    /// Folds one report in, when its interval starts inside the filter's time window.
+    package mutating func add(_ report: BlockingCallsReport, path: String, filter: RecordFilter) {
+        if let since = filter.since, report.startedAt < since {
+            reportsFilteredOut += 1
+            return
+        }
+        if let until = filter.until, report.startedAt >= until {
+            reportsFilteredOut += 1
+            return
+        }
+        reportsRead += 1
+        droppedCalls += report.droppedCalls
+        omittedCallSites += report.omittedCallSites
+        for site in report.callSites {
+            let key = site.fingerprint + "\u{1}" + site.loopKind
+            let durations = site.durationsMs.filter(\.isFinite)
+            if var accumulator = sites[key] {
+                accumulator.stats.count += site.count
+                accumulator.stats.totalMs += site.totalMs
+                accumulator.stats.maxMs = max(accumulator.stats.maxMs, site.maxMs)
+                accumulator.stats.reports += 1
+                if path < accumulator.stats.example { accumulator.stats.example = path }
+                accumulator.durations += durations
+                sites[key] = accumulator
+            } else {
+                sites[key] = Accumulator(
+                    stats: BlockingCallSiteStats(
+                        fingerprint: PrintableText.escape(site.fingerprint), call: PrintableText.escape(site.call),
+                        loopKind: PrintableText.escape(site.loopKind), callSite: site.callSite.map(PrintableText.escape),
+                        count: site.count, totalMs: site.totalMs, maxMs: site.maxMs, p95Ms: 0, reports: 1, example: PrintableText.escape(path)),
+                    durations: durations)
+            }
+        }
+    }
+
+    /// Merges another fold (one worker's) in.
+    package mutating func merge(_ other: BlockingCallSites) {
+        for (key, theirs) in other.sites {
+            guard var mine = sites[key] else {
+                sites[key] = theirs
+                continue
+            }
+            mine.stats.count += theirs.stats.count
+            mine.stats.totalMs += theirs.stats.totalMs
+            mine.stats.maxMs = max(mine.stats.maxMs, theirs.stats.maxMs)
+            mine.stats.reports += theirs.stats.reports
+            mine.stats.example = min(mine.stats.example, theirs.stats.example)
+            mine.durations += theirs.durations
+            sites[key] = mine
+        }
+        filesFound += other.filesFound
+        reportsRead += other.reportsRead
+        reportsFilteredOut += other.reportsFilteredOut
+        droppedCalls += other.droppedCalls
+        omittedCallSites += other.omittedCallSites
+    }
+
+    /// Every call site, most blocked time first (then count, then fingerprint).
+    package func stats() -> [BlockingCallSiteStats] {
+        sites.values.map { accumulator in
+            var stats = accumulator.stats
+            stats.p95Ms = Percentile.nearestRank(95, of: accumulator.durations) ?? stats.maxMs
+            return stats
+        }.sorted { a, b in
+            if a.totalMs != b.totalMs { return a.totalMs > b.totalMs }
+            if a.count != b.count { return a.count > b.count }
+            return (a.fingerprint, a.loopKind) < (b.fingerprint, b.loopKind)
+        }
+    }
+
+    /// Blocked time of every call site, in milliseconds.
+    package var totalMs: Double { sites.values.reduce(0) { $0 + $1.stats.totalMs } }
+}
+
+/// The blocking calls of a summary: the `blockingCalls` object of `stallreport summarize --format
+/// json`, present when any blocking-calls report was found.
+public struct BlockingCallsSummary: Codable, Sendable, Equatable {
+    /// Blocking-calls reports read (inside the time window).
+    public var reports: Int
+    /// Reports outside the time window.
+    public var filteredOut: Int
+    /// Calls, over every call site.
+    public var calls: Int
+    /// Time they blocked, in milliseconds.
+    public var totalMs: Double
+    /// Calls the monitors could not keep (their record slots were full).
+    public var droppedCalls: Int
+    /// Call sites the monitors left out of their reports (beyond their per-report limit).
+    public var omittedCallSites: Int
+    /// Call sites shown, most blocked time first.
+    public var callSites: [BlockingCallSiteStats]
+    /// Call sites left out by `--top`.
+    public var omittedFromSummary: Int
+
+    /// The summary of `sites`, keeping the `top` call sites with most blocked time (all when nil);
+    /// nil when no blocking-calls report was found.
+    package init?(_ sites: BlockingCallSites, top: Int?) {
+        guard !sites.isEmpty else { return nil }
+        let all = sites.stats()
+        reports = sites.reportsRead
+        filteredOut = sites.reportsFilteredOut
+        calls = all.reduce(0) { $0 + $1.count }
+        totalMs = sites.totalMs
+        droppedCalls = sites.droppedCalls
+        omittedCallSites = sites.omittedCallSites
+        callSites = Array(all.prefix(top.map { max(0, $0) } ?? all.count))
+        omittedFromSummary = all.count - callSites.count
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import StallReportModel
+import Testing
+
+/// Blocking calls in production, end to end: pool-stall-host `blocking` (a monitor with
+/// `blockingCalls`) makes three 30 ms DispatchSemaphore waits in pool tasks and three awaiting
+/// controls; its `blocking-*.json` report names the host function with the host's own durations,
+/// and the real `stallreport` binary summarizes the call site (text, Markdown, JSON) and gates on
+/// it (`--max-blocking-ms`, `--max-total-blocking-ms`).
+@Suite("blocking-call reports end to end", .serialized)
+struct BlockingCallReportEndToEndTests {
+    @Test("the host's blocking calls: one call site in its report, summarized and gated by the CLI")
+    func hostReportSummarizeGate() throws {
+        try withScratchFolder("blocking-calls") { directory in
+            let host = try StallReportCLI.run(["blocking", directory.path], timeout: 120, executable: "pool-stall-host")
+            try #require(host.status == 0, "\(host)")
+            let measured = host.stdout.split(separator: "\n").filter { $0.hasPrefix("stalled thread") }.compactMap { line in
+                line.split(separator: " ").dropFirst(5).first.flatMap { Double($0) }
+            }
+            try #require(measured.count == 3, "\(host.stdout)")
+            #expect(!host.stdout.contains("blockingCallsUnwatched"), "the calls are libdispatch's, seen in every build: \(host.stdout)")
+
+            let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter(BlockingCallsReport.isFileName).sorted()
+            try #require(!names.isEmpty, "no blocking-calls report: \((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])")
+            let reports = try names.map { name in
+                try BlockingCallsReport.read(path: directory.appendingPathComponent(name).path).get()
+            }
+            let sites = reports.flatMap(\.callSites).filter { site in
+                site.stack.contains { $0.symbol?.contains("waitBrieflyOnSemaphoreForTest") == true }
+            }
+            try #require(!sites.isEmpty, "\(reports)")
+            #expect(Set(sites.map(\.fingerprint)).count == 1 && sites.allSatisfy { $0.loopKind == "concurrencyPool" })
+            let durations = sites.flatMap(\.durationsMs)
+            try #require(durations.count == measured.count, "\(durations) for the host's \(measured)")
+            for (recorded, ownClock) in zip(durations, measured) {
+                #expect(recorded <= ownClock + 0.5 && recorded >= ownClock - 1, "recorded \(recorded) ms, the host's clock \(ownClock) ms")
+            }
+            let fingerprint = sites[0].fingerprint
+
+            let json = try StallReportCLI.run(["summarize", "--format", "json", directory.path])
+            try #require(json.status == 0, "\(json)")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+            let blocking = try #require(object["blockingCalls"] as? [String: Any], "\(json.stdout)")
+            let listed = try #require(blocking["callSites"] as? [[String: Any]])
+            let site = try #require(listed.first { $0["fingerprint"] as? String == fingerprint }, "\(listed)")
+            #expect(site["count"] as? Int == 3)
+            #expect(abs((site["totalMs"] as? Double ?? 0) - durations.reduce(0, +)) < 0.01)
+            #expect(site["maxMs"] as? Double == durations.max())
+            #expect(site["p95Ms"] as? Double == durations.max(), "nearest rank of three values is the largest")
+            #expect((site["callSite"] as? String)?.contains("PoolWork") == true, "\(site)")
+            #expect(blocking["reports"] as? Int == reports.count)
+
+            let text = try StallReportCLI.run(["summarize", directory.path])
+            #expect(text.status == 0 && text.stdout.contains("Blocking calls") && text.stdout.contains(fingerprint), "\(text)")
+            let markdown = try StallReportCLI.run(["summarize", "--format", "markdown", directory.path])
+            #expect(markdown.stdout.contains("### Blocking calls") && markdown.stdout.contains(fingerprint), "\(markdown)")
+
+            let total = durations.reduce(0, +)
+            let passing = try StallReportCLI.run(["gate", "--max-blocking-ms", "\(Int(total) + 50)", directory.path])
+            #expect(passing.status == 0, "\(passing)")
+            let failing = try StallReportCLI.run(["gate", "--max-blocking-ms", "50", "--max-total-blocking-ms", "10000", directory.path])
+            #expect(failing.status == 1, "\(failing)")
+            #expect(failing.stdout.contains("FAIL blocked time per call site") && failing.stdout.contains(fingerprint), "\(failing.stdout)")
+            #expect(failing.stdout.contains("PASS blocked time in total"), "\(failing.stdout)")
+        }
+    }
+
+    @Test("a damaged blocking-calls report is named with what is wrong (exit 2 with --strict); the other reports still count")
+    func damagedReport() throws {
+        try withScratchFolder("blocking-damaged") { directory in
+            let host = try StallReportCLI.run(["blocking", directory.path], timeout: 120, executable: "pool-stall-host")
+            try #require(host.status == 0, "\(host)")
+            let damaged = directory.appendingPathComponent("blocking-20260101T000000.000Z-p1-0001.json")
+            try Data(#"{"schemaVersion":1,"kind":"blockingCalls","id":"x"}"#.utf8).write(to: damaged)
+            let run = try StallReportCLI.run(["summarize", "--format", "json", "--strict", directory.path])
+            #expect(run.status == 2, "\(run)")
+            #expect(run.stderr.contains(damaged.lastPathComponent) && run.stderr.contains("not a blocking-calls report"), "\(run.stderr)")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run)")
+            let blocking = try #require(object["blockingCalls"] as? [String: Any])
+            #expect((blocking["calls"] as? Int ?? 0) >= 3, "\(blocking)")
+        }
+    }
+}
