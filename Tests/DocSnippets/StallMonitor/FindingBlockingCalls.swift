@@ -36,6 +36,17 @@ final class ProfileTests: XCTestCase {
 // snippet: end
 
 // snippet: Sources/StallMonitor/StallMonitor.docc/FindingBlockingCalls.md
+import Foundation
+import StallMonitor
+
+func startMonitoring() throws -> StallMonitor {
+    var configuration = StallMonitor.Configuration(reportDirectory: URL(filePath: "/var/lib/app/stall-reports"))
+    configuration.blockingCalls = .init(threshold: .milliseconds(10), reportInterval: .seconds(60))
+    return try StallMonitor.start(configuration, loops: [.concurrencyPool])
+}
+// snippet: end
+
+// snippet: Sources/StallMonitor/StallMonitor.docc/FindingBlockingCalls.md
 import Logging
 import StallMonitor
 
