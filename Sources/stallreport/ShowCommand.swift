@@ -18,6 +18,8 @@ struct ShowCommand: ParsableCommand {
           - the call tree of all samples, root first, heaviest path first, with
             each frame's share of the samples and its sample count; branches
             below --min-percent are left out (and counted)
+        A blocking-calls report (blocking-*.json) is shown as its call sites, each
+        with its count, total, maximum and the stack of its first call.
         App frames are highlighted on a terminal (never with NO_COLOR). Control
         characters in report strings are shown escaped (\\u{1B}, \\n).
         A file that cannot be used is one line on stderr and exit status 2 (3 when
@@ -56,7 +58,21 @@ struct ShowCommand: ParsableCommand {
         let renderer = ReportShowRenderer(style: color.style(), minPercent: minPercent, names: names.style, width: TerminalWidth.current())
         var failed = false
         var shown = 0
+        let blockingRenderer = BlockingCallsShowRenderer(style: color.style(), names: names.style)
+        let file = DocumentFile(maxFileSize: maxFileSize * 1024 * 1024)
         for report in reports {
+            if BlockingCallsReport.isFileName(report) {
+                switch BlockingCallsReport.read(path: report, file: file) {
+                case .success(let decoded):
+                    if shown > 0 { Output.stdout("\n") }
+                    Output.stdout(blockingRenderer.render(decoded, path: report))
+                    shown += 1
+                case .failure(let error):
+                    Output.note(ReportProblem(path: report, message: error.description).description)
+                    failed = true
+                }
+                continue
+            }
             switch loader.load(path: report) {
             case .success(let decoded):
                 if shown > 0 { Output.stdout("\n") }

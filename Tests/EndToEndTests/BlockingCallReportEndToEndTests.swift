@@ -5,7 +5,7 @@ import Testing
 /// Blocking calls in production, end to end: pool-stall-host `blocking` (a monitor with
 /// `blockingCalls`) makes three 30 ms DispatchSemaphore waits in pool tasks and three awaiting
 /// controls; its `blocking-*.json` report names the host function with the host's own durations,
-/// and the real `stallreport` binary summarizes the call site (text, Markdown, JSON) and gates on
+/// and the real `stallreport` binary shows it, summarizes the call site (text, Markdown, JSON) and gates on
 /// it (`--max-blocking-ms`, `--max-total-blocking-ms`).
 @Suite("blocking-call reports end to end", .serialized)
 struct BlockingCallReportEndToEndTests {
@@ -54,6 +54,9 @@ struct BlockingCallReportEndToEndTests {
             #expect(text.status == 0 && text.stdout.contains("Blocking calls") && text.stdout.contains(fingerprint), "\(text)")
             let markdown = try StallReportCLI.run(["summarize", "--format", "markdown", directory.path])
             #expect(markdown.stdout.contains("### Blocking calls") && markdown.stdout.contains(fingerprint), "\(markdown)")
+
+            let show = try StallReportCLI.run(["show", directory.appendingPathComponent(names[0]).path])
+            #expect(show.status == 0 && show.stdout.contains(fingerprint) && show.stdout.contains("waitBrieflyOnSemaphoreForTest"), "\(show)")
 
             let total = durations.reduce(0, +)
             let passing = try StallReportCLI.run(["gate", "--max-blocking-ms", "\(Int(total) + 50)", directory.path])
