@@ -87,3 +87,28 @@ struct BlockingCallReportTests {
         #expect(throws: StallMonitorError.self) { try StallMonitor.start(configuration, loops: [.concurrencyPool]) }
     }
 }
+
+/// What a monitor with `blockingCalls` says at start about what it cannot see, in whatever build
+/// this is: nothing in a plain build, the functions the executable defines itself under
+/// AddressSanitizer, that nothing is watched under ThreadSanitizer; stalls are watched in each.
+@Suite("Blocking calls: what is not seen", .serialized)
+struct BlockingCallVisibilityTests {
+    @Test("start says which blocking calls are not seen, and only those")
+    func startSaysWhatIsNotSeen() async throws {
+        let directory = ReportDirectory()
+        defer { directory.remove() }
+        var configuration = directory.configuration()
+        configuration.blockingCalls = .init()
+        let monitor = try StallMonitor.start(configuration, loops: [.concurrencyPool], pollInterval: .milliseconds(5))
+        let said = monitor.statistics.errors["blockingCallsUnwatched"] ?? 0
+        let notSeen = monitor.blockingCallsNotSeen
+        await monitor.stop()
+        if !BlockingVisibility.detectorStarts {
+            #expect(said == 1 && notSeen == nil, "ThreadSanitizer: nothing is watched, and start says so")
+        } else {
+            let defined = ["usleep", "read", "pthread_mutex_lock", "nanosleep"].filter(BlockingVisibility.executableDefines)
+            #expect(said == (defined.isEmpty ? 0 : 1), "the executable defines \(defined)")
+            #expect(notSeen != nil && notSeen?.contains("read") == false, "\(notSeen ?? [])")
+        }
+    }
+}
