@@ -44,7 +44,8 @@ struct BaselineCommand: ParsableCommand {
 
     func run() throws {
         let outcome = try Reading.collect(source.paths, options: reading, filter: window.filter(minDurationMs: minDuration))
-        let baseline = Baseline(stats: outcome.collection.stats())
+        let blocking = outcome.collection.blockingCalls
+        let baseline = Baseline(stats: outcome.collection.stats(), blockingCallSites: blocking.isEmpty ? nil : blocking.stats())
         let fingerprints = baseline.fingerprints.count
         try Output.save(try baseline.encoded(), to: output, what: "baseline",
                         confirming: "baseline of \(fingerprints) fingerprint\(fingerprints == 1 ? "" : "s") (\(baseline.reports) stall\(baseline.reports == 1 ? "" : "s"))")

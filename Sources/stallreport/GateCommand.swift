@@ -35,7 +35,10 @@ struct GateCommand: ParsableCommand {
           p95 is more than --tolerance above the baseline (default 0.25 = 25 %);
           only when it occurred at least --min-occurrences times in this run
           (default 1), otherwise it is a warning. Baseline fingerprints that did
-          not occur are reported as fixed: good news.
+          not occur are reported as fixed: good news. A baseline recorded from
+          blocking-calls reports also lists their call sites (fingerprint@thread
+          kind): a new call site, or one whose count or p95 regressed, fails the
+          same way.
 
         SUPPRESSIONS  (--suppressions FILE)
           {"suppressions": [{"fingerprint": "6c1f0b3e9a27d4f1",

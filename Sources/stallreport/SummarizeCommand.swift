@@ -81,7 +81,8 @@ struct SummarizeCommand: ParsableCommand {
                          filteredOut, calls, totalMs, droppedCalls,
                          omittedCallSites, omittedFromSummary, callSites[]
                          {fingerprint, call, loopKind, callSite, count, totalMs,
-                         maxMs, p95Ms, reports, example}, most blocked first
+                         maxMs, p50Ms, p95Ms, reports, example}, most blocked
+                         first
 
         EXAMPLES
           stallreport summarize .stall-reports

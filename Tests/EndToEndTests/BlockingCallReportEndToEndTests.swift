@@ -67,6 +67,21 @@ struct BlockingCallReportEndToEndTests {
             #expect(failing.status == 1, "\(failing)")
             #expect(failing.stdout.contains("FAIL blocked time per call site") && failing.stdout.contains(fingerprint), "\(failing.stdout)")
             #expect(failing.stdout.contains("PASS blocked time in total"), "\(failing.stdout)")
+
+            // A baseline of this run knows the call site; one of a run without it finds it new.
+            let baselineFile = directory.appendingPathComponent("baseline.out").path
+            let recorded = try StallReportCLI.run(["baseline", directory.path, "-o", baselineFile])
+            try #require(recorded.status == 0, "\(recorded)")
+            let baseline = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: baselineFile))) as? [String: Any])
+            let known = (baseline["blockingCallSites"] as? [[String: Any]] ?? []).compactMap { $0["fingerprint"] as? String }
+            #expect(known.contains("\(fingerprint)@concurrencyPool"), "\(baseline)")
+            let same = try StallReportCLI.run(["gate", "--baseline", baselineFile, directory.path])
+            #expect(same.status == 0, "\(same)")
+            var emptied = baseline
+            emptied["blockingCallSites"] = [[String: Any]]()
+            try JSONSerialization.data(withJSONObject: emptied).write(to: URL(fileURLWithPath: baselineFile))
+            let new = try StallReportCLI.run(["gate", "--baseline", baselineFile, directory.path])
+            #expect(new.status == 1 && new.stdout.contains("new blocking call site"), "\(new)")
         }
     }
 

@@ -39,6 +39,13 @@ public struct Baseline: Codable, Sendable, Equatable {
             self.topFrame = topFrame
         }
 
+        /// The entry recording a blocking call site: keyed `<fingerprint>@<thread kind>` (one call
+        /// from one stack may block a pool worker and an event loop: two sites).
+        package init(blocking site: BlockingCallSiteStats) {
+            self.init(fingerprint: "\(site.fingerprint)@\(site.loopKind)", count: site.count, p50Ms: site.p50Ms, p95Ms: site.p95Ms,
+                      maxMs: site.maxMs, totalMs: site.totalMs, topFrame: "\(site.call) from \(site.callSite ?? "?")")
+        }
+
         /// The entry recording a group's statistics.
         package init(_ stats: FingerprintStats) {
             self.init(fingerprint: stats.fingerprint, count: stats.count, p50Ms: stats.p50Ms, p95Ms: stats.p95Ms,
@@ -54,6 +61,10 @@ public struct Baseline: Codable, Sendable, Equatable {
     public var reports: Int
     /// Known fingerprints, sorted by fingerprint so the file diffs well.
     public var fingerprints: [Entry]
+    /// Known blocking call sites (from `blocking-*.json` reports), keyed `<fingerprint>@<thread
+    /// kind>`, sorted; absent in a baseline recorded from no blocking-calls report, which the
+    /// gate then does not compare blocking calls against.
+    public var blockingCallSites: [Entry]?
 
     /// Creates a baseline.
     package init(createdAt: Date, reports: Int, fingerprints: [Entry]) {
@@ -63,9 +74,11 @@ public struct Baseline: Codable, Sendable, Equatable {
         self.fingerprints = fingerprints.sorted { $0.fingerprint < $1.fingerprint }
     }
 
-    /// Records the groups of a collection.
-    public init(stats: [FingerprintStats], createdAt: Date = Date()) {
+    /// Records the groups of a collection, and its blocking call sites when it has any
+    /// blocking-calls report (nil: none was read).
+    public init(stats: [FingerprintStats], blockingCallSites: [BlockingCallSiteStats]? = nil, createdAt: Date = Date()) {
         self.init(createdAt: createdAt, reports: stats.reduce(0) { $0 + $1.count }, fingerprints: stats.map(Entry.init))
+        self.blockingCallSites = blockingCallSites.map { $0.map(Entry.init(blocking:)).sorted { $0.fingerprint < $1.fingerprint } }
     }
 
     /// Entries by fingerprint.

@@ -110,6 +110,9 @@ public struct GateResult: Sendable {
     public var blockingChecks: [BlockingBudgetCheck] = []
     /// Blocking-calls reports read.
     package var blockingReportsRead = 0
+    /// Blocking call sites against the baseline's (keyed `<fingerprint>@<thread kind>`), when the
+    /// baseline lists blocking call sites.
+    public var blockingChanges: [FingerprintChange]?
     /// Baseline comparison, when a baseline was given (suppressed fingerprints left out).
     public var changes: [FingerprintChange]?
     /// The baseline file's path, when one was given.
@@ -135,6 +138,8 @@ public struct GateResult: Sendable {
     package var failedBlockingChecks: [BlockingBudgetCheck] { blockingChecks.filter { !$0.passed } }
     /// New or regressed fingerprints that fail the gate.
     package var failingChanges: [FingerprintChange] { (changes ?? []).filter(\.isFailure) }
+    /// New or regressed blocking call sites that fail the gate.
+    package var failingBlockingChanges: [FingerprintChange] { (blockingChanges ?? []).filter(\.isFailure) }
     /// New or regressed fingerprints below the minimum occurrences: warnings.
     package var toleratedChanges: [FingerprintChange] { (changes ?? []).filter { ($0.kind == .new || $0.kind == .regressed) && $0.belowMinimum } }
     /// Baseline fingerprints that did not occur: good news.
@@ -145,7 +150,7 @@ public struct GateResult: Sendable {
     var totalCountedMs: Double { counted.reduce(0) { $0 + $1.totalMs } }
 
     /// True when every budget holds and nothing new or regressed fails.
-    public var passed: Bool { failedChecks.isEmpty && failedBlockingChecks.isEmpty && failingChanges.isEmpty }
+    public var passed: Bool { failedChecks.isEmpty && failedBlockingChecks.isEmpty && failingChanges.isEmpty && failingBlockingChanges.isEmpty }
 }
 
 /// Evaluates budgets, a baseline and suppressions against a collection of reports.
@@ -209,18 +214,23 @@ public struct Gate: Sendable {
         overall(.maxFatalStalls, config.maxFatalStalls.map(Double.init))
 
         var changes: [FingerprintChange]?
+        var blockingChanges: [FingerprintChange]?
         if let baseline {
             let policy = RegressionPolicy(tolerance: config.tolerance ?? GateConfig.defaultTolerance,
                                           minOccurrences: config.minOccurrences ?? GateConfig.defaultMinOccurrences)
             // A suppressed fingerprint is neither judged nor reported as fixed.
             let base = baseline.fingerprints.filter { active[$0.fingerprint] == nil || byKey[$0.fingerprint] == nil }
             changes = policy.compare(base: base, head: counted.map(Baseline.Entry.init))
+            if let known = baseline.blockingCallSites {
+                blockingChanges = policy.compare(base: known, head: collection.blockingCalls.stats().map(Baseline.Entry.init(blocking:)))
+            }
         }
         var result = GateResult(checks: checks, changes: changes, baselinePath: config.baseline, suppressed: suppressed, expired: expired,
                                 counted: counted, config: config, problems: collection.problems, reportsRead: collection.reportsRead,
                                 reportsFilteredOut: collection.reportsFilteredOut)
         result.blockingChecks = BlockingBudgetCheck.checks(config, sites: collection.blockingCalls.stats())
         result.blockingReportsRead = collection.blockingCalls.reportsRead
+        result.blockingChanges = blockingChanges
         return result
     }
 }

@@ -62,6 +62,18 @@ package struct GateMarkdownRenderer: Sendable {
             }
             out.append(Markdown.table(["", "Change", "Fingerprint", "Detail", "Top frame"], rows))
         }
+        if let changes = result.blockingChanges, changes.contains(where: { $0.kind != .unchanged }) {
+            out.append("")
+            out.append("### Blocking calls against the baseline")
+            out.append("")
+            let rows = changes.filter { $0.kind != .unchanged }.map { change -> [String] in
+                let mark = change.kind == .fixed ? "🎉" : change.belowMinimum ? "⚠️" : "❌"
+                let detail = change.kind == .regressed ? change.reasons.joined(separator: "; ")
+                    : change.head.map { "\($0.count) calls, total \(Durations.format($0.totalMs))" } ?? "none now"
+                return [mark, change.kind.rawValue, Markdown.code(change.fingerprint), Markdown.cell(detail), Markdown.code(names.display(change.headline))]
+            }
+            out.append(Markdown.table(["", "Change", "Call site", "Detail", "Call"], rows))
+        }
         if !result.suppressed.isEmpty || !result.expired.isEmpty {
             out.append("")
             out.append("### Suppressions")

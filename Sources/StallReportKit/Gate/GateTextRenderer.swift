@@ -87,6 +87,17 @@ package struct GateTextRenderer: Sendable {
             out.append("  \(style.dim("SAME")) \(unchanged) known fingerprint\(unchanged == 1 ? "" : "s") within tolerance")
         }
 
+        if let changes = result.blockingChanges {
+            let minimum = result.config.minOccurrences ?? GateConfig.defaultMinOccurrences
+            out.append("")
+            out.append(style.bold("Blocking calls against the baseline") + " (call site@thread kind)")
+            for change in changes where change.kind != .unchanged {
+                out.append("  " + changeLine(change, minimum: minimum).replacingOccurrences(of: " stall", with: " call"))
+            }
+            let unchanged = changes.filter { $0.kind == .unchanged }.count
+            out.append("  \(style.dim("SAME")) \(unchanged) known call site\(unchanged == 1 ? "" : "s") within tolerance")
+        }
+
         if !result.suppressed.isEmpty || !result.expired.isEmpty {
             out.append("")
             out.append(style.bold("Suppressions"))
@@ -144,6 +155,10 @@ package struct GateTextRenderer: Sendable {
         if new > 0 { parts.append("\(new) new fingerprint\(new == 1 ? "" : "s")") }
         let regressed = result.failingChanges.filter { $0.kind == .regressed }.count
         if regressed > 0 { parts.append("\(regressed) regressed fingerprint\(regressed == 1 ? "" : "s")") }
+        for kind in [FingerprintChange.Kind.new, .regressed] {
+            let sites = result.failingBlockingChanges.filter { $0.kind == kind }.count
+            if sites > 0 { parts.append("\(sites) \(kind.rawValue) blocking call site\(sites == 1 ? "" : "s")") }
+        }
         return style.bold(style.red("Verdict: FAILED")) + " — " + parts.joined(separator: ", ")
     }
 

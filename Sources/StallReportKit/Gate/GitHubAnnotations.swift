@@ -52,6 +52,12 @@ package struct GitHubAnnotations: Sendable {
             if check.offenders.count > 5 { message += "\n… and \(check.offenders.count - 5) more" }
             list.append(Annotation(level: "error", title: "Blocking-call budget \(check.kind.rawValue) violated", message: message))
         }
+        for change in result.blockingChanges ?? [] where change.kind == .new || change.kind == .regressed {
+            let what = change.kind == .new ? "New blocking call site \(change.fingerprint): \(change.head?.count ?? 0) call(s)"
+                : "Regressed blocking call site \(change.fingerprint): \(change.reasons.joined(separator: ", "))"
+            list.append(Annotation(level: change.belowMinimum ? "warning" : "error", title: change.kind == .new ? "New blocking call" : "Regressed blocking call",
+                                   message: "\(what)\n\(change.headline)"))
+        }
         let groups = Dictionary(uniqueKeysWithValues: result.counted.map { ($0.fingerprint, $0) })
         for change in result.changes ?? [] where change.kind == .new || change.kind == .regressed {
             let what = change.kind == .new

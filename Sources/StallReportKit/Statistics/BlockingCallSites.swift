@@ -18,6 +18,8 @@ public struct BlockingCallSiteStats: Codable, Sendable, Equatable {
     public var totalMs: Double
     /// The longest call, in milliseconds.
     public var maxMs: Double
+    /// The median of the durations kept (nearest rank).
+    public var p50Ms: Double
     /// The 95th percentile of the durations kept (nearest rank).
     public var p95Ms: Double
     /// Reports the call site appears in.
@@ -80,7 +82,7 @@ package struct BlockingCallSites: Sendable {
                     stats: BlockingCallSiteStats(
                         fingerprint: PrintableText.escape(site.fingerprint), call: PrintableText.escape(site.call),
                         loopKind: PrintableText.escape(site.loopKind), callSite: site.callSite.map(PrintableText.escape),
-                        count: site.count, totalMs: site.totalMs, maxMs: site.maxMs, p95Ms: 0, reports: 1, example: PrintableText.escape(path)),
+                        count: site.count, totalMs: site.totalMs, maxMs: site.maxMs, p50Ms: 0, p95Ms: 0, reports: 1, example: PrintableText.escape(path)),
                     durations: durations)
             }
         }
@@ -112,7 +114,9 @@ package struct BlockingCallSites: Sendable {
     package func stats() -> [BlockingCallSiteStats] {
         sites.values.map { accumulator in
             var stats = accumulator.stats
-            stats.p95Ms = Percentile.nearestRank(95, of: accumulator.durations) ?? stats.maxMs
+            let sorted = accumulator.durations.sorted()
+            stats.p50Ms = Percentile.nearestRank(50, sorted: sorted) ?? stats.maxMs
+            stats.p95Ms = Percentile.nearestRank(95, sorted: sorted) ?? stats.maxMs
             return stats
         }.sorted { a, b in
             if a.totalMs != b.totalMs { return a.totalMs > b.totalMs }
