@@ -51,7 +51,7 @@ public struct BlockingBudgetCheck: Sendable, Equatable {
     package static func checks(_ config: GateConfig, sites: [BlockingCallSiteStats]) -> [BlockingBudgetCheck] {
         var checks: [BlockingBudgetCheck] = []
         if let limit = config.maxBlockingMsPerCallSite {
-            checks.append(BlockingBudgetCheck(kind: .maxBlockingMsPerCallSite, limit: limit, actual: sites.map(\.totalMs).max() ?? 0,
+            checks.append(BlockingBudgetCheck(kind: .maxBlockingMsPerCallSite, limit: limit, actual: sites.map { $0.totalMs }.max() ?? 0,
                                               offenders: sites.filter { $0.totalMs > limit }))
         }
         if let limit = config.maxTotalBlockingMs {
