@@ -74,10 +74,15 @@ public struct Baseline: Codable, Sendable, Equatable {
         self.fingerprints = fingerprints.sorted { $0.fingerprint < $1.fingerprint }
     }
 
-    /// Records the groups of a collection, and its blocking call sites when it has any
-    /// blocking-calls report (nil: none was read).
-    public init(stats: [FingerprintStats], blockingCallSites: [BlockingCallSiteStats]? = nil, createdAt: Date = Date()) {
+    /// Records the groups of a collection.
+    public init(stats: [FingerprintStats], createdAt: Date = Date()) {
         self.init(createdAt: createdAt, reports: stats.reduce(0) { $0 + $1.count }, fingerprints: stats.map(Entry.init))
+    }
+
+    /// Records the groups of a collection and its blocking call sites (nil: no blocking-calls
+    /// report was read).
+    package init(stats: [FingerprintStats], blockingCallSites: [BlockingCallSiteStats]?, createdAt: Date = Date()) {
+        self.init(stats: stats, createdAt: createdAt)
         self.blockingCallSites = blockingCallSites.map { $0.map(Entry.init(blocking:)).sorted { $0.fingerprint < $1.fingerprint } }
     }
 

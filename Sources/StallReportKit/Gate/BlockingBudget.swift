@@ -1,5 +1,5 @@
 /// A budget of `stallreport gate` on blocking calls (from `blocking-*.json` reports).
-public enum BlockingBudgetKind: String, Sendable, Codable, CaseIterable {
+package enum BlockingBudgetKind: String, Sendable, Codable, CaseIterable {
     /// Time any one call site blocked (the sum of its calls).
     case maxBlockingMsPerCallSite
     /// Time all blocking calls blocked.
@@ -23,19 +23,19 @@ public enum BlockingBudgetKind: String, Sendable, Codable, CaseIterable {
 }
 
 /// The outcome of one blocking-call budget.
-public struct BlockingBudgetCheck: Sendable, Equatable {
+package struct BlockingBudgetCheck: Sendable, Equatable {
     /// Which budget.
-    public var kind: BlockingBudgetKind
+    package var kind: BlockingBudgetKind
     /// The limit, in milliseconds.
-    public var limit: Double
+    package var limit: Double
     /// The measured value (per call site: the worst call site's), in milliseconds.
-    public var actual: Double
+    package var actual: Double
     /// The call sites over the limit (per call site), or every call site (total), most blocked
     /// time first; empty when the budget holds.
-    public var offenders: [BlockingCallSiteStats]
+    package var offenders: [BlockingCallSiteStats]
 
     /// True when the budget holds.
-    public var passed: Bool { actual <= limit }
+    package var passed: Bool { actual <= limit }
 
     /// `blocked time per call site: 340 ms > 100 ms`.
     package var verdictLine: String {

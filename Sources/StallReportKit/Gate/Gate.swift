@@ -107,12 +107,12 @@ public struct GateResult: Sendable {
     public var checks: [BudgetCheck]
     /// Every configured blocking-call budget (``GateConfig/maxBlockingMsPerCallSite``,
     /// ``GateConfig/maxTotalBlockingMs``), judged on the `blocking-*.json` reports read.
-    public var blockingChecks: [BlockingBudgetCheck] = []
+    package var blockingChecks: [BlockingBudgetCheck] = []
     /// Blocking-calls reports read.
     package var blockingReportsRead = 0
     /// Blocking call sites against the baseline's (keyed `<fingerprint>@<thread kind>`), when the
     /// baseline lists blocking call sites.
-    public var blockingChanges: [FingerprintChange]?
+    package var blockingChanges: [FingerprintChange]?
     /// Baseline comparison, when a baseline was given (suppressed fingerprints left out).
     public var changes: [FingerprintChange]?
     /// The baseline file's path, when one was given.

@@ -3,29 +3,29 @@ import StallReportModel
 
 /// One blocking call site over every blocking-calls report read (see ``BlockingCallsReport``):
 /// what `stallreport summarize` lists under "Blocking calls" and `gate` budgets.
-public struct BlockingCallSiteStats: Codable, Sendable, Equatable {
+package struct BlockingCallSiteStats: Codable, Sendable, Equatable {
     /// The call site's fingerprint (its top in-app frames and the call).
-    public var fingerprint: String
+    package var fingerprint: String
     /// The C library function: `usleep`, `read`, `futex`, …
-    public var call: String
+    package var call: String
     /// The kind of thread it blocked: `concurrencyPool`, `mainActor`, `nioEventLoop`, `runLoop`, `markedThread`.
-    public var loopKind: String
+    package var loopKind: String
     /// The innermost frame of the app's own code, when known.
-    public var callSite: String?
+    package var callSite: String?
     /// Calls made.
-    public var count: Int
+    package var count: Int
     /// Time they blocked, in milliseconds.
-    public var totalMs: Double
+    package var totalMs: Double
     /// The longest call, in milliseconds.
-    public var maxMs: Double
+    package var maxMs: Double
     /// The median of the durations kept (nearest rank).
-    public var p50Ms: Double
+    package var p50Ms: Double
     /// The 95th percentile of the durations kept (nearest rank).
-    public var p95Ms: Double
+    package var p95Ms: Double
     /// Reports the call site appears in.
-    public var reports: Int
+    package var reports: Int
     /// The file of its first report (in file-name order).
-    public var example: String
+    package var example: String
 }
 
 /// Blocking-calls reports folded by call site (fingerprint and loop kind): totals exact, the
@@ -131,23 +131,23 @@ package struct BlockingCallSites: Sendable {
 
 /// The blocking calls of a summary: the `blockingCalls` object of `stallreport summarize --format
 /// json`, present when any blocking-calls report was found.
-public struct BlockingCallsSummary: Codable, Sendable, Equatable {
+package struct BlockingCallsSummary: Codable, Sendable, Equatable {
     /// Blocking-calls reports read (inside the time window).
-    public var reports: Int
+    package var reports: Int
     /// Reports outside the time window.
-    public var filteredOut: Int
+    package var filteredOut: Int
     /// Calls, over every call site.
-    public var calls: Int
+    package var calls: Int
     /// Time they blocked, in milliseconds.
-    public var totalMs: Double
+    package var totalMs: Double
     /// Calls the monitors could not keep (their record slots were full).
-    public var droppedCalls: Int
+    package var droppedCalls: Int
     /// Call sites the monitors left out of their reports (beyond their per-report limit).
-    public var omittedCallSites: Int
+    package var omittedCallSites: Int
     /// Call sites shown, most blocked time first.
-    public var callSites: [BlockingCallSiteStats]
+    package var callSites: [BlockingCallSiteStats]
     /// Call sites left out by `--top`.
-    public var omittedFromSummary: Int
+    package var omittedFromSummary: Int
 
     /// The summary of `sites`, keeping the `top` call sites with most blocked time (all when nil);
     /// nil when no blocking-calls report was found.

@@ -59,7 +59,7 @@ public struct Summary: Sendable {
     /// Stalls summarized whose process has no session record (only counted when there are sessions).
     package var stallsWithoutSession: Int
     /// Blocking calls by call site; nil when no blocking-calls report was found.
-    public var blockingCalls: BlockingCallsSummary?
+    package var blockingCalls: BlockingCallsSummary?
 
     /// Summarizes a collection, keeping the `top` groups with most total stall time (all when nil).
     public init(collection: ReportCollection, filter: RecordFilter = RecordFilter(), top: Int? = nil) {
