@@ -115,8 +115,7 @@ public struct BlockingCallsReport: Codable, Sendable, Equatable {
 
     /// The name of the `number`th blocking-calls report of process `pid`.
     public static func fileName(date: Date, pid: Int32, number: Int) -> String {
-        let digits = String(number)
-        return "blocking-\(ReportFileName.stamp(date))-p\(pid)-\(String(repeating: "0", count: max(0, 4 - digits.count)) + digits).json"
+        ReportFileName.numbered("blocking", stamp: ReportFileName.stamp(date), pid: pid, number: number)
     }
 
     /// Whether a file named `name` (a path or a bare name) is a blocking-calls report.

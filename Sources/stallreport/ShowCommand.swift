@@ -61,25 +61,19 @@ struct ShowCommand: ParsableCommand {
         let blockingRenderer = BlockingCallsShowRenderer(style: color.style(), names: names.style)
         let file = DocumentFile(maxFileSize: maxFileSize * 1024 * 1024)
         for report in reports {
-            if BlockingCallsReport.isFileName(report) {
-                switch BlockingCallsReport.read(path: report, file: file) {
-                case .success(let decoded):
-                    if shown > 0 { Output.stdout("\n") }
-                    Output.stdout(blockingRenderer.render(decoded, path: report))
-                    shown += 1
-                case .failure(let error):
-                    Output.note(ReportProblem(path: report, message: error.description).description)
-                    failed = true
-                }
-                continue
-            }
-            switch loader.load(path: report) {
-            case .success(let decoded):
+            // The text of the report, or what is wrong with its file.
+            let text: Result<String, ReportProblem> = BlockingCallsReport.isFileName(report)
+                ? BlockingCallsReport.read(path: report, file: file).map { blockingRenderer.render($0, path: report) }
+                    .mapError { ReportProblem(path: report, message: $0.description) }
+                : loader.load(path: report).map { renderer.render($0, path: report) }
+                    .mapError { ReportProblem(path: report, message: $0.description) }
+            switch text {
+            case .success(let shownText):
                 if shown > 0 { Output.stdout("\n") }
-                Output.stdout(renderer.render(decoded, path: report))
+                Output.stdout(shownText)
                 shown += 1
-            case .failure(let error):
-                Output.note(ReportProblem(path: report, message: error.description).description)
+            case .failure(let problem):
+                Output.note(problem.description)
                 failed = true
             }
         }

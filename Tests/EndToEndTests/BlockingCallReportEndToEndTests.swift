@@ -106,6 +106,8 @@ struct BlockingCallReportEndToEndTests {
             let run = try StallReportCLI.run(["summarize", "--format", "json", "--strict", directory.path])
             #expect(run.status == 2, "\(run)")
             #expect(run.stderr.contains(damaged.lastPathComponent) && run.stderr.contains("not a blocking-calls report"), "\(run.stderr)")
+            let show = try StallReportCLI.run(["show", damaged.path])
+            #expect(show.status == 2 && show.stderr.contains(damaged.lastPathComponent) && show.stderr.contains("not a blocking-calls report"), "\(show)")
             let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run)")
             let blocking = try #require(object["blockingCalls"] as? [String: Any])
             #expect((blocking["calls"] as? Int ?? 0) >= 3, "\(blocking)")

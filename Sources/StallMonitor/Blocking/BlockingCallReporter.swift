@@ -151,17 +151,14 @@ final class BlockingCallReporter: Sendable {
             return
         }
         let pid = getpid()
-        let name = number.withLock { number -> String in
-            number += 1
-            return BlockingCallsReport.fileName(date: ended.startedAt, pid: pid, number: number)
+        let nextName = {
+            self.number.withLock { number in
+                number += 1
+                return BlockingCallsReport.fileName(date: ended.startedAt, pid: pid, number: number)
+            }
         }
         do {
-            _ = try store.writeNew(data, name: name) {
-                number.withLock { number in
-                    number += 1
-                    return BlockingCallsReport.fileName(date: ended.startedAt, pid: pid, number: number)
-                }
-            }
+            _ = try store.writeNew(data, name: nextName(), nextName: nextName)
         } catch {
             errors.report(error)
         }

@@ -27,7 +27,8 @@ package enum BlockingCallLines {
     /// The Markdown section (empty without blocking-calls reports).
     package static func markdown(_ summary: Summary, names: FrameNameStyle) -> [String] {
         guard let blocking = summary.blockingCalls else { return [] }
-        var out = ["", "### Blocking calls", "", headline(blocking).prefix(1).uppercased() + headline(blocking).dropFirst() + "."]
+        let line = headline(blocking)
+        var out = ["", "### Blocking calls", "", line.prefix(1).uppercased() + line.dropFirst() + "."]
         guard !blocking.callSites.isEmpty else { return out }
         let rows = blocking.callSites.enumerated().map { index, site in
             ["\(index + 1)", Markdown.code(site.call), Markdown.cell(site.loopKind), "\(site.count)", Durations.format(site.totalMs),

@@ -12,9 +12,15 @@ package enum ReportFileName {
 
     /// A stall report's name: the `number`th report of process `pid` (zero-padded to 4 digits).
     package static func report(stamp: String, pid: Int32, number: Int) -> String {
+        numbered("stall", stamp: stamp, pid: pid, number: number)
+    }
+
+    /// `<prefix>-<stamp>-p<pid>-<n>.json`, the number zero-padded to 4 digits: the shape of
+    /// every report's name (stall reports, blocking-calls reports).
+    package static func numbered(_ prefix: String, stamp: String, pid: Int32, number: Int) -> String {
         let digits = String(number)
         let padded = String(repeating: "0", count: max(0, 4 - digits.count)) + digits
-        return "stall-\(stamp)-p\(pid)-\(padded).json"
+        return "\(prefix)-\(stamp)-p\(pid)-\(padded).json"
     }
 
     /// A session record's name: the first record of a process has no number, later ones (other
