@@ -96,6 +96,8 @@ let package = Package(
         .executableTarget(name: "pool-stall-host", dependencies: ["StallMonitor", logging]),
         // A host that forks while it runs a monitor: the child's own monitor must work (tests).
         .executableTarget(name: "fork-host", dependencies: ["StallMonitor"]),
+        // Runs a program where chosen system calls fail, as a hardened container's seccomp profile makes them (tests).
+        .executableTarget(name: "seccomp-run", dependencies: ["CStallMonitor"]),
         // What the benchmarks, the stress run and the tests share (a seeded generator, a child process's
         // output through files, a filter run over pipes); not a product.
         .target(name: "ToolSupport"),
@@ -122,7 +124,7 @@ let package = Package(
         .testTarget(name: "StallMonitorTestingTests", dependencies: ["StallMonitorTesting", "StallMonitorNIO", nioCore, nioPosix, logging]),
         .testTarget(name: "StallMonitorXCTestTests", dependencies: ["StallMonitorXCTest"]),
         .testTarget(name: "EndToEndTests", dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport", "ToolSupport",
-                                                       "stall-demo", "stallreport", "idle-work-demo", "nio-stall-demo", "async-main-host", "pool-stall-host", "fork-host"]),
+                                                       "stall-demo", "stallreport", "idle-work-demo", "nio-stall-demo", "async-main-host", "pool-stall-host", "fork-host", "seccomp-run"]),
     ],
     swiftLanguageModes: [.v6]
 )

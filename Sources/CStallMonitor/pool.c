@@ -6,8 +6,8 @@
 // mapping, its thread control block at a fixed distance below the mapping's end, the block's
 // first and third words pointing to itself (the x86_64 TLS ABI) and the kernel thread id at a
 // fixed offset in it. Both distances are learned on a thread of our own and checked on every
-// thread found, and every read of another thread's memory is made with process_vm_readv, which
-// fails instead of faulting on memory that is gone.
+// thread found, and every read of another thread's memory is made with CStallMonitor_read_memory
+// (own_memory.c), which fails instead of faulting on memory that is gone.
 #include "CStallMonitor.h"
 #include "maps.h"
 
@@ -15,14 +15,7 @@
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
-
-int CStallMonitor_read_memory(uintptr_t address, void *buffer, size_t size) {
-    struct iovec local = {buffer, size};
-    struct iovec remote = {(void *)address, size};
-    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)size ? 0 : -1;
-}
 
 /// Where `CStallMonitor_executable_ranges` stores the ranges it takes.
 struct range_arrays {

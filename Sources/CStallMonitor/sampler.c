@@ -37,6 +37,12 @@
 #define CSM_STR2(x) #x
 #define CSM_STR(x) CSM_STR2(x)
 
+/// The errno of the last tgkill that failed (ESRCH: the thread is gone; EPERM, ENOSYS: denied), 0
+/// before any failed.
+static _Atomic int last_send_errno = 0;
+
+int CStallMonitor_sampler_last_send_errno(void) { return atomic_load(&last_send_errno); }
+
 enum { SLOT_IDLE = 0, SLOT_REQUESTED = 1, SLOT_CLAIMED = 2, SLOT_DONE = 3 };
 
 static inline uint64_t slot_word(pid_t tid, int state) {
@@ -443,6 +449,7 @@ static CStallMonitorSampleResult send_request(pid_t tid, uint64_t timeout_ns, in
         return CStallMonitorSampleBusy;
     }
     if (syscall(SYS_tgkill, getpid(), tid, signal_number) != 0) {
+        atomic_store(&last_send_errno, errno);
         uint64_t requested = slot_word(tid, SLOT_REQUESTED);
         atomic_compare_exchange_strong(&slot.word, &requested, 0);
         return CStallMonitorSampleSendFailed;

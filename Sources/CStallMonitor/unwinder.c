@@ -2,7 +2,7 @@
 // memory callbacks over a snapshot, the registers and a copy of the stack bytes above the stack
 // pointer. A snapshot comes from the sampling signal handler (a thread running on a CPU) or, for
 // a thread asleep in the kernel, from its `/proc` syscall file and a copy of its frozen user
-// stack made here with process_vm_readv: that thread is never signalled. Two backends walk the
+// stack made here (CStallMonitor_copy_own_memory): that thread is never signalled. Two backends walk the
 // copy: elfutils' libdw (unwinder_libdw.c) and libunwind's remote API (unwinder_libunwind.c, x86_64);
 // this file holds what they share: the session, the executable mappings, the frame-pointer
 // recovery for threads asleep in the kernel. Runs on the watchdog; never inside a signal handler.
@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 typedef CStallMonitorExecRange exec_range;
@@ -82,9 +81,7 @@ int CStallMonitor_unwinder_is_code(const CStallMonitorUnwinder *session, uintptr
 // MARK: - Reading memory
 
 int CStallMonitor_unwinder_read_own_memory(uintptr_t address, void *into, size_t size) {
-    struct iovec local = {.iov_base = into, .iov_len = size};
-    struct iovec remote = {.iov_base = (void *)address, .iov_len = size};
-    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)size;
+    return CStallMonitor_copy_own_memory(address, into, size) == (ssize_t)size;
 }
 
 static int read_own_memory(uintptr_t address, void *into, size_t size) {
@@ -409,10 +406,8 @@ int CStallMonitor_snapshot_blocked(uintptr_t sp, uintptr_t pc, CStallMonitorSnap
     if (sp < snapshot->stack_low || sp >= snapshot->stack_high) return -ERANGE;
     size_t available = snapshot->stack_high - sp;
     size_t size = available < snapshot->stack_capacity ? available : snapshot->stack_capacity;
-    struct iovec local = {.iov_base = snapshot->stack, .iov_len = size};
-    struct iovec remote = {.iov_base = (void *)sp, .iov_len = size};
-    ssize_t copied = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-    if (copied <= 0) return -errno;
+    ssize_t copied = CStallMonitor_copy_own_memory(sp, snapshot->stack, size);
+    if (copied <= 0) return copied < 0 ? (int)copied : -EFAULT;
     snapshot->stack_size = (size_t)copied & ~(size_t)7;
     if (STACK_POINTER_REG < 0) return -ENOTSUP;
     snapshot->regs[STACK_POINTER_REG] = sp;

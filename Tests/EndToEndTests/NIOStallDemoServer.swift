@@ -8,15 +8,19 @@ struct NIOStallDemoServer {
     private let server: LockedRun
     private let deadline: Date
 
-    /// Starts the server writing reports to `reports`; waits for the port it listens on.
-    static func start(reports: URL, portFile: URL, threads: Int = 2, executable: String = "nio-stall-demo") throws -> NIOStallDemoServer {
+    /// Starts the server writing reports to `reports`; waits for the port it listens on. With
+    /// `deniedCalls` (comma-separated), runs it where those system calls fail with EPERM (`seccomp-run`).
+    static func start(reports: URL, portFile: URL, threads: Int = 2, executable: String = "nio-stall-demo",
+                      deniedCalls: String? = nil) throws -> NIOStallDemoServer {
         let server = LockedRun()
+        let arguments = ["--output", reports.path, "--port-file", portFile.path, "--threads", "\(threads)", "--threshold-ms", "250"]
+        let launch: (arguments: [String], executable: String) = if let deniedCalls {
+            ([deniedCalls, "--", try StallReportCLI.binary(named: executable).path] + arguments, "seccomp-run")
+        } else {
+            (arguments, executable)
+        }
         let thread = Thread {
-            server.set(Result {
-                try StallReportCLI.run(
-                    ["--output", reports.path, "--port-file", portFile.path, "--threads", "\(threads)", "--threshold-ms", "250"],
-                    timeout: 180, executable: executable)
-            })
+            server.set(Result { try StallReportCLI.run(launch.arguments, timeout: 180, executable: launch.executable) })
         }
         thread.start()
         let deadline = Date().addingTimeInterval(60)

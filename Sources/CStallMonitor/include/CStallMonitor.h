@@ -239,6 +239,10 @@ void CStallMonitor_sampler_handler_activity(pid_t tid, int *running, uint64_t *e
 /// thread allocates).
 int CStallMonitor_sampler_load_unwinder(void);
 
+/// The errno of the last sampling signal that could not be sent (tgkill failed: ESRCH when the
+/// thread is gone, EPERM or ENOSYS when a seccomp profile or a sandbox denies it), 0 before any.
+int CStallMonitor_sampler_last_send_errno(void);
+
 /// 1 when libunwind was loaded, 0 otherwise; `note` receives the reason when not.
 int CStallMonitor_sampler_unwinder_available(char *note, size_t note_size);
 
@@ -309,11 +313,38 @@ int CStallMonitor_thread_first_visit(uint64_t visitor);
 /// (libdispatch's queue state).
 uint64_t CStallMonitor_load_u64(const void *address);
 
-// MARK: - The Swift concurrency pool's workers seen from outside (pool.c)
+// MARK: - Reading this process's own memory without faulting (own_memory.c)
 
-/// Copies `size` bytes of this process's memory at `address` with process_vm_readv (never
-/// faults: memory that is gone fails). Returns 0, or -1.
+/// Copies up to `size` bytes of this process's memory at `address` with process_vm_readv, or,
+/// once that was denied (EPERM, ENOSYS: a seccomp profile, a sandbox), with pread on
+/// /proc/self/mem. Never faults: memory that is gone fails. Returns the bytes copied (fewer when
+/// the range runs into an unmapped page), or -errno. Async-signal-safe.
+ssize_t CStallMonitor_copy_own_memory(uintptr_t address, void *into, size_t size);
+
+/// Copies exactly `size` bytes (CStallMonitor_copy_own_memory). Returns 0, or -1.
 int CStallMonitor_read_memory(uintptr_t address, void *buffer, size_t size);
+
+/// How this process's own memory is read.
+typedef struct {
+    /// The errno with which process_vm_readv was denied (reads then go through /proc/self/mem);
+    /// 0 while it works.
+    int vm_readv_denied;
+    /// The errno with which /proc/self/mem could not be opened when it was needed; 0 otherwise.
+    int proc_mem_error;
+} CStallMonitorOwnMemoryStatus;
+
+/// What CStallMonitor_copy_own_memory found so far.
+CStallMonitorOwnMemoryStatus CStallMonitor_own_memory_status(void);
+
+// MARK: - Denying system calls as a hardened container does (seccomp_filter.c)
+
+/// Installs a seccomp filter on the calling thread (and what it executes) that makes each of the
+/// `count` system calls named in `names` (process_vm_readv, process_vm_writev, tgkill, tkill,
+/// rt_tgsigqueueinfo, perf_event_open, ptrace) fail with `error`. For `seccomp-run`, before it
+/// executes a program; the monitor never calls it. Returns 0, or -1 with a message in `message`.
+int CStallMonitor_deny_syscalls(const char *const *names, int count, int error, char *message, size_t message_size);
+
+// MARK: - The Swift concurrency pool's workers seen from outside (pool.c)
 
 /// Where the calling thread's TLS block of the loaded module whose path ends with
 /// `module_suffix` begins, relative to the thread pointer (the same for every thread when the
@@ -393,7 +424,7 @@ int CStallMonitor_unwinder_unwind(CStallMonitorUnwinder *session, pid_t tid,
                                   int capacity, int *count, int *complete);
 
 /// Snapshot of a thread asleep in the kernel, from the user SP and PC its `/proc` syscall file
-/// gives: copies its frozen stack (process_vm_readv on this process, so a bad address is an
+/// gives: copies its frozen stack (CStallMonitor_copy_own_memory, so a bad address is an
 /// error, not a fault). Its other registers are unknown: the unwinder finds the frame pointer of
 /// the first frame that needs one from the frame records on the stack. `snapshot`'s buffer and
 /// stack bounds must be set. Returns 0 or -errno (-ERANGE when SP lies outside the stack bounds).

@@ -30,7 +30,7 @@ final class ErrorReporter: Sendable {
         let repeats = state.withLock { state -> Int? in
             state.counts[error.kind, default: 0] += 1
             state.last = error
-            if let logged = state.logged[error.kind], now &- logged.at < interval {
+            if !error.isSaidEachTime, let logged = state.logged[error.kind], now &- logged.at < interval {
                 state.logged[error.kind] = (logged.at, logged.since + 1)
                 return nil
             }

@@ -232,6 +232,7 @@ public final class StallMonitor: Sendable {
         watchdog.start()
         let sweeper = StaleReportSweeper(store: store, hostName: process.hostName, errors: errors)
         writer.perform {
+            writer.sayNewSyscallDenials()
             session.heartbeat()
             sweeper.sweep()
             writer.enforceQuota()
@@ -249,6 +250,7 @@ public final class StallMonitor: Sendable {
         timer = writer.repeating([
             .queued(.every(.nanoseconds(quiet / 2))) { CacheRelease.releaseIfQuiet(for: quiet) },
             .queued(.every(configuration.sessionHeartbeatInterval)) {
+                writer.sayNewSyscallDenials()
                 session.heartbeat()
                 Self.emitMetrics(metrics, threads: threads, counters: counters, errors: errors)
             },

@@ -28,6 +28,7 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
             case signalTakenOver
             case threadExited
             case blockingCallsUnwatched
+            case syscallDenied
         }
 
         /// Which known code this is.
@@ -82,6 +83,12 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
         /// calls the executable makes without its GOT): said at start, at warning level. Stalls are
         /// watched as usual.
         public static let blockingCallsUnwatched = Code(.blockingCallsUnwatched)
+        /// A system call the monitor uses was refused (`EPERM`, `ENOSYS`: a container's seccomp
+        /// profile, a sandbox): said once per call at warning level, naming the call, the errno and
+        /// what the monitor does instead (reads its own memory through `/proc/self/mem` when
+        /// `process_vm_readv` is denied) or what is lost (running threads get no stack when
+        /// `tgkill` is denied). See "In containers" in the production guide.
+        public static let syscallDenied = Code(.syscallDenied)
 
         /// The code's name.
         public var description: String { name }
@@ -129,6 +136,8 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
     public static func threadExited(_ what: String) -> Self { Self(code: .threadExited, reason: what) }
     /// Blocking calls, or some of them, are not seen (see ``Code/blockingCallsUnwatched``).
     public static func blockingCallsUnwatched(_ why: String) -> Self { Self(code: .blockingCallsUnwatched, reason: why) }
+    /// A system call the monitor uses was refused (see ``Code/syscallDenied``).
+    public static func syscallDenied(_ what: String) -> Self { Self(code: .syscallDenied, reason: what) }
 
     /// A one-line explanation.
     public var description: String {
@@ -147,11 +156,18 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
         case .signalTakenOver: return "sampling signal taken over: \(reason)"
         case .threadExited: return "watched thread exited: \(reason)"
         case .blockingCallsUnwatched: return "blocking calls not watched: \(reason)"
+        case .syscallDenied: return "system call refused: \(reason)"
         }
     }
 
     /// Said at warning level (the monitor is not doing its job), not info.
-    var isWarning: Bool { code == .loopNotRunning || code == .poolStarved || code == .blockingCallsUnwatched }
+    var isWarning: Bool {
+        code == .loopNotRunning || code == .poolStarved || code == .blockingCallsUnwatched
+    }
+
+    /// Said every time it happens rather than at most once per log interval: errors whose every
+    /// occurrence is a distinct cause, said once each by their source.
+    var isSaidEachTime: Bool { code == .syscallDenied }
 
     /// A stable key for counting errors of one kind.
     var kind: String { code.name }

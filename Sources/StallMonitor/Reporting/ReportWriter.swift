@@ -34,6 +34,8 @@ final class ReportWriter: Sendable {
     private let metrics: StallMetrics?
     private let onReport: (@Sendable (StallReport, URL) -> Void)?
     private let files = Locked<[StallID: StallFile]>([:])
+    /// System calls found refused, each said once (after a report, whose samples found them).
+    private let denials = SyscallDenialWatch()
 
     init(builder: ReportBuilder, store: ReportFileStore, errors: ErrorReporter, counters: MonitorCounters,
          limiter: FingerprintRateLimiter, session: SessionRecorder, metrics: StallMetrics? = nil,
@@ -147,8 +149,15 @@ final class ReportWriter: Sendable {
             logWritten(report, to: url)
             onReport?(report, url)
         }
+        sayNewSyscallDenials()
         metrics?.syncDropped(counters, errors: errors.counts)
         session.heartbeat()
+    }
+
+    /// Says each system call found refused since the last call (on the writer queue: at start,
+    /// after each report, at each heartbeat).
+    func sayNewSyscallDenials() {
+        denials.sayNew(to: errors)
     }
 
     /// Brings the directory within its quota (call on the writer queue): at start, so session

@@ -120,7 +120,7 @@ final class MonitoredThread: @unchecked Sendable {
         case .stack, .unavailable: break  // unavailable: no libunwind, which the reports already say
         case .timedOut: found.append("the warm-up sample timed out (the signal did not arrive)")
         case .busy: found.append("the warm-up sample found the sampler busy")
-        case .sendFailed: found.append("the warm-up sample could not send the signal")
+        case .sendFailed: found.append("the warm-up sample: \(ThreadSampler.sendFailedNote)")
         case .handlerReplaced: found.append("the sampling signal \(signal) no longer runs the monitor's handler (the host took it over)")
         }
         problems.withLock { $0 = found }

@@ -47,6 +47,9 @@ struct PoolLayout: Sendable {
     static func learn(timeout: Duration = .seconds(2)) -> Result<PoolLayout, StallMonitorError> {
         #if os(Linux) && arch(x86_64) && compiler(>=6.0)
         guard let thread = learnThreadLayout() else {
+            if let unreadable = SyscallDenialWatch.ownMemoryUnreadable {
+                return .failure(.unsupportedLoop("the concurrency pool cannot be watched: \(unreadable)"))
+            }
             return .failure(.unsupportedLoop(
                 "the concurrency pool cannot be watched: this C library's thread layout is not the one StallMonitor knows (glibc on x86_64)"))
         }

@@ -1,4 +1,5 @@
 import CStallMonitor
+import StallReportModel
 
 extension ThreadSampler {
     /// Samples a thread on a CPU, in user space or in the kernel: signals it only once it has
@@ -151,10 +152,18 @@ extension ThreadSampler {
         case .unavailable:
             return .noStack(.noUnwinder, note: "the sampler is not installed")
         case .sendFailed:
-            return .noStack(.sendFailed, note: "the sampling signal could not be sent")
+            return .noStack(.sendFailed, note: Self.sendFailedNote)
         case .handlerReplaced:
             return Self.signalTakenOver(settings.signal)
         }
+    }
+
+    /// Why the sampling signal could not be sent: tgkill's errno, and its likely cause.
+    static var sendFailedNote: String {
+        let code = CStallMonitor_sampler_last_send_errno()
+        guard code != 0 else { return "the sampling signal could not be sent" }
+        let name = SyscallDenialWatch.Denial.errnoName(code)
+        return "the sampling signal could not be sent (tgkill: \(CString.errorMessage(code)), \(name)\(SyscallDenialWatch.Denial.likelyCause(code)))"
     }
 
     /// The outcome of an attempt that found the sampling signal `signal` taken over by the host.
