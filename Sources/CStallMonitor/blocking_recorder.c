@@ -47,6 +47,22 @@ CSTALLMONITOR_OWN_CODE static inline void *running_task(void) {
     return task != NULL ? task() : NULL;
 }
 
+/// libdispatch's main queue state word (`dq_state` of `_dispatch_main_q`), when its layout is
+/// known: its low 30 bits hold the kernel id of the thread draining the main queue, which runs
+/// MainActor work (a Dispatch worker in an `async main` program, the main thread under a RunLoop).
+static _Atomic(const _Atomic uint64_t *) main_queue_state;
+
+void CStallMonitor_blocking_set_main_queue_state(const void *state) {
+    atomic_store(&main_queue_state, (const _Atomic uint64_t *)state);
+}
+
+/// 1 when thread `tid` drains the main queue now, 0 when it does not, -1 when unknown.
+static int drains_main_queue(int32_t tid) {
+    const _Atomic uint64_t *state = atomic_load_explicit(&main_queue_state, memory_order_relaxed);
+    if (state == NULL) return -1;
+    return (int32_t)(atomic_load_explicit(state, memory_order_relaxed) & 0x3fffffff) == tid;
+}
+
 static struct {
     atomic_int state;
     CStallMonitorBlockingRecord record;
@@ -209,6 +225,7 @@ CSTALLMONITOR_OWN_CODE void cstallmonitor_blocking_end(int call, uint64_t start,
         record->start_ns = start;
         record->duration_ns = duration;
         record->task = (uintptr_t)running_task();
+        record->drains_main_queue = drains_main_queue(record->thread_id);
         record->scope = scope;
         record->frame_count = walk_frames(record->frames, return_address, (char *)frame);
         atomic_store_explicit(&slots[claimed].state, slot_ready, memory_order_release);

@@ -22,7 +22,11 @@ import StallMonitor
 /// as `idle wake-ups <n> in 2 s`; then a detached task spins 400 ms; after another idle second a
 /// task that slept 300 ms in `Task.sleep` blocks 400 ms in usleep), `blocking` (watched with
 /// `blockingCalls`, threshold 5 ms, a report a second: three detached tasks each wait 30 ms on a
-/// DispatchSemaphore, each printed as a stall line, and three tasks await 30 ms in `Task.sleep`), `idle` (nothing for 2 s; `idle <dir> <s>`: for <s> seconds), `idle-unwatched`
+/// DispatchSemaphore, each printed as a stall line, and three tasks await 30 ms in `Task.sleep`),
+/// `blocking-places` (watched with `loops: [.mainActor, .concurrencyPool]` and `blockingCalls`,
+/// threshold 1 ms: semaphore waits of 2, 5, 20 and 100 ms in a `Task`, a task-group child, an
+/// `async let`, an actor method and a `@MainActor` function, each with an awaiting control; see
+/// `BlockingPlaces`), `idle` (nothing for 2 s; `idle <dir> <s>`: for <s> seconds), `idle-unwatched`
 /// (the same idle period with no monitor, a baseline). Both idle modes print `ready` (flushed)
 /// when the idle period begins, for a measurer outside. `hook` prints whether the runtime's
 /// `swift_task_enqueueGlobal_hook` is set before a monitor of the pool starts, while it runs, and
@@ -49,9 +53,10 @@ struct PoolStallHost {
         var configuration = StallMonitor.Configuration(threshold: .milliseconds(250), reportDirectory: URL(fileURLWithPath: arguments[1]))
         configuration.logger = Logger(label: "pool-stall-host") { StreamLogHandler.standardError(label: $0) }
         if mode == "blocking" { configuration.blockingCalls = .init(threshold: .milliseconds(5), reportInterval: .seconds(1)) }
+        if mode == "blocking-places" { configuration.blockingCalls = .init(threshold: .milliseconds(1), reportInterval: .seconds(1)) }
         let monitor: StallMonitor
         do {
-            monitor = mode == "both" ? try StallMonitor.start(configuration, loops: [.mainActor, .concurrencyPool])
+            monitor = mode == "both" || mode == "blocking-places" ? try StallMonitor.start(configuration, loops: [.mainActor, .concurrencyPool])
                 : try StallMonitor.start(configuration, loop: .concurrencyPool)
         } catch {
             FileHandle.standardError.write(Data("pool-stall-host: \(error)\n".utf8))
@@ -115,6 +120,8 @@ struct PoolStallHost {
                 await Task.detached { PoolWork.waitBrieflyOnSemaphoreForTest(milliseconds: 30).print() }.value
                 try? await Task.sleep(for: .milliseconds(30))
             }
+        case "blocking-places":
+            await BlockingPlaces.run()
         case "short":
             let jobs = await PoolWork.shortJobs(seconds: 2)
             print("ran \(jobs) short jobs")

@@ -95,6 +95,50 @@ struct BlockingCallReportEndToEndTests {
         }
     }
 
+    /// One blocking call the host made: "blocked <place> <requested ms> <measured ms> <thread> <function>".
+    struct HostCall {
+        var place: String
+        var requested: Double
+        var measured: Double
+        var function: String
+    }
+
+    @Test("blocking calls of 2, 5, 20 and 100 ms in a Task, a group child, an async let, an actor and on the MainActor: each counted once with the caller's duration; awaiting gives none")
+    func everyPlaceATaskRuns() throws {
+        try withScratchFolder("blocking-places") { directory in
+            let host = try StallReportCLI.run(["blocking-places", directory.path], timeout: 120, executable: "pool-stall-host")
+            try #require(host.status == 0, "\(host)")
+            let calls = host.stdout.split(separator: "\n").filter { $0.hasPrefix("blocked ") }.compactMap { line -> HostCall? in
+                let words = line.split(separator: " ")
+                guard words.count == 6, let requested = Double(words[2]), let measured = Double(words[3]) else { return nil }
+                return HostCall(place: String(words[1]), requested: requested, measured: measured,
+                                function: String(words[5].prefix { $0 != "(" }))
+            }
+            try #require(calls.count == 20, "\(host.stdout)")
+            if Self.unwatchable(host) { return }
+            let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter(BlockingCallsReport.isFileName)
+            let sites = try names.flatMap { name in
+                try BlockingCallsReport.read(path: directory.appendingPathComponent(name).path).get().callSites
+            }
+            #expect(!sites.contains { site in site.stack.contains { $0.symbol?.contains("ForControl") == true } },
+                    "an awaiting control was recorded: \(sites.map(\.callSite))")
+            for (function, made) in Dictionary(grouping: calls, by: \.function) {
+                let own = sites.filter { site in site.stack.contains { $0.symbol?.contains(function) == true } }
+                let expectedKind = made[0].place == "mainActor" ? "mainActor" : "concurrencyPool"
+                #expect(own.allSatisfy { $0.loopKind == expectedKind }, "\(function): \(own.map(\.loopKind))")
+                #expect(Set(own.map(\.fingerprint)).count == 1, "one call site for \(function)")
+                let recorded = own.flatMap(\.durationsMs).sorted()
+                let measured = made.sorted { $0.measured < $1.measured }
+                try #require(recorded.count == measured.count, "\(function): recorded \(recorded) for the host's \(measured.map(\.measured))")
+                for (duration, call) in zip(recorded, measured) {
+                    // Never longer than the caller saw around the wait, never shorter than the wait's timeout.
+                    #expect(duration <= call.measured + 0.5 && duration >= call.requested - 0.05,
+                            "\(function): recorded \(duration) ms, the caller's clock \(call.measured) ms for \(call.requested) ms")
+                }
+            }
+        }
+    }
+
     @Test("a damaged blocking-calls report is named with what is wrong (exit 2 with --strict); the other reports still count")
     func damagedReport() throws {
         try withScratchFolder("blocking-damaged") { directory in

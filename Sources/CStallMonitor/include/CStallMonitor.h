@@ -133,8 +133,14 @@ typedef struct {
     uint64_t scope;
     /// Return addresses from the caller up, found by following frame pointers.
     uint32_t frame_count;
+    /// 1 when the caller drained the main queue (ran MainActor work), 0 when not, -1 unknown.
+    int32_t drains_main_queue;
     uintptr_t frames[CSTALLMONITOR_BLOCKING_FRAMES];
 } CStallMonitorBlockingRecord;
+
+/// Where libdispatch keeps the main queue's state word (`dq_state`), so that a record says
+/// whether its thread drained the main queue; NULL (the default) when its layout is unknown.
+void CStallMonitor_blocking_set_main_queue_state(const void *state);
 
 /// The name a call is known by in the C library (`"futex"` for `syscall(SYS_futex, …)` waits).
 const char *CStallMonitor_blocking_call_name(int call);

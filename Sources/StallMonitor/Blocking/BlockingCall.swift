@@ -29,6 +29,10 @@ public struct BlockingCall: Sendable, CustomStringConvertible {
     public var threadID: Int32
     /// Whether the thread ran a Swift task (else a probe or the host marked it).
     public var inTask: Bool
+    /// Whether the thread was draining the main queue, that is running MainActor work (a Dispatch
+    /// worker in an `async main` program, the main thread under a RunLoop); nil when libdispatch's
+    /// layout is not known to this build.
+    public var drainsMainQueue: Bool?
     /// The caller's stack, found by following frame pointers from the call site up.
     public var frames: [Frame]
 

@@ -45,10 +45,19 @@ final class BlockingCallCollector: Sendable {
         }
     }()
 
+    /// Where libdispatch keeps the main queue's drain owner, learned once (the MainActor probe's
+    /// layout); without it a task on the main thread is taken for MainActor work.
+    private static let learnMainQueue: Void = {
+        if case .success(let queue) = MainQueueState.locate() {
+            CStallMonitor_blocking_set_main_queue_state(queue.address + MainQueueState.stateOffset)
+        }
+    }()
+
     /// Starts a subscriber (installing the wrappers in every image loaded now); returns its id.
     func subscribe(thresholdNanoseconds: UInt64, scoped: Bool) throws(BlockingCallDetector.StartError) -> (id: UInt64, installation: Installation) {
         _ = BlockingCallScope.installHook
         _ = Self.learnTaskWord
+        _ = Self.learnMainQueue
         let subscribed: Result<(UInt64, Installation), BlockingCallDetector.StartError> = state.withLock { state in
             var seen = [Int32](repeating: 0, count: Int(CStallMonitorBlockingCallCount.rawValue))
             var inExecutable = seen

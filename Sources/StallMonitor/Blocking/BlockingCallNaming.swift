@@ -26,7 +26,8 @@ enum BlockingCallNaming {
             calls.append(BlockingCall(
                 call: String(cString: CStallMonitor_blocking_call_name(Int32(record.call))),
                 duration: .nanoseconds(Int64(record.duration_ns)), startNanoseconds: record.start_ns,
-                threadID: record.thread_id, inTask: record.task != 0, frames: frames))
+                threadID: record.thread_id, inTask: record.task != 0,
+                drainsMainQueue: record.drains_main_queue < 0 ? nil : record.drains_main_queue == 1, frames: frames))
         }
         return calls
     }

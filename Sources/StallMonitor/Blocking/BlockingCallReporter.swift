@@ -98,7 +98,7 @@ final class BlockingCallReporter: Sendable {
         let loopThreads = threads.map { ($0.armedTID.load(ordering: .acquiring), $0.loopKind.rawValue) }
         window.withLock { window in
             for call in calls {
-                let kind = call.inTask ? (call.threadID == mainThread ? LoopKind.mainActor.rawValue : LoopKind.concurrencyPool.rawValue)
+                let kind = call.inTask ? (call.drainsMainQueue ?? (call.threadID == mainThread) ? LoopKind.mainActor.rawValue : LoopKind.concurrencyPool.rawValue)
                     : loopThreads.first { $0.0 == call.threadID }?.1 ?? "markedThread"
                 let nanoseconds = UInt64(max(0, call.duration.nanoseconds))
                 metrics.recordBlockingCall(loopKind: kind, call: call.call, nanoseconds: nanoseconds)
