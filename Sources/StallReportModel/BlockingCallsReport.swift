@@ -138,6 +138,8 @@ public struct BlockingCallsReport: Codable, Sendable, Equatable {
 
     private static let runtimePrefixes = [
         "swift_", "swift::", "_swift_", "__", "pthread_", "sem_", "$s", "dispatch_", "_dispatch",
+        // Where every thread begins (glibc's thread entry and the kernel's clone).
+        "start_thread", "clone",
         // The Swift overlays' own frames: the app's call into them is the call site.
         "Dispatch.", "Foundation.", "FoundationEssentials.", "Synchronization.", "static Dispatch.", "static Foundation.",
     ]

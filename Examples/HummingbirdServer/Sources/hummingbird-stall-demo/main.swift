@@ -12,8 +12,9 @@ import StallMonitorNIO
 //   hummingbird-stall-demo <report-directory> <port-file> [unwatched]
 //
 // Routes (GET): /fast, /users/<id>?ms=N (a blocking lookup), /report?ms=N (CPU-bound rendering),
-// /cache?ms=N (a DispatchSemaphore wait); each stalling route answers how long it stalled by its
-// own clock ("… took 400.2 ms"). `unwatched` runs without a monitor (the benchmark's baseline).
+// /cache?ms=N (a DispatchSemaphore wait), /await?ms=N (awaits Task.sleep: never blocks); each
+// timed route answers how long it took by its own clock ("… took 400.2 ms"). The monitor also
+// reports blocking calls (`blockingCalls`, 10 ms and longer). `unwatched` runs without a monitor (the benchmark's baseline).
 // SIGTERM or SIGINT stops it gracefully.
 let arguments = CommandLine.arguments
 guard arguments.count == 3 || (arguments.count == 4 && arguments[3] == "unwatched") else {
@@ -27,6 +28,9 @@ var configuration = StallMonitor.Configuration(threshold: .milliseconds(250), re
 // The pool's delay for new work (the `stallmonitor.pool.delay` timer), printed at the end.
 let poolDelay = PoolDelayRecorder()
 configuration.metrics = .init(factory: poolDelay)
+// Blocking calls in the routes (a pool worker put to sleep in the kernel for 10 ms or more) are
+// written as blocking-calls reports beside the stall reports, aggregated by call site.
+configuration.blockingCalls = .init()
 configuration.onReport = { report, url in
     print("wrote \(url.lastPathComponent)  \(Int(report.durationMs.rounded())) ms  \(report.loop.kind)  \(report.representativeFunction)")
     fflush(nil)
@@ -44,6 +48,9 @@ router.get("report") { request, _ -> String in
 }
 router.get("cache") { request, _ -> String in
     await RouteClock.timed { await CacheController.lookup(milliseconds: request.milliseconds) }
+}
+router.get("await") { request, _ -> String in
+    await RouteClock.timed { await Pause.awaitBriefly(milliseconds: request.milliseconds) }
 }
 
 enum RouteClock {
@@ -111,5 +118,14 @@ enum CacheController {
         let filled = DispatchSemaphore(value: 0)
         _ = filled.wait(timeout: .now() + .milliseconds(milliseconds))
         return "cache miss"
+    }
+}
+
+enum Pause {
+    /// Waiting the way async code should: the worker is free meanwhile.
+    @inline(never)
+    static func awaitBriefly(milliseconds: Int) async -> String {
+        try? await Task.sleep(for: .milliseconds(milliseconds))
+        return "awaited"
     }
 }
