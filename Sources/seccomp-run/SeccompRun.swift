@@ -34,8 +34,8 @@ struct SeccompRun {
             CStallMonitor_deny_syscalls(buffer.baseAddress, Int32(buffer.count), error, &message, message.count)
         }
         guard installed == 0 else {
-            fail("seccomp-run: cannot install the filter: \(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))",
-                 status: 71)
+            let why = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            fail("seccomp-run: cannot install the filter: \(why)", status: 71)
         }
         let program = Array(arguments[(separator + 1)...])
         var argv = program.map { strdup($0) } + [nil]

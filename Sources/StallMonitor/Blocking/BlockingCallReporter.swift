@@ -98,7 +98,8 @@ final class BlockingCallReporter: Sendable {
         let loopThreads = threads.map { ($0.armedTID.load(ordering: .acquiring), $0.loopKind.rawValue) }
         window.withLock { window in
             for call in calls {
-                let kind = call.inTask ? (call.drainsMainQueue ?? (call.threadID == mainThread) ? LoopKind.mainActor.rawValue : LoopKind.concurrencyPool.rawValue)
+                let onMainActor = call.drainsMainQueue ?? (call.threadID == mainThread)
+                let kind = call.inTask ? (onMainActor ? LoopKind.mainActor.rawValue : LoopKind.concurrencyPool.rawValue)
                     : loopThreads.first { $0.0 == call.threadID }?.1 ?? "markedThread"
                 let nanoseconds = UInt64(max(0, call.duration.nanoseconds))
                 metrics.recordBlockingCall(loopKind: kind, call: call.call, nanoseconds: nanoseconds)
