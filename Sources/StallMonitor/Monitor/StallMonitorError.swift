@@ -84,7 +84,7 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
         /// watched as usual.
         public static let blockingCallsUnwatched = Code(.blockingCallsUnwatched)
         /// A system call the monitor uses was refused (`EPERM`, `ENOSYS`: a container's seccomp
-        /// profile, a sandbox): said once per call at warning level, naming the call, the errno and
+        /// profile, a sandbox): said once per call at info level, naming the call, the errno and
         /// what the monitor does instead (reads its own memory through `/proc/self/mem` when
         /// `process_vm_readv` is denied) or what is lost (running threads get no stack when
         /// `tgkill` is denied). See "In containers" in the production guide.

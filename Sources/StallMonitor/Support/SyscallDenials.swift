@@ -20,7 +20,7 @@ final class SyscallDenialWatch: Sendable {
         /// The error said for it.
         var error: StallMonitorError {
             .syscallDenied(
-                "\(call) failed: \(CString.errorMessage(errno)) (\(Self.errnoName(errno))\(Self.likelyCause(errno))): \(consequence)")
+                "\(call) failed: \(CString.errorMessage(errno)) (\(Self.nameAndCause(errno))): \(consequence)")
         }
 
         /// The symbolic name of the errnos a refusal comes with.
@@ -33,6 +33,10 @@ final class SyscallDenialWatch: Sendable {
             default: return "errno \(code)"
             }
         }
+
+        /// The errno's symbolic name and where such a refusal most likely comes from:
+        /// `EPERM; denied by a seccomp profile?`.
+        static func nameAndCause(_ code: Int32) -> String { errnoName(code) + likelyCause(code) }
 
         /// Where a refusal with `code` most likely comes from.
         static func likelyCause(_ code: Int32) -> String {
@@ -82,8 +86,8 @@ final class SyscallDenialWatch: Sendable {
         let memory = CStallMonitor_own_memory_status()
         guard memory.vm_readv_denied != 0, memory.proc_mem_error != 0 else { return nil }
         let denied = memory.vm_readv_denied
-        return "this process's own memory cannot be read: process_vm_readv failed with \(Denial.errnoName(denied))"
-            + "\(Denial.likelyCause(denied)), and /proc/self/mem cannot be opened (\(CString.errorMessage(memory.proc_mem_error)))"
+        return "this process's own memory cannot be read: process_vm_readv failed with \(Denial.nameAndCause(denied)), "
+            + "and /proc/self/mem cannot be opened (\(CString.errorMessage(memory.proc_mem_error)))"
     }
 
     /// Says each refusal not said before through `errors`.

@@ -14,7 +14,8 @@ import StallMonitorNIO
 // Routes (GET): /fast, /users/<id>?ms=N (a blocking lookup), /report?ms=N (CPU-bound rendering),
 // /cache?ms=N (a DispatchSemaphore wait), /await?ms=N (awaits Task.sleep: never blocks); each
 // timed route answers how long it took by its own clock ("… took 400.2 ms"). The monitor also
-// reports blocking calls (`blockingCalls`, 10 ms and longer). `unwatched` runs without a monitor (the benchmark's baseline).
+// reports blocking calls (`blockingCalls`, 10 ms and longer). `unwatched` runs without a
+// monitor (the benchmark's baseline).
 // SIGTERM or SIGINT stops it gracefully.
 let arguments = CommandLine.arguments
 guard arguments.count == 3 || (arguments.count == 4 && arguments[3] == "unwatched") else {

@@ -162,8 +162,7 @@ extension ThreadSampler {
     static var sendFailedNote: String {
         let code = CStallMonitor_sampler_last_send_errno()
         guard code != 0 else { return "the sampling signal could not be sent" }
-        let name = SyscallDenialWatch.Denial.errnoName(code)
-        return "the sampling signal could not be sent (tgkill: \(CString.errorMessage(code)), \(name)\(SyscallDenialWatch.Denial.likelyCause(code)))"
+        return "the sampling signal could not be sent (tgkill: \(CString.errorMessage(code)), \(SyscallDenialWatch.Denial.nameAndCause(code)))"
     }
 
     /// The outcome of an attempt that found the sampling signal `signal` taken over by the host.
