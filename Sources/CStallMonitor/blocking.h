@@ -63,6 +63,11 @@ __attribute__((always_inline)) static inline uint64_t cstallmonitor_blocking_beg
 /// Called after the forwarded call returned when `begin` gave a time: records the call when it
 /// blocked at least the threshold. `return_address` and `frame` are the wrapper's: where the
 /// caller called it and the wrapper's frame pointer (its caller's frames are above it). Keeps errno.
-void cstallmonitor_blocking_end(int call, uint64_t start, void *return_address, void *frame);
+void cstallmonitor_blocking_end(int call, uint64_t start, int descriptor, void *return_address, void *frame);
+
+/// `descriptor` values of cstallmonitor_blocking_end that are not a descriptor: nothing to check,
+/// or a call that cannot have waited (a poll or select with a zero timeout: its time was spent
+/// running or preempted, never asleep).
+enum { CSTALLMONITOR_NO_DESCRIPTOR = -1, CSTALLMONITOR_CANNOT_WAIT = -2 };
 
 #endif

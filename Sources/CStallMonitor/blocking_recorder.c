@@ -4,7 +4,9 @@
 // not allowed to block, not inside the recorder, its RunLoop is not in its own wait, and it must
 // not block: it runs a Swift task, runs a loop a monitor watches (registered by the loop's probe
 // on the loop's thread), or the host marked it. Any other call pays a few loads. A timed call
-// that blocked at least the threshold is recorded on its own thread after it returned (the
+// that blocked at least the threshold (and could have slept: not a call on a non-blocking socket,
+// pipe or device, nor a poll with a zero timeout, whose time went to a preemption) is recorded on
+// its own thread after it returned (the
 // thread has already waited that long; a record costs it well under a microsecond): the caller's
 // return addresses found by following frame pointers inside the thread's stack, the task, and
 // the scope the scope hook names. Records go to a fixed table of slots, claimed with a
@@ -16,10 +18,12 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum { slot_count = 256 };
 enum { slot_free = 0, slot_writing = 1, slot_ready = 2 };
@@ -192,11 +196,24 @@ static uint32_t walk_frames(uintptr_t *frames, void *return_address, void *frame
     return count;
 }
 
-CSTALLMONITOR_OWN_CODE void cstallmonitor_blocking_end(int call, uint64_t start, void *return_address, void *frame) {
+/// Whether a call on `descriptor` that took long may have slept in it: not when the call could
+/// not wait at all, nor on a non-blocking socket, pipe or character device (the time went to
+/// running or to being preempted; a regular file or block device ignores O_NONBLOCK and may sleep).
+static int may_have_slept(int descriptor) {
+    if (descriptor == CSTALLMONITOR_CANNOT_WAIT) return 0;
+    if (descriptor < 0) return 1;
+    int flags = fcntl(descriptor, F_GETFL);
+    if (flags < 0 || (flags & O_NONBLOCK) == 0) return 1;
+    struct stat info;
+    if (fstat(descriptor, &info) != 0) return 1;
+    return S_ISREG(info.st_mode) || S_ISBLK(info.st_mode);
+}
+
+CSTALLMONITOR_OWN_CODE void cstallmonitor_blocking_end(int call, uint64_t start, int descriptor, void *return_address, void *frame) {
     int saved_errno = errno;
     uint64_t end = CStallMonitor_monotonic_ns();
     uint64_t duration = end - start;
-    if (duration < atomic_load_explicit(&threshold_ns, memory_order_relaxed)) {
+    if (duration < atomic_load_explicit(&threshold_ns, memory_order_relaxed) || !may_have_slept(descriptor)) {
         errno = saved_errno;
         return;
     }

@@ -27,14 +27,19 @@
 #include <unistd.h>
 
 /// The body every wrapper shares: `forwarded` (the call to the real function, of type `type`)
-/// between begin and end; returns its result.
-#define CSTALLMONITOR_TIMED(call, type, forwarded)                                         \
+/// between begin and end; returns its result. `descriptor`: the call's descriptor (a slow call on
+/// a non-blocking socket or pipe was preempted, not asleep: not recorded), or one of
+/// CSTALLMONITOR_NO_DESCRIPTOR, CSTALLMONITOR_CANNOT_WAIT.
+#define CSTALLMONITOR_TIMED_ON(call, type, forwarded, descriptor)                          \
+    int checked_descriptor = (descriptor); /* before the call: select rewrites its timeout */ \
     uint64_t start = cstallmonitor_blocking_begin();                                       \
     type result = forwarded;                                                               \
     if (start != 0)                                                                        \
-        cstallmonitor_blocking_end(call, start, __builtin_return_address(0),               \
-                                   __builtin_frame_address(0));                            \
+        cstallmonitor_blocking_end(call, start, checked_descriptor,                        \
+                                   __builtin_return_address(0), __builtin_frame_address(0)); \
     return result;
+
+#define CSTALLMONITOR_TIMED(call, type, forwarded) CSTALLMONITOR_TIMED_ON(call, type, forwarded, CSTALLMONITOR_NO_DESCRIPTOR)
 
 /// Defines the forward pointer and the wrapper of `name`, returning `type`.
 #define CSTALLMONITOR_WRAP(call, type, name, params, args)                                  \
@@ -43,42 +48,49 @@
         CSTALLMONITOR_TIMED(call, type, forward_##name args)                               \
     }
 
+/// The same for a call on descriptor `descriptor` (or one that cannot wait: CSTALLMONITOR_TIMED_ON).
+#define CSTALLMONITOR_WRAP_ON(call, type, name, params, args, descriptor)                   \
+    static type (*forward_##name) params;                                                 \
+    CSTALLMONITOR_OWN_CODE __attribute__((noinline)) static type wrap_##name params {    \
+        CSTALLMONITOR_TIMED_ON(call, type, forward_##name args, descriptor)                \
+    }
+
 CSTALLMONITOR_WRAP(CStallMonitorBlockingUsleep, int, usleep, (useconds_t usec), (usec))
 CSTALLMONITOR_WRAP(CStallMonitorBlockingNanosleep, int, nanosleep, (const struct timespec *req, struct timespec *rem), (req, rem))
 CSTALLMONITOR_WRAP(CStallMonitorBlockingClockNanosleep, int, clock_nanosleep,
                    (clockid_t clock, int flags, const struct timespec *req, struct timespec *rem), (clock, flags, req, rem))
 CSTALLMONITOR_WRAP(CStallMonitorBlockingSleep, unsigned, sleep, (unsigned seconds), (seconds))
-CSTALLMONITOR_WRAP(CStallMonitorBlockingRead, ssize_t, read, (int fd, void *buffer, size_t count), (fd, buffer, count))
-CSTALLMONITOR_WRAP(CStallMonitorBlockingWrite, ssize_t, write, (int fd, const void *buffer, size_t count), (fd, buffer, count))
+CSTALLMONITOR_WRAP_ON(CStallMonitorBlockingRead, ssize_t, read, (int fd, void *buffer, size_t count), (fd, buffer, count), fd)
+CSTALLMONITOR_WRAP_ON(CStallMonitorBlockingWrite, ssize_t, write, (int fd, const void *buffer, size_t count), (fd, buffer, count), fd)
 CSTALLMONITOR_WRAP(CStallMonitorBlockingPread, ssize_t, pread, (int fd, void *buffer, size_t count, off_t offset), (fd, buffer, count, offset))
 CSTALLMONITOR_WRAP(CStallMonitorBlockingPread64, ssize_t, pread64, (int fd, void *buffer, size_t count, off_t offset), (fd, buffer, count, offset))
 CSTALLMONITOR_WRAP(CStallMonitorBlockingPwrite, ssize_t, pwrite, (int fd, const void *buffer, size_t count, off_t offset), (fd, buffer, count, offset))
 CSTALLMONITOR_WRAP(CStallMonitorBlockingPwrite64, ssize_t, pwrite64, (int fd, const void *buffer, size_t count, off_t offset), (fd, buffer, count, offset))
-CSTALLMONITOR_WRAP(CStallMonitorBlockingReadv, ssize_t, readv, (int fd, const struct iovec *vector, int count), (fd, vector, count))
-CSTALLMONITOR_WRAP(CStallMonitorBlockingWritev, ssize_t, writev, (int fd, const struct iovec *vector, int count), (fd, vector, count))
-CSTALLMONITOR_WRAP(CStallMonitorBlockingRecv, ssize_t, recv, (int fd, void *buffer, size_t length, int flags), (fd, buffer, length, flags))
-CSTALLMONITOR_WRAP(CStallMonitorBlockingRecvfrom, ssize_t, recvfrom,
+CSTALLMONITOR_WRAP_ON(CStallMonitorBlockingReadv, ssize_t, readv, (int fd, const struct iovec *vector, int count), (fd, vector, count), fd)
+CSTALLMONITOR_WRAP_ON(CStallMonitorBlockingWritev, ssize_t, writev, (int fd, const struct iovec *vector, int count), (fd, vector, count), fd)
+CSTALLMONITOR_WRAP_ON(CStallMonitorBlockingRecv, ssize_t, recv, (int fd, void *buffer, size_t length, int flags), (fd, buffer, length, flags), fd)
+CSTALLMONITOR_WRAP_ON(CStallMonitorBlockingRecvfrom, ssize_t, recvfrom,
                    (int fd, void *buffer, size_t length, int flags, struct sockaddr *address, socklen_t *address_length),
-                   (fd, buffer, length, flags, address, address_length))
-CSTALLMONITOR_WRAP(CStallMonitorBlockingRecvmsg, ssize_t, recvmsg, (int fd, struct msghdr *message, int flags), (fd, message, flags))
-CSTALLMONITOR_WRAP(CStallMonitorBlockingSend, ssize_t, send, (int fd, const void *buffer, size_t length, int flags), (fd, buffer, length, flags))
-CSTALLMONITOR_WRAP(CStallMonitorBlockingSendto, ssize_t, sendto,
+                   (fd, buffer, length, flags, address, address_length), fd)
+CSTALLMONITOR_WRAP_ON(CStallMonitorBlockingRecvmsg, ssize_t, recvmsg, (int fd, struct msghdr *message, int flags), (fd, message, flags), fd)
+CSTALLMONITOR_WRAP_ON(CStallMonitorBlockingSend, ssize_t, send, (int fd, const void *buffer, size_t length, int flags), (fd, buffer, length, flags), fd)
+CSTALLMONITOR_WRAP_ON(CStallMonitorBlockingSendto, ssize_t, sendto,
                    (int fd, const void *buffer, size_t length, int flags, const struct sockaddr *address, socklen_t address_length),
-                   (fd, buffer, length, flags, address, address_length))
-CSTALLMONITOR_WRAP(CStallMonitorBlockingSendmsg, ssize_t, sendmsg, (int fd, const struct msghdr *message, int flags), (fd, message, flags))
-CSTALLMONITOR_WRAP(CStallMonitorBlockingAccept, int, accept, (int fd, struct sockaddr *address, socklen_t *length), (fd, address, length))
-CSTALLMONITOR_WRAP(CStallMonitorBlockingAccept4, int, accept4, (int fd, struct sockaddr *address, socklen_t *length, int flags),
-                   (fd, address, length, flags))
-CSTALLMONITOR_WRAP(CStallMonitorBlockingConnect, int, connect, (int fd, const struct sockaddr *address, socklen_t length), (fd, address, length))
-CSTALLMONITOR_WRAP(CStallMonitorBlockingPoll, int, poll, (struct pollfd *fds, nfds_t count, int timeout), (fds, count, timeout))
-CSTALLMONITOR_WRAP(CStallMonitorBlockingPpoll, int, ppoll,
-                   (struct pollfd *fds, nfds_t count, const struct timespec *timeout, const sigset_t *mask), (fds, count, timeout, mask))
-CSTALLMONITOR_WRAP(CStallMonitorBlockingSelect, int, select,
+                   (fd, buffer, length, flags, address, address_length), fd)
+CSTALLMONITOR_WRAP_ON(CStallMonitorBlockingSendmsg, ssize_t, sendmsg, (int fd, const struct msghdr *message, int flags), (fd, message, flags), fd)
+CSTALLMONITOR_WRAP_ON(CStallMonitorBlockingAccept, int, accept, (int fd, struct sockaddr *address, socklen_t *length), (fd, address, length), fd)
+CSTALLMONITOR_WRAP_ON(CStallMonitorBlockingAccept4, int, accept4, (int fd, struct sockaddr *address, socklen_t *length, int flags),
+                   (fd, address, length, flags), fd)
+CSTALLMONITOR_WRAP_ON(CStallMonitorBlockingConnect, int, connect, (int fd, const struct sockaddr *address, socklen_t length), (fd, address, length), fd)
+CSTALLMONITOR_WRAP_ON(CStallMonitorBlockingPoll, int, poll, (struct pollfd *fds, nfds_t count, int timeout), (fds, count, timeout), timeout == 0 ? CSTALLMONITOR_CANNOT_WAIT : CSTALLMONITOR_NO_DESCRIPTOR)
+CSTALLMONITOR_WRAP_ON(CStallMonitorBlockingPpoll, int, ppoll,
+                   (struct pollfd *fds, nfds_t count, const struct timespec *timeout, const sigset_t *mask), (fds, count, timeout, mask), timeout != NULL && timeout->tv_sec == 0 && timeout->tv_nsec == 0 ? CSTALLMONITOR_CANNOT_WAIT : CSTALLMONITOR_NO_DESCRIPTOR)
+CSTALLMONITOR_WRAP_ON(CStallMonitorBlockingSelect, int, select,
                    (int count, fd_set *readable, fd_set *writable, fd_set *failed, struct timeval *timeout),
-                   (count, readable, writable, failed, timeout))
-CSTALLMONITOR_WRAP(CStallMonitorBlockingPselect, int, pselect,
+                   (count, readable, writable, failed, timeout), timeout != NULL && timeout->tv_sec == 0 && timeout->tv_usec == 0 ? CSTALLMONITOR_CANNOT_WAIT : CSTALLMONITOR_NO_DESCRIPTOR)
+CSTALLMONITOR_WRAP_ON(CStallMonitorBlockingPselect, int, pselect,
                    (int count, fd_set *readable, fd_set *writable, fd_set *failed, const struct timespec *timeout, const sigset_t *mask),
-                   (count, readable, writable, failed, timeout, mask))
+                   (count, readable, writable, failed, timeout, mask), timeout != NULL && timeout->tv_sec == 0 && timeout->tv_nsec == 0 ? CSTALLMONITOR_CANNOT_WAIT : CSTALLMONITOR_NO_DESCRIPTOR)
 CSTALLMONITOR_WRAP(CStallMonitorBlockingFsync, int, fsync, (int fd), (fd))
 CSTALLMONITOR_WRAP(CStallMonitorBlockingFdatasync, int, fdatasync, (int fd), (fd))
 CSTALLMONITOR_WRAP(CStallMonitorBlockingFlock, int, flock, (int fd, int operation), (fd, operation))

@@ -35,6 +35,15 @@ enum HandlerStalls {
         close(readEnd)
     }
 
+    /// Waits `milliseconds` on a semaphore nobody signals (a callback API bridged with a
+    /// semaphore); libdispatch makes the wait, so it is seen in every build.
+    @inline(never)
+    static func waitOnSemaphore(milliseconds: Int) {
+        let semaphore = DispatchSemaphore(value: 0)
+        _ = semaphore.wait(timeout: .now() + .milliseconds(milliseconds))
+        withExtendedLifetime(semaphore) {}  // not a tail call: this frame stays in the stack
+    }
+
     /// Sleeps `milliseconds` on the loop (a retry back-off written with `usleep`).
     @inline(never)
     static func sleepOnLoop(milliseconds: Int) {

@@ -16,7 +16,8 @@ struct NIOStallDemoCommand: ParsableCommand {
         abstract: "A SwiftNIO HTTP server whose routes stall their event loop, with StallMonitor watching every loop.",
         discussion: """
             Routes (GET, ?ms=N, default 400): /fast (no stall), /cpu (a CPU spin), /read (a blocking \
-            read of a file descriptor), /sleep (usleep), /lock (a mutex another thread holds), /task \
+            read of a file descriptor), /sleep (usleep), /lock (a mutex another thread holds), /wait (a \
+            DispatchSemaphore wait), /later (answered after ms by a timer: never blocks), /task \
             (a CPU spin in a task scheduled on the loop), /quit (stops the server; so do SIGINT and \
             SIGTERM). Prints the address it listens on, then one line per report written, then the \
             monitor's counts as one JSON line when it stops.
@@ -48,26 +49,31 @@ struct NIOStallDemoCommand: ParsableCommand {
     @Flag(help: "Run without StallMonitor (the baseline of Scripts/bench).")
     var noMonitor = false
 
+    @Option(name: .customLong("blocking-threshold-ms"),
+            help: "Also report blocking calls on the event loops of at least this many milliseconds (blocking-calls reports, one a second).")
+    var blockingThresholdMs: Int?
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be within 0…65535") }
         guard (1...64).contains(threads) else { throw ValidationError("--threads must be within 1…64") }
         guard thresholdMs > 0 else { throw ValidationError("--threshold-ms must be positive") }
         guard pollIntervalMs >= 1 else { throw ValidationError("--poll-interval-ms must be at least 1") }
+        guard (blockingThresholdMs ?? 1) >= 1 else { throw ValidationError("--blocking-threshold-ms must be at least 1") }
     }
 
     func run() throws {
         let group: MultiThreadedEventLoopGroup = singleton ? .singleton : MultiThreadedEventLoopGroup(numberOfThreads: threads)
-        let monitor = noMonitor ? nil : try StallMonitor.start(
-            .init(
-                threshold: .milliseconds(thresholdMs),
-                reportDirectory: URL(fileURLWithPath: output, isDirectory: true),
-                appVersion: "nio-stall-demo 1.0",
-                logger: Self.quietLogger,
-                onReport: { report, url in
-                    print("wrote \(url.path)  \(Int(report.durationMs.rounded())) ms  \(report.loop.threadName)  \(report.representativeFunction)")
-                    fflush(nil)
-                }),
-            eventLoopGroup: group, pollInterval: .milliseconds(pollIntervalMs))
+        var configuration = StallMonitor.Configuration(
+            threshold: .milliseconds(thresholdMs),
+            reportDirectory: URL(fileURLWithPath: output, isDirectory: true),
+            appVersion: "nio-stall-demo 1.0",
+            logger: Self.quietLogger,
+            onReport: { report, url in
+                print("wrote \(url.path)  \(Int(report.durationMs.rounded())) ms  \(report.loop.threadName)  \(report.representativeFunction)")
+                fflush(nil)
+            })
+        configuration.blockingCalls = blockingThresholdMs.map { .init(threshold: .milliseconds($0), reportInterval: .seconds(1)) }
+        let monitor = noMonitor ? nil : try StallMonitor.start(configuration, eventLoopGroup: group, pollInterval: .milliseconds(pollIntervalMs))
 
         let server = ServerChannelBox()
         let quit: @Sendable () -> Void = { server.channel?.close(promise: nil) }

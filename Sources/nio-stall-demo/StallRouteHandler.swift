@@ -7,8 +7,9 @@ import NIOHTTP1
 /// took by the handler's own clock (`cpu 400 ms, took 400.2 ms`). Keep-alive is honoured.
 ///
 /// Routes: `/fast` (no stall), `/cpu`, `/read` (a blocking file read), `/sleep`, `/lock` (a mutex
-/// another thread holds), `/task` (a CPU spin in a task scheduled on the loop, answered before it
-/// runs), `/quit` (stops the server).
+/// another thread holds), `/wait` (a DispatchSemaphore wait with a timeout), `/later` (answered
+/// after `ms` by a timer on the loop: never blocks), `/task` (a CPU spin in a task scheduled on
+/// the loop, answered before it runs), `/quit` (stops the server).
 final class StallRouteHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -29,9 +30,24 @@ final class StallRouteHandler: ChannelInboundHandler {
         case .end:
             guard let head = request else { return }
             request = nil
+            if let delay = Self.laterDelay(head) {
+                // Waits the way an event loop should: a timer on the loop, which stays free meanwhile.
+                let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+                context.eventLoop.scheduleTask(in: .milliseconds(Int64(delay))) {
+                    bound.value.handler.write(status: .ok, body: "later \(delay) ms\n", keepAlive: head.isKeepAlive, context: bound.value.context)
+                }
+                return
+            }
             let (status, body) = respond(to: head, on: context.eventLoop)
             write(status: status, body: body, keepAlive: head.isKeepAlive, context: context)
         }
+    }
+
+    /// The delay of a `/later?ms=N` request (nil for other routes, or an `ms` out of range).
+    private static func laterDelay(_ head: HTTPRequestHead) -> Int? {
+        guard head.method == .GET, let url = URLComponents(string: head.uri), url.path == "/later" else { return nil }
+        let ms = url.queryItems?.first { $0.name == "ms" }?.value.flatMap(Int.init) ?? 400
+        return (0...60_000).contains(ms) ? ms : nil
     }
 
     private func respond(to head: HTTPRequestHead, on loop: any EventLoop) -> (HTTPResponseStatus, String) {
@@ -45,13 +61,14 @@ final class StallRouteHandler: ChannelInboundHandler {
         case "/read": HandlerStalls.blockingFileRead(milliseconds: ms)
         case "/sleep": HandlerStalls.sleepOnLoop(milliseconds: ms)
         case "/lock": HandlerStalls.waitForHeldLock(milliseconds: ms)
+        case "/wait": HandlerStalls.waitOnSemaphore(milliseconds: ms)
         case "/task":
             loop.scheduleTask(in: .milliseconds(1)) { HandlerStalls.spinInScheduledTask(milliseconds: ms) }
             return (.ok, "scheduled a \(ms) ms task\n")
         case "/quit":
             quit()
             return (.ok, "bye\n")
-        default: return (.notFound, "routes: /fast /cpu /read /sleep /lock /task /quit (?ms=N)\n")
+        default: return (.notFound, "routes: /fast /cpu /read /sleep /lock /wait /later /task /quit (?ms=N)\n")
         }
         let took = Double(DispatchTime.now().uptimeNanoseconds - began) / 1e6
         return (.ok, "\(url.path.dropFirst()) \(ms) ms, took \((took * 10).rounded() / 10) ms\n")

@@ -8,12 +8,13 @@ struct NIOStallDemoServer {
     private let server: LockedRun
     private let deadline: Date
 
-    /// Starts the server writing reports to `reports`; waits for the port it listens on. With
-    /// `deniedCalls` (comma-separated), runs it where those system calls fail with EPERM (`seccomp-run`).
+    /// Starts the server writing reports to `reports` (with more `options`); waits for the port it
+    /// listens on. With `deniedCalls` (comma-separated), runs it where those system calls fail with
+    /// EPERM (`seccomp-run`).
     static func start(reports: URL, portFile: URL, threads: Int = 2, executable: String = "nio-stall-demo",
-                      deniedCalls: String? = nil) throws -> NIOStallDemoServer {
+                      deniedCalls: String? = nil, options: [String] = []) throws -> NIOStallDemoServer {
         let server = LockedRun()
-        let arguments = ["--output", reports.path, "--port-file", portFile.path, "--threads", "\(threads)", "--threshold-ms", "250"]
+        let arguments = ["--output", reports.path, "--port-file", portFile.path, "--threads", "\(threads)", "--threshold-ms", "250"] + options
         let launch: (arguments: [String], executable: String) = if let deniedCalls {
             ([deniedCalls, "--", try StallReportCLI.binary(named: executable).path] + arguments, "seccomp-run")
         } else {
