@@ -27,14 +27,12 @@ typedef void (*async_block)(void *queue, void *block);
 /// The main queue's address (set when a monitor first watches it; NULL: nothing is noted).
 static _Atomic(void *) main_queue;
 /// Slots that watch the main queue, and whether an enqueue was ever noted here while one did.
-static CStallMonitor_wakeup_flags flags;
+static CStallMonitor_wakeup_flags *const flags = &CStallMonitor_wakeup_producer_flags[CStallMonitor_wakeup_producer_main_queue];
 static atomic_int seen;
-
-void CStallMonitor_main_slot_reset(int slot) { CStallMonitor_wakeup_flags_reset(&flags, slot); }
 
 CSTALLMONITOR_OWN_CODE static void note_if_main(void *queue) {
     void *main = atomic_load_explicit(&main_queue, memory_order_relaxed);
-    if (main == NULL || queue != main || !CStallMonitor_wakeup_flags_note(&flags)) return;
+    if (main == NULL || queue != main || !CStallMonitor_wakeup_flags_note(flags)) return;
     if (atomic_load_explicit(&seen, memory_order_relaxed) == 0) atomic_store(&seen, 1);
 }
 
@@ -66,10 +64,10 @@ CSTALLMONITOR_OWN_CODE __attribute__((weak)) void dispatch_async(void *queue, vo
 void CStallMonitor_main_watch(int slot, const void *queue) {
     if (!CStallMonitor_wakeup_flags_valid(slot) || queue == NULL) return;
     atomic_store(&main_queue, (void *)queue);
-    CStallMonitor_wakeup_flags_watch(&flags, slot);
+    CStallMonitor_wakeup_flags_watch(flags, slot);
 }
 
-int CStallMonitor_main_enqueued(int slot) { return CStallMonitor_wakeup_flags_take(&flags, slot); }
+int CStallMonitor_main_enqueued(int slot) { return CStallMonitor_wakeup_flags_take(flags, slot); }
 
 int CStallMonitor_main_enqueues_seen(void) {
     return atomic_load(&seen);

@@ -29,7 +29,7 @@ typedef CSTALLMONITOR_SWIFTCALL void (*enqueue_original)(void *job);
 typedef CSTALLMONITOR_SWIFTCALL void (*enqueue_hook)(void *job, enqueue_original original);
 
 /// Slots that watch the pool (the hook sets their pending flags).
-static CStallMonitor_wakeup_flags flags;
+static CStallMonitor_wakeup_flags *const flags = &CStallMonitor_wakeup_producer_flags[CStallMonitor_wakeup_producer_pool];
 
 static _Atomic(enqueue_hook *) hook_variable;
 static _Atomic(enqueue_hook) previous_hook;  // atomic: the runtime's uninstrumented read of the hook orders nothing for TSan
@@ -39,10 +39,8 @@ static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
 static int hook_users;
 static int hook_in_chain;
 
-void CStallMonitor_pool_slot_reset(int slot) { CStallMonitor_wakeup_flags_reset(&flags, slot); }
-
 CSTALLMONITOR_OWN_CODE static CSTALLMONITOR_SWIFTCALL void pool_enqueue_hook(void *job, enqueue_original original) {
-    if (CStallMonitor_wakeup_flags_note(&flags)) CStallMonitor_pool_note_job(job);
+    if (CStallMonitor_wakeup_flags_note(flags)) CStallMonitor_pool_note_job(job);
     enqueue_hook previous = atomic_load_explicit(&previous_hook, memory_order_acquire);
     if (previous != NULL) {
         previous(job, original);
@@ -88,10 +86,10 @@ int CStallMonitor_pool_hook_active(void) {
     return variable != NULL && __atomic_load_n(variable, __ATOMIC_ACQUIRE) == pool_enqueue_hook;
 }
 
-void CStallMonitor_pool_watch(int slot) { CStallMonitor_wakeup_flags_watch(&flags, slot); }
+void CStallMonitor_pool_watch(int slot) { CStallMonitor_wakeup_flags_watch(flags, slot); }
 
-int CStallMonitor_pool_enqueued(int slot) { return CStallMonitor_wakeup_flags_take(&flags, slot); }
+int CStallMonitor_pool_enqueued(int slot) { return CStallMonitor_wakeup_flags_take(flags, slot); }
 
 int CStallMonitor_pool_enqueues_watched(void) {
-    return atomic_load(&flags.watching) != 0 && CStallMonitor_pool_hook_active();
+    return atomic_load(&flags->watching) != 0 && CStallMonitor_pool_hook_active();
 }

@@ -1,4 +1,7 @@
 // Shared between the wake-up slots and their producers (not part of the shim's interface).
+// Producers (pool_wakeup.c, main_wakeup.c, loop_wakeup.c) call into the slots; the slots never
+// call a producer: each producer's flags live here, with the slots, and a slot taken or given
+// back clears them all itself.
 #ifndef CSTALLMONITOR_WAKEUP_H
 #define CSTALLMONITOR_WAKEUP_H
 
@@ -11,10 +14,6 @@ enum { CStallMonitor_wakeup_slot_count = 64 };
 
 /// Posts every slot in `noted` whose watchdog is parked (after the producer set its flags).
 void CStallMonitor_wakeup_post_parked(uint64_t noted);
-/// Clears a slot's pool flag and watch bit (a slot taken or given back).
-void CStallMonitor_pool_slot_reset(int slot);
-/// Clears a slot's main-queue flag and watch bit.
-void CStallMonitor_main_slot_reset(int slot);
 
 /// One kind of producer's side of the slots (the pool's enqueues, the main queue's): which slots
 /// watch it, and for each whether work was noted since its watchdog last took the flag.
@@ -22,6 +21,18 @@ typedef struct {
     _Atomic uint64_t watching;
     atomic_int pending[CStallMonitor_wakeup_slot_count];
 } CStallMonitor_wakeup_flags;
+
+/// The producers whose notes wake a parked watchdog through its flags (the event loops' wake-ups
+/// post a slot directly and keep no flags).
+enum {
+    CStallMonitor_wakeup_producer_pool,
+    CStallMonitor_wakeup_producer_main_queue,
+    CStallMonitor_wakeup_producer_count
+};
+
+/// Each producer's flags, kept with the slots (wakeup_slots.c) so that taking or giving back a
+/// slot clears them without calling a producer.
+extern CStallMonitor_wakeup_flags CStallMonitor_wakeup_producer_flags[CStallMonitor_wakeup_producer_count];
 
 static inline int CStallMonitor_wakeup_flags_valid(int slot) {
     return slot >= 0 && slot < CStallMonitor_wakeup_slot_count;

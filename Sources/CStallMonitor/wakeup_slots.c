@@ -19,6 +19,15 @@ static struct {
     sem_t semaphore;
 } slots[CStallMonitor_wakeup_slot_count];
 
+CStallMonitor_wakeup_flags CStallMonitor_wakeup_producer_flags[CStallMonitor_wakeup_producer_count];
+
+/// Clears every producer's flag and watch bit for the slot (a slot taken or given back).
+static void reset_producer_flags(int slot) {
+    for (int producer = 0; producer < CStallMonitor_wakeup_producer_count; producer++) {
+        CStallMonitor_wakeup_flags_reset(&CStallMonitor_wakeup_producer_flags[producer], slot);
+    }
+}
+
 /// Slots whose watchdog sleeps until a producer posts it, and when each was last posted.
 static _Atomic uint64_t parked;
 static _Atomic uint64_t posted_at[CStallMonitor_wakeup_slot_count];
@@ -33,8 +42,7 @@ int CStallMonitor_wakeup_slot_acquire(void) {
             sem_init(&slots[index].semaphore, 0, 0);
             atomic_store(&slots[index].initialized, 1);
         }
-        CStallMonitor_pool_slot_reset(index);
-        CStallMonitor_main_slot_reset(index);
+        reset_producer_flags(index);
         return index;
     }
     return -1;
@@ -42,8 +50,7 @@ int CStallMonitor_wakeup_slot_acquire(void) {
 
 void CStallMonitor_wakeup_slot_release(int slot) {
     if (slot < 0 || slot >= CStallMonitor_wakeup_slot_count) return;
-    CStallMonitor_pool_slot_reset(slot);
-    CStallMonitor_main_slot_reset(slot);
+    reset_producer_flags(slot);
     atomic_fetch_and(&parked, ~(1ull << slot));
     atomic_store(&slots[slot].used, 0);
 }

@@ -165,8 +165,8 @@ package final class StallMetrics: Sendable {
     func emitLoopTime(_ threads: [MonitoredThread], now: UInt64) {
         for (index, thread) in threads.enumerated() {
             let tid = thread.armedTID.load(ordering: .acquiring)
-            // The pool's slots are not loops of their own (its delay is `pool.delay`).
-            guard tid != 0, !(thread.probe is PoolSlotProbe) else { continue }
+            // A shared loop's slots are not loops of their own (the pool's delay is `pool.delay`).
+            guard tid != 0, thread.probe.sharedLoop == nil else { continue }
             let awakeNow = thread.tracker.awakeNanos(now: now)
             loops.withLock { loops in
                 var state = loops[index] ?? makeLoopState(thread: thread, tid: tid)

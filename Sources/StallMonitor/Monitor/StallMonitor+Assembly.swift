@@ -58,24 +58,12 @@ extension StallMonitor {
         }
     }
 
-    /// Observes the concurrency pool of a pool probe among `probes` (if any): its scheduling
-    /// delays, its starvation (said, and reported with every worker's stack).
-    static func observePool(of probes: [any LoopProbe], settings: ThreadWatch.Settings,
-                            metrics: StallMetrics, counters: MonitorCounters, errors: ErrorReporter,
-                            controls: MonitorControls, writer: ReportWriter) {
-        guard let pool = (probes.first { $0 is PoolSlotProbe } as? PoolSlotProbe)?.pool else { return }
-        pool.observers.withLock {
-            $0 = .init(delay: { metrics.recordPoolDelay(nanoseconds: $0) }, starved: { waited, workers in
-                counters.poolStarvations.add(1, ordering: .relaxed)
-                errors.report(.poolStarved(Self.starvationMessage(waited: waited, workers: workers)))
-            }, report: PoolStarvationReport(settings: settings, emit: { [weak writer] recording in
-                // Weak: the writer's session record reads the monitored threads, which hold
-                // the pool, which holds this closure.
-                // A paused monitor reports nothing (as for a loop's stalls).
-                guard !controls.isPaused, let writer else { return }
-                counters.stallsDetected.add(1, ordering: .relaxed)
-                writer.submit(.ended(recording))
-            }))
+    /// Each shared loop among `probes` (the concurrency pool) starts telling the monitor's parts
+    /// what it does as a whole, once however many of its slots are watched.
+    static func observeSharedLoops(of probes: [any LoopProbe], _ parts: SharedLoopObservers) {
+        var seen: Set<ObjectIdentifier> = []
+        for case let loop? in probes.map(\.sharedLoop) where seen.insert(ObjectIdentifier(loop)).inserted {
+            loop.observe(parts)
         }
     }
 

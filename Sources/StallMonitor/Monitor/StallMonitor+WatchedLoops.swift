@@ -17,12 +17,12 @@ extension StallMonitor {
     /// The loops this monitor watches (one run loop, or every event loop of a group) and whether
     /// each has run yet.
     public var watchedLoops: [WatchedLoop] {
-        // The concurrency pool's slots are one loop: listed once, with the worker of its latest span.
-        var poolListed = false
+        // A shared loop's slots (the concurrency pool's) are one loop: listed once, with the
+        // worker of its latest span.
+        var sharedListed: Set<ObjectIdentifier> = []
         let listed = threads.filter { thread in
-            guard thread.probe is PoolSlotProbe else { return true }
-            defer { poolListed = true }
-            return !poolListed
+            guard let loop = thread.probe.sharedLoop else { return true }
+            return sharedListed.insert(ObjectIdentifier(loop)).inserted
         }
         return listed.map { thread in
             // A loop whose thread changes from span to span: the thread of its latest span.

@@ -224,8 +224,8 @@ public final class StallMonitor: Sendable {
             silenceCheck: .init(after: UInt64(configuration.loopSilenceWarning.nanoseconds)) { silent in
                 for thread in silent { errors.report(.loopNotRunning(Self.silenceMessage(thread, after: configuration.loopSilenceWarning))) }
             })
-        Self.observePool(of: probes, settings: watchSettings, metrics: metrics, counters: counters, errors: errors,
-                         controls: controls, writer: writer)
+        Self.observeSharedLoops(of: probes, .init(settings: watchSettings, metrics: metrics, counters: counters,
+                                                  errors: errors, controls: controls, writer: writer))
         Self.armThreads(threads, configuration: configuration, signal: signal, errors: errors)
         Symbolicator.shared.retain()
         SnapshotUnwinder.shared.retain()
@@ -345,13 +345,13 @@ public final class StallMonitor: Sendable {
     public func expectLongWork<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         let tid = CStallMonitor_gettid()
         guard let tracker = threads.first(where: {
-                $0.probe.threadPerSpan ? $0.probe.runsLoopWork(on: tid) : $0.armedTID.load(ordering: .acquiring) == tid
+                $0.probe.runsLoopWork(on: tid, armedTID: $0.armedTID.load(ordering: .acquiring))
             })?.tracker
-            ?? (threads.count == 1 && threads[0].probe is RunLoopProbe ? threads[0].tracker : nil)
         else {
-            // A pool worker the watchdog has not met yet: its next span is marked when it does.
-            if let pool = (threads.lazy.compactMap { $0.probe as? PoolSlotProbe }.first)?.pool {
-                return try pool.expectingLongWork(on: tid, body)
+            // A worker of a shared loop (the pool) no slot watches yet: its next span is marked
+            // when one does.
+            if let loop = threads.lazy.compactMap({ $0.probe.sharedLoop }).first {
+                return try loop.expectingLongWork(on: tid, body)
             }
             return try body()
         }

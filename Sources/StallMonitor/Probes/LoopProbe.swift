@@ -28,9 +28,15 @@ protocol LoopProbe: AnyObject, Sendable {
     /// each span carries its thread (``SpanTracker/spanThread``).
     var threadPerSpan: Bool { get }
 
-    /// Whether thread `tid` runs the loop's work now (for a loop whose thread changes from span
-    /// to span; the others are known by their armed thread).
-    func runsLoopWork(on tid: Int32) -> Bool
+    /// Whether thread `tid` runs the loop's work now, `armedTID` being the thread the monitor
+    /// armed for this probe (0: none yet). A loop whose thread changes from span to span knows
+    /// the thread of its current span; the others are known by their armed thread.
+    func runsLoopWork(on tid: Int32, armedTID: Int32) -> Bool
+
+    /// The loop this probe watches one slot of, when several probes share one loop (the
+    /// concurrency pool: a slot per busy worker). The monitor lists it once, keeps no loop time of
+    /// its own for it, and asks it what concerns the whole loop. Nil: the probe's loop is its own.
+    var sharedLoop: (any SharedLoop)? { get }
 
     /// Workers armed by the probe that several monitored threads share (the slots of one
     /// concurrency pool); nil: each monitored thread keeps its own.
@@ -46,7 +52,8 @@ protocol LoopProbe: AnyObject, Sendable {
 
 extension LoopProbe {
     var threadPerSpan: Bool { false }
-    func runsLoopWork(on tid: Int32) -> Bool { false }
+    func runsLoopWork(on tid: Int32, armedTID: Int32) -> Bool { armedTID == tid }
+    var sharedLoop: (any SharedLoop)? { nil }
     var armedWorkers: Locked<[Int32: MonitoredThread.ArmedWorker]>? { nil }
     var runsTasks: Bool { false }
     func threadPointer(of tid: Int32) -> UInt? { nil }

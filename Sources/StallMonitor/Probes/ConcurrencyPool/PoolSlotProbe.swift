@@ -20,7 +20,9 @@ final class PoolSlotProbe: PolledLoopProbe, @unchecked Sendable {
 
     var armedWorkers: Locked<[Int32: MonitoredThread.ArmedWorker]>? { pool.armedWorkers }
 
-    func runsLoopWork(on tid: Int32) -> Bool { state.assigned.load(ordering: .relaxed) == tid }
+    func runsLoopWork(on tid: Int32, armedTID: Int32) -> Bool { state.assigned.load(ordering: .relaxed) == tid }
+
+    var sharedLoop: (any SharedLoop)? { pool }
 
     func attach(to tracker: SpanTracker, arm: @escaping @Sendable () -> Void) {
         pool.attach(slot: index, tracker: tracker, arm: arm)

@@ -32,7 +32,7 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
     var threadPerSpan: Bool { true }
     var runsTasks: Bool { true }
     /// Whether `tid` drains the main queue now (MainActor code calling ``StallMonitor/expectLongWork(_:)``).
-    func runsLoopWork(on tid: Int32) -> Bool { queue.owner() == tid }
+    func runsLoopWork(on tid: Int32, armedTID: Int32) -> Bool { queue.owner() == tid }
     private let queue: MainQueueState
     private let interval: UInt64
     /// The token queued on the main queue: when it last ran, and the workers it armed.

@@ -65,6 +65,11 @@ final class RunLoopProbe: LoopProbe, @unchecked Sendable {
         }
     }
 
+    /// The armed thread; before the loop first ran, the main thread for the main run loop.
+    func runsLoopWork(on tid: Int32, armedTID: Int32) -> Bool {
+        armedTID != 0 ? armedTID == tid : runLoop === CFRunLoopGetMain() && tid == getpid()
+    }
+
     func detach() {
         mustNotBlock.release()
         for observer in observers {
