@@ -21,15 +21,11 @@ import Synchronization
 /// (`CStallMonitor_note_loop_idle_yield`, called by ``IdleWorkQueue``), the span ends at the
 /// next suspension however soon the loop is awake again.
 final class SpanTracker: Sendable {
-    /// Phase bits of ``state``.
-    enum Phase: UInt64 {
-        case closed = 0
-        case open = 1
-        case suspended = 2
-    }
+    typealias Phase = SpanState.Phase
 
-    /// `sequence << 2 | phase`; the sequence numbers spans from 1.
-    let state = Atomic<UInt64>(0)
+    /// The current span and its phase, packed (``SpanState`` reads and makes the word: an atomic
+    /// of the plain word costs nothing over it in a debug build, an atomic of the struct does).
+    private let state = Atomic<UInt64>(SpanState.initial.rawValue)
     let spanStart = Atomic<UInt64>(0)
     let suspendedAt = Atomic<UInt64>(0)
     /// The thread's voluntary context switches when the current span began.
@@ -93,7 +89,7 @@ final class SpanTracker: Sendable {
     @inline(__always)
     func loopEntered(at now: UInt64) {
         let level = depth.add(1, ordering: .relaxed).newValue
-        if level == 1 || state.load(ordering: .relaxed) & 3 != Phase.open.rawValue {
+        if level == 1 || !SpanState(rawValue: state.load(ordering: .relaxed)).isOpen {
             resumeOrBegin(at: now)
         }
     }
@@ -103,7 +99,7 @@ final class SpanTracker: Sendable {
     /// long or short, never negative.
     @inline(__always)
     func passBegan(at now: UInt64) {
-        guard state.load(ordering: .relaxed) & 3 == Phase.open.rawValue else { return }
+        guard SpanState(rawValue: state.load(ordering: .relaxed)).isOpen else { return }
         let passBegan = passStart.load(ordering: .relaxed)
         if now > passBegan, now &- passBegan > longestPass.load(ordering: .relaxed) {
             longestPass.store(now &- passBegan, ordering: .relaxed)
@@ -132,7 +128,7 @@ final class SpanTracker: Sendable {
         if level <= 0 {
             depth.store(0, ordering: .relaxed)
             suspend(at: now)
-        } else if state.load(ordering: .relaxed) & 3 != Phase.open.rawValue {
+        } else if !SpanState(rawValue: state.load(ordering: .relaxed)).isOpen {
             resumeOrBegin(at: now) // back in the enclosing callout: awake again
         }
     }
@@ -165,42 +161,42 @@ final class SpanTracker: Sendable {
     /// was pending, or `RunLoop.run()` re-entered the CF loop).
     @inline(__always)
     private func suspend(at now: UInt64) {
-        let current = state.load(ordering: .relaxed)
-        guard current & 3 == Phase.open.rawValue else { return }
+        let current = SpanState(rawValue: state.load(ordering: .relaxed))
+        guard current.isOpen else { return }
         suspendedAt.store(now, ordering: .relaxed)
         suspendedAfterIdleYield.store(idleYields() != spanStartIdleYields.load(ordering: .relaxed), ordering: .relaxed)
         // Releasing (a plain store on x86, not an exchange): the watchdog reads the state with
         // an acquiring load at least; only `begin`, which may wake a parked watchdog, needs the
         // sequentially consistent store that pairs with `watchdogParked`.
-        state.store((current & ~3) | Phase.suspended.rawValue, ordering: .releasing)
+        state.store(current.with(.suspended).rawValue, ordering: .releasing)
     }
 
     @inline(__always)
     private func resumeOrBegin(at now: UInt64) {
-        let current = state.load(ordering: .relaxed)
-        switch Phase(rawValue: current & 3) {
+        let current = SpanState(rawValue: state.load(ordering: .relaxed))
+        switch current.phase {
         case .open:
             return
         case .suspended:
             let suspended = suspendedAt.load(ordering: .relaxed)
             if suspendedAfterIdleYield.load(ordering: .relaxed) {
                 // The loop would have slept; deferred idle work kept it awake: a new span.
-                publishEnd(sequence: current >> 2, at: suspended)
+                publishEnd(sequence: current.sequence, at: suspended)
                 begin(after: current, at: now, switches: voluntarySwitches())
                 return
             }
             if now &- suspended <= reentryGrace {
-                state.store((current & ~3) | Phase.open.rawValue, ordering: .releasing)
+                state.store(current.with(.open).rawValue, ordering: .releasing)
                 return
             }
             // Longer than the grace, but if the thread never slept since the span began, the
             // pause was a preemption (a busy machine), not the loop going idle.
             let switches = voluntarySwitches()
             if switches == spanStartSwitches.load(ordering: .relaxed) {
-                state.store((current & ~3) | Phase.open.rawValue, ordering: .sequentiallyConsistent)
+                state.store(current.with(.open).rawValue, ordering: .sequentiallyConsistent)
                 return
             }
-            publishEnd(sequence: current >> 2, at: suspended)
+            publishEnd(sequence: current.sequence, at: suspended)
             begin(after: current, at: now, switches: switches)
         default:
             begin(after: current, at: now, switches: voluntarySwitches())
@@ -208,14 +204,14 @@ final class SpanTracker: Sendable {
     }
 
     @inline(__always)
-    private func begin(after current: UInt64, at now: UInt64, switches: UInt64) {
+    private func begin(after current: SpanState, at now: UInt64, switches: UInt64) {
         spanStart.store(now, ordering: .relaxed)
         spanStartSwitches.store(switches, ordering: .relaxed)
         spanStartIdleYields.store(idleYields(), ordering: .relaxed)
         passStart.store(now, ordering: .relaxed)
         longestPass.store(0, ordering: .relaxed)
         passes.store(1, ordering: .relaxed)
-        state.store((((current >> 2) &+ 1) << 2) | Phase.open.rawValue, ordering: .sequentiallyConsistent)
+        state.store(current.nextOpen().rawValue, ordering: .sequentiallyConsistent)
         if watchdogParked.load(ordering: .sequentiallyConsistent),
            watchdogParked.exchange(false, ordering: .sequentiallyConsistent) {
             wakeup.signal()
@@ -243,8 +239,8 @@ final class SpanTracker: Sendable {
     /// probe), the thread's voluntary context switches then being `switches`. `thread` is the
     /// kernel id of the thread running it when that changes from span to span (0: the loop's own).
     func spanBegan(at start: UInt64, switches: UInt64, thread: Int32 = 0) {
-        let current = state.load(ordering: .relaxed)
-        guard current & 3 != Phase.open.rawValue else { return }
+        let current = SpanState(rawValue: state.load(ordering: .relaxed))
+        guard !current.isOpen else { return }
         spanThread.store(thread, ordering: .relaxed)
         begin(after: current, at: start, switches: switches)
     }
@@ -252,11 +248,11 @@ final class SpanTracker: Sendable {
     /// The probe saw the loop get back to its work (a token it queued ran) or wait at `end`: the
     /// span ended there, and is closed (a pull probe never suspends one).
     func spanEnded(at end: UInt64) {
-        let current = state.load(ordering: .relaxed)
-        guard current & 3 == Phase.open.rawValue else { return }
+        let current = SpanState(rawValue: state.load(ordering: .relaxed))
+        guard current.isOpen else { return }
         let end = max(end, spanStart.load(ordering: .relaxed))
-        publishEnd(sequence: current >> 2, at: end)
-        state.store(current & ~3, ordering: .sequentiallyConsistent)
+        publishEnd(sequence: current.sequence, at: end)
+        state.store(current.with(.closed).rawValue, ordering: .sequentiallyConsistent)
     }
 
     /// Called before the observers are added when the loop is already running: the run in
@@ -265,26 +261,25 @@ final class SpanTracker: Sendable {
     /// a span at that time.
     func assumeInsideRun(awakeAt now: UInt64?) {
         depth.store(1, ordering: .relaxed)
-        if let now { begin(after: state.load(ordering: .relaxed), at: now, switches: voluntarySwitches()) }
+        if let now { begin(after: SpanState(rawValue: state.load(ordering: .relaxed)), at: now, switches: voluntarySwitches()) }
     }
 
     /// Marks the current span (and, after `body`, the span then current) as expected long work.
     /// Called on the monitored thread. With a pull probe the thread may be working in a span the
     /// watchdog has not seen begin yet (the state still says closed): that next span is marked.
     func markExpectedLongWork() {
-        let current = state.load(ordering: .acquiring)
-        let sequence = current & 3 == Phase.closed.rawValue ? (current >> 2) &+ 1 : current >> 2
-        expectedLongWorkSequence.store(sequence, ordering: .releasing)
+        let current = SpanState(rawValue: state.load(ordering: .acquiring))
+        expectedLongWorkSequence.store(current.sequenceOfCurrentOrNext, ordering: .releasing)
     }
 
     // MARK: Watchdog
 
     /// The span currently open (or suspended) and its start, if any.
     func currentSpan() -> (sequence: UInt64, phase: Phase, start: UInt64, suspendedAt: UInt64) {
-        let current = state.load(ordering: .sequentiallyConsistent)
+        let current = SpanState(rawValue: state.load(ordering: .sequentiallyConsistent))
         let start = spanStart.load(ordering: .relaxed)
         let suspended = suspendedAt.load(ordering: .relaxed)
-        return (current >> 2, Phase(rawValue: current & 3) ?? .closed, start, suspended)
+        return (current.sequence, current.phase, start, suspended)
     }
 
     /// The published end of span `sequence`, when it has ended and was long enough to publish.
@@ -303,21 +298,21 @@ final class SpanTracker: Sendable {
     func awakeNanos(now: UInt64) -> UInt64 {
         var result: UInt64 = 0
         for _ in 0..<4 {
-            let current = state.load(ordering: .sequentiallyConsistent)
+            let current = SpanState(rawValue: state.load(ordering: .sequentiallyConsistent))
             let through = awakeEndedThrough.load(ordering: .acquiring)
             let ended = awakeEnded.load(ordering: .relaxed)
             let start = spanStart.load(ordering: .relaxed)
             let suspended = suspendedAt.load(ordering: .relaxed)
             var inProgress: UInt64 = 0
-            if through != current >> 2 {
-                switch Phase(rawValue: current & 3) {
+            if through != current.sequence {
+                switch current.phase {
                 case .open: inProgress = now > start ? now - start : 0
                 case .suspended: inProgress = suspended > start ? suspended - start : 0
                 default: break
                 }
             }
             result = ended &+ inProgress
-            if state.load(ordering: .sequentiallyConsistent) == current { break }
+            if SpanState(rawValue: state.load(ordering: .sequentiallyConsistent)) == current { break }
         }
         return result
     }
