@@ -11,9 +11,11 @@ let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio
 let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio")
 let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 // The integration products' dependencies: only with their trait on (see `traits`).
-let nioCoreWithTrait: Target.Dependency = .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NIO"]))
+let nioCoreWithTrait: Target.Dependency = .product(
+    name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NIO"]))
 let serviceLifecycleWithTrait: Target.Dependency =
-    .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"]))
+    .product(
+        name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"]))
 let prometheus: Target.Dependency = .product(name: "Prometheus", package: "swift-prometheus")
 
 let package = Package(
@@ -42,8 +44,10 @@ let package = Package(
     // (DependencyGraphTests). The products that need a trait say so when built without it.
     traits: [
         .trait(name: "NIO", description: "StallMonitorNIO: watches SwiftNIO event loops (brings in swift-nio)."),
-        .trait(name: "ServiceLifecycle",
-               description: "StallMonitorServiceLifecycle: a monitor as a ServiceGroup member (brings in swift-service-lifecycle)."),
+        .trait(
+            name: "ServiceLifecycle",
+            description:
+                "StallMonitorServiceLifecycle: a monitor as a ServiceGroup member (brings in swift-service-lifecycle)."),
         .default(enabledTraits: ["NIO", "ServiceLifecycle"]),
     ],
     dependencies: [
@@ -84,12 +88,16 @@ let package = Package(
         // `assertNoStalls(budget:) { … }`: the XCTestCase helper.
         .target(name: "StallMonitorXCTest", dependencies: ["StallBudgetCore", "StallMonitor", logging]),
         // A plain SwiftNIO HTTP server whose routes stall in known ways (Scripts/nio-demo).
-        .executableTarget(name: "nio-stall-demo",
-                          dependencies: ["StallMonitor", "StallMonitorNIO", nioCore, nioPosix, nioHTTP1, argumentParser, logging]),
+        .executableTarget(
+            name: "nio-stall-demo",
+            dependencies: ["StallMonitor", "StallMonitorNIO", nioCore, nioPosix, nioHTTP1, argumentParser, logging]),
         .executableTarget(name: "stallreport", dependencies: ["StallReportModel", "StallReportKit", argumentParser]),
-        .executableTarget(name: "stall-demo", dependencies: ["StallMonitor", "StallReportModel", argumentParser, logging, metrics, prometheus]),
+        .executableTarget(
+            name: "stall-demo",
+            dependencies: ["StallMonitor", "StallReportModel", argumentParser, logging, metrics, prometheus]),
         // The same work on the main RunLoop directly and through an IdleWorkQueue (Scripts/demo).
-        .executableTarget(name: "idle-work-demo", dependencies: ["StallMonitor", "StallReportModel", argumentParser, logging]),
+        .executableTarget(
+            name: "idle-work-demo", dependencies: ["StallMonitor", "StallReportModel", argumentParser, logging]),
         // A host with `async main` (no main RunLoop): what the monitor says there (tests, README).
         .executableTarget(name: "async-main-host", dependencies: ["StallMonitor", logging]),
         // A host whose tasks stall the Swift concurrency pool in known ways (tests, README).
@@ -102,29 +110,56 @@ let package = Package(
         // output through files, a filter run over pipes); not a product.
         .target(name: "ToolSupport"),
         // Benchmarks of the monitor's cost and accuracy and of stallreport's speed (Scripts/bench).
-        .executableTarget(name: "stall-bench",
-                          dependencies: ["StallMonitor", "StallReportModel", "StallReportKit", "ToolSupport", argumentParser, logging]),
+        .executableTarget(
+            name: "stall-bench",
+            dependencies: [
+                "StallMonitor", "StallReportModel", "StallReportKit", "ToolSupport", argumentParser, logging,
+            ]),
         // Stress run: thousands of stalls across several monitored threads (Scripts/stress).
-        .executableTarget(name: "stall-stress",
-                          dependencies: ["StallMonitor", "StallReportModel", "StallReportKit", "ToolSupport", argumentParser, logging]),
+        .executableTarget(
+            name: "stall-stress",
+            dependencies: [
+                "StallMonitor", "StallReportModel", "StallReportKit", "ToolSupport", argumentParser, logging,
+            ]),
         // Every ```swift snippet of README.md and the DocC catalogs that is not marked a fragment, copied
         // verbatim, so the build compiles it (DocSnippetsTests, in StallMonitorTests, keeps the copies
         // equal to the docs). `swift build` builds it; nothing links it, or its @Test snippets would run.
-        .target(name: "DocSnippets",
-                dependencies: ["StallMonitor", "StallMonitorNIO", "StallMonitorServiceLifecycle", "StallMonitorTesting", "StallMonitorXCTest",
-                               "StallReportModel", logging, metrics, nioPosix, serviceLifecycle],
-                path: "Tests/DocSnippets"),
+        .target(
+            name: "DocSnippets",
+            dependencies: [
+                "StallMonitor", "StallMonitorNIO", "StallMonitorServiceLifecycle", "StallMonitorTesting",
+                "StallMonitorXCTest",
+                "StallReportModel", logging, metrics, nioPosix, serviceLifecycle,
+            ],
+            path: "Tests/DocSnippets"),
         // Fixtures and helpers shared by the test targets (not a product).
         .target(name: "StallReportKitTestSupport", dependencies: ["StallReportModel", "StallReportKit"]),
-        .testTarget(name: "StallReportKitTests", dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport", "ToolSupport"]),
-        .testTarget(name: "StallMonitorTests", dependencies: ["StallMonitor", "StallReportModel", "StallReportKit", "StallReportKitTestSupport",
-                                                           "ToolSupport", "StallMonitorServiceLifecycle", serviceLifecycle, metrics, metricsTestKit]),
-        .testTarget(name: "StallMonitorNIOTests", dependencies: ["StallMonitor", "StallMonitorNIO", "StallReportModel",
-                                                              metricsTestKit, nioCore, nioPosix, nioHTTP1]),
-        .testTarget(name: "StallMonitorTestingTests", dependencies: ["StallMonitorTesting", "StallMonitorNIO", nioCore, nioPosix, logging]),
+        .testTarget(
+            name: "StallReportKitTests",
+            dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport", "ToolSupport"]),
+        .testTarget(
+            name: "StallMonitorTests",
+            dependencies: [
+                "StallMonitor", "StallReportModel", "StallReportKit", "StallReportKitTestSupport",
+                "ToolSupport", "StallMonitorServiceLifecycle", serviceLifecycle, metrics, metricsTestKit,
+            ]),
+        .testTarget(
+            name: "StallMonitorNIOTests",
+            dependencies: [
+                "StallMonitor", "StallMonitorNIO", "StallReportModel",
+                metricsTestKit, nioCore, nioPosix, nioHTTP1,
+            ]),
+        .testTarget(
+            name: "StallMonitorTestingTests",
+            dependencies: ["StallMonitorTesting", "StallMonitorNIO", nioCore, nioPosix, logging]),
         .testTarget(name: "StallMonitorXCTestTests", dependencies: ["StallMonitorXCTest"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["StallReportModel", "StallReportKit", "StallReportKitTestSupport", "ToolSupport",
-                                                       "stall-demo", "stallreport", "idle-work-demo", "nio-stall-demo", "async-main-host", "pool-stall-host", "fork-host", "seccomp-run"]),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "StallReportModel", "StallReportKit", "StallReportKitTestSupport", "ToolSupport",
+                "stall-demo", "stallreport", "idle-work-demo", "nio-stall-demo", "async-main-host", "pool-stall-host",
+                "fork-host", "seccomp-run",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

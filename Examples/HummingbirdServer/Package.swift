@@ -3,7 +3,8 @@ import Foundation
 import PackageDescription
 
 // SwiftPM names a package found by path after its directory: the clone's directory name.
-let stallMonitor = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
+let stallMonitor = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent()
+    .deletingLastPathComponent().lastPathComponent
 
 // A Hummingbird 2 server watched by StallMonitor: its own package, so the library's graph never
 // contains Hummingbird. `Scripts/hummingbird-demo` (at the repository root) builds and drives it.
@@ -22,7 +23,7 @@ let package = Package(
                 .product(name: "StallMonitorNIO", package: stallMonitor),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
-            ]),
+            ])
     ],
     swiftLanguageModes: [.v6]
 )

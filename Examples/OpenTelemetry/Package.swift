@@ -3,7 +3,8 @@ import Foundation
 import PackageDescription
 
 // SwiftPM names a package found by path after its directory: the clone's directory name.
-let stallMonitor = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
+let stallMonitor = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent()
+    .deletingLastPathComponent().lastPathComponent
 
 // A program whose stall monitor exports its metrics and report log records over OTLP/HTTP with
 // swift-otel: its own package, so the library's graph never contains swift-otel.
@@ -27,7 +28,7 @@ let package = Package(
                 .product(name: "OTel", package: "swift-otel"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
-            ]),
+            ])
     ],
     swiftLanguageModes: [.v6]
 )

@@ -29,7 +29,10 @@ final class Recorder: @unchecked Sendable {
     var end: UInt64 = 0
     func mark() -> UInt64 {
         let t = now()
-        if count < 4_000_000 { times[count] = t; count += 1 }
+        if count < 4_000_000 {
+            times[count] = t
+            count += 1
+        }
         return t
     }
     func medianPass() -> Double {
@@ -49,7 +52,10 @@ nonisolated(unsafe) var readClock = getenv("CLOCK") != nil
 func step() {
     if passesLeft > 0 {
         passesLeft -= 1
-        if passesLeft == 0 { CFRunLoopStop(CFRunLoopGetMain()); return }
+        if passesLeft == 0 {
+            CFRunLoopStop(CFRunLoopGetMain())
+            return
+        }
     } else if recorder.mark() >= recorder.end {
         CFRunLoopStop(CFRunLoopGetMain())
         return
@@ -80,14 +86,22 @@ func make(_ activities: CFOptionFlags, _ order: Int) -> CFRunLoopObserver {
     return CFRunLoopObserverCreate(nil, activities, true, order, callout, &context)
 }
 
-let E = CFRunLoopActivity.entry.rawValue, BT = CFRunLoopActivity.beforeTimers.rawValue
-let BW = CFRunLoopActivity.beforeWaiting.rawValue, AW = CFRunLoopActivity.afterWaiting.rawValue
+let E = CFRunLoopActivity.entry.rawValue
+let BT = CFRunLoopActivity.beforeTimers.rawValue
+let BW = CFRunLoopActivity.beforeWaiting.rawValue
+let AW = CFRunLoopActivity.afterWaiting.rawValue
 let X = CFRunLoopActivity.exit.rawValue
 
 let configurations: [(String, [(CFOptionFlags, Int)])] = [
     ("none", []),
-    ("StallMonitor's: entry|beforeTimers|afterWaiting first + beforeWaiting|exit last", [(E | BT | AW, Int.min), (BW | X, Int.max)]),
-    ("without beforeTimers: entry|afterWaiting first + beforeWaiting|exit last", [(E | AW, Int.min), (BW | X, Int.max)]),
+    (
+        "StallMonitor's: entry|beforeTimers|afterWaiting first + beforeWaiting|exit last",
+        [(E | BT | AW, Int.min), (BW | X, Int.max)]
+    ),
+    (
+        "without beforeTimers: entry|afterWaiting first + beforeWaiting|exit last",
+        [(E | AW, Int.min), (BW | X, Int.max)]
+    ),
     ("one observer of all five", [(E | BT | AW | BW | X, 0)]),
     ("afterWaiting first + beforeWaiting last", [(AW, Int.min), (BW, Int.max)]),
     ("beforeTimers only", [(BT, Int.min)]),
@@ -105,14 +119,19 @@ if CommandLine.arguments.count > 2 && CommandLine.arguments[2] == "count" {
 }
 let pairs = 31
 _ = runOnce(0.05)  // warm-up
-var with: [Double] = [], without: [Double] = [], ratios: [Double] = []
+var with: [Double] = []
+var without: [Double] = []
+var ratios: [Double] = []
 for pair in 0..<pairs {
     for observed in pair % 2 == 0 ? [false, true] : [true, false] {
         if observed { with.append(runOnce(0.1, observers)) } else { without.append(runOnce(0.1)) }
     }
 }
 for i in 0..<pairs { ratios.append(without[i] / with[i]) }
-ratios.sort(); with.sort(); without.sort()
-print("\(configuration.0)\(readClock ? ", callbacks read the clock" : ""): ratio \(String(format: "%.4f", ratios[pairs / 2])) "
-    + "(median pass \(Int(with[pairs / 2])) vs \(Int(without[pairs / 2])) ns; IQR \(String(format: "%.4f", ratios[pairs / 4]))–\(String(format: "%.4f", ratios[3 * pairs / 4])))"
-    + (sink == 42 ? "" : ""))
+ratios.sort()
+with.sort()
+without.sort()
+print(
+    "\(configuration.0)\(readClock ? ", callbacks read the clock" : ""): ratio \(String(format: "%.4f", ratios[pairs / 2])) "
+        + "(median pass \(Int(with[pairs / 2])) vs \(Int(without[pairs / 2])) ns; IQR \(String(format: "%.4f", ratios[pairs / 4]))–\(String(format: "%.4f", ratios[3 * pairs / 4])))"
+        + (sink == 42 ? "" : ""))

@@ -1,7 +1,8 @@
 /// The failure message of a budget that watched nothing.
 enum NothingWatchedMessage {
     /// The advice every such message ends with: how to watch a test's code.
-    static let howToWatch = "Watch the code the test runs: name the loop it runs on (`watching: .concurrencyPool`, "
+    static let howToWatch =
+        "Watch the code the test runs: name the loop it runs on (`watching: .concurrencyPool`, "
         + "`.mainActor`, `.mainRunLoop`, or `.monitor { try StallMonitor.start($0, eventLoopGroup: group) }`), or run it on "
         + "a thread whose monitor counts (`ResidentLoopThread(name:monitor: StallBudget.configuration())`); a synchronous "
         + "XCTest body that blocks its own thread stalls no loop: make the test `async` (its budget then watches the "
@@ -11,11 +12,14 @@ enum NothingWatchedMessage {
     static func noMonitor(budget: Duration, watch: String?, reason: String?) -> String {
         let what: String
         if let watch, let reason {
-            what = "could not watch \(watch) (\(reason)) and the test started no monitor with StallBudget.configuration()"
+            what =
+                "could not watch \(watch) (\(reason)) and the test started no monitor with StallBudget.configuration()"
         } else {
-            what = "had nothing to watch: the test named no loop and started no monitor with StallBudget.configuration()"
+            what =
+                "had nothing to watch: the test named no loop and started no monitor with StallBudget.configuration()"
         }
-        return "Nothing was watched: the \(StallBudgetViolation.milliseconds(budget.milliseconds)) stall budget \(what), "
+        return
+            "Nothing was watched: the \(StallBudgetViolation.milliseconds(budget.milliseconds)) stall budget \(what), "
             + "so a stall would have passed unnoticed. " + howToWatch
     }
 

@@ -29,8 +29,10 @@ public struct StallBudget: Sendable {
     public var logger: Logger?
 
     /// A budget of `budget` for the loops `watches` watch and those watched with ``configuration()``.
-    public init(_ budget: Duration, watching watches: [Watch] = [], reportDirectory: URL? = nil,
-                settleTimeout: Duration = .seconds(10), logger: Logger? = nil) {
+    public init(
+        _ budget: Duration, watching watches: [Watch] = [], reportDirectory: URL? = nil,
+        settleTimeout: Duration = .seconds(10), logger: Logger? = nil
+    ) {
         self.budget = budget
         self.watches = watches
         self.reportDirectory = reportDirectory
@@ -65,7 +67,9 @@ public struct StallBudget: Sendable {
 
         /// A watch that starts its monitor with `start`, e.g.
         /// `.monitor { try StallMonitor.start($0, eventLoopGroup: MultiThreadedEventLoopGroup.singleton) }`.
-        public static func monitor(_ start: @escaping @Sendable (StallMonitor.Configuration) throws -> StallMonitor) -> Watch {
+        public static func monitor(
+            _ start: @escaping @Sendable (StallMonitor.Configuration) throws -> StallMonitor
+        ) -> Watch {
             Watch(name: "a monitor of the test's own", start: start)
         }
 
@@ -80,7 +84,9 @@ public struct StallBudget: Sendable {
         /// Testing: a job that holds a pool worker past the budget fails the test. Every job on
         /// the pool counts, so run such tests serialized (`.serialized`) when others run beside
         /// them.
-        public static let concurrencyPool = Watch(name: "the concurrency pool") { try StallMonitor.start($0, loop: .concurrencyPool) }
+        public static let concurrencyPool = Watch(name: "the concurrency pool") {
+            try StallMonitor.start($0, loop: .concurrencyPool)
+        }
 
         /// The MainActor of a program whose main thread does not run `RunLoop.main`
         /// (`StallMonitor.start(_:loop: .mainActor)`): under Swift Testing, where `@MainActor`
@@ -99,8 +105,9 @@ extension StallBudget {
     /// stopped when the test ends. Throws ``StallBudgetError`` outside a test with a stall budget.
     public static func configuration() throws(StallBudgetError) -> StallMonitor.Configuration {
         guard let scope = current else {
-            throw StallBudgetError("StallBudget.configuration() was called outside a test with a stall budget "
-                + "(@Test(.stallBudget(…)) or assertNoStalls(budget:))")
+            throw StallBudgetError(
+                "StallBudget.configuration() was called outside a test with a stall budget "
+                    + "(@Test(.stallBudget(…)) or assertNoStalls(budget:))")
         }
         return scope.configuration
     }

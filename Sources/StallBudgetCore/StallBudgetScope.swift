@@ -55,7 +55,8 @@ public final class StallBudgetScope: @unchecked Sendable {
         do {
             try FileManager.default.createDirectory(at: reportDirectory, withIntermediateDirectories: true)
         } catch {
-            throw StallBudgetError("the stall budget's report directory \(reportDirectory.path) could not be created: \(error)")
+            throw StallBudgetError(
+                "the stall budget's report directory \(reportDirectory.path) could not be created: \(error)")
         }
         var configuration = StallMonitor.Configuration(
             threshold: budget.budget, reportDirectory: reportDirectory, maxReportsPerFingerprint: 10_000)
@@ -70,7 +71,8 @@ public final class StallBudgetScope: @unchecked Sendable {
             } catch {
                 _ = stopAll()
                 removeDirectory()
-                throw StallBudgetError("the stall budget's monitor \(index + 1) of \(budget.watches.count) could not start: \(error)")
+                throw StallBudgetError(
+                    "the stall budget's monitor \(index + 1) of \(budget.watches.count) could not start: \(error)")
             }
         }
         if let ownWatch = self.ownWatch {
@@ -86,10 +88,15 @@ public final class StallBudgetScope: @unchecked Sendable {
 
     /// ``init(_:ownWatch:)`` on a thread of its own, so that starting the watches (which may wait
     /// for the concurrency pool or the MainActor to run a probe) blocks no cooperative thread.
-    package static func start(_ budget: StallBudget, ownWatch: StallBudget.Watch?) async throws(StallBudgetError) -> StallBudgetScope {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<StallBudgetScope, StallBudgetError>, Never>) in
+    package static func start(
+        _ budget: StallBudget, ownWatch: StallBudget.Watch?
+    ) async throws(StallBudgetError) -> StallBudgetScope {
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<StallBudgetScope, StallBudgetError>, Never>) in
             let thread = Thread {
-                continuation.resume(returning: Result { () throws(StallBudgetError) in try StallBudgetScope(budget, ownWatch: ownWatch) })
+                continuation.resume(
+                    returning: Result { () throws(StallBudgetError) in try StallBudgetScope(budget, ownWatch: ownWatch)
+                    })
             }
             thread.name = "StallBudget.start"
             thread.start()
@@ -110,7 +117,10 @@ public final class StallBudgetScope: @unchecked Sendable {
         }
         // Started with a finished test's configuration (code that outlived its test): its stalls
         // would count against nobody.
-        if late { monitor.configuration.logger.warning("a monitor was started with the configuration of a test that has ended") }
+        if late {
+            monitor.configuration.logger.warning(
+                "a monitor was started with the configuration of a test that has ended")
+        }
     }
 
     private func collect(_ report: StallReport, _ url: URL, own: Bool) {
@@ -182,11 +192,15 @@ public final class StallBudgetScope: @unchecked Sendable {
             return reports
         }
         let threshold = budget.budget.milliseconds
-        let violations = collected
+        let violations =
+            collected
             .filter { $0.own == watched.ownCounts && $0.report.durationMs > threshold }
             .sorted { $0.report.startedAt < $1.report.startedAt }
-            .map { StallBudgetViolation(report: $0.report, reportURL: $0.url, budget: budget.budget,
-                                        startedIntoTestMs: $0.report.startedAt.timeIntervalSince(startedAt) * 1e3) }
+            .map {
+                StallBudgetViolation(
+                    report: $0.report, reportURL: $0.url, budget: budget.budget,
+                    startedIntoTestMs: $0.report.startedAt.timeIntervalSince(startedAt) * 1e3)
+            }
         if violations.isEmpty { removeDirectory() }
         return StallBudgetOutcome(violations: violations, nothingWatched: watched.nothingWatched)
     }

@@ -21,7 +21,9 @@ public struct StallBudgetViolation: Sendable {
         "Stall of \(Self.milliseconds(report.durationMs)) exceeded the "
             + "\(Self.milliseconds(Double(budget.components.seconds) * 1e3 + Double(budget.components.attoseconds) / 1e15)) "
             + "stall budget in \(SimplifiedSwiftName.simplify(report.representativeFunction))"
-            + (report.nearestAppAsyncCaller.map { ", awaited by \(SimplifiedSwiftName.simplify(AsyncCallerNames.function(of: $0)))" } ?? "")
+            + (report.nearestAppAsyncCaller.map {
+                ", awaited by \(SimplifiedSwiftName.simplify(AsyncCallerNames.function(of: $0)))"
+            } ?? "")
             + " (\(report.loop.kind) thread '\(report.loop.threadName)', "
             + "began \(Self.milliseconds(max(0, startedIntoTestMs))) into the test); report: \(reportURL.path)"
     }

@@ -35,11 +35,14 @@ extension StallMonitor {
     ///     where Hummingbird 2 runs every route handler and Vapor 4 its `async` routes. Default
     ///     true: a server's code runs on both. Where the pool cannot be watched (not x86_64 Linux)
     ///     the start throws `StallMonitorError` (code `unsupportedLoop`): pass false there.
-    public static func start(_ configuration: Configuration, eventLoopGroup group: any EventLoopGroup,
-                             pollInterval: Duration = .milliseconds(20), concurrencyPool: Bool = true) throws(StallMonitorError) -> StallMonitor {
+    public static func start(
+        _ configuration: Configuration, eventLoopGroup group: any EventLoopGroup,
+        pollInterval: Duration = .milliseconds(20), concurrencyPool: Bool = true
+    ) throws(StallMonitorError) -> StallMonitor {
         let loops = EventLoopWatch.loops(of: group)
-        return try start(configuration, loops: concurrencyPool ? [.concurrencyPool] : [],
-                         polling: loops.map { EventLoopWatch(loop: $0).polledLoop }, pollInterval: pollInterval)
+        return try start(
+            configuration, loops: concurrencyPool ? [.concurrencyPool] : [],
+            polling: loops.map { EventLoopWatch(loop: $0).polledLoop }, pollInterval: pollInterval)
     }
 }
 #endif

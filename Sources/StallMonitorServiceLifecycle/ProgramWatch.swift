@@ -26,7 +26,9 @@ enum ProgramWatch {
                 reasons.append("\(loops.map { "\($0)" }.joined(separator: " + ")): \(error.reason)")
             }
         }
-        throw StallMonitorError(code: first?.code ?? .unsupportedLoop, reason: "no loop of this program can be watched (" + reasons.joined(separator: "; ") + ")")
+        throw StallMonitorError(
+            code: first?.code ?? .unsupportedLoop,
+            reason: "no loop of this program can be watched (" + reasons.joined(separator: "; ") + ")")
     }
 }
 #endif

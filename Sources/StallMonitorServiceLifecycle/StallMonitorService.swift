@@ -62,7 +62,8 @@ public struct StallMonitorService: Service {
                     + "`init(start:)` a closure that starts it")
         }
         if loops.contains(.main), let why = StallMonitor.whyMainRunLoopNeverRuns() {
-            throw .loopNotRunning(why + " `StallMonitorService(configuration)` watches the MainActor and the concurrency pool there.")
+            throw .loopNotRunning(
+                why + " `StallMonitorService(configuration)` watches the MainActor and the concurrency pool there.")
         }
         self.init { try StallMonitor.start(configuration, loops: loops) }
     }
@@ -99,7 +100,9 @@ public struct StallMonitorService: Service {
         case .given(let start):
             started = await Self.onOwnThread { Result { try start() } }
         case .program(let configuration):
-            started = await Self.onOwnThread { Result { () throws(StallMonitorError) in try ProgramWatch.start(configuration) } }
+            started = await Self.onOwnThread {
+                Result { () throws(StallMonitorError) in try ProgramWatch.start(configuration) }
+            }
         }
         let monitor: StallMonitor
         switch (started, start) {
@@ -132,7 +135,8 @@ public struct StallMonitorService: Service {
     private static func settle(_ monitor: StallMonitor) async {
         let reached = StallMonitor.monotonicNanoseconds()
         while monitor.openSpanStarts.contains(where: { $0 < reached }),
-              StallMonitor.monotonicNanoseconds() - reached < 2_000_000_000, !Task.isCancelled {
+            StallMonitor.monotonicNanoseconds() - reached < 2_000_000_000, !Task.isCancelled
+        {
             try? await Task.sleep(for: .milliseconds(5))
         }
     }

@@ -25,13 +25,16 @@ public struct NoBlockingCallsTrait: TestTrait, SuiteTrait, TestScoping {
     }
 
     /// Runs `function` with a scoped detector and records an issue for each of its blocking calls.
-    public func provideScope(for test: Test, testCase: Test.Case?,
-                             performing function: @Sendable () async throws -> Void) async throws {
+    public func provideScope(
+        for test: Test, testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
         let detector: BlockingCallDetector
         do {
             detector = try BlockingCallDetector.startScoped(configuration)
         } catch {
-            Issue.record(Comment(rawValue: "Blocking calls cannot be watched: \(error)"), sourceLocation: test.sourceLocation)
+            Issue.record(
+                Comment(rawValue: "Blocking calls cannot be watched: \(error)"), sourceLocation: test.sourceLocation)
             try await function()
             return
         }
@@ -48,8 +51,9 @@ public struct NoBlockingCallsTrait: TestTrait, SuiteTrait, TestScoping {
             Issue.record(Comment(rawValue: "Blocking call: " + call.description), sourceLocation: test.sourceLocation)
         }
         if dropped > 0 {
-            Issue.record(Comment(rawValue: "Blocking call: \(dropped) more were not recorded (the recorder was full)"),
-                         sourceLocation: test.sourceLocation)
+            Issue.record(
+                Comment(rawValue: "Blocking call: \(dropped) more were not recorded (the recorder was full)"),
+                sourceLocation: test.sourceLocation)
         }
         if let thrown { throw thrown }
     }
@@ -57,8 +61,11 @@ public struct NoBlockingCallsTrait: TestTrait, SuiteTrait, TestScoping {
     /// For a test inside a suite that has the trait too, only the test's (the innermost) applies.
     public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
         guard testCase != nil else { return nil }
-        guard let innermost = test.traits.last(where: { $0 is NoBlockingCallsTrait }) as? NoBlockingCallsTrait else { return self }
-        return innermost.threshold == threshold && innermost.configuration.allowedFunctions == configuration.allowedFunctions ? self : nil
+        guard let innermost = test.traits.last(where: { $0 is NoBlockingCallsTrait }) as? NoBlockingCallsTrait else {
+            return self
+        }
+        return innermost.threshold == threshold
+            && innermost.configuration.allowedFunctions == configuration.allowedFunctions ? self : nil
     }
 
     private var threshold: Duration { configuration.threshold }
@@ -82,7 +89,9 @@ extension Trait where Self == NoBlockingCallsTrait {
     /// }
     /// ```
     public static func noBlockingCalls(threshold: Duration, allowing: [String] = []) -> Self {
-        NoBlockingCallsTrait(BlockingCallDetector.Configuration(
-            threshold: threshold, allowedFunctions: BlockingCallDetector.Configuration.defaultAllowedFunctions + allowing))
+        NoBlockingCallsTrait(
+            BlockingCallDetector.Configuration(
+                threshold: threshold,
+                allowedFunctions: BlockingCallDetector.Configuration.defaultAllowedFunctions + allowing))
     }
 }

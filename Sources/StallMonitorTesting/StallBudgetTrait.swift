@@ -33,8 +33,10 @@ public struct StallBudgetTrait: TestTrait, SuiteTrait, TestScoping {
     }
 
     /// Runs `function` under a new `StallBudgetScope` and records its violations.
-    public func provideScope(for test: Test, testCase: Test.Case?,
-                             performing function: @Sendable () async throws -> Void) async throws {
+    public func provideScope(
+        for test: Test, testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
         let scope = try await StallBudgetScope.start(budget, ownWatch: .swiftTestingTask)
         var thrown: (any Error)?
         do {
@@ -46,7 +48,8 @@ public struct StallBudgetTrait: TestTrait, SuiteTrait, TestScoping {
         for violation in outcome.violations {
             Issue.record(Comment(rawValue: violation.message), sourceLocation: test.sourceLocation)
             if let bytes = try? Data(contentsOf: violation.reportURL) {
-                Attachment.record(Array(bytes), named: violation.reportURL.lastPathComponent, sourceLocation: test.sourceLocation)
+                Attachment.record(
+                    Array(bytes), named: violation.reportURL.lastPathComponent, sourceLocation: test.sourceLocation)
             }
         }
         if let nothingWatched = outcome.nothingWatched {
@@ -59,7 +62,9 @@ public struct StallBudgetTrait: TestTrait, SuiteTrait, TestScoping {
     public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
         // Each test case gets a scope of its own; a suite needs none.
         guard testCase != nil else { return nil }
-        guard let innermost = test.traits.last(where: { $0 is StallBudgetTrait }) as? StallBudgetTrait else { return self }
+        guard let innermost = test.traits.last(where: { $0 is StallBudgetTrait }) as? StallBudgetTrait else {
+            return self
+        }
         return innermost.identity == identity ? self : nil
     }
 
@@ -88,15 +93,20 @@ extension Trait where Self == StallBudgetTrait {
     ///   - reportDirectory: where reports go; nil: a temporary directory per test, deleted unless
     ///     a stall failed the test.
     ///   - logger: where the monitors log; nil (the default) logs nothing.
-    public static func stallBudget(_ budget: Duration, watching watches: StallBudget.Watch...,
-                                   reportDirectory: URL? = nil, logger: Logger? = nil) -> Self {
+    public static func stallBudget(
+        _ budget: Duration, watching watches: StallBudget.Watch...,
+        reportDirectory: URL? = nil, logger: Logger? = nil
+    ) -> Self {
         StallBudgetTrait(StallBudget(budget, watching: watches, reportDirectory: reportDirectory, logger: logger))
     }
 
     /// The budget `budget`, for the loop whose monitor `start` starts with the configuration it is
     /// given: `.stallBudget(.milliseconds(100)) { try StallMonitor.start($0, eventLoopGroup: group) }`.
-    public static func stallBudget(_ budget: Duration, reportDirectory: URL? = nil, logger: Logger? = nil,
-                                   watching start: @escaping @Sendable (StallMonitor.Configuration) throws -> StallMonitor) -> Self {
-        StallBudgetTrait(StallBudget(budget, watching: [.monitor(start)], reportDirectory: reportDirectory, logger: logger))
+    public static func stallBudget(
+        _ budget: Duration, reportDirectory: URL? = nil, logger: Logger? = nil,
+        watching start: @escaping @Sendable (StallMonitor.Configuration) throws -> StallMonitor
+    ) -> Self {
+        StallBudgetTrait(
+            StallBudget(budget, watching: [.monitor(start)], reportDirectory: reportDirectory, logger: logger))
     }
 }

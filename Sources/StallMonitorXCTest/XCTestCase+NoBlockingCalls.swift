@@ -16,9 +16,11 @@ extension XCTestCase {
     ///     XCTAssertEqual(profile.name, "Ada")
     /// }
     /// ```
-    public func assertNoBlockingCalls<Result: Sendable>(threshold: Duration = .milliseconds(1), allowing: [String] = [],
-                                                        file: StaticString = #filePath, line: UInt = #line,
-                                                        _ body: () async throws -> Result) async throws -> Result {
+    public func assertNoBlockingCalls<Result: Sendable>(
+        threshold: Duration = .milliseconds(1), allowing: [String] = [],
+        file: StaticString = #filePath, line: UInt = #line,
+        _ body: () async throws -> Result
+    ) async throws -> Result {
         let detector = try BlockingCallDetector.startScoped(configuration(threshold, allowing))
         let outcome: Swift.Result<Result, any Error>
         do {
@@ -33,9 +35,11 @@ extension XCTestCase {
     /// `assertNoBlockingCalls` for a synchronous body: the
     /// calling thread (XCTest's main thread for a synchronous test) is marked as one that must not
     /// block while `body` runs, so its own calls count as well as those of the tasks it creates.
-    public func assertNoBlockingCalls<Result>(threshold: Duration = .milliseconds(1), allowing: [String] = [],
-                                              file: StaticString = #filePath, line: UInt = #line,
-                                              _ body: () throws -> Result) throws -> Result {
+    public func assertNoBlockingCalls<Result>(
+        threshold: Duration = .milliseconds(1), allowing: [String] = [],
+        file: StaticString = #filePath, line: UInt = #line,
+        _ body: () throws -> Result
+    ) throws -> Result {
         let detector = try BlockingCallDetector.startScoped(configuration(threshold, allowing))
         BlockingCallDetector.markMustNotBlock(true)
         let outcome = Swift.Result { try detector.attributing { try body() } }
@@ -45,8 +49,9 @@ extension XCTestCase {
     }
 
     private func configuration(_ threshold: Duration, _ allowing: [String]) -> BlockingCallDetector.Configuration {
-        BlockingCallDetector.Configuration(threshold: threshold,
-                                           allowedFunctions: BlockingCallDetector.Configuration.defaultAllowedFunctions + allowing)
+        BlockingCallDetector.Configuration(
+            threshold: threshold,
+            allowedFunctions: BlockingCallDetector.Configuration.defaultAllowedFunctions + allowing)
     }
 
     /// Stops `detector` and records a failure for each of its calls.
@@ -55,12 +60,14 @@ extension XCTestCase {
         let dropped = detector.droppedCalls
         detector.stop()
         for call in calls {
-            recordFailure(withDescription: "Blocking call: " + call.description, inFile: String(describing: file),
-                          atLine: Int(line), expected: true)
+            recordFailure(
+                withDescription: "Blocking call: " + call.description, inFile: String(describing: file),
+                atLine: Int(line), expected: true)
         }
         if dropped > 0 {
-            recordFailure(withDescription: "Blocking call: \(dropped) more were not recorded (the recorder was full)",
-                          inFile: String(describing: file), atLine: Int(line), expected: true)
+            recordFailure(
+                withDescription: "Blocking call: \(dropped) more were not recorded (the recorder was full)",
+                inFile: String(describing: file), atLine: Int(line), expected: true)
         }
     }
 }

@@ -29,12 +29,16 @@ extension XCTestCase {
     /// of its report (kept on disk; swift-corelibs-xctest has no attachments). Throws when a watch
     /// cannot start (`body` does not run), and what `body` throws. The monitors log through
     /// `logger`; nil (the default) logs nothing.
-    public func assertNoStalls<Result>(budget: Duration, watching watches: StallBudget.Watch..., reportDirectory: URL? = nil,
-                                       settleTimeout: Duration = .seconds(10), logger: Logger? = nil, file: StaticString = #filePath,
-                                       line: UInt = #line, _ body: () throws -> Result) throws -> Result {
-        let scope = try StallBudgetScope(StallBudget(budget, watching: watches, reportDirectory: reportDirectory,
-                                                     settleTimeout: settleTimeout, logger: logger),
-                                         ownWatch: .callingThreadRunLoop)
+    public func assertNoStalls<Result>(
+        budget: Duration, watching watches: StallBudget.Watch..., reportDirectory: URL? = nil,
+        settleTimeout: Duration = .seconds(10), logger: Logger? = nil, file: StaticString = #filePath,
+        line: UInt = #line, _ body: () throws -> Result
+    ) throws -> Result {
+        let scope = try StallBudgetScope(
+            StallBudget(
+                budget, watching: watches, reportDirectory: reportDirectory,
+                settleTimeout: settleTimeout, logger: logger),
+            ownWatch: .callingThreadRunLoop)
         let outcome = Swift.Result { try StallBudget.$current.withValue(scope) { try body() } }
         record(scope.finish(), file: file, line: line)
         return try outcome.get()
@@ -44,13 +48,17 @@ extension XCTestCase {
     /// async body. With no watch named and no monitor started by `body`, it watches the main run
     /// loop (which drains the MainActor while XCTest waits for the test) and the concurrency pool,
     /// where `body` runs.
-    public func assertNoStalls<Result: Sendable>(budget: Duration, watching watches: StallBudget.Watch..., reportDirectory: URL? = nil,
-                                                 settleTimeout: Duration = .seconds(10), logger: Logger? = nil,
-                                                 file: StaticString = #filePath, line: UInt = #line,
-                                                 _ body: () async throws -> Result) async throws -> Result {
-        let scope = try await StallBudgetScope.start(StallBudget(budget, watching: watches, reportDirectory: reportDirectory,
-                                                                 settleTimeout: settleTimeout, logger: logger),
-                                                     ownWatch: .asyncXCTestTask)
+    public func assertNoStalls<Result: Sendable>(
+        budget: Duration, watching watches: StallBudget.Watch..., reportDirectory: URL? = nil,
+        settleTimeout: Duration = .seconds(10), logger: Logger? = nil,
+        file: StaticString = #filePath, line: UInt = #line,
+        _ body: () async throws -> Result
+    ) async throws -> Result {
+        let scope = try await StallBudgetScope.start(
+            StallBudget(
+                budget, watching: watches, reportDirectory: reportDirectory,
+                settleTimeout: settleTimeout, logger: logger),
+            ownWatch: .asyncXCTestTask)
         let outcome: Swift.Result<Result, any Error>
         do {
             outcome = .success(try await StallBudget.$current.withValue(scope) { try await body() })

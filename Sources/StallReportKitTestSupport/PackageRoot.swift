@@ -6,7 +6,9 @@ public enum PackageRoot {
     /// The nearest folder above this source file that holds a `Package.swift`.
     public static let url: URL = {
         var folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while folder.path != "/", !FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path) {
+        while folder.path != "/",
+            !FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path)
+        {
             folder = folder.deletingLastPathComponent()
         }
         return folder

@@ -30,8 +30,11 @@ public struct AliveMilliseconds: Codable, Sendable, Hashable, Comparable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let text = try container.decode(String.self)
-        guard (1...18).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let value = UInt64(text) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "aliveMs must be a string of 1 to 18 decimal digits")
+        guard (1...18).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+            let value = UInt64(text)
+        else {
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "aliveMs must be a string of 1 to 18 decimal digits")
         }
         self.init(value)
     }

@@ -22,7 +22,8 @@ extension StallReport.Sample {
         var logical = Array(frames.prefix(cut))
         var rest = valid[...]
         if let last = logical.last, let first = rest.first, table.indices.contains(last),
-           let name = table[last].symbol, name == table[first].symbol {
+            let name = table[last].symbol, name == table[first].symbol
+        {
             rest = rest.dropFirst()
         }
         logical.append(contentsOf: rest)
@@ -43,10 +44,13 @@ public enum RepresentativeAsyncCallers {
     /// and which way a sample was read depends on the build and the moment. Past them the two
     /// agree, so the stall's identity is the same either way. Of the samples that agree, the
     /// first read from the running frame (the whole chain) stands for them.
-    public static func choose(samples: [StallReport.Sample], frames: [StallReport.Frame]) -> (callers: [Int], inJob: Int?)? {
+    public static func choose(
+        samples: [StallReport.Sample], frames: [StallReport.Frame]
+    ) -> (callers: [Int], inJob: Int?)? {
         let chains = samples.compactMap { sample -> (sample: StallReport.Sample, key: [String])? in
             guard sample.kind == .stack, let callers = sample.asyncCallers, !callers.isEmpty,
-                  callers.allSatisfy({ frames.indices.contains($0) }), let before = sample.asyncCallersBeforeJob else { return nil }
+                callers.allSatisfy({ frames.indices.contains($0) }), let before = sample.asyncCallersBeforeJob
+            else { return nil }
             return (sample, before.map { frames[$0].symbol ?? frames[$0].address })
         }
         guard !chains.isEmpty else { return nil }
@@ -58,7 +62,8 @@ public enum RepresentativeAsyncCallers {
             counts[chain.key] = entry
         }
         guard let best = counts.values.max(by: { ($0.count, -$0.first) < ($1.count, -$1.first) }),
-              best.count * 2 >= chains.count else { return nil }
+            best.count * 2 >= chains.count
+        else { return nil }
         let chosen = chains[best.running ?? best.first].sample
         let callers = chosen.asyncCallers ?? []
         return (callers, chosen.asyncJobCallers.map { min(max($0, 0), callers.count) })
@@ -77,14 +82,17 @@ public enum AsyncCallerNames {
     /// a partial apply forwarder), not a function of the app: left out of fingerprints and of the
     /// nearest caller.
     public static func isThunk(_ symbol: String) -> Bool {
-        symbol.contains("reabstraction thunk") || symbol.contains("partial apply forwarder") || symbol.hasPrefix("thunk for ")
+        symbol.contains("reabstraction thunk") || symbol.contains("partial apply forwarder")
+            || symbol.hasPrefix("thunk for ")
             || symbol.contains("resume partial function for thunk for ")
     }
 
     /// The async function a resume function belongs to: `symbol` without the demangler's
     /// `(2) await resume partial function for ` (or `suspend resume`) prefix.
     public static func function(of symbol: String) -> String {
-        guard symbol.hasPrefix("("), let range = symbol.range(of: " resume partial function for ") else { return symbol }
+        guard symbol.hasPrefix("("), let range = symbol.range(of: " resume partial function for ") else {
+            return symbol
+        }
         return String(symbol[range.upperBound...])
     }
 }
@@ -94,8 +102,11 @@ extension StallReport {
     /// to its outermost in-app frame followed by ``representativeAsyncCallers``; the
     /// representative stack itself when there are none.
     public var representativeLogicalStack: [Int] {
-        Sample(offsetMs: 0, kind: .stack, threadState: "?", frames: representativeStack, asyncCallers: representativeAsyncCallers)
-            .logicalFrames(in: frames)
+        Sample(
+            offsetMs: 0, kind: .stack, threadState: "?", frames: representativeStack,
+            asyncCallers: representativeAsyncCallers
+        )
+        .logicalFrames(in: frames)
     }
 
     /// The first in-app async caller of the representative chain (the function that awaited
@@ -104,7 +115,8 @@ extension StallReport {
         guard let callers = representativeAsyncCallers else { return nil }
         return callers.lazy.compactMap { index -> String? in
             guard self.frames.indices.contains(index), self.frames[index].inApp, let symbol = self.frames[index].symbol,
-                  !Fingerprint.isIgnored(symbol), !AsyncCallerNames.isThunk(symbol) else { return nil }
+                !Fingerprint.isIgnored(symbol), !AsyncCallerNames.isThunk(symbol)
+            else { return nil }
             return symbol
         }.first
     }

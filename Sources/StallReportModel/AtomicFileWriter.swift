@@ -31,7 +31,9 @@ public enum AtomicFileWriter {
     }
 
     /// Writes `data` to `path` atomically with permission bits `mode`.
-    public static func write(_ data: Data, to path: String, mode: mode_t = 0o600, existing: Existing = .replace) throws(Failure) {
+    public static func write(
+        _ data: Data, to path: String, mode: mode_t = 0o600, existing: Existing = .replace
+    ) throws(Failure) {
         try write(to: path, mode: mode, existing: existing) { fd in data.withUnsafeBytes { writeAll($0, to: fd) } }
     }
 
@@ -41,9 +43,13 @@ public enum AtomicFileWriter {
     /// writing; the caller closes it), for writes in place into exactly that file later, never
     /// into whatever the name points to by then.
     @discardableResult
-    package static func write(bytes: [UInt8], to path: String, mode: mode_t = 0o600, existing: Existing = .replace,
-                              keepingOpen: Bool = false) throws(Failure) -> Int32? {
-        try write(to: path, mode: mode, existing: existing, keepingOpen: keepingOpen) { fd in bytes.withUnsafeBytes { writeAll($0, to: fd) } }
+    package static func write(
+        bytes: [UInt8], to path: String, mode: mode_t = 0o600, existing: Existing = .replace,
+        keepingOpen: Bool = false
+    ) throws(Failure) -> Int32? {
+        try write(to: path, mode: mode, existing: existing, keepingOpen: keepingOpen) { fd in
+            bytes.withUnsafeBytes { writeAll($0, to: fd) }
+        }
     }
 
     /// Writes all of `bytes` to `fd`; false on an error.
@@ -61,8 +67,10 @@ public enum AtomicFileWriter {
     }
 
     @discardableResult
-    private static func write(to path: String, mode: mode_t, existing: Existing, keepingOpen: Bool = false,
-                              contents: (Int32) -> Bool) throws(Failure) -> Int32? {
+    private static func write(
+        to path: String, mode: mode_t, existing: Existing, keepingOpen: Bool = false,
+        contents: (Int32) -> Bool
+    ) throws(Failure) -> Int32? {
         let (directory, name) = split(path)
         var template = Array("\(directory.isEmpty ? "." : directory)/.\(name).tmp-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }

@@ -4,25 +4,39 @@ extension BlockingCallsReport {
     /// Reads the blocking-calls report at `path` defensively (size and nesting limits, no
     /// blocking on FIFOs, version and kind checked, values in range); the failure is one line
     /// that says what is wrong.
-    package static func read(path: String, file: DocumentFile = DocumentFile()) -> Result<BlockingCallsReport, BlockingCallsReadError> {
+    package static func read(
+        path: String, file: DocumentFile = DocumentFile()
+    ) -> Result<BlockingCallsReport, BlockingCallsReadError> {
         let data: Data
         switch file.checkedBytes(at: path) {
         case .success(let bytes): data = bytes
         case .failure(.read(let failure)): return .failure(.init(failure.description))
         case .failure(.empty): return .failure(.init("blocking-calls report is empty"))
-        case .failure(.tooDeep(let limit)): return .failure(.init("JSON nested deeper than \(limit) levels; not decoded"))
+        case .failure(.tooDeep(let limit)):
+            return .failure(.init("JSON nested deeper than \(limit) levels; not decoded"))
         }
-        switch VersionedJSON.decode(BlockingCallsReport.self, from: data, version: currentSchemaVersion, kind: kindValue, violation: \.violation) {
+        switch VersionedJSON.decode(
+            BlockingCallsReport.self, from: data, version: currentSchemaVersion, kind: kindValue, violation: \.violation
+        ) {
         case .success(let report): return .success(report)
         case .failure(.empty): return .failure(.init("blocking-calls report is empty"))
-        case .failure(.malformed(let error)): return .failure(.init("not valid JSON: \(VersionedJSON.describe(error, typeDetail: false))"))
-        case .failure(.notAnObject): return .failure(.init("not a blocking-calls report: top level is not a JSON object with kind \"\(kindValue)\""))
-        case .failure(.wrongKind(let found)): return .failure(.init("not a blocking-calls report: kind \(found.map { "\"\($0)\"" } ?? "missing")"))
+        case .failure(.malformed(let error)):
+            return .failure(.init("not valid JSON: \(VersionedJSON.describe(error, typeDetail: false))"))
+        case .failure(.notAnObject):
+            return .failure(
+                .init("not a blocking-calls report: top level is not a JSON object with kind \"\(kindValue)\""))
+        case .failure(.wrongKind(let found)):
+            return .failure(.init("not a blocking-calls report: kind \(found.map { "\"\($0)\"" } ?? "missing")"))
         case .failure(.noVersion): return .failure(.init("not a blocking-calls report: no schemaVersion"))
         case .failure(.unsupportedVersion(let version)):
-            return .failure(.init("blocking-calls report of schema version \(version); this stallreport reads version \(currentSchemaVersion)"))
-        case .failure(.undecodable(let error)): return .failure(.init("not a blocking-calls report: \(VersionedJSON.describe(error, typeDetail: false))"))
-        case .failure(.outOfRange(let problem)): return .failure(.init("blocking-calls report out of range: \(problem)"))
+            return .failure(
+                .init(
+                    "blocking-calls report of schema version \(version); this stallreport reads version \(currentSchemaVersion)"
+                ))
+        case .failure(.undecodable(let error)):
+            return .failure(.init("not a blocking-calls report: \(VersionedJSON.describe(error, typeDetail: false))"))
+        case .failure(.outOfRange(let problem)):
+            return .failure(.init("blocking-calls report out of range: \(problem)"))
         }
     }
 

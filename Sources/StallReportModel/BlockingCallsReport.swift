@@ -62,8 +62,11 @@ public struct BlockingCallsReport: Codable, Sendable, Equatable {
         public var stack: [Frame]
 
         /// Creates a call site.
-        public init(call: String, loopKind: String, fingerprint: String, callSite: String?, count: Int, totalMs: Double, maxMs: Double,
-                    durationsMs: [Double], threads: [Int], stack: [Frame]) {
+        public init(
+            call: String, loopKind: String, fingerprint: String, callSite: String?, count: Int, totalMs: Double,
+            maxMs: Double,
+            durationsMs: [Double], threads: [Int], stack: [Frame]
+        ) {
             self.call = call
             self.loopKind = loopKind
             self.fingerprint = fingerprint
@@ -98,8 +101,11 @@ public struct BlockingCallsReport: Codable, Sendable, Equatable {
     }
 
     /// Creates a report from its parts.
-    public init(id: String, startedAt: Date, intervalMs: Double, thresholdMs: Double, process: StallReport.Process, callSites: [CallSite],
-                omittedCallSites: Int, droppedCalls: Int, tags: [String: String]?) {
+    public init(
+        id: String, startedAt: Date, intervalMs: Double, thresholdMs: Double, process: StallReport.Process,
+        callSites: [CallSite],
+        omittedCallSites: Int, droppedCalls: Int, tags: [String: String]?
+    ) {
         self.schemaVersion = Self.currentSchemaVersion
         self.kind = Self.kindValue
         self.id = id
@@ -127,8 +133,11 @@ public struct BlockingCallsReport: Codable, Sendable, Equatable {
     /// The fingerprint of a call made from `stack` (caller first, names as symbolicated):
     /// its top in-app names (the runtime's and the C library's left out) and the call.
     public static func fingerprint(call: String, stack: [String?]) -> String {
-        let named = stack.compactMap { $0 }.compactMap(FingerprintName.of).filter { !isRuntimeName($0) && !Fingerprint.isIgnored($0) }
-        return Fingerprint.make(Array(FingerprintName.collapsed(named).prefix(Fingerprint.appFrameCount)) + ["blocking", call])
+        let named = stack.compactMap { $0 }.compactMap(FingerprintName.of).filter {
+            !isRuntimeName($0) && !Fingerprint.isIgnored($0)
+        }
+        return Fingerprint.make(
+            Array(FingerprintName.collapsed(named).prefix(Fingerprint.appFrameCount)) + ["blocking", call])
     }
 
     /// Names that are the C library's, the Swift runtime's or Dispatch's and Foundation's, not the app's.
@@ -141,6 +150,7 @@ public struct BlockingCallsReport: Codable, Sendable, Equatable {
         // Where every thread begins (glibc's thread entry and the kernel's clone).
         "start_thread", "clone",
         // The Swift overlays' own frames: the app's call into them is the call site.
-        "Dispatch.", "Foundation.", "FoundationEssentials.", "Synchronization.", "static Dispatch.", "static Foundation.",
+        "Dispatch.", "Foundation.", "FoundationEssentials.", "Synchronization.", "static Dispatch.",
+        "static Foundation.",
     ]
 }

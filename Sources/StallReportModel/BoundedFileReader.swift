@@ -23,7 +23,8 @@ public enum BoundedFileReader {
             switch self {
             case .unreadable(let why): return "cannot read file: \(why)"
             case .tooLarge(let size, let limit):
-                return "file too large (\(ByteCount.format(size)), limit \(ByteCount.format(limit)); raise it with --max-file-size)"
+                return
+                    "file too large (\(ByteCount.format(size)), limit \(ByteCount.format(limit)); raise it with --max-file-size)"
             }
         }
     }

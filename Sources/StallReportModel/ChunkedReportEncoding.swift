@@ -11,7 +11,9 @@ enum ChunkedReportEncoding {
 
     /// `report` encoded by `encoder` (made by ``ReportCoding/makeEncoder(pretty:)``), the samples
     /// `chunkSize` at a time.
-    static func encode(_ report: StallReport, with encoder: JSONEncoder, pretty: Bool, chunkSize: Int = chunkSize) throws -> Data {
+    static func encode(
+        _ report: StallReport, with encoder: JSONEncoder, pretty: Bool, chunkSize: Int = chunkSize
+    ) throws -> Data {
         var skeleton = report
         skeleton.samples = []
         var data = try encoder.encode(skeleton)
@@ -26,7 +28,8 @@ enum ChunkedReportEncoding {
             let end = min(start + chunkSize, report.samples.count)
             let chunk = try encoder.encode(Array(report.samples[start..<end]))
             // The elements between the chunk's brackets (and, pretty, its last newline).
-            guard let open = chunk.firstIndex(of: UInt8(ascii: "[")), let close = chunk.lastIndex(of: UInt8(ascii: "]")) else {
+            guard let open = chunk.firstIndex(of: UInt8(ascii: "[")), let close = chunk.lastIndex(of: UInt8(ascii: "]"))
+            else {
                 return try encoder.encode(report)
             }
             var inner = chunk[(open + 1)..<close]
@@ -55,7 +58,9 @@ enum ChunkedReportEncoding {
         let key = Data(#""samples""#.utf8)
         guard let found = data.range(of: key) else { return nil }
         var index = found.upperBound
-        func skipSpaces() { while index < data.endIndex, [0x20, 0x0A, 0x0D, 0x09].contains(data[index]) { index += 1 } }
+        func skipSpaces() {
+            while index < data.endIndex, [0x20, 0x0A, 0x0D, 0x09].contains(data[index]) { index += 1 }
+        }
         skipSpaces()
         guard index < data.endIndex, data[index] == UInt8(ascii: ":") else { return nil }
         index += 1

@@ -11,7 +11,8 @@ extension DecodingError {
         }
         switch self {
         case .keyNotFound(let key, let context): return "missing key '\(key.stringValue)'\(path(context))"
-        case .typeMismatch(_, let context): return "wrong type\(path(context))" + (typeDetail ? ": \(context.debugDescription)" : "")
+        case .typeMismatch(_, let context):
+            return "wrong type\(path(context))" + (typeDetail ? ": \(context.debugDescription)" : "")
         case .valueNotFound(_, let context): return "null value\(path(context))"
         case .dataCorrupted(let context): return "\(context.debugDescription)\(path(context))"
         @unknown default: return String(describing: self)

@@ -68,10 +68,16 @@ public enum Fingerprint {
     /// Given the representative async callers (``StallReport/representativeAsyncCallers``), their
     /// in-app frames follow, after `async`, named like the stack's: two handlers that block in the
     /// same helper differ. Reports without async callers keep the fingerprint they always had.
-    public static func components(stack: [StallReport.Frame], classification: StallClassification, syscall: String?, images: [StallReport.Image] = [],
-                                  asyncCallers: [StallReport.Frame] = []) -> [String] {
-        let base = stackComponents(stack: stack.filter { !$0.isMonitorCode }, classification: classification, syscall: syscall, images: images)
-        let callers = appComponents(asyncCallers.filter { !$0.isMonitorCode && !($0.symbol.map(AsyncCallerNames.isThunk) ?? false) }, images: images)
+    public static func components(
+        stack: [StallReport.Frame], classification: StallClassification, syscall: String?,
+        images: [StallReport.Image] = [],
+        asyncCallers: [StallReport.Frame] = []
+    ) -> [String] {
+        let base = stackComponents(
+            stack: stack.filter { !$0.isMonitorCode }, classification: classification, syscall: syscall, images: images)
+        let callers = appComponents(
+            asyncCallers.filter { !$0.isMonitorCode && !($0.symbol.map(AsyncCallerNames.isThunk) ?? false) },
+            images: images)
         return callers.isEmpty ? base : base + ["async"] + callers
     }
 
@@ -89,16 +95,20 @@ public enum Fingerprint {
     private static func unnamedApp(_ frames: [StallReport.Frame], images: [StallReport.Image]) -> [String] {
         frames.filter(\.inApp).prefix(appFrameCount).compactMap { frame -> String? in
             guard let index = frame.image, images.indices.contains(index),
-                  let address = ReportCoding.parseAddress(frame.address),
-                  let bias = ReportCoding.parseAddress(images[index].loadBias), address >= bias else { return nil }
+                let address = ReportCoding.parseAddress(frame.address),
+                let bias = ReportCoding.parseAddress(images[index].loadBias), address >= bias
+            else { return nil }
             let file = images[index].path.split(separator: "/").last.map(String.init) ?? images[index].path
             return "\(file)+\(ReportCoding.formatAddress(address - bias))"
         }
     }
 
-    private static func stackComponents(stack: [StallReport.Frame], classification: StallClassification, syscall: String?, images: [StallReport.Image]) -> [String] {
+    private static func stackComponents(
+        stack: [StallReport.Frame], classification: StallClassification, syscall: String?, images: [StallReport.Image]
+    ) -> [String] {
         let named = stack.compactMap { frame -> (String, Bool)? in
-            guard let symbol = frame.symbol, !symbol.isEmpty, !isIgnored(symbol), let name = FingerprintName.of(symbol) else { return nil }
+            guard let symbol = frame.symbol, !symbol.isEmpty, !isIgnored(symbol), let name = FingerprintName.of(symbol)
+            else { return nil }
             return (name, frame.inApp)
         }
         let app = FingerprintName.collapsed(named.filter { $0.1 }.map { $0.0 }).prefix(appFrameCount)

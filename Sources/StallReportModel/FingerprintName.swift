@@ -48,7 +48,9 @@ public enum FingerprintName {
     private static func droppingCloneKind(_ name: Substring) -> Substring? {
         for kind in plainKinds where name.hasPrefix(kind) { return name.dropFirst(kind.count) }
         for kind in bracketedKinds where name.hasPrefix(kind) {
-            guard let close = closingBracket(in: name, after: name.index(name.startIndex, offsetBy: kind.count)) else { return nil }
+            guard let close = closingBracket(in: name, after: name.index(name.startIndex, offsetBy: kind.count)) else {
+                return nil
+            }
             let rest = name[name.index(after: close)...]
             return rest.hasPrefix(" of ") ? rest.dropFirst(4) : nil
         }

@@ -25,7 +25,8 @@ package struct FrameIndices: Sendable, Hashable, Codable, RandomAccessCollection
     /// The indices `buffer.indices[range]`; the range must lie in the buffer and end at or
     /// before `UInt32.max`.
     package init(_ buffer: Buffer, range: Range<Int>) {
-        precondition(range.lowerBound >= 0 && range.upperBound <= buffer.indices.count && range.upperBound <= Int(UInt32.max))
+        precondition(
+            range.lowerBound >= 0 && range.upperBound <= buffer.indices.count && range.upperBound <= Int(UInt32.max))
         storage = .packed(buffer, start: UInt32(range.lowerBound), count: UInt32(range.count))
     }
 
@@ -33,7 +34,8 @@ package struct FrameIndices: Sendable, Hashable, Codable, RandomAccessCollection
     package var array: [Int] {
         switch storage {
         case .array(let array): return array
-        case .packed(let buffer, let start, let count): return buffer.indices[Int(start)..<Int(start + count)].map { Int($0) }
+        case .packed(let buffer, let start, let count):
+            return buffer.indices[Int(start)..<Int(start + count)].map { Int($0) }
         }
     }
 
@@ -75,7 +77,8 @@ package struct FrameIndices: Sendable, Hashable, Codable, RandomAccessCollection
         fileprivate init(_ storage: Storage) {
             switch storage {
             case .array(let array): self.array = array.makeIterator()
-            case .packed(let buffer, let start, let count): packed = buffer.indices[Int(start)..<Int(start + count)].makeIterator()
+            case .packed(let buffer, let start, let count):
+                packed = buffer.indices[Int(start)..<Int(start + count)].makeIterator()
             }
         }
 

@@ -55,14 +55,16 @@ enum ISO8601UTC {
             return value
         }
         guard utf8[4] == UInt8(ascii: "-"), utf8[7] == UInt8(ascii: "-"), utf8[10] == UInt8(ascii: "T"),
-              utf8[13] == UInt8(ascii: ":"), utf8[16] == UInt8(ascii: ":"),
-              let year = number(0..<4), years.contains(year), let month = number(5..<7), let day = number(8..<10),
-              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-              (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
-              hour < 24, minute < 60, second < 60 else { return nil }
+            utf8[13] == UInt8(ascii: ":"), utf8[16] == UInt8(ascii: ":"),
+            let year = number(0..<4), years.contains(year), let month = number(5..<7), let day = number(8..<10),
+            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+            (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
+            hour < 24, minute < 60, second < 60
+        else { return nil }
         var fraction = 0.0
         if utf8.count > 19 {
-            guard utf8[19] == UInt8(ascii: "."), utf8.count > 20, utf8.count <= 29, let digits = number(20..<utf8.count) else { return nil }
+            guard utf8[19] == UInt8(ascii: "."), utf8.count > 20, utf8.count <= 29, let digits = number(20..<utf8.count)
+            else { return nil }
             fraction = Double(digits) / pow(10, Double(utf8.count - 20))
         }
         let days = daysSinceEpoch(year: year, month: month, day: day)

@@ -51,7 +51,8 @@ public enum JSONNesting {
                     if depth > deepest {
                         deepest = depth
                         if deepest > limit {
-                            return Shape(maxDepth: deepest, endDepth: depth, endsInsideString: false, stoppedAtLimit: true)
+                            return Shape(
+                                maxDepth: deepest, endDepth: depth, endsInsideString: false, stoppedAtLimit: true)
                         }
                     }
                 case UInt8(ascii: "]"), UInt8(ascii: "}"):

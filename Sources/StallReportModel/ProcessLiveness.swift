@@ -70,7 +70,8 @@ public enum ProcessLiveness {
     public static func isRunning(pid: Int, startTicks recorded: UInt64?, executableName: String) -> Bool {
         guard let ticks = startTicks(pid: pid) else { return false }
         if let recorded, recorded > 0 { return ticks == recorded }
-        let comm = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?
+        let comm =
+            (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?
             .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         return !comm.isEmpty && executableName.hasPrefix(comm)
     }

@@ -6,7 +6,8 @@ public enum ReportCoding {
     /// An encoder that writes reports as the schema requires.
     public static func makeEncoder(pretty: Bool = true) -> JSONEncoder {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+        encoder.outputFormatting =
+            pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
             try container.encode(formatDate(date))
@@ -33,7 +34,9 @@ public enum ReportCoding {
     /// (the format style truncates, and a parsed `.196` is often stored as `.19599…`).
     public static func formatDate(_ date: Date) -> String {
         let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
-        if milliseconds.magnitude < 9e15, let text = ISO8601UTC.format(milliseconds: Int64(milliseconds)) { return text }
+        if milliseconds.magnitude < 9e15, let text = ISO8601UTC.format(milliseconds: Int64(milliseconds)) {
+            return text
+        }
         let seconds = (milliseconds / 1000).rounded(.down)
         let whole = Date(timeIntervalSince1970: seconds).formatted(Date.ISO8601FormatStyle())
         let fraction = Int(milliseconds - seconds * 1000)

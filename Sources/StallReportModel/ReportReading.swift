@@ -67,7 +67,8 @@ public struct ReportReadError: Error, Sendable, Equatable, CustomStringConvertib
         case .notAReport: return "not a stall report: \(detail)"
         case .outOfRange: return "value out of range: \(detail)"
         case .unsupportedSchemaVersion:
-            return "unsupported schemaVersion \(schemaVersion.map(String.init) ?? "?") (this tool reads version \(StallReport.currentSchemaVersion))"
+            return
+                "unsupported schemaVersion \(schemaVersion.map(String.init) ?? "?") (this tool reads version \(StallReport.currentSchemaVersion))"
         default: return "\(code.name): \(detail)"
         }
     }
@@ -76,7 +77,9 @@ public struct ReportReadError: Error, Sendable, Equatable, CustomStringConvertib
 extension StallReport {
     /// Decodes a report from JSON data, telling apart invalid JSON, non-reports and unknown versions.
     public static func decode(from data: Data) throws(ReportReadError) -> StallReport {
-        switch VersionedJSON.decode(StallReport.self, from: data, version: currentSchemaVersion, violation: { $0.schemaViolation }) {
+        switch VersionedJSON.decode(
+            StallReport.self, from: data, version: currentSchemaVersion, violation: { $0.schemaViolation })
+        {
         case .success(let report): return report
         case .failure(.empty): throw .empty
         case .failure(.malformed(let error)): throw .invalidJSON(VersionedJSON.describe(error, typeDetail: true))

@@ -19,7 +19,9 @@ public enum RepresentativeStack {
     /// counting it against the majority made the path stop one frame earlier or later from run to
     /// run (a third of the samples of a ThreadSanitizer build end in the vDSO, where TSan delivers
     /// the signal late). Truncated stacks decide only when no whole stack exists.
-    public static func find(samples: [StallReport.Sample], frames: [StallReport.Frame]) -> (stack: [Int], syscall: String?)? {
+    public static func find(
+        samples: [StallReport.Sample], frames: [StallReport.Frame]
+    ) -> (stack: [Int], syscall: String?)? {
         let stacks = samples.count { $0.kind == .stack && !$0.frameIndices.isEmpty }
         let syscallOnly = samples.count { $0.kind == .syscall && !$0.frameIndices.isEmpty }
         let kinds: [StallReport.Sample.Kind] = stacks >= syscallOnly ? [.stack, .syscall] : [.syscall, .stack]
@@ -30,7 +32,9 @@ public enum RepresentativeStack {
             let voters = whole.isEmpty ? ofKind : whole
             // The monitor's own frames (an interposer a debug build keeps and a release build may
             // tail-call through) are not part of any path: the same stall gets the same stack in both.
-            let paths = voters.map { voter in voter.frameIndices.reversed().filter { !frames.indices.contains($0) || !frames[$0].isMonitorCode } }
+            let paths = voters.map { voter in
+                voter.frameIndices.reversed().filter { !frames.indices.contains($0) || !frames[$0].isMonitorCode }
+            }
             let syscalls = voters.map(\.syscall)
             var members = Array(paths.indices)
             let needed = (paths.count + 1) / 2
@@ -46,8 +50,11 @@ public enum RepresentativeStack {
                     let entry = counts[frameKey] ?? (0, member)
                     counts[frameKey] = (entry.count + 1, entry.first)
                 }
-                guard let best = counts.max(by: { ($0.value.count, -$0.value.first) < ($1.value.count, -$1.value.first) }),
-                      best.value.count >= needed else { break }
+                guard
+                    let best = counts.max(by: { ($0.value.count, -$0.value.first) < ($1.value.count, -$1.value.first) }
+                    ),
+                    best.value.count >= needed
+                else { break }
                 let agreeing = members.filter { paths[$0].count > depth && key(paths[$0][depth]) == best.key }
                 let withLine = agreeing.first { frames[paths[$0][depth]].line != nil }
                 path.append(paths[withLine ?? best.value.first][depth])
@@ -69,10 +76,11 @@ extension StallReport {
     /// app by an instrumented build) are not the app's functions.
     public var representativeFunction: String {
         let stack = representativeStack.compactMap { $0 < frames.count ? frames[$0] : nil }
-        let frame = stack.first(where: { frame in
-            guard frame.inApp, !frame.isMonitorCode, let symbol = frame.symbol else { return false }
-            return !Fingerprint.isIgnored(symbol)
-        }) ?? stack.first
+        let frame =
+            stack.first(where: { frame in
+                guard frame.inApp, !frame.isMonitorCode, let symbol = frame.symbol else { return false }
+                return !Fingerprint.isIgnored(symbol)
+            }) ?? stack.first
         let samplesSyscall = samples.first(where: { $0.syscall != nil })?.syscall
         return frame?.symbol ?? samplesSyscall.map { "in \($0)" } ?? "(no stack)"
     }

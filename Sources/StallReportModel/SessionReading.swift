@@ -56,7 +56,9 @@ public struct SessionReadError: Error, Sendable, Equatable, CustomStringConverti
     /// The JSON is not a session record.
     public static func notASession(_ why: String) -> Self { Self(code: .notASession, detail: why) }
     /// The record's schema version is one this code does not know.
-    public static func unsupportedSchemaVersion(_ version: Int) -> Self { Self(code: .unsupportedSchemaVersion, number: version) }
+    public static func unsupportedSchemaVersion(_ version: Int) -> Self {
+        Self(code: .unsupportedSchemaVersion, number: version)
+    }
 
     /// A one-line explanation for humans.
     public var description: String {
@@ -67,7 +69,8 @@ public struct SessionReadError: Error, Sendable, Equatable, CustomStringConverti
         case .invalidJSON: return "session record is not valid JSON: \(detail)"
         case .notASession: return "not a session record: \(detail)"
         case .unsupportedSchemaVersion:
-            return "unsupported session schemaVersion \(number.map(String.init) ?? "?") (this tool reads version \(SessionRecord.currentSchemaVersion))"
+            return
+                "unsupported session schemaVersion \(number.map(String.init) ?? "?") (this tool reads version \(SessionRecord.currentSchemaVersion))"
         default: return "\(code.name): \(detail)"
         }
     }
@@ -76,12 +79,17 @@ public struct SessionReadError: Error, Sendable, Equatable, CustomStringConverti
 extension SessionRecord {
     /// Decodes a record from JSON, telling apart invalid JSON, other JSON and unknown versions.
     public static func decode(from data: Data) throws(SessionReadError) -> SessionRecord {
-        switch VersionedJSON.decode(SessionRecord.self, from: data, version: currentSchemaVersion, kind: kindValue, violation: { $0.invalidValue }) {
+        switch VersionedJSON.decode(
+            SessionRecord.self, from: data, version: currentSchemaVersion, kind: kindValue,
+            violation: { $0.invalidValue })
+        {
         case .success(let record): return record
         case .failure(.empty): throw .empty
         case .failure(.malformed(let error)):
             guard error is DecodingError else { throw .invalidJSON(String(describing: error)) }
-            throw .invalidJSON(JSONNesting.looksBinary(data) ? "binary data, not JSON text" : "the document is malformed or ends early")
+            throw .invalidJSON(
+                JSONNesting.looksBinary(data) ? "binary data, not JSON text" : "the document is malformed or ends early"
+            )
         case .failure(.notAnObject): throw .notASession("top level is not a JSON object with kind \"session\"")
         case .failure(.wrongKind(let found)):
             throw .notASession(found.map { "kind is \"\($0)\", not \"session\"" } ?? "no kind \"session\"")
@@ -99,12 +107,16 @@ extension SessionRecord {
     /// The first value no monitor writes (a negative count or time), described; nil when none.
     var invalidValue: String? {
         if !(monitoredMs >= 0 && monitoredMs.isFinite) { return "monitoredMs must be a finite number, 0 or more" }
-        if monitoredMs > Self.largestMonitoredMilliseconds { return "monitoredMs must be at most \(Self.largestMonitoredMilliseconds)" }
+        if monitoredMs > Self.largestMonitoredMilliseconds {
+            return "monitoredMs must be at most \(Self.largestMonitoredMilliseconds)"
+        }
         for (key, value) in [("spans", spans), ("stalls", stalls), ("reportsWritten", reportsWritten), ("pid", pid)] {
             if value < 0 { return "\(key) must be 0 or more" }
             if value > StallReport.largestCount { return "\(key) must be at most \(StallReport.largestCount)" }
         }
-        if let reason = reportsDropped.first(where: { $0.value < 0 })?.key { return "reportsDropped.\(reason) must be 0 or more" }
+        if let reason = reportsDropped.first(where: { $0.value < 0 })?.key {
+            return "reportsDropped.\(reason) must be 0 or more"
+        }
         if let reason = reportsDropped.first(where: { $0.value > StallReport.largestCount })?.key {
             return "reportsDropped.\(reason) must be at most \(StallReport.largestCount)"
         }

@@ -6,6 +6,7 @@ extension SessionRecord {
     /// that is unknown, runs an executable of the same name). A record without a clean stop whose
     /// process does not run ended uncleanly: the process crashed or was killed.
     public func processIsRunning() -> Bool {
-        WriterLiveness.state(hostName: hostName, pid: pid, startTicks: processStartTicks, executableName: executableName) == .running
+        WriterLiveness.state(
+            hostName: hostName, pid: pid, startTicks: processStartTicks, executableName: executableName) == .running
     }
 }

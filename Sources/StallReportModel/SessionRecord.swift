@@ -63,7 +63,8 @@ public struct SessionRecord: Codable, Sendable, Equatable {
     public init(
         schemaVersion: Int = SessionRecord.currentSchemaVersion, kind: String = SessionRecord.kindValue, pid: Int,
         processStartTicks: UInt64, hostName: String, executableName: String, appVersion: String? = nil,
-        startedAt: Date, lastHeartbeatAt: Date, aliveMs: AliveMilliseconds? = nil, stoppedAt: Date? = nil, cleanStop: Bool, monitoredMs: Double,
+        startedAt: Date, lastHeartbeatAt: Date, aliveMs: AliveMilliseconds? = nil, stoppedAt: Date? = nil,
+        cleanStop: Bool, monitoredMs: Double,
         thresholdMs: Double, spans: Int, stalls: Int, reportsWritten: Int, reportsDropped: [String: Int] = [:]
     ) {
         self.schemaVersion = schemaVersion

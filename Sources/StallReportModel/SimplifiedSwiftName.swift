@@ -64,7 +64,8 @@ private enum Simplifier {
         if text == Array("partial apply forwarder") { return "partial apply" }
         for prefix in specializations where text.starts(with: prefix) {
             guard let close = matching(text, prefix.count - 1),
-                  text[(close + 1)...].starts(with: Array(" of ")) else { return nil }
+                text[(close + 1)...].starts(with: Array(" of "))
+            else { return nil }
             guard let rest = symbol(Array(text[(close + 5)...])) else { return nil }
             return "specialized " + rest
         }
@@ -73,8 +74,9 @@ private enum Simplifier {
         if text.starts(with: witness) {
             let body = Array(text[witness.count...])
             guard let at = firstTopLevel(body, Array(" in conformance ")),
-                  let requirement = chain(Array(body[..<at])),
-                  let conformance = conformance(Array(body[(at + 16)...])) else { return nil }
+                let requirement = chain(Array(body[..<at])),
+                let conformance = conformance(Array(body[(at + 16)...]))
+            else { return nil }
             return "protocol witness for " + requirement + " in conformance " + conformance
         }
         return chain(text)
@@ -95,7 +97,8 @@ private enum Simplifier {
     /// `(2) await resume partial function for X` and `… suspend resume …`: the simplified demangler prints X.
     static func dropAsyncPartial(_ text: Text) -> Text? {
         guard text.first == "(", let close = matching(text, 0), close > 1,
-              text[1..<close].allSatisfy(\.isNumber) else { return nil }
+            text[1..<close].allSatisfy(\.isNumber)
+        else { return nil }
         for phrase in [" await resume partial function for ", " suspend resume partial function for "] {
             let phrase = Array(phrase)
             if text[(close + 1)...].starts(with: phrase) { return Array(text[(close + 1 + phrase.count)...]) }
@@ -130,19 +133,25 @@ private enum Simplifier {
         var text = text
         if let at = lastTopLevel(text, Array(" in ")), isIdentifier(text[(at + 4)...]) { text = Array(text[..<at]) }
         guard let colon = lastTopLevel(text, Array(" : ")) else {
-            if let colon = firstTopLevel(text, Array(": ")), let a = type(Array(text[..<colon])), let b = type(Array(text[(colon + 2)...])) {
+            if let colon = firstTopLevel(text, Array(": ")), let a = type(Array(text[..<colon])),
+                let b = type(Array(text[(colon + 2)...]))
+            {
                 // A base conformance `P: Q`.
                 return a + ": " + b
             }
             return type(text)
         }
         let conforming = Array(text[..<colon])
-        if let at = lastTopLevel(conforming, Array(" in ")), let inner = firstTopLevel(conforming, Array(" : ")), inner < at,
-           let a = type(Array(conforming[..<inner])), let b = type(Array(conforming[(inner + 3)..<at])),
-           let c = type(Array(conforming[(at + 4)...])) {
+        if let at = lastTopLevel(conforming, Array(" in ")), let inner = firstTopLevel(conforming, Array(" : ")),
+            inner < at,
+            let a = type(Array(conforming[..<inner])), let b = type(Array(conforming[(inner + 3)..<at])),
+            let c = type(Array(conforming[(at + 4)...]))
+        {
             return a + " : " + b + " in " + c
         }
-        if let at = firstTopLevel(conforming, Array(" in ")), let a = type(Array(conforming[..<at])), let b = type(Array(conforming[(at + 4)...])) {
+        if let at = firstTopLevel(conforming, Array(" in ")), let a = type(Array(conforming[..<at])),
+            let b = type(Array(conforming[(at + 4)...]))
+        {
             // A base protocol's conformance `P in T`.
             return a + " in " + b
         }
@@ -191,11 +200,15 @@ private enum Simplifier {
                 type = Array(type[(space + 1)...])
                 continue
             }
-            guard let close = matching(type, 0), let arguments = genericArguments(Array(type[1..<close])) else { return nil }
+            guard let close = matching(type, 0), let arguments = genericArguments(Array(type[1..<close])) else {
+                return nil
+            }
             signature += arguments
             type = Array(type[(close + 1)...])
         }
-        guard type.first == "(", let close = matching(type, 0), let labels = labels(Array(type[1..<close])) else { return nil }
+        guard type.first == "(", let close = matching(type, 0), let labels = labels(Array(type[1..<close])) else {
+            return nil
+        }
         return head + " " + signature + labels
     }
 
@@ -207,7 +220,9 @@ private enum Simplifier {
         var index = 0
         while index < text.count {
             var end = index
-            while end < text.count, text[end].isLetter || text[end].isNumber || text[end] == "-" || text[end] == "_" { end += 1 }
+            while end < text.count, text[end].isLetter || text[end].isNumber || text[end] == "-" || text[end] == "_" {
+                end += 1
+            }
             guard end > index, end < text.count, text[end] == " " else { break }
             words.append(String(text[index..<end]))
             index = end + 1
@@ -215,12 +230,14 @@ private enum Simplifier {
         }
         guard !words.isEmpty, index < text.count else { return nil }
         let subject = Array(text[index...])
-        if words.count >= 3, words[words.count - 3] == "value", words[words.count - 2] == "witness", words.last == "for" {
+        if words.count >= 3, words[words.count - 3] == "value", words[words.count - 2] == "witness", words.last == "for"
+        {
             words.removeSubrange((words.count - 3)..<(words.count - 1))
         }
         let prefix = words.joined(separator: " ") + " "
         if words.last == "type", let and = firstTopLevel(subject, Array(" and conformance ")) {
-            guard let first = type(Array(subject[..<and])), let second = conformance(Array(subject[(and + 17)...])) else { return nil }
+            guard let first = type(Array(subject[..<and])), let second = conformance(Array(subject[(and + 17)...]))
+            else { return nil }
             return prefix + first + " and conformance " + second
         }
         if words == ["module", "descriptor"], isIdentifier(subject[...]) { return prefix }
@@ -232,7 +249,8 @@ private enum Simplifier {
     /// `static M.T.x : Swift.Double : M.T.Type` (a key path accessor's subject): `static T.x : T.Type`.
     static func keyPathEntity(_ text: Text) -> String? {
         let parts = splitTopLevel(text, Array(" : "))
-        guard parts.count == 3 || parts.count == 2, let name = entity(parts[0]), let base = type(parts[parts.count - 1]) else { return nil }
+        guard parts.count == 3 || parts.count == 2, let name = entity(parts[0]), let base = type(parts[parts.count - 1])
+        else { return nil }
         return name + " : " + base
     }
 
@@ -252,7 +270,9 @@ private enum Simplifier {
         var out = prefix + path.components.dropFirst().joined(separator: ".")
         var index = path.end
         if index < text.count, text[index] == "(" {
-            guard let close = matching(text, index), let labels = labels(Array(text[(index + 1)..<close])) else { return nil }
+            guard let close = matching(text, index), let labels = labels(Array(text[(index + 1)..<close])) else {
+                return nil
+            }
             // A full name always has a return type; `M.T.f(a:)` without one is simplified already.
             if close + 1 == text.count, labels == "(" + String(text[(index + 1)..<close]) + ")" { return nil }
             out += labels
@@ -293,7 +313,8 @@ private enum Simplifier {
     static func labels(_ parameters: Text) -> String? {
         if parameters.allSatisfy({ $0 == " " }) { return "()" }
         if parameters.last == ":", !parameters.contains(" "),
-           parameters.split(separator: ":").allSatisfy({ isIdentifier($0) }) {
+            parameters.split(separator: ":").allSatisfy({ isIdentifier($0) })
+        {
             // Labels already: `(milliseconds:)`, `(_:gap:)` (a name simplified before).
             return "(" + String(parameters) + ")"
         }
@@ -313,7 +334,8 @@ private enum Simplifier {
     /// `(extension in Module):` at the start of an entity or type is dropped.
     static func dropExtensionContext(_ text: Text) -> Text {
         let opening = Array("(extension in ")
-        guard text.starts(with: opening), let close = matching(text, 0), close + 1 < text.count, text[close + 1] == ":" else { return text }
+        guard text.starts(with: opening), let close = matching(text, 0), close + 1 < text.count, text[close + 1] == ":"
+        else { return text }
         return Array(text[(close + 2)...])
     }
 
@@ -337,9 +359,12 @@ private enum Simplifier {
                 // A private name `(name in _HASH)` or a local type `(Name #1 in …)`.
                 guard let close = matching(text, index) else { return nil }
                 let inner = Array(text[(index + 1)..<close])
-                guard let at = firstTopLevel(inner, Array(" in ")) ?? (inner.starts(with: Array("in ")) ? -1 : nil) else { return nil }
+                guard let at = firstTopLevel(inner, Array(" in ")) ?? (inner.starts(with: Array("in ")) ? -1 : nil)
+                else { return nil }
                 component = at < 0 ? "" : String(inner[..<at])
-                guard component.isEmpty || isIdentifier(Array(component)[...]) || component.contains(" #") else { return nil }
+                guard component.isEmpty || isIdentifier(Array(component)[...]) || component.contains(" #") else {
+                    return nil
+                }
                 index = close + 1
             } else if let length = operatorLength(text, index) {
                 component = String(text[index..<(index + length)])
@@ -357,7 +382,9 @@ private enum Simplifier {
                 index = end
             }
             while index < text.count, text[index] == "<" {
-                guard let close = matching(text, index), let arguments = genericArguments(Array(text[(index + 1)..<close])) else { return nil }
+                guard let close = matching(text, index),
+                    let arguments = genericArguments(Array(text[(index + 1)..<close]))
+                else { return nil }
                 component += arguments
                 index = close + 1
             }
@@ -422,7 +449,8 @@ private enum Simplifier {
         guard index < text.count else { return nil }
         if text[index] == "<" {
             // The generic signature of a generic function type.
-            guard let close = matching(text, index), let signature = genericArguments(Array(text[(index + 1)..<close])) else { return nil }
+            guard let close = matching(text, index), let signature = genericArguments(Array(text[(index + 1)..<close]))
+            else { return nil }
             out += signature
             index = close + 1
             if index < text.count, text[index] == " " {
@@ -484,15 +512,19 @@ private enum Simplifier {
         }
         if index == text.count { return out }
         for joint in [" -> ", " & "] where text[index...].starts(with: Array(joint)) {
-            guard let rest = type(Array(text[(index + joint.count)...]), keepFunctionTypes: keepFunctionTypes) else { return nil }
+            guard let rest = type(Array(text[(index + joint.count)...]), keepFunctionTypes: keepFunctionTypes) else {
+                return nil
+            }
             return out + joint + rest
         }
         return nil
     }
 
     /// Words that may stand before a type.
-    static let typeKeywords = ["let ", "inout ", "__owned ", "__shared ", "owned ", "borrowing ", "consuming ", "sending ",
-                               "isolated ", "some ", "any ", "__setter_context ", "__ownership ", "nonisolated "].map { Array($0) }
+    static let typeKeywords = [
+        "let ", "inout ", "__owned ", "__shared ", "owned ", "borrowing ", "consuming ", "sending ",
+        "isolated ", "some ", "any ", "__setter_context ", "__ownership ", "nonisolated ",
+    ].map { Array($0) }
 
     /// Effects between a function type's parameters and its arrow.
     static let functionEffects = [" async", " throws(", " throws", " rethrows"].map { Array($0) }
@@ -502,15 +534,20 @@ private enum Simplifier {
         var out: [String] = []
         for element in splitTopLevel(text, Array(", ")) {
             if let colon = firstTopLevel(element, Array(": ")), isIdentifier(element[..<colon]) {
-                guard let simple = type(Array(element[(colon + 2)...]), keepFunctionTypes: keepFunctionTypes) else { return nil }
+                guard let simple = type(Array(element[(colon + 2)...]), keepFunctionTypes: keepFunctionTypes) else {
+                    return nil
+                }
                 out.append(String(element[..<colon]) + ": " + simple)
             } else if let colon = firstTopLevel(element, Array(" : ")) {
                 // A dictionary type already sugared `[K : V]`.
                 guard let key = type(Array(element[..<colon]), keepFunctionTypes: keepFunctionTypes),
-                      let value = type(Array(element[(colon + 3)...]), keepFunctionTypes: keepFunctionTypes) else { return nil }
+                    let value = type(Array(element[(colon + 3)...]), keepFunctionTypes: keepFunctionTypes)
+                else { return nil }
                 out.append(key + " : " + value)
             } else {
-                guard let simple = element.isEmpty ? "" : type(element, keepFunctionTypes: keepFunctionTypes) else { return nil }
+                guard let simple = element.isEmpty ? "" : type(element, keepFunctionTypes: keepFunctionTypes) else {
+                    return nil
+                }
                 out.append(simple)
             }
         }

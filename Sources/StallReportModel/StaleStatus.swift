@@ -14,15 +14,19 @@ public enum StaleStatus {
     /// own. Whether its process still runs is decided by ``ProcessLiveness``'s rule (pid and the
     /// start time the report recorded), as the monitor's report directory asks it.
     public static func effectiveStatus(of report: StallReport) -> StallStatus {
-        effectiveStatus(status: report.status, hostName: report.process.hostName, pid: report.process.pid,
-                        startTicks: report.process.startTicks, executableName: report.process.executableName)
+        effectiveStatus(
+            status: report.status, hostName: report.process.hostName, pid: report.process.pid,
+            startTicks: report.process.startTicks, executableName: report.process.executableName)
     }
 
     /// The same decision from the report's fields (for readers that do not build the report).
-    public static func effectiveStatus(status: StallStatus, hostName reportHost: String, pid: Int, startTicks: UInt64?,
-                                       executableName: String) -> StallStatus {
+    public static func effectiveStatus(
+        status: StallStatus, hostName reportHost: String, pid: Int, startTicks: UInt64?,
+        executableName: String
+    ) -> StallStatus {
         guard status == .inProgress else { return status }
-        let writer = WriterLiveness.state(hostName: reportHost, pid: pid, startTicks: startTicks, executableName: executableName)
+        let writer = WriterLiveness.state(
+            hostName: reportHost, pid: pid, startTicks: startTicks, executableName: executableName)
         return writer == .gone ? .fatal : status
     }
 }

@@ -21,7 +21,9 @@ public struct StallIdentity: Sendable, Equatable {
     public var fingerprint: String
 
     /// Creates an identity from its parts.
-    public init(stack: [Int], syscall: String?, asyncCallers: [Int]?, asyncCallersInJob: Int? = nil, fingerprint: String) {
+    public init(
+        stack: [Int], syscall: String?, asyncCallers: [Int]?, asyncCallersInJob: Int? = nil, fingerprint: String
+    ) {
         self.stack = stack
         self.syscall = syscall
         self.asyncCallers = asyncCallers
@@ -30,15 +32,20 @@ public struct StallIdentity: Sendable, Equatable {
     }
 
     /// The identity of a stall from its samples and frames, as the monitor writes it.
-    public static func derive(samples: [StallReport.Sample], frames: [StallReport.Frame], classification: StallClassification,
-                              images: [StallReport.Image]) -> StallIdentity {
+    public static func derive(
+        samples: [StallReport.Sample], frames: [StallReport.Frame], classification: StallClassification,
+        images: [StallReport.Image]
+    ) -> StallIdentity {
         let representative = RepresentativeStack.find(samples: samples, frames: frames)
         let stack = representative?.stack ?? []
         let chain = RepresentativeAsyncCallers.choose(samples: samples, frames: frames)
-        let fingerprint = Fingerprint.of(stack: stack, asyncCallers: chain?.callers, asyncCallersInJob: chain?.inJob, frames: frames,
-                                         classification: classification, syscall: representative?.syscall, images: images)
-        return StallIdentity(stack: stack, syscall: representative?.syscall, asyncCallers: chain?.callers, asyncCallersInJob: chain?.inJob,
-                             fingerprint: fingerprint)
+        let fingerprint = Fingerprint.of(
+            stack: stack, asyncCallers: chain?.callers, asyncCallersInJob: chain?.inJob, frames: frames,
+            classification: classification, syscall: representative?.syscall, images: images)
+        return StallIdentity(
+            stack: stack, syscall: representative?.syscall, asyncCallers: chain?.callers,
+            asyncCallersInJob: chain?.inJob,
+            fingerprint: fingerprint)
     }
 }
 
@@ -46,11 +53,16 @@ extension Fingerprint {
     /// The fingerprint of a representative stack and async callers given as frame indices
     /// (invalid indices are skipped); the first `asyncCallersInJob` callers (entered in the
     /// stalled job: a chain read from the job start lacks them) do not count.
-    public static func of(stack: [Int], asyncCallers: [Int]?, asyncCallersInJob: Int? = nil, frames: [StallReport.Frame],
-                          classification: StallClassification, syscall: String?, images: [StallReport.Image]) -> String {
-        let pick = { (indices: ArraySlice<Int>) in indices.compactMap { frames.indices.contains($0) ? frames[$0] : nil } }
+    public static func of(
+        stack: [Int], asyncCallers: [Int]?, asyncCallersInJob: Int? = nil, frames: [StallReport.Frame],
+        classification: StallClassification, syscall: String?, images: [StallReport.Image]
+    ) -> String {
+        let pick = { (indices: ArraySlice<Int>) in indices.compactMap { frames.indices.contains($0) ? frames[$0] : nil }
+        }
         let callers = (asyncCallers ?? [])[...]
-        return make(components(stack: pick(stack[...]), classification: classification, syscall: syscall, images: images,
-                               asyncCallers: pick(callers.dropFirst(min(max(asyncCallersInJob ?? 0, 0), callers.count)))))
+        return make(
+            components(
+                stack: pick(stack[...]), classification: classification, syscall: syscall, images: images,
+                asyncCallers: pick(callers.dropFirst(min(max(asyncCallersInJob ?? 0, 0), callers.count)))))
     }
 }

@@ -22,8 +22,11 @@ extension StallReport {
         public var armingProblems: [String]?
 
         /// Creates loop facts.
-        public init(kind: String, threadName: String, threadID: Int, isMainThread: Bool, mode: String?, passes: Int, longestPassMs: Double,
-                    armingProblems: [String]? = nil) {
+        public init(
+            kind: String, threadName: String, threadID: Int, isMainThread: Bool, mode: String?, passes: Int,
+            longestPassMs: Double,
+            armingProblems: [String]? = nil
+        ) {
             self.kind = kind
             self.threadName = threadName
             self.threadID = threadID
@@ -59,8 +62,11 @@ extension StallReport {
         public var startTicks: UInt64?
 
         /// Creates process facts.
-        public init(pid: Int, executableName: String, executablePath: String, appVersion: String?, hostName: String, os: String, osVersion: String, architecture: String,
-                    startTicks: UInt64? = nil) {
+        public init(
+            pid: Int, executableName: String, executablePath: String, appVersion: String?, hostName: String, os: String,
+            osVersion: String, architecture: String,
+            startTicks: UInt64? = nil
+        ) {
             self.startTicks = startTicks
             self.pid = pid
             self.executableName = executableName
@@ -104,8 +110,11 @@ extension StallReport {
         public var asyncCallersNote: String?
 
         /// Creates sampling facts.
-        public init(unwinder: String, unwinderNote: String?, intervalMs: Double, effectiveIntervalMs: Double, maxSamples: Int, attempted: Int, taken: Int, timedOut: Int, skipped: [String: Int], thinned: Bool, dropped: Int,
-                    asyncCallersNote: String? = nil) {
+        public init(
+            unwinder: String, unwinderNote: String?, intervalMs: Double, effectiveIntervalMs: Double, maxSamples: Int,
+            attempted: Int, taken: Int, timedOut: Int, skipped: [String: Int], thinned: Bool, dropped: Int,
+            asyncCallersNote: String? = nil
+        ) {
             self.asyncCallersNote = asyncCallersNote
             self.unwinder = unwinder
             self.unwinderNote = unwinderNote
@@ -197,9 +206,12 @@ extension StallReport {
         }
 
         /// Creates a sample.
-        public init(offsetMs: Double, kind: Kind, threadState: String, syscall: String? = nil, note: String? = nil, frames: [Int], truncated: Bool? = nil,
-                    unwinder: String? = nil, interrupted: Bool? = nil, asyncCallers: [Int]? = nil, asyncJobFrames: Int? = nil,
-                    asyncCallersFromJobStart: Bool? = nil, asyncJobCallers: Int? = nil) {
+        public init(
+            offsetMs: Double, kind: Kind, threadState: String, syscall: String? = nil, note: String? = nil,
+            frames: [Int], truncated: Bool? = nil,
+            unwinder: String? = nil, interrupted: Bool? = nil, asyncCallers: [Int]? = nil, asyncJobFrames: Int? = nil,
+            asyncCallersFromJobStart: Bool? = nil, asyncJobCallers: Int? = nil
+        ) {
             self.asyncCallers = asyncCallers
             self.asyncJobCallers = asyncJobCallers
             self.asyncJobFrames = asyncJobFrames
@@ -216,7 +228,9 @@ extension StallReport {
         }
 
         private enum CodingKeys: String, CodingKey {
-            case offsetMs, kind, threadState, syscall, note, frameIndices = "frames", truncated, unwinder, interrupted, asyncCallers
+            case offsetMs, kind, threadState, syscall, note
+            case frameIndices = "frames"
+            case truncated, unwinder, interrupted, asyncCallers
             case asyncJobFrames, asyncCallersFromJobStart, asyncJobCallers
         }
     }
@@ -247,7 +261,10 @@ extension StallReport {
         public var monitor: Bool?
 
         /// Creates a frame.
-        public init(address: String, image: Int?, symbol: String?, offset: Int?, file: String?, line: Int?, inApp: Bool, monitor: Bool? = nil) {
+        public init(
+            address: String, image: Int?, symbol: String?, offset: Int?, file: String?, line: Int?, inApp: Bool,
+            monitor: Bool? = nil
+        ) {
             self.address = address
             self.image = image
             self.symbol = symbol

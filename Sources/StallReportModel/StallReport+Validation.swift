@@ -27,11 +27,13 @@ extension StallReport {
     public var schemaViolation: String? {
         func atLeast(_ key: String, _ value: Double, _ minimum: Double) -> String? { Self.atLeast(key, value, minimum) }
         func positive(_ key: String, _ value: Double) -> String? {
-            value.isFinite && value > 0 ? Self.atMost(key, value) : "\(key) is \(value), must be a finite number above 0"
+            value.isFinite && value > 0
+                ? Self.atMost(key, value) : "\(key) is \(value), must be a finite number above 0"
         }
         func atLeast(_ key: String, _ value: Int, _ minimum: Int) -> String? {
             guard value >= minimum else { return "\(key) is \(value), must be \(minimum) or more" }
-            return value <= Self.largestCount ? nil : "\(key) is \(value), more than the largest accepted count \(Self.largestCount)"
+            return value <= Self.largestCount
+                ? nil : "\(key) is \(value), more than the largest accepted count \(Self.largestCount)"
         }
         let checks: [() -> String?] = [
             { atLeast("durationMs", self.durationMs, 0) },
@@ -49,7 +51,11 @@ extension StallReport {
             { atLeast("sampling.taken", self.sampling.taken, 0) },
             { atLeast("sampling.timedOut", self.sampling.timedOut, 0) },
             { atLeast("sampling.dropped", self.sampling.dropped, 0) },
-            { self.sampling.skipped.sorted { $0.key < $1.key }.lazy.compactMap { atLeast("sampling.skipped.\($0.key)", $0.value, 0) }.first },
+            {
+                self.sampling.skipped.sorted { $0.key < $1.key }.lazy.compactMap {
+                    atLeast("sampling.skipped.\($0.key)", $0.value, 0)
+                }.first
+            },
             { self.processStoppedMs.flatMap { atLeast("processStoppedMs", $0, 0) } },
             { self.machineSuspendedMs.flatMap { atLeast("machineSuspendedMs", $0, 0) } },
             { self.omittedSamples.flatMap { atLeast("omittedSamples", $0, 0) } },
@@ -76,20 +82,26 @@ extension StallReport {
             if let image = frame.image, !images.indices.contains(image) {
                 return "frames[\(number)].image is \(image), but there are \(images.count) images"
             }
-            if let offset = frame.offset, offset < 0 { return "frames[\(number)].offset is \(offset), must be 0 or more" }
+            if let offset = frame.offset, offset < 0 {
+                return "frames[\(number)].offset is \(offset), must be 0 or more"
+            }
             if let line = frame.line, line < 1 { return "frames[\(number)].line is \(line), must be 1 or more" }
         }
         return nil
     }
 
     private static func atLeast(_ key: String, _ value: Double, _ minimum: Double) -> String? {
-        value.isFinite && value >= minimum ? atMost(key, value) : "\(key) is \(value), must be a finite number, \(Int(minimum)) or more"
+        value.isFinite && value >= minimum
+            ? atMost(key, value) : "\(key) is \(value), must be a finite number, \(Int(minimum)) or more"
     }
 
     private static func atMost(_ key: String, _ value: Double) -> String? {
-        if value > largestMilliseconds { return "\(key) is \(value), more than the largest accepted \(largestMilliseconds) ms" }
+        if value > largestMilliseconds {
+            return "\(key) is \(value), more than the largest accepted \(largestMilliseconds) ms"
+        }
         if value > 0, value < smallestMilliseconds {
-            return "\(key) is \(value), below 1 ns (\(smallestMilliseconds) ms): no clock measures less; must be 0 or at least that"
+            return
+                "\(key) is \(value), below 1 ns (\(smallestMilliseconds) ms): no clock measures less; must be 0 or at least that"
         }
         return nil
     }

@@ -40,7 +40,9 @@ package enum VersionedJSON {
         do {
             probe = try JSONDecoder().decode(Probe.self, from: data)
         } catch let error as DecodingError {
-            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty { return .failure(.malformed(error)) }
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
+                return .failure(.malformed(error))
+            }
             return .failure(.notAnObject)
         } catch {
             return .failure(.malformed(error))

@@ -4,11 +4,13 @@ import Foundation
 /// and standard output. The input is written from a thread of its own while the output is read,
 /// so a filter that answers before it has read everything (gzip, swift-demangle) cannot
 /// deadlock on two full pipes.
-package func runFilter(_ executable: String, _ arguments: [String], input: Data) throws -> (status: Int32, output: Data) {
+package func runFilter(_ executable: String, _ arguments: [String], input: Data) throws -> (status: Int32, output: Data)
+{
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
-    let stdin = Pipe(), stdout = Pipe()
+    let stdin = Pipe()
+    let stdout = Pipe()
     process.standardInput = stdin
     process.standardOutput = stdout
     try process.run()

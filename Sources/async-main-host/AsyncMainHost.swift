@@ -25,10 +25,12 @@ struct AsyncMainHost {
         let arguments = Array(CommandLine.arguments.dropFirst())
         let mode = arguments.first ?? "refuse"
         let given = arguments.count > 1 ? URL(fileURLWithPath: arguments[1]) : nil
-        let reports = given ?? URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("async-main-host-\(getpid())")
+        let reports =
+            given ?? URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("async-main-host-\(getpid())")
         defer { if given == nil { try? FileManager.default.removeItem(at: reports) } }
-        var configuration = StallMonitor.Configuration(threshold: .milliseconds(250), reportDirectory: reports,
-                                                       loopSilenceWarning: .milliseconds(500))
+        var configuration = StallMonitor.Configuration(
+            threshold: .milliseconds(250), reportDirectory: reports,
+            loopSilenceWarning: .milliseconds(500))
         configuration.logger = Logger(label: "async-main-host") { StreamLogHandler.standardError(label: $0) }
         switch mode {
         case "silent":
@@ -44,8 +46,9 @@ struct AsyncMainHost {
         case "idle-unwatched":
             await idleUnwatched(seconds: arguments.count > 2 ? Double(arguments[2]) ?? 2 : 2)
         case "cpu", "block", "short", "expected", "idle":
-            await watchMainActor(mode: mode, configuration: configuration,
-                                 idleSeconds: arguments.count > 2 ? Double(arguments[2]) ?? 0 : mode == "idle" ? 2 : 0)
+            await watchMainActor(
+                mode: mode, configuration: configuration,
+                idleSeconds: arguments.count > 2 ? Double(arguments[2]) ?? 0 : mode == "idle" ? 2 : 0)
         default:
             try? await Task.sleep(for: .milliseconds(50))  // now on a Dispatch worker thread
             do {
@@ -97,8 +100,9 @@ struct AsyncMainHost {
         try? await Task.sleep(for: .milliseconds(300))
         await monitor.flush(timeout: .seconds(10))
         let statistics = monitor.statistics
-        print("spans \(statistics.spans) stalls \(statistics.stallsDetected) reports \(statistics.reportsWritten) "
-              + "expected \(statistics.expectedLongWork)")
+        print(
+            "spans \(statistics.spans) stalls \(statistics.stallsDetected) reports \(statistics.reportsWritten) "
+                + "expected \(statistics.expectedLongWork)")
         print("watched \(monitor.watchedLoops.map { "\($0.kind) hasRun=\($0.hasRun)" })")
         let signal = monitor.signal
         await monitor.stop()
@@ -157,7 +161,10 @@ enum MainActorWork {
             let group = DispatchGroup()
             for _ in 0..<200 {
                 group.enter()
-                DispatchQueue.main.async { usleep(100); group.leave() }
+                DispatchQueue.main.async {
+                    usleep(100)
+                    group.leave()
+                }
             }
             group.notify(queue: .global()) { done.resume() }
         }
@@ -174,12 +181,15 @@ enum MainActorWork {
 /// The watchdog thread's wake-ups and CPU time over an idle period, from `/proc`.
 enum WatchdogCost {
     static func measure(seconds: Double) -> String {
-        guard let tid = thread(named: "stall-watchdog"), let before = counts(tid) else { return "no stall-watchdog thread" }
+        guard let tid = thread(named: "stall-watchdog"), let before = counts(tid) else {
+            return "no stall-watchdog thread"
+        }
         usleep(UInt32(seconds * 1e6))
         guard let after = counts(tid) else { return "the watchdog thread went away" }
         let wakeups = Double(after.switches - before.switches) / seconds
         let cpu = Double(after.cpuNanos - before.cpuNanos) / seconds / 1e3
-        return String(format: "idle %.1f s: %.1f watchdog wake-ups/s, %.0f µs of watchdog CPU per second", seconds, wakeups, cpu)
+        return String(
+            format: "idle %.1f s: %.1f watchdog wake-ups/s, %.0f µs of watchdog CPU per second", seconds, wakeups, cpu)
     }
 
     /// The kernel id of this process's thread named `name`.
@@ -194,10 +204,10 @@ enum WatchdogCost {
     /// The thread's voluntary context switches and time on a CPU (schedstat, ns).
     static func counts(_ tid: String) -> (switches: UInt64, cpuNanos: UInt64)? {
         guard let status = try? String(contentsOfFile: "/proc/self/task/\(tid)/status", encoding: .utf8),
-              let schedstat = try? String(contentsOfFile: "/proc/self/task/\(tid)/schedstat", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") }),
-              let switches = UInt64(line.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? ""),
-              let cpu = schedstat.split(separator: " ").first.flatMap({ UInt64($0) })
+            let schedstat = try? String(contentsOfFile: "/proc/self/task/\(tid)/schedstat", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") }),
+            let switches = UInt64(line.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? ""),
+            let cpu = schedstat.split(separator: " ").first.flatMap({ UInt64($0) })
         else { return nil }
         return (switches, cpu)
     }

@@ -50,7 +50,9 @@ struct ForkHost {
         _ = monitor.flush()
         let statistics = monitor.statistics
         monitor.stop()
-        print("parent pid=\(getpid()) child=\(status) stalls=\(statistics.stallsDetected) written=\(statistics.reportsWritten)")
+        print(
+            "parent pid=\(getpid()) child=\(status) stalls=\(statistics.stallsDetected) written=\(statistics.reportsWritten)"
+        )
         exit(status == 0 && statistics.reportsWritten == 2 ? 0 : 1)
     }
 
@@ -73,7 +75,9 @@ struct ForkHost {
             // not return: its timeout is a Dispatch timer, and Dispatch's threads do not exist in a
             // forked child).
             let loop = CFRunLoopGetCurrent()
-            let stopper = CFRunLoopTimerCreateWithHandler(nil, CFAbsoluteTimeGetCurrent() + 0.7, 0, 0, 0) { _ in CFRunLoopStop(loop) }
+            let stopper = CFRunLoopTimerCreateWithHandler(nil, CFAbsoluteTimeGetCurrent() + 0.7, 0, 0, 0) { _ in
+                CFRunLoopStop(loop)
+            }
             CFRunLoopAddTimer(loop, stopper, kCFRunLoopDefaultMode)
             RunLoop.current.perform { usleep(400_000) }
             _ = RunLoop.current.run(mode: .default, before: .distantFuture)
@@ -81,8 +85,9 @@ struct ForkHost {
             _ = monitor.flush()
             let statistics = monitor.statistics
             let stop = milliseconds { monitor.stop() }
-            print("child pid=\(getpid()) inheritedStopMs=\(inheritedStop) stalls=\(statistics.stallsDetected) "
-                  + "written=\(statistics.reportsWritten) stopMs=\(stop)")
+            print(
+                "child pid=\(getpid()) inheritedStopMs=\(inheritedStop) stalls=\(statistics.stallsDetected) "
+                    + "written=\(statistics.reportsWritten) stopMs=\(stop)")
             fflush(nil)
             code.value = statistics.reportsWritten == 1 ? 0 : 1
         }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import StallMonitor
 import Logging
+import StallMonitor
 import StallReportModel
 
 /// Runs the same workload on the main RunLoop twice with StallMonitor watching: once queued to
@@ -10,7 +10,8 @@ import StallReportModel
 struct IdleWorkDemoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "idle-work-demo",
-        abstract: "The same work on the main RunLoop, directly and through an IdleWorkQueue, with StallMonitor watching.",
+        abstract:
+            "The same work on the main RunLoop, directly and through an IdleWorkQueue, with StallMonitor watching.",
         discussion: """
             Runs --items pieces of CPU work of --item-ms each on the main RunLoop, first queued to \
             the loop all at once (what RunLoop.main.perform or DispatchQueue.main.async do), then \
@@ -49,23 +50,32 @@ struct IdleWorkDemoCommand: ParsableCommand {
     func run() throws {
         let stalls = StallLog()
         let quiet = json
-        let monitor = try StallMonitor.start(.init(
-            threshold: .milliseconds(thresholdMs),
-            reportDirectory: URL(fileURLWithPath: output, isDirectory: true),
-            appVersion: "idle-work-demo 1.0",
-            logger: Self.quietLogger,
-            onReport: { report, url in
-                stalls.record(durationMs: report.durationMs)
-                if !quiet { print("  wrote \(url.path)  \(Int(report.durationMs.rounded())) ms \(report.classification.rawValue)") }
-            }))
+        let monitor = try StallMonitor.start(
+            .init(
+                threshold: .milliseconds(thresholdMs),
+                reportDirectory: URL(fileURLWithPath: output, isDirectory: true),
+                appVersion: "idle-work-demo 1.0",
+                logger: Self.quietLogger,
+                onReport: { report, url in
+                    stalls.record(durationMs: report.durationMs)
+                    if !quiet {
+                        print(
+                            "  wrote \(url.path)  \(Int(report.durationMs.rounded())) ms \(report.classification.rawValue)"
+                        )
+                    }
+                }))
         defer { monitor.stop() }
         if !json {
-            print("idle-work-demo: \(items) items of \(itemMs) ms on the main RunLoop, StallMonitor threshold \(thresholdMs) ms, a timer asking for every 50 ms")
+            print(
+                "idle-work-demo: \(items) items of \(itemMs) ms on the main RunLoop, StallMonitor threshold \(thresholdMs) ms, a timer asking for every 50 ms"
+            )
             print("- directly on the loop (all queued at once)")
         }
-        let direct = try WorkloadRun.run(idleQueue: false, items: items, itemMs: itemMs, budgetMs: budgetMs, monitor: monitor, stalls: stalls)
+        let direct = try WorkloadRun.run(
+            idleQueue: false, items: items, itemMs: itemMs, budgetMs: budgetMs, monitor: monitor, stalls: stalls)
         if !json { print("- through IdleWorkQueue (\(budgetMs) ms budget per pass)") }
-        let idle = try WorkloadRun.run(idleQueue: true, items: items, itemMs: itemMs, budgetMs: budgetMs, monitor: monitor, stalls: stalls)
+        let idle = try WorkloadRun.run(
+            idleQueue: true, items: items, itemMs: itemMs, budgetMs: budgetMs, monitor: monitor, stalls: stalls)
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -92,7 +102,10 @@ enum ComparisonTable {
         let rows: [(String, String, String)] = [
             ("completion time", ms(direct.completionMs), ms(idle.completionMs)),
             ("stalls reported", "\(direct.reports)", "\(idle.reports)"),
-            ("longest stall", direct.reports > 0 ? ms(direct.longestStallMs) : "-", idle.reports > 0 ? ms(idle.longestStallMs) : "-"),
+            (
+                "longest stall", direct.reports > 0 ? ms(direct.longestStallMs) : "-",
+                idle.reports > 0 ? ms(idle.longestStallMs) : "-"
+            ),
             ("timer fires (every 50 ms asked)", "\(direct.timerFires)", "\(idle.timerFires)"),
             ("timer lateness p50", ms(direct.timerLatenessP50Ms), ms(idle.timerLatenessP50Ms)),
             ("timer lateness p99", ms(direct.timerLatenessP99Ms), ms(idle.timerLatenessP99Ms)),

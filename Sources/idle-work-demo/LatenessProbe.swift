@@ -18,7 +18,8 @@ final class LatenessProbe: @unchecked Sendable {
     /// Adds the timer to `runLoop` (common modes). Call on the loop's thread.
     func start(on runLoop: CFRunLoop) {
         expected = Kernel.monotonicNanoseconds() + UInt64(interval * 1e9)
-        let timer = CFRunLoopTimerCreateWithHandler(nil, CFAbsoluteTimeGetCurrent() + interval, 1e9, 0, 0) { [unowned self] timer in
+        let timer = CFRunLoopTimerCreateWithHandler(nil, CFAbsoluteTimeGetCurrent() + interval, 1e9, 0, 0) {
+            [unowned self] timer in
             let now = Kernel.monotonicNanoseconds()
             latenessMs.append(now > expected ? Double(now - expected) / 1e6 : 0)
             expected = now + UInt64(interval * 1e9)

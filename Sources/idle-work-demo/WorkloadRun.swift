@@ -31,8 +31,10 @@ struct WorkloadResult: Codable, Sendable {
 enum WorkloadRun {
     static let probeInterval = 0.05
 
-    static func run(idleQueue: Bool, items: Int, itemMs: Int, budgetMs: Int,
-                    monitor: StallMonitor, stalls: StallLog) throws -> WorkloadResult {
+    static func run(
+        idleQueue: Bool, items: Int, itemMs: Int, budgetMs: Int,
+        monitor: StallMonitor, stalls: StallLog
+    ) throws -> WorkloadResult {
         let main = CFRunLoopGetMain()!
         let before = monitor.statistics
         stalls.reset()

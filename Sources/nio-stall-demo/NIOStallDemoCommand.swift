@@ -37,7 +37,8 @@ struct NIOStallDemoCommand: ParsableCommand {
     @Option(help: "Event loop threads.")
     var threads: Int = 2
 
-    @Flag(help: "Use MultiThreadedEventLoopGroup.singleton (as Hummingbird and Vapor do) instead of a group of its own.")
+    @Flag(
+        help: "Use MultiThreadedEventLoopGroup.singleton (as Hummingbird and Vapor do) instead of a group of its own.")
     var singleton = false
 
     @Option(name: .customLong("threshold-ms"), help: "Stall threshold in milliseconds.")
@@ -49,8 +50,11 @@ struct NIOStallDemoCommand: ParsableCommand {
     @Flag(help: "Run without StallMonitor (the baseline of Scripts/bench).")
     var noMonitor = false
 
-    @Option(name: .customLong("blocking-threshold-ms"),
-            help: "Also report blocking calls on the event loops of at least this many milliseconds (blocking-calls reports, one a second).")
+    @Option(
+        name: .customLong("blocking-threshold-ms"),
+        help:
+            "Also report blocking calls on the event loops of at least this many milliseconds (blocking-calls reports, one a second)."
+    )
     var blockingThresholdMs: Int?
 
     func validate() throws {
@@ -58,22 +62,32 @@ struct NIOStallDemoCommand: ParsableCommand {
         guard (1...64).contains(threads) else { throw ValidationError("--threads must be within 1…64") }
         guard thresholdMs > 0 else { throw ValidationError("--threshold-ms must be positive") }
         guard pollIntervalMs >= 1 else { throw ValidationError("--poll-interval-ms must be at least 1") }
-        guard (blockingThresholdMs ?? 1) >= 1 else { throw ValidationError("--blocking-threshold-ms must be at least 1") }
+        guard (blockingThresholdMs ?? 1) >= 1 else {
+            throw ValidationError("--blocking-threshold-ms must be at least 1")
+        }
     }
 
     func run() throws {
-        let group: MultiThreadedEventLoopGroup = singleton ? .singleton : MultiThreadedEventLoopGroup(numberOfThreads: threads)
+        let group: MultiThreadedEventLoopGroup =
+            singleton ? .singleton : MultiThreadedEventLoopGroup(numberOfThreads: threads)
         var configuration = StallMonitor.Configuration(
             threshold: .milliseconds(thresholdMs),
             reportDirectory: URL(fileURLWithPath: output, isDirectory: true),
             appVersion: "nio-stall-demo 1.0",
             logger: Self.quietLogger,
             onReport: { report, url in
-                print("wrote \(url.path)  \(Int(report.durationMs.rounded())) ms  \(report.loop.threadName)  \(report.representativeFunction)")
+                print(
+                    "wrote \(url.path)  \(Int(report.durationMs.rounded())) ms  \(report.loop.threadName)  \(report.representativeFunction)"
+                )
                 fflush(nil)
             })
-        configuration.blockingCalls = blockingThresholdMs.map { .init(threshold: .milliseconds($0), reportInterval: .seconds(1)) }
-        let monitor = noMonitor ? nil : try StallMonitor.start(configuration, eventLoopGroup: group, pollInterval: .milliseconds(pollIntervalMs))
+        configuration.blockingCalls = blockingThresholdMs.map {
+            .init(threshold: .milliseconds($0), reportInterval: .seconds(1))
+        }
+        let monitor =
+            noMonitor
+            ? nil
+            : try StallMonitor.start(configuration, eventLoopGroup: group, pollInterval: .milliseconds(pollIntervalMs))
 
         let server = ServerChannelBox()
         let quit: @Sendable () -> Void = { server.channel?.close(promise: nil) }
@@ -98,7 +112,9 @@ struct NIOStallDemoCommand: ParsableCommand {
         }
         let boundPort = channel.localAddress?.port ?? port
         if let portFile { try "\(boundPort)\n".write(toFile: portFile, atomically: true, encoding: .utf8) }
-        print("listening on http://127.0.0.1:\(boundPort)  (\(singleton ? "singleton group" : "\(threads) event loops"), monitor \(noMonitor ? "off" : "on"))")
+        print(
+            "listening on http://127.0.0.1:\(boundPort)  (\(singleton ? "singleton group" : "\(threads) event loops"), monitor \(noMonitor ? "off" : "on"))"
+        )
         fflush(nil)
         try channel.closeFuture.wait()
         for source in stopSignals { source.cancel() }
@@ -107,7 +123,9 @@ struct NIOStallDemoCommand: ParsableCommand {
             monitor.stop()
             let stats = monitor.statistics
             let loops = monitor.watchedLoops.map { "\"\($0.threadName ?? "?")\"" }.joined(separator: ",")
-            print("{\"stallsDetected\":\(stats.stallsDetected),\"reportsWritten\":\(stats.reportsWritten),\"watchdogWakeups\":\(stats.watchdogWakeups),\"loops\":[\(loops)]}")
+            print(
+                "{\"stallsDetected\":\(stats.stallsDetected),\"reportsWritten\":\(stats.reportsWritten),\"watchdogWakeups\":\(stats.watchdogWakeups),\"loops\":[\(loops)]}"
+            )
         }
         if !singleton { try group.syncShutdownGracefully() }
     }

@@ -34,7 +34,9 @@ final class StallRouteHandler: ChannelInboundHandler {
                 // Waits the way an event loop should: a timer on the loop, which stays free meanwhile.
                 let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
                 context.eventLoop.scheduleTask(in: .milliseconds(Int64(delay))) {
-                    bound.value.handler.write(status: .ok, body: "later \(delay) ms\n", keepAlive: head.isKeepAlive, context: bound.value.context)
+                    bound.value.handler.write(
+                        status: .ok, body: "later \(delay) ms\n", keepAlive: head.isKeepAlive,
+                        context: bound.value.context)
                 }
                 return
             }
@@ -51,7 +53,9 @@ final class StallRouteHandler: ChannelInboundHandler {
     }
 
     private func respond(to head: HTTPRequestHead, on loop: any EventLoop) -> (HTTPResponseStatus, String) {
-        guard head.method == .GET, let url = URLComponents(string: head.uri) else { return (.badRequest, "bad request\n") }
+        guard head.method == .GET, let url = URLComponents(string: head.uri) else {
+            return (.badRequest, "bad request\n")
+        }
         let ms = url.queryItems?.first { $0.name == "ms" }?.value.flatMap(Int.init) ?? 400
         guard (0...60_000).contains(ms) else { return (.badRequest, "ms must be within 0…60000\n") }
         let began = DispatchTime.now().uptimeNanoseconds
@@ -79,7 +83,8 @@ final class StallRouteHandler: ChannelInboundHandler {
         headers.add(name: "content-type", value: "text/plain")
         headers.add(name: "content-length", value: "\(body.utf8.count)")
         if !keepAlive { headers.add(name: "connection", value: "close") }
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: body)))), promise: nil)
         let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if !keepAlive {

@@ -26,18 +26,28 @@ enum BlockingPlaces {
     @inline(never)
     static func blockInGroupChildForTest(_ milliseconds: Int) { wait("group", milliseconds, function: #function) }
     @inline(never)
-    static func blockInAsyncLetForTest(_ milliseconds: Int) async { wait("asynclet", milliseconds, function: #function) }
+    static func blockInAsyncLetForTest(_ milliseconds: Int) async {
+        wait("asynclet", milliseconds, function: #function)
+    }
     @MainActor @inline(never)
     static func blockOnMainActorForTest(_ milliseconds: Int) { wait("mainActor", milliseconds, function: #function) }
 
     @inline(never)
-    static func awaitInUnstructuredTaskForControl(_ milliseconds: Int) async { try? await Task.sleep(for: .milliseconds(milliseconds)) }
+    static func awaitInUnstructuredTaskForControl(_ milliseconds: Int) async {
+        try? await Task.sleep(for: .milliseconds(milliseconds))
+    }
     @inline(never)
-    static func awaitInGroupChildForControl(_ milliseconds: Int) async { try? await Task.sleep(for: .milliseconds(milliseconds)) }
+    static func awaitInGroupChildForControl(_ milliseconds: Int) async {
+        try? await Task.sleep(for: .milliseconds(milliseconds))
+    }
     @inline(never)
-    static func awaitInAsyncLetForControl(_ milliseconds: Int) async { try? await Task.sleep(for: .milliseconds(milliseconds)) }
+    static func awaitInAsyncLetForControl(_ milliseconds: Int) async {
+        try? await Task.sleep(for: .milliseconds(milliseconds))
+    }
     @MainActor @inline(never)
-    static func awaitOnMainActorForControl(_ milliseconds: Int) async { try? await Task.sleep(for: .milliseconds(milliseconds)) }
+    static func awaitOnMainActorForControl(_ milliseconds: Int) async {
+        try? await Task.sleep(for: .milliseconds(milliseconds))
+    }
 
     /// Makes every call, one at a time, each followed by its control.
     static func run() async {
@@ -66,7 +76,11 @@ enum BlockingPlaces {
 /// An actor whose methods block and await (`blocking-places`).
 actor BlockingActor {
     @inline(never)
-    func blockInActorMethodForTest(_ milliseconds: Int) { BlockingPlaces.wait("actor", milliseconds, function: #function) }
+    func blockInActorMethodForTest(_ milliseconds: Int) {
+        BlockingPlaces.wait("actor", milliseconds, function: #function)
+    }
     @inline(never)
-    func awaitInActorMethodForControl(_ milliseconds: Int) async { try? await Task.sleep(for: .milliseconds(milliseconds)) }
+    func awaitInActorMethodForControl(_ milliseconds: Int) async {
+        try? await Task.sleep(for: .milliseconds(milliseconds))
+    }
 }

@@ -37,7 +37,9 @@ enum ChainWork {
             fatalError("crash in \(leaf) for the backtracer")
         }
         usleep(400_000)
-        print("chain \(shape) thread \(PoolWork.currentThreadID()) truth \(names.joined(separator: " > ")) | outer \(outer.joined(separator: " > "))")
+        print(
+            "chain \(shape) thread \(PoolWork.currentThreadID()) truth \(names.joined(separator: " > ")) | outer \(outer.joined(separator: " > "))"
+        )
     }
 
     /// Runs every shape in turn, or only the one named `only`.
@@ -56,7 +58,9 @@ enum ChainWork {
 }
 
 // Direct await: a handler awaits the function that blocks.
-@inline(never) func chainDirectHandler() async { await ChainWork.noting("chainDirectHandler") { await chainDirectLeaf() } }
+@inline(never) func chainDirectHandler() async {
+    await ChainWork.noting("chainDirectHandler") { await chainDirectLeaf() }
+}
 @inline(never) func chainDirectLeaf() async { ChainWork.blockForChainTest(shape: "direct", leaf: "chainDirectLeaf") }
 
 // Awaits nested five deep.
@@ -74,8 +78,12 @@ enum ChainWork {
         await child
     }
 }
-@inline(never) func chainAsyncLetChild() async { await ChainWork.noting("chainAsyncLetChild") { await chainAsyncLetLeaf() } }
-@inline(never) func chainAsyncLetLeaf() async { ChainWork.blockForChainTest(shape: "asynclet", leaf: "chainAsyncLetLeaf") }
+@inline(never) func chainAsyncLetChild() async {
+    await ChainWork.noting("chainAsyncLetChild") { await chainAsyncLetLeaf() }
+}
+@inline(never) func chainAsyncLetLeaf() async {
+    ChainWork.blockForChainTest(shape: "asynclet", leaf: "chainAsyncLetLeaf")
+}
 
 // A task-group child blocks.
 @inline(never) func chainGroupParent() async {
@@ -88,7 +96,11 @@ enum ChainWork {
 
 // An actor hop: the actor's method blocks.
 actor ChainActor {
-    @inline(never) func chainActorMethod() async { await ChainWork.noting("chainActorMethod") { await chainActorLeaf() } }
+    @inline(never) func chainActorMethod() async {
+        await ChainWork.noting("chainActorMethod") { await chainActorLeaf() }
+    }
     @inline(never) func chainActorLeaf() async { ChainWork.blockForChainTest(shape: "actor", leaf: "chainActorLeaf") }
 }
-@inline(never) func chainActorCaller() async { await ChainWork.noting("chainActorCaller") { await ChainActor().chainActorMethod() } }
+@inline(never) func chainActorCaller() async {
+    await ChainWork.noting("chainActorCaller") { await ChainActor().chainActorMethod() }
+}

@@ -50,13 +50,20 @@ struct PoolStallHost {
             await idle(seconds: idleSeconds)
             return
         }
-        var configuration = StallMonitor.Configuration(threshold: .milliseconds(250), reportDirectory: URL(fileURLWithPath: arguments[1]))
+        var configuration = StallMonitor.Configuration(
+            threshold: .milliseconds(250), reportDirectory: URL(fileURLWithPath: arguments[1]))
         configuration.logger = Logger(label: "pool-stall-host") { StreamLogHandler.standardError(label: $0) }
-        if mode == "blocking" { configuration.blockingCalls = .init(threshold: .milliseconds(5), reportInterval: .seconds(1)) }
-        if mode == "blocking-places" { configuration.blockingCalls = .init(threshold: .milliseconds(1), reportInterval: .seconds(1)) }
+        if mode == "blocking" {
+            configuration.blockingCalls = .init(threshold: .milliseconds(5), reportInterval: .seconds(1))
+        }
+        if mode == "blocking-places" {
+            configuration.blockingCalls = .init(threshold: .milliseconds(1), reportInterval: .seconds(1))
+        }
         let monitor: StallMonitor
         do {
-            monitor = mode == "both" || mode == "blocking-places" ? try StallMonitor.start(configuration, loops: [.mainActor, .concurrencyPool])
+            monitor =
+                mode == "both" || mode == "blocking-places"
+                ? try StallMonitor.start(configuration, loops: [.mainActor, .concurrencyPool])
                 : try StallMonitor.start(configuration, loop: .concurrencyPool)
         } catch {
             FileHandle.standardError.write(Data("pool-stall-host: \(error)\n".utf8))
@@ -67,8 +74,10 @@ struct PoolStallHost {
         try? await Task.sleep(for: .milliseconds(300))
         await monitor.flush(timeout: .seconds(10))
         let statistics = monitor.statistics
-        print("spans \(statistics.spans) stalls \(statistics.stallsDetected) reports \(statistics.reportsWritten) "
-              + "starvations \(statistics.poolStarvations) errors \(statistics.errors.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })")
+        print(
+            "spans \(statistics.spans) stalls \(statistics.stallsDetected) reports \(statistics.reportsWritten) "
+                + "starvations \(statistics.poolStarvations) errors \(statistics.errors.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })"
+        )
         await monitor.stop()
     }
 
@@ -92,7 +101,9 @@ struct PoolStallHost {
         case "starve":
             let width = max(1, ProcessInfo.processInfo.activeProcessorCount)
             await withTaskGroup(of: Void.self) { group in
-                for _ in 0..<width { group.addTask { PoolWork.sleepWhileStarvingPoolForTest(milliseconds: 600).print() } }
+                for _ in 0..<width {
+                    group.addTask { PoolWork.sleepWhileStarvingPoolForTest(milliseconds: 600).print() }
+                }
             }
         case "chains":
             await ChainWork.run(only: shape)
@@ -133,11 +144,16 @@ struct PoolStallHost {
     /// The `hook` mode: the runtime's enqueue hook around a monitor's life.
     static func printHookLifetime(directory: String) async {
         func hook() -> String {
-            guard let variable = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "swift_task_enqueueGlobal_hook") else { return "absent" }
+            guard let variable = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "swift_task_enqueueGlobal_hook") else {
+                return "absent"
+            }
             return variable.load(as: UnsafeRawPointer?.self) == nil ? "nil" : "set"
         }
         let before = hook()
-        guard let monitor = try? StallMonitor.start(.init(reportDirectory: URL(fileURLWithPath: directory)), loop: .concurrencyPool) else {
+        guard
+            let monitor = try? StallMonitor.start(
+                .init(reportDirectory: URL(fileURLWithPath: directory)), loop: .concurrencyPool)
+        else {
             print("start failed")
             return
         }
@@ -171,6 +187,8 @@ struct StallFacts: Sendable {
     var function: String
 
     func print() {
-        Swift.print("stalled thread \(thread) (\((try? String(contentsOfFile: "/proc/self/task/\(thread)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?")) for \(String(format: "%.1f", milliseconds)) ms in \(function)")
+        Swift.print(
+            "stalled thread \(thread) (\((try? String(contentsOfFile: "/proc/self/task/\(thread)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?")) for \(String(format: "%.1f", milliseconds)) ms in \(function)"
+        )
     }
 }

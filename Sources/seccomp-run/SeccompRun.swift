@@ -1,5 +1,5 @@
-import Foundation  // links CoreFoundation (in Foundation here), which the C shim refers to
 import CStallMonitor
+import Foundation  // links CoreFoundation (in Foundation here), which the C shim refers to
 import Glibc
 
 /// Runs a program where some system calls fail, as a hardened container's seccomp profile makes
@@ -16,7 +16,8 @@ struct SeccompRun {
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
         guard let separator = arguments.firstIndex(of: "--"), separator >= 1, separator < arguments.count - 1,
-              separator <= 2 else {
+            separator <= 2
+        else {
             fail("usage: seccomp-run <call>[,<call>…] [EPERM|ENOSYS] -- <program> [<argument>…]", status: 64)
         }
         let calls = arguments[0].split(separator: ",").map(String.init)

@@ -7,7 +7,8 @@ import CoreFoundation
 final class BareObserver {
     /// The activities the probe observes first (`RunLoopProbe.openingActivities`).
     static let openingActivities: CFOptionFlags =
-        CFRunLoopActivity.entry.rawValue | CFRunLoopActivity.beforeTimers.rawValue | CFRunLoopActivity.afterWaiting.rawValue
+        CFRunLoopActivity.entry.rawValue | CFRunLoopActivity.beforeTimers.rawValue
+        | CFRunLoopActivity.afterWaiting.rawValue
     /// The activities the probe observes last (`RunLoopProbe.suspendingActivities`).
     static let suspendingActivities: CFOptionFlags =
         CFRunLoopActivity.beforeWaiting.rawValue | CFRunLoopActivity.exit.rawValue

@@ -24,7 +24,10 @@ struct ResultRow: Codable, Sendable {
     /// The raw numbers behind the row.
     var data: [String: Double]
 
-    init(_ figure: String, _ name: String, value: String, goal: String, verdict: Verdict, method: String, data: [String: Double] = [:]) {
+    init(
+        _ figure: String, _ name: String, value: String, goal: String, verdict: Verdict, method: String,
+        data: [String: Double] = [:]
+    ) {
         self.figure = figure
         self.name = name
         self.value = value
@@ -35,7 +38,10 @@ struct ResultRow: Codable, Sendable {
     }
 
     /// A judged row: passes when `ok`.
-    static func judged(_ figure: String, _ name: String, value: String, goal: String, ok: Bool, method: String, data: [String: Double] = [:]) -> ResultRow {
+    static func judged(
+        _ figure: String, _ name: String, value: String, goal: String, ok: Bool, method: String,
+        data: [String: Double] = [:]
+    ) -> ResultRow {
         ResultRow(figure, name, value: value, goal: goal, verdict: ok ? .pass : .fail, method: method, data: data)
     }
 }

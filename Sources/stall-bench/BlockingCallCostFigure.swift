@@ -17,18 +17,29 @@ enum BlockingCallCostFigure {
         let cases: [(String, String, [String], Int, Double)] = [
             ("17a", "read returning EAGAIN on a thread that may block", [], calls, 40),
             ("17b", "read returning EAGAIN in a Swift task (timed: two clock reads)", ["--in-task"], calls, 150),
-            ("17c", "usleep(1000) in a Swift task, recorded (frames, task, scope)", ["--in-task", "--sleep"], sleeps, 1000),
+            (
+                "17c", "usleep(1000) in a Swift task, recorded (frames, task, scope)", ["--in-task", "--sleep"], sleeps,
+                1000
+            ),
         ]
         let callgrind = try Callgrind(executable: context.executable, scratch: context.scratch)
         for (part, label, flags, count, goal) in cases {
-            let with = try callgrind.instructions(in: ["*blockingCostLoop*"], ["blocking-call-loop"] + flags + ["--calls", "\(count)", "--detector"])
-            let without = try callgrind.instructions(in: ["*blockingCostLoop*"], ["blocking-call-loop"] + flags + ["--calls", "\(count)", "--no-detector"])
+            let with = try callgrind.instructions(
+                in: ["*blockingCostLoop*"], ["blocking-call-loop"] + flags + ["--calls", "\(count)", "--detector"])
+            let without = try callgrind.instructions(
+                in: ["*blockingCostLoop*"], ["blocking-call-loop"] + flags + ["--calls", "\(count)", "--no-detector"])
             let added = (with - without) / Double(count)
-            rows.append(.judged(
-                part, "Instructions a call gains from the wrappers: \(label)", value: "\(Format.fixed(added, 1)) instructions per call",
-                goal: "≤ \(Int(goal)) instructions", ok: added <= goal,
-                method: "valgrind --tool=callgrind --toggle-collect on the workload's function, \(count) calls with a BlockingCallDetector (threshold 500 µs) running and without; (with − without) ÷ calls",
-                data: ["instructionsWith": with, "instructionsWithout": without, "calls": Double(count), "addedPerCall": added]))
+            rows.append(
+                .judged(
+                    part, "Instructions a call gains from the wrappers: \(label)",
+                    value: "\(Format.fixed(added, 1)) instructions per call",
+                    goal: "≤ \(Int(goal)) instructions", ok: added <= goal,
+                    method:
+                        "valgrind --tool=callgrind --toggle-collect on the workload's function, \(count) calls with a BlockingCallDetector (threshold 500 µs) running and without; (with − without) ÷ calls",
+                    data: [
+                        "instructionsWith": with, "instructionsWithout": without, "calls": Double(count),
+                        "addedPerCall": added,
+                    ]))
         }
         return FigureResult(figure: .blockingCallCost, rows: rows)
     }

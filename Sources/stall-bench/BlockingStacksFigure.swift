@@ -30,7 +30,8 @@ enum BlockingStacksFigure {
 
     private static func blocked(_ context: BenchContext, rounds: Int, symbolicateInProcess: Bool) throws -> BlockedRun {
         let session = try MonitorSession(context, symbolicateInProcess: symbolicateInProcess)
-        MainLoop.run(steps: BlockingCall.allCases.map { call in .init(gap: 0.1) { call.block(milliseconds: milliseconds) } })
+        MainLoop.run(
+            steps: BlockingCall.allCases.map { call in .init(gap: 0.1) { call.block(milliseconds: milliseconds) } })
         session.settle()
         let warm = session.monitor.statistics
         let warmReports = session.arrivals.count
@@ -46,7 +47,9 @@ enum BlockingStacksFigure {
         let stacks = statistics.watchdogStacks - warm.watchdogStacks
         let arrivals = Array(session.arrivals.dropFirst(warmReports))
         guard warmReports == BlockingCall.allCases.count, arrivals.count == steps.count else {
-            throw BenchError("\(BlockingCall.allCases.count + steps.count) blocking stalls gave \(warmReports + arrivals.count) reports")
+            throw BenchError(
+                "\(BlockingCall.allCases.count + steps.count) blocking stalls gave \(warmReports + arrivals.count) reports"
+            )
         }
         let nanoseconds = Double(statistics.watchdogStackNanoseconds - warm.watchdogStackNanoseconds)
         return BlockedRun(arrivals: arrivals, stacks: stacks, meanNanoseconds: nanoseconds / Double(max(stacks, 1)))
@@ -66,10 +69,12 @@ enum BlockingStacksFigure {
         let statistics = session.monitor.statistics
         let stacks = statistics.watchdogStacks - warm.watchdogStacks
         let samples = session.arrivals.last?.report.samples.filter { !$0.frames.isEmpty } ?? []
-        return RunningRun(stacks: stacks,
-                          meanNanoseconds: Double(statistics.watchdogStackNanoseconds - warm.watchdogStackNanoseconds) / Double(max(stacks, 1)),
-                          frames: Stats.median(samples.map { Double($0.frames.count) }),
-                          unwinders: Set(samples.compactMap(\.unwinder)))
+        return RunningRun(
+            stacks: stacks,
+            meanNanoseconds: Double(statistics.watchdogStackNanoseconds - warm.watchdogStackNanoseconds)
+                / Double(max(stacks, 1)),
+            frames: Stats.median(samples.map { Double($0.frames.count) }),
+            unwinders: Set(samples.compactMap(\.unwinder)))
     }
 
     static func run(_ context: BenchContext) throws -> FigureResult {
@@ -98,45 +103,72 @@ enum BlockingStacksFigure {
         // Names left to `stallreport`: the stacks come from libunwind's remote unwinder (x86_64).
         let deferredBlocked = try Self.blocked(context, rounds: rounds, symbolicateInProcess: false)
         let deferredRunning = try Self.running(context, symbolicateInProcess: false)
-        let deferredUnwinders = Set(deferredBlocked.arrivals.flatMap { $0.report.samples.compactMap(\.unwinder) }).sorted().joined(separator: ", ")
+        let deferredUnwinders = Set(deferredBlocked.arrivals.flatMap { $0.report.samples.compactMap(\.unwinder) })
+            .sorted().joined(separator: ", ")
 
         let kinds = BlockingCall.allCases.map(\.rawValue).joined(separator: ", ")
-        let method = "\(rounds) × \(BlockingCall.allCases.count) stalls of \(milliseconds) ms on the main RunLoop blocked in \(kinds); threshold 250 ms, sampling every 10 ms from 125 ms; release build; a sample counts when one of its frames is the app function that made the call"
-        let blockedMethod = "statistics.watchdogStackNanoseconds / watchdogStacks over the blocking stalls after one warm-up stall of each kind: reading the syscall file, copying the frozen stack (process_vm_readv, up to 64 KiB), checking the thread did not move, unwinding the copy"
-        let runningMethod = "as 10c for a \(context.pick(1.5, quick: 0.4)) s CPU spin 80 recursions deep after a warm-up spin: signal round trip (the thread's own pause is figure 3) and unwinding the snapshot"
-        return FigureResult(figure: .blockingStacks, rows: [
-            .judged("10a", "Blocking-syscall samples whose stack reaches the app frame that blocked",
-                    value: "\(Format.percent(appShare)) (\(reachApp) of \(sleeping) samples; all \(BlockingCall.allCases.count) callers seen: \(callers.count == BlockingCall.allCases.count ? "yes" : "no, \(callers.sorted())"))",
+        let method =
+            "\(rounds) × \(BlockingCall.allCases.count) stalls of \(milliseconds) ms on the main RunLoop blocked in \(kinds); threshold 250 ms, sampling every 10 ms from 125 ms; release build; a sample counts when one of its frames is the app function that made the call"
+        let blockedMethod =
+            "statistics.watchdogStackNanoseconds / watchdogStacks over the blocking stalls after one warm-up stall of each kind: reading the syscall file, copying the frozen stack (process_vm_readv, up to 64 KiB), checking the thread did not move, unwinding the copy"
+        let runningMethod =
+            "as 10c for a \(context.pick(1.5, quick: 0.4)) s CPU spin 80 recursions deep after a warm-up spin: signal round trip (the thread's own pause is figure 3) and unwinding the snapshot"
+        return FigureResult(
+            figure: .blockingStacks,
+            rows: [
+                .judged(
+                    "10a", "Blocking-syscall samples whose stack reaches the app frame that blocked",
+                    value:
+                        "\(Format.percent(appShare)) (\(reachApp) of \(sleeping) samples; all \(BlockingCall.allCases.count) callers seen: \(callers.count == BlockingCall.allCases.count ? "yes" : "no, \(callers.sorted())"))",
                     goal: "100 %", ok: sleeping > 0 && reachApp == sleeping, method: method,
                     data: ["share": appShare, "samples": Double(sleeping), "reachingApp": Double(reachApp)]),
-            ResultRow("10b", "… and also the run loop below it", value: "\(Format.percent(loopShare)) (\(reachLoop) of \(sleeping))",
-                      goal: "stated", verdict: .info, method: method + "; and a frame in CFRunLoopRun",
-                      data: ["share": loopShare, "reachingLoop": Double(reachLoop)]),
-            ResultRow("10c", "Watchdog time per stack of a thread asleep in a syscall",
-                      value: "mean \(Format.micro(blocked.meanNanoseconds)) (\(blocked.stacks) stacks)",
-                      goal: "stated", verdict: .info, method: blockedMethod + " with libdw",
-                      data: ["meanNanoseconds": blocked.meanNanoseconds, "stacks": Double(blocked.stacks)]),
-            ResultRow("10d", "Watchdog time per stack of a running thread (~\(Int(running.frames)) frames)",
-                      value: "mean \(Format.micro(running.meanNanoseconds)) (\(running.stacks) stacks)",
-                      goal: "stated", verdict: .info, method: runningMethod + " with libdw",
-                      data: ["meanNanoseconds": running.meanNanoseconds, "stacks": Double(running.stacks), "frames": running.frames]),
-            ResultRow("10e", "As 10c with names deferred (symbolicateInProcess off: \(deferredUnwinders))",
-                      value: "mean \(Format.micro(deferredBlocked.meanNanoseconds)) (\(deferredBlocked.stacks) stacks; \(Format.fixed(deferredBlocked.meanNanoseconds / max(blocked.meanNanoseconds, 1), 2))× 10c)",
-                      goal: "stated", verdict: .info, method: blockedMethod + ", names left to stallreport",
-                      data: ["meanNanoseconds": deferredBlocked.meanNanoseconds, "stacks": Double(deferredBlocked.stacks),
-                             "ratioTo10c": deferredBlocked.meanNanoseconds / max(blocked.meanNanoseconds, 1)]),
-            ResultRow("10f", "As 10d with names deferred (\(deferredRunning.unwinders.sorted().joined(separator: ", ")), ~\(Int(deferredRunning.frames)) frames)",
-                      value: "mean \(Format.micro(deferredRunning.meanNanoseconds)) (\(deferredRunning.stacks) stacks; \(Format.fixed(deferredRunning.meanNanoseconds / max(running.meanNanoseconds, 1), 2))× 10d)",
-                      goal: "stated", verdict: .info, method: runningMethod + ", names left to stallreport",
-                      data: ["meanNanoseconds": deferredRunning.meanNanoseconds, "stacks": Double(deferredRunning.stacks),
-                             "frames": deferredRunning.frames, "ratioTo10d": deferredRunning.meanNanoseconds / max(running.meanNanoseconds, 1)]),
-        ])
+                ResultRow(
+                    "10b", "… and also the run loop below it",
+                    value: "\(Format.percent(loopShare)) (\(reachLoop) of \(sleeping))",
+                    goal: "stated", verdict: .info, method: method + "; and a frame in CFRunLoopRun",
+                    data: ["share": loopShare, "reachingLoop": Double(reachLoop)]),
+                ResultRow(
+                    "10c", "Watchdog time per stack of a thread asleep in a syscall",
+                    value: "mean \(Format.micro(blocked.meanNanoseconds)) (\(blocked.stacks) stacks)",
+                    goal: "stated", verdict: .info, method: blockedMethod + " with libdw",
+                    data: ["meanNanoseconds": blocked.meanNanoseconds, "stacks": Double(blocked.stacks)]),
+                ResultRow(
+                    "10d", "Watchdog time per stack of a running thread (~\(Int(running.frames)) frames)",
+                    value: "mean \(Format.micro(running.meanNanoseconds)) (\(running.stacks) stacks)",
+                    goal: "stated", verdict: .info, method: runningMethod + " with libdw",
+                    data: [
+                        "meanNanoseconds": running.meanNanoseconds, "stacks": Double(running.stacks),
+                        "frames": running.frames,
+                    ]),
+                ResultRow(
+                    "10e", "As 10c with names deferred (symbolicateInProcess off: \(deferredUnwinders))",
+                    value:
+                        "mean \(Format.micro(deferredBlocked.meanNanoseconds)) (\(deferredBlocked.stacks) stacks; \(Format.fixed(deferredBlocked.meanNanoseconds / max(blocked.meanNanoseconds, 1), 2))× 10c)",
+                    goal: "stated", verdict: .info, method: blockedMethod + ", names left to stallreport",
+                    data: [
+                        "meanNanoseconds": deferredBlocked.meanNanoseconds, "stacks": Double(deferredBlocked.stacks),
+                        "ratioTo10c": deferredBlocked.meanNanoseconds / max(blocked.meanNanoseconds, 1),
+                    ]),
+                ResultRow(
+                    "10f",
+                    "As 10d with names deferred (\(deferredRunning.unwinders.sorted().joined(separator: ", ")), ~\(Int(deferredRunning.frames)) frames)",
+                    value:
+                        "mean \(Format.micro(deferredRunning.meanNanoseconds)) (\(deferredRunning.stacks) stacks; \(Format.fixed(deferredRunning.meanNanoseconds / max(running.meanNanoseconds, 1), 2))× 10d)",
+                    goal: "stated", verdict: .info, method: runningMethod + ", names left to stallreport",
+                    data: [
+                        "meanNanoseconds": deferredRunning.meanNanoseconds, "stacks": Double(deferredRunning.stacks),
+                        "frames": deferredRunning.frames,
+                        "ratioTo10d": deferredRunning.meanNanoseconds / max(running.meanNanoseconds, 1),
+                    ]),
+            ])
     }
 }
 
 /// The calls figure 10 blocks the main loop in, each made from its own function.
 enum BlockingCall: String, CaseIterable {
-    case usleep, nanosleep, poll, pipeRead = "read (pipe)", semaphore = "semaphore wait"
+    case usleep, nanosleep, poll
+    case pipeRead = "read (pipe)"
+    case semaphore = "semaphore wait"
 
     /// The app function that makes the call (a substring of its demangled name).
     var function: String {

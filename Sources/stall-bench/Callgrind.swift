@@ -11,7 +11,8 @@ struct Callgrind {
     /// Why callgrind cannot run here (nil when it can): valgrind or objcopy missing.
     static var unavailableReason: String? {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/valgrind"),
-              FileManager.default.isExecutableFile(atPath: "/usr/bin/objcopy") else {
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/objcopy")
+        else {
             return "valgrind or objcopy is not installed (apt-get install valgrind binutils)"
         }
         return nil
@@ -23,20 +24,27 @@ struct Callgrind {
         self.scratch = scratch
         workload = scratch.appendingPathComponent("\(executable.lastPathComponent)-nodebug")
         try? FileManager.default.removeItem(at: workload)
-        let strip = try Subprocess.run("/usr/bin/objcopy", ["--strip-debug", executable.path, workload.path], scratch: scratch)
+        let strip = try Subprocess.run(
+            "/usr/bin/objcopy", ["--strip-debug", executable.path, workload.path], scratch: scratch)
         guard strip.status == 0 else { throw BenchError("objcopy --strip-debug failed: \(strip.stderr.suffix(300))") }
     }
 
     /// Instructions counted inside functions whose names match one of `functions` (callgrind
     /// `--toggle-collect` patterns; callees included) while the workload runs with `arguments`.
     func instructions(in functions: [String], _ arguments: [String]) throws -> Double {
-        let run = try Subprocess.run("/usr/bin/valgrind", [
-            "--tool=callgrind", "--callgrind-out-file=/dev/null",
-        ] + functions.map { "--toggle-collect=\($0)" } + [workload.path] + arguments, scratch: scratch)
+        let run = try Subprocess.run(
+            "/usr/bin/valgrind",
+            [
+                "--tool=callgrind", "--callgrind-out-file=/dev/null",
+            ] + functions.map { "--toggle-collect=\($0)" } + [workload.path] + arguments, scratch: scratch)
         guard run.status == 0,
-              let line = run.stderr.split(separator: "\n").first(where: { $0.contains("Collected :") }),
-              let value = line.split(separator: ":").last.flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) })
-        else { throw BenchError("callgrind gave no count for \(arguments.joined(separator: " ")) (exit \(run.status)): \(run.stderr.suffix(400))") }
+            let line = run.stderr.split(separator: "\n").first(where: { $0.contains("Collected :") }),
+            let value = line.split(separator: ":").last.flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) })
+        else {
+            throw BenchError(
+                "callgrind gave no count for \(arguments.joined(separator: " ")) (exit \(run.status)): \(run.stderr.suffix(400))"
+            )
+        }
         return value
     }
 }

@@ -27,8 +27,10 @@ enum CStallClock {
     /// A `kB` field of /proc/self/status in bytes.
     static func statusField(_ name: String) -> Double {
         guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name) }),
-              let kilobytes = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap({ Double($0) })
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name) }),
+            let kilobytes = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap({
+                Double($0)
+            })
         else { return 0 }
         return kilobytes * 1024
     }

@@ -36,10 +36,16 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
         case .blockingStacks: return "Stacks of threads asleep in a syscall, and their cost to the watchdog"
         case .nioServer: return "SwiftNIO server: throughput, idle wake-ups, stalls in handlers"
         case .mainActor: return "MainActor under async main: idle wake-ups, stall timing"
-        case .poolServer: return "Concurrency pool under a Hummingbird 2 server: CPU per request, idle wake-ups, stalls in async handlers"
+        case .poolServer:
+            return
+                "Concurrency pool under a Hummingbird 2 server: CPU per request, idle wake-ups, stalls in async handlers"
         case .asyncChains: return "Async call chains: cost per sample against the stack unwinding"
-        case .idlePerLoop: return "Idle cost per loop kind: watchdog wake-ups and process CPU, monitored vs the same process unmonitored"
-        case .samplesUnderLoad: return "Samples with a stack on a loaded machine (two CPU-bound processes per core) against the machine as it is"
+        case .idlePerLoop:
+            return
+                "Idle cost per loop kind: watchdog wake-ups and process CPU, monitored vs the same process unmonitored"
+        case .samplesUnderLoad:
+            return
+                "Samples with a stack on a loaded machine (two CPU-bound processes per core) against the machine as it is"
         case .blockingCallCost: return "Blocking-call detection: instructions a watched call gains (callgrind)"
         }
     }
@@ -77,7 +83,9 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
             } else if let figure = FigureKind(rawValue: piece) {
                 chosen.insert(figure)
             } else {
-                throw ValidationError("unknown figure '\(piece)'; known: 1–\(allCases.count) or \(allCases.map(\.rawValue).joined(separator: ", "))")
+                throw ValidationError(
+                    "unknown figure '\(piece)'; known: 1–\(allCases.count) or \(allCases.map(\.rawValue).joined(separator: ", "))"
+                )
             }
         }
         return allCases.filter(chosen.contains)

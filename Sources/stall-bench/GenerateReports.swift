@@ -24,7 +24,8 @@ struct GenerateReports: ParsableCommand {
     }
 
     func run() throws {
-        let generator = try ReportGenerator(templatesIn: URL(fileURLWithPath: from, isDirectory: true), fingerprintCount: fingerprints)
+        let generator = try ReportGenerator(
+            templatesIn: URL(fileURLWithPath: from, isDirectory: true), fingerprintCount: fingerprints)
         let bytes = try generator.write(count: count, into: URL(fileURLWithPath: output, isDirectory: true))
         print("wrote \(count) reports (\(bytes / 1_048_576) MiB) to \(output)")
     }

@@ -8,7 +8,8 @@ final class HummingbirdServerProcess: PortFileServer {
 
     init(_ context: BenchContext, watched: Bool) throws {
         scratch = context.scratch
-        try super.init(context, binary: "hummingbird-stall-demo", directory: "hummingbird-reports", attempts: 500) { reports, portFile in
+        try super.init(context, binary: "hummingbird-stall-demo", directory: "hummingbird-reports", attempts: 500) {
+            reports, portFile in
             [reports.path, portFile.path] + (watched ? [] : ["unwatched"])
         }
     }

@@ -7,7 +7,8 @@ import StallMonitor
 /// from /proc meanwhile.
 struct IdleHost: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "idle-host", abstract: "Host process for the idle figure (prints ready, then idles).", shouldDisplay: false)
+        commandName: "idle-host", abstract: "Host process for the idle figure (prints ready, then idles).",
+        shouldDisplay: false)
 
     @Flag(inversion: .prefixedNo, help: "Start a StallMonitor on the main loop.")
     var monitor = true
@@ -19,7 +20,8 @@ struct IdleHost: ParsableCommand {
     var reports: String
 
     func run() throws {
-        var configuration = StallMonitor.Configuration(reportDirectory: URL(fileURLWithPath: reports, isDirectory: true))
+        var configuration = StallMonitor.Configuration(
+            reportDirectory: URL(fileURLWithPath: reports, isDirectory: true))
         configuration.logger.logLevel = .notice
         let session = monitor ? try StallMonitor.start(configuration) : nil
         print("ready")

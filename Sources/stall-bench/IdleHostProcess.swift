@@ -16,7 +16,9 @@ final class IdleHostProcess {
         while !isReady(readyFile) {
             guard process.isRunning, CStallClock.now() < deadline else {
                 stop()
-                throw BenchError("\(executable.lastPathComponent) \(arguments.joined(separator: " ")) did not get ready: \(printed())")
+                throw BenchError(
+                    "\(executable.lastPathComponent) \(arguments.joined(separator: " ")) did not get ready: \(printed())"
+                )
             }
             usleep(20_000)
         }

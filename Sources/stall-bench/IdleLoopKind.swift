@@ -39,19 +39,25 @@ enum IdleLoopKind: CaseIterable {
         let duration = String(seconds)
         switch self {
         case .runLoop:
-            return try IdleHostProcess(context.executable, ["idle-host", "--seconds", duration, "--reports", reports.path]
-                                       + (monitored ? [] : ["--no-monitor"]), scratch: context.scratch)
+            return try IdleHostProcess(
+                context.executable,
+                ["idle-host", "--seconds", duration, "--reports", reports.path]
+                    + (monitored ? [] : ["--no-monitor"]), scratch: context.scratch)
         case .nioEventLoops:
             let portFile = reports.appendingPathComponent("port")
-            return try IdleHostProcess(try context.binary("nio-stall-demo"),
-                                       ["--output", reports.path, "--port-file", portFile.path, "--threads", "2"] + (monitored ? [] : ["--no-monitor"]),
-                                       scratch: context.scratch, readyFile: portFile)
+            return try IdleHostProcess(
+                try context.binary("nio-stall-demo"),
+                ["--output", reports.path, "--port-file", portFile.path, "--threads", "2"]
+                    + (monitored ? [] : ["--no-monitor"]),
+                scratch: context.scratch, readyFile: portFile)
         case .mainActor:
-            return try IdleHostProcess(try context.binary("async-main-host"), [monitored ? "idle" : "idle-unwatched", reports.path, duration],
-                                       scratch: context.scratch)
+            return try IdleHostProcess(
+                try context.binary("async-main-host"), [monitored ? "idle" : "idle-unwatched", reports.path, duration],
+                scratch: context.scratch)
         case .concurrencyPool:
-            return try IdleHostProcess(try context.binary("pool-stall-host"), [monitored ? "idle" : "idle-unwatched", reports.path, duration],
-                                       scratch: context.scratch)
+            return try IdleHostProcess(
+                try context.binary("pool-stall-host"), [monitored ? "idle" : "idle-unwatched", reports.path, duration],
+                scratch: context.scratch)
         }
     }
 }

@@ -25,11 +25,14 @@ enum IdlePerLoopFigure {
 
         /// Adds another period's counts.
         static func + (left: Idle, right: Idle) -> Idle {
-            Idle(seconds: left.seconds + right.seconds, watchdogWakeups: left.watchdogWakeups + right.watchdogWakeups,
-                 watchdogCPU: left.watchdogCPU + right.watchdogCPU,
-                 otherMonitorWakeups: left.otherMonitorWakeups + right.otherMonitorWakeups,
-                 otherMonitorCPU: left.otherMonitorCPU + right.otherMonitorCPU, processWakeups: left.processWakeups + right.processWakeups,
-                 processCPU: left.processCPU + right.processCPU, processTicksCPU: left.processTicksCPU + right.processTicksCPU)
+            Idle(
+                seconds: left.seconds + right.seconds, watchdogWakeups: left.watchdogWakeups + right.watchdogWakeups,
+                watchdogCPU: left.watchdogCPU + right.watchdogCPU,
+                otherMonitorWakeups: left.otherMonitorWakeups + right.otherMonitorWakeups,
+                otherMonitorCPU: left.otherMonitorCPU + right.otherMonitorCPU,
+                processWakeups: left.processWakeups + right.processWakeups,
+                processCPU: left.processCPU + right.processCPU,
+                processTicksCPU: left.processTicksCPU + right.processTicksCPU)
         }
     }
 
@@ -58,18 +61,25 @@ enum IdlePerLoopFigure {
             }
             rows.append(row(kind, with: with, without: without, rounds: rounds, seconds: seconds))
         }
-        return FigureResult(figure: .idlePerLoop, rows: rows,
-                            notes: ["A busy server's throughput with vs without the monitor is figure 11a (NIO) and 13a (Hummingbird 2, CPU per request)."])
+        return FigureResult(
+            figure: .idlePerLoop, rows: rows,
+            notes: [
+                "A busy server's throughput with vs without the monitor is figure 11a (NIO) and 13a (Hummingbird 2, CPU per request)."
+            ])
     }
 
     /// One host process idle for `seconds`, measured from 0.5 s after it said it was ready.
-    private static func measure(_ kind: IdleLoopKind, context: BenchContext, monitored: Bool, seconds: Double) throws -> Idle {
+    private static func measure(
+        _ kind: IdleLoopKind, context: BenchContext, monitored: Bool, seconds: Double
+    ) throws -> Idle {
         let host = try kind.start(context, monitored: monitored, seconds: seconds + 3)
         defer { host.stop() }
         usleep(500_000)
         let watchdog = host.thread(named: "stall-watchdog")
         if monitored, watchdog == nil { throw BenchError("no stall-watchdog thread in the \(kind.name) host") }
-        if !monitored, watchdog != nil { throw BenchError("a stall-watchdog thread in the unmonitored \(kind.name) host") }
+        if !monitored, watchdog != nil {
+            throw BenchError("a stall-watchdog thread in the unmonitored \(kind.name) host")
+        }
         let before = host.allThreadCounts()
         let ticksBefore = host.processCPUNanos()
         let began = CStallClock.now()
@@ -95,32 +105,39 @@ enum IdlePerLoopFigure {
     }
 
     /// The row of one loop kind, judged on the process CPU ratio and the watchdog's wake-ups.
-    private static func row(_ kind: IdleLoopKind, with: Idle, without: Idle, rounds: Int, seconds: Double) -> ResultRow {
+    private static func row(_ kind: IdleLoopKind, with: Idle, without: Idle, rounds: Int, seconds: Double) -> ResultRow
+    {
         let wakeups = with.watchdogWakeups / with.seconds
         let cpuWith = with.processCPU / with.seconds
         let cpuWithout = without.processCPU / without.seconds
         let ratio = max(cpuWith, cpuFloorPerSecond) / max(cpuWithout, cpuFloorPerSecond)
-        let value = "watchdog \(Format.fixed(wakeups, 1)) wake-ups/s, \(Format.micro(with.watchdogCPU / with.seconds))/s of CPU "
+        let value =
+            "watchdog \(Format.fixed(wakeups, 1)) wake-ups/s, \(Format.micro(with.watchdogCPU / with.seconds))/s of CPU "
             + "(the monitor's other threads \(Format.fixed(with.otherMonitorWakeups / with.seconds, 1))/s, \(Format.micro(with.otherMonitorCPU / with.seconds))/s); "
             + "process CPU ratio \(Format.fixed(ratio, 2)) (\(Format.micro(cpuWith))/s monitored vs \(Format.micro(cpuWithout))/s unmonitored; "
             + "utime+stime \(Format.micro(with.processTicksCPU / with.seconds))/s vs \(Format.micro(without.processTicksCPU / without.seconds))/s); "
             + "process wake-ups \(Format.fixed(with.processWakeups / with.seconds, 1))/s vs \(Format.fixed(without.processWakeups / without.seconds, 1))/s"
-        let method = "\(rounds) alternating pairs of host processes (\(kind.name)) idle for \(Int(seconds)) s each, with a StallMonitor vs none, "
+        let method =
+            "\(rounds) alternating pairs of host processes (\(kind.name)) idle for \(Int(seconds)) s each, with a StallMonitor vs none, "
             + "measured from outside from 0.5 s after the host printed ready: the stall-watchdog thread's voluntary context switches and schedstat CPU time "
             + "(/proc/<pid>/task/<tid>), and the process's CPU as the sum of its threads' schedstat times (threads alive at both ends; ns, unlike utime+stime "
             + "from /proc/<pid>/stat, which counts 10 ms ticks and is shown too); the monitor's other threads are its threads named stall-* (the writer and the timer: the session record is rewritten at start and every sessionHeartbeatInterval, 60 s; in between the timer marks it alive in place, every second for a session's first 10 s, then ramping up to that interval); totals over the runs ÷ their seconds; a process CPU below "
             + "\(Format.micro(cpuFloorPerSecond))/s counts as that in the ratio"
-        return .judged(kind.part, "Idle \(kind.name): monitored vs unmonitored", value: value,
-                       goal: "process CPU ≤ \(cpuRatioGoal)× unmonitored; watchdog ≤ \(Format.fixed(wakeupsGoal, 0)) wake-up/s",
-                       ok: ratio <= cpuRatioGoal && wakeups <= wakeupsGoal, method: method,
-                       data: ["cpuRatio": ratio, "watchdogWakeupsPerSecond": wakeups, "watchdogCPUNanosecondsPerSecond": with.watchdogCPU / with.seconds,
-                              "otherMonitorThreadsWakeupsPerSecond": with.otherMonitorWakeups / with.seconds,
-                              "otherMonitorThreadsCPUNanosecondsPerSecond": with.otherMonitorCPU / with.seconds,
-                              "processCPUNanosecondsPerSecondWith": cpuWith, "processCPUNanosecondsPerSecondWithout": cpuWithout,
-                              "processTicksCPUNanosecondsPerSecondWith": with.processTicksCPU / with.seconds,
-                              "processTicksCPUNanosecondsPerSecondWithout": without.processTicksCPU / without.seconds,
-                              "processWakeupsPerSecondWith": with.processWakeups / with.seconds,
-                              "processWakeupsPerSecondWithout": without.processWakeups / without.seconds,
-                              "seconds": seconds, "rounds": Double(rounds)])
+        return .judged(
+            kind.part, "Idle \(kind.name): monitored vs unmonitored", value: value,
+            goal: "process CPU ≤ \(cpuRatioGoal)× unmonitored; watchdog ≤ \(Format.fixed(wakeupsGoal, 0)) wake-up/s",
+            ok: ratio <= cpuRatioGoal && wakeups <= wakeupsGoal, method: method,
+            data: [
+                "cpuRatio": ratio, "watchdogWakeupsPerSecond": wakeups,
+                "watchdogCPUNanosecondsPerSecond": with.watchdogCPU / with.seconds,
+                "otherMonitorThreadsWakeupsPerSecond": with.otherMonitorWakeups / with.seconds,
+                "otherMonitorThreadsCPUNanosecondsPerSecond": with.otherMonitorCPU / with.seconds,
+                "processCPUNanosecondsPerSecondWith": cpuWith, "processCPUNanosecondsPerSecondWithout": cpuWithout,
+                "processTicksCPUNanosecondsPerSecondWith": with.processTicksCPU / with.seconds,
+                "processTicksCPUNanosecondsPerSecondWithout": without.processTicksCPU / without.seconds,
+                "processWakeupsPerSecondWith": with.processWakeups / with.seconds,
+                "processWakeupsPerSecondWithout": without.processWakeups / without.seconds,
+                "seconds": seconds, "rounds": Double(rounds),
+            ])
     }
 }

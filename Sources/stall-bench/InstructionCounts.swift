@@ -8,7 +8,8 @@ import Foundation
 struct InstructionCounts: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "instruction-counts",
-        abstract: "Count the instructions StallMonitor adds on its hot paths (callgrind) and compare them with a baseline.",
+        abstract:
+            "Count the instructions StallMonitor adds on its hot paths (callgrind) and compare them with a baseline.",
         discussion: """
             Each count is (instructions with StallMonitor − instructions of the baseline) ÷ operations, \
             collected only inside the workload's own function (for the pool's enqueue hook: inside the \
@@ -44,32 +45,40 @@ struct InstructionCounts: ParsableCommand {
     }
 
     static let measures: [Measure] = [
-        Measure(name: "runLoopPass", label: "a main RunLoop pass: the monitor's observers vs bare observers",
-                functions: ["*measuredRunLoopPasses*"],
-                arguments: ["instruction-loop", "--workload", "runloop-pass", "--count", "2000"],
-                with: ["--monitored"], without: ["--no-monitored"], operations: 2000),
-        Measure(name: "epollWaitReturn", label: "an epoll_wait return on a watched loop's thread: the shim's vs the C library's",
-                functions: ["*measuredEpollWaits*"],
-                arguments: ["instruction-loop", "--workload", "epoll-wait", "--count", "5000"],
-                with: ["--monitored"], without: ["--no-monitored"], operations: 5000),
-        Measure(name: "poolJobEnqueue", label: "a job enqueued on the watched concurrency pool (the enqueue hook)",
-                functions: ["CStallMonitor_pool_note_job", "CStallMonitor_wakeup_flags_note"],
-                arguments: ["instruction-loop", "--workload", "pool-job", "--count", "2000"],
-                with: ["--monitored"], without: nil, operations: 2100),  // 100 warm-up jobs, 2000 counted
-        Measure(name: "blockingWrapperCall", label: "a read that does not block, through the blocking-call wrapper",
-                functions: ["*blockingCostLoop*"],
-                arguments: ["blocking-call-loop", "--calls", "5000"],
-                with: ["--detector"], without: ["--no-detector"], operations: 5000),
-        Measure(name: "blockingWrapperCallInTask", label: "a read that does not block in a Swift task (timed), through the wrapper",
-                functions: ["*blockingCostLoop*"],
-                arguments: ["blocking-call-loop", "--in-task", "--calls", "5000"],
-                with: ["--detector"], without: ["--no-detector"], operations: 5000),
+        Measure(
+            name: "runLoopPass", label: "a main RunLoop pass: the monitor's observers vs bare observers",
+            functions: ["*measuredRunLoopPasses*"],
+            arguments: ["instruction-loop", "--workload", "runloop-pass", "--count", "2000"],
+            with: ["--monitored"], without: ["--no-monitored"], operations: 2000),
+        Measure(
+            name: "epollWaitReturn",
+            label: "an epoll_wait return on a watched loop's thread: the shim's vs the C library's",
+            functions: ["*measuredEpollWaits*"],
+            arguments: ["instruction-loop", "--workload", "epoll-wait", "--count", "5000"],
+            with: ["--monitored"], without: ["--no-monitored"], operations: 5000),
+        Measure(
+            name: "poolJobEnqueue", label: "a job enqueued on the watched concurrency pool (the enqueue hook)",
+            functions: ["CStallMonitor_pool_note_job", "CStallMonitor_wakeup_flags_note"],
+            arguments: ["instruction-loop", "--workload", "pool-job", "--count", "2000"],
+            with: ["--monitored"], without: nil, operations: 2100),  // 100 warm-up jobs, 2000 counted
+        Measure(
+            name: "blockingWrapperCall", label: "a read that does not block, through the blocking-call wrapper",
+            functions: ["*blockingCostLoop*"],
+            arguments: ["blocking-call-loop", "--calls", "5000"],
+            with: ["--detector"], without: ["--no-detector"], operations: 5000),
+        Measure(
+            name: "blockingWrapperCallInTask",
+            label: "a read that does not block in a Swift task (timed), through the wrapper",
+            functions: ["*blockingCostLoop*"],
+            arguments: ["blocking-call-loop", "--in-task", "--calls", "5000"],
+            with: ["--detector"], without: ["--no-detector"], operations: 5000),
     ]
 
     func run() throws {
         let selected = only.isEmpty ? Self.measures : Self.measures.filter { only.contains($0.name) }
         if let unknown = only.first(where: { name in !Self.measures.contains { $0.name == name } }) {
-            throw ValidationError("no count named \(unknown); the counts: \(Self.measures.map(\.name).joined(separator: ", "))")
+            throw ValidationError(
+                "no count named \(unknown); the counts: \(Self.measures.map(\.name).joined(separator: ", "))")
         }
         // Read the baseline first: a bad file is said before minutes of measuring.
         let old: InstructionBaseline?
@@ -86,7 +95,10 @@ struct InstructionCounts: ParsableCommand {
             let callgrind = try Callgrind(executable: context.executable, scratch: context.scratch)
             for measure in selected {
                 let with = try callgrind.instructions(in: measure.functions, measure.arguments + measure.with)
-                let without = try measure.without.map { try callgrind.instructions(in: measure.functions, measure.arguments + $0) } ?? 0
+                let without =
+                    try measure.without.map {
+                        try callgrind.instructions(in: measure.functions, measure.arguments + $0)
+                    } ?? 0
                 counts[measure.name] = ((with - without) / Double(measure.operations) * 10).rounded() / 10
             }
         } catch {
@@ -98,13 +110,17 @@ struct InstructionCounts: ParsableCommand {
             try InstructionBaseline(counts: counts, tolerance: tolerance ?? previous?.tolerance ?? 0.10)
                 .write(baseline, merging: only.isEmpty ? nil : previous)
             print("wrote \(baseline)")
-            for measure in selected { print("  \(measure.name)\t\(Format.fixed(counts[measure.name] ?? 0, 1))\t\(measure.label)") }
+            for measure in selected {
+                print("  \(measure.name)\t\(Format.fixed(counts[measure.name] ?? 0, 1))\t\(measure.label)")
+            }
             return
         }
         guard let old else { return }
         let tolerance = self.tolerance ?? old.tolerance
         var grew: [String] = []
-        print("Instructions StallMonitor adds per operation (callgrind; baseline \(baseline); tolerance +\(Format.fixed(tolerance * 100, 0)) %)")
+        print(
+            "Instructions StallMonitor adds per operation (callgrind; baseline \(baseline); tolerance +\(Format.fixed(tolerance * 100, 0)) %)"
+        )
         print("count\tbaseline\tnow\tchange\twhat")
         for measure in selected {
             let now = counts[measure.name] ?? 0
@@ -116,11 +132,14 @@ struct InstructionCounts: ParsableCommand {
             let limit = before * (1 + tolerance) + 0.5
             let change = before == 0 ? "" : String(format: "%+.1f %%", (now - before) / before * 100)
             let verdict = now > limit ? "  GREW (limit \(Format.fixed(limit, 1)))" : ""
-            print("\(measure.name)\t\(Format.fixed(before, 1))\t\(Format.fixed(now, 1))\t\(change)\t\(measure.label)\(verdict)")
+            print(
+                "\(measure.name)\t\(Format.fixed(before, 1))\t\(Format.fixed(now, 1))\t\(change)\t\(measure.label)\(verdict)"
+            )
             if now > limit { grew.append(measure.name) }
         }
         guard grew.isEmpty else {
-            printError("""
+            printError(
+                """
                 stall-bench instruction-counts: \(grew.joined(separator: ", ")) grew more than \(Format.fixed(tolerance * 100, 0)) % over \(baseline). \
                 If the growth is intended, run Scripts/instruction-check --update and commit the file with the reason.
                 """)
@@ -135,7 +154,8 @@ struct InstructionCounts: ParsableCommand {
 
 /// The committed counts `stall-bench instruction-counts` compares with.
 struct InstructionBaseline: Codable {
-    var about = "Instructions StallMonitor adds per operation on its hot paths, counted by callgrind in a debug build (stall-bench instruction-counts; Scripts/instruction-check). CI fails when one grows more than the tolerance over this file. Update it with Scripts/instruction-check --update, in a commit that says why."
+    var about =
+        "Instructions StallMonitor adds per operation on its hot paths, counted by callgrind in a debug build (stall-bench instruction-counts; Scripts/instruction-check). CI fails when one grows more than the tolerance over this file. Update it with Scripts/instruction-check --update, in a commit that says why."
     var build = "debug"
     var counts: [String: Double]
     var tolerance: Double

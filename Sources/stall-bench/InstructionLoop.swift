@@ -36,7 +36,8 @@ struct InstructionLoop: ParsableCommand {
     var monitored = true
 
     func run() throws {
-        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("stall-bench-icount-\(getpid())")
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
+            "stall-bench-icount-\(getpid())")
         defer { try? FileManager.default.removeItem(at: directory) }
         // A threshold nothing reaches: only the probes' own paths run, never a sample.
         var configuration = StallMonitor.Configuration(threshold: .seconds(3600), reportDirectory: directory)
@@ -71,8 +72,10 @@ struct InstructionLoop: ParsableCommand {
         let loop = CountingLoop(epfd: epfd)
         let thread = Thread { loop.run() }
         thread.start()
-        let monitor = monitored
-            ? try StallMonitor.start(configuration, loops: [], polling: [loop.polledLoop], pollInterval: .milliseconds(10)) : nil
+        let monitor =
+            monitored
+            ? try StallMonitor.start(
+                configuration, loops: [], polling: [loop.polledLoop], pollInterval: .milliseconds(10)) : nil
         // The monitor queued its registration on the loop (start returned after attaching):
         // the loop runs it, then counts.
         loop.count(count, throughShim: monitored)
@@ -85,7 +88,9 @@ struct InstructionLoop: ParsableCommand {
         // The watchdog watches the enqueues from its first sleep on (slow under valgrind).
         let deadline = Kernel.monotonicNanoseconds() + 60_000_000_000
         while monitored, !Kernel.poolEnqueuesWatched {
-            guard Kernel.monotonicNanoseconds() < deadline else { throw ValidationError("the pool's enqueues were not watched within 60 s") }
+            guard Kernel.monotonicNanoseconds() < deadline else {
+                throw ValidationError("the pool's enqueues were not watched within 60 s")
+            }
             usleep(1_000)
         }
         let finished = JobCounter()
@@ -136,18 +141,25 @@ final class CountingLoop: Sendable {
     init(epfd: Int32) { self.epfd = epfd }
 
     var polledLoop: PolledLoop {
-        PolledLoop(kind: "benchLoop", idleSyscalls: SyscallTable.numbers(["epoll_wait", "epoll_pwait"]),
-                   execute: { [self] task in
-                       queued.withLock { $0.append(task) }
-                       return true
-                   })
+        PolledLoop(
+            kind: "benchLoop", idleSyscalls: SyscallTable.numbers(["epoll_wait", "epoll_pwait"]),
+            execute: { [self] task in
+                queued.withLock { $0.append(task) }
+                return true
+            })
     }
 
     /// The loop's thread.
     func run() {
         while !stopping.load(ordering: .acquiring) {
-            for task in queued.withLock({ tasks in defer { tasks = [] }; return tasks }) { task() }
-            if let (count, throughShim) = request.withLock({ value in defer { value = nil }; return value }) {
+            for task in queued.withLock({ tasks in
+                defer { tasks = [] }
+                return tasks
+            }) { task() }
+            if let (count, throughShim) = request.withLock({ value in
+                defer { value = nil }
+                return value
+            }) {
                 measuredEpollWaits(count, epfd: epfd, throughShim: throughShim)
                 counted.signal()
             }

@@ -16,8 +16,10 @@ struct MachineFacts: Codable, Sendable {
         uname(&name)
         let kernel = CString.decode(fixed: name.release)
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
-            .map { $0.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "" } ?? "unknown"
+        let model =
+            cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+            .map { $0.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "" }
+            ?? "unknown"
         return MachineFacts(
             cpu: model, cores: ProcessInfo.processInfo.activeProcessorCount, kernel: kernel,
             loadBefore: loadBefore, loadAfter: loadAfter, note: note)
@@ -41,7 +43,8 @@ struct CPUSteal {
     /// The counters now; nil where /proc/stat has no steal field.
     static func now() -> CPUSteal? {
         guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
-              let line = text.split(separator: "\n").first, line.hasPrefix("cpu ") else { return nil }
+            let line = text.split(separator: "\n").first, line.hasPrefix("cpu ")
+        else { return nil }
         let fields = line.split(separator: " ").dropFirst().compactMap { UInt64($0) }
         guard fields.count >= 8 else { return nil }
         return CPUSteal(total: fields.prefix(8).reduce(0, +), steal: fields[7])

@@ -8,7 +8,8 @@ import StallMonitor
 /// prints its resident set size at each phase as one JSON line.
 struct MemoryHost: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "memory-host", abstract: "Host process for the memory figure (prints RSS per phase as JSON).", shouldDisplay: false)
+        commandName: "memory-host", abstract: "Host process for the memory figure (prints RSS per phase as JSON).",
+        shouldDisplay: false)
 
     @Flag(inversion: .prefixedNo, help: "Start a StallMonitor on the main loop.")
     var monitor = true
@@ -22,7 +23,10 @@ struct MemoryHost: ParsableCommand {
     @Option(help: "Scratch directory for reports.")
     var reports: String
 
-    @Option(help: "Copy /proc/self/smaps into this directory at each phase (idle.smaps, stall.smaps, …), to see where memory goes.")
+    @Option(
+        help:
+            "Copy /proc/self/smaps into this directory at each phase (idle.smaps, stall.smaps, …), to see where memory goes."
+    )
     var smapsDirectory: String?
 
     @Option(help: "The monitor's releaseCachesAfter in milliseconds; the last phase is measured after it has passed.")
@@ -53,25 +57,31 @@ struct MemoryHost: ParsableCommand {
     /// The heavy libraries the monitor may load, and how many mappings the process has.
     static func mappings() -> (libraries: [String], count: Int) {
         // Read to the end: /proc files report size 0, which Foundation's whole-file readers trust.
-        guard let file = FileHandle(forReadingAtPath: "/proc/self/maps"), let data = try? file.readToEnd() else { return ([], 0) }
+        guard let file = FileHandle(forReadingAtPath: "/proc/self/maps"), let data = try? file.readToEnd() else {
+            return ([], 0)
+        }
         try? file.close()
         let text = String(decoding: data, as: UTF8.self)
         let lines = text.split(separator: "\n")
         let names = ["libdw", "libelf", "libunwind"]  // files are named libdw-0.190.so, libunwind.so.8…
-        let found = names.filter { name in lines.contains { $0.contains("/" + name + "-") || $0.contains("/" + name + ".so") } }
+        let found = names.filter { name in
+            lines.contains { $0.contains("/" + name + "-") || $0.contains("/" + name + ".so") }
+        }
         return (found, lines.count)
     }
 
     private func saveSmaps(_ phase: String) {
         // Read to the end: /proc files report size 0, which Foundation's whole-file readers trust.
         guard let smapsDirectory, let file = FileHandle(forReadingAtPath: "/proc/self/smaps"),
-              let data = try? file.readToEnd() else { return }
+            let data = try? file.readToEnd()
+        else { return }
         try? file.close()
         try? data.write(to: URL(fileURLWithPath: smapsDirectory + "/" + phase + ".smaps"))
     }
 
     func run() throws {
-        var configuration = StallMonitor.Configuration(reportDirectory: URL(fileURLWithPath: reports, isDirectory: true))
+        var configuration = StallMonitor.Configuration(
+            reportDirectory: URL(fileURLWithPath: reports, isDirectory: true))
         configuration.symbolicateInProcess = !offlineSymbols
         configuration.logger.logLevel = .notice  // no log line per report while measuring
         configuration.releaseCachesAfter = .milliseconds(releaseAfterMs)
@@ -85,14 +95,17 @@ struct MemoryHost: ParsableCommand {
         (phases.librariesIdle, phases.mappingsIdle) = Self.mappings()
         saveSmaps("idle")
         let stallMappings = Box(([String](), 0))
-        MainLoop.run(steps: [.init(gap: 0.05) {
-            _ = Workloads.recurse(100) {
-                Workloads.spin(until: CStallClock.now() + stallNanoseconds)
-                stall.value = (CStallClock.residentBytes(), CStallClock.statusField("RssAnon:"))  // still inside the stall
-                stallMappings.value = Self.mappings()
-                saveSmaps("stall")
+        MainLoop.run(steps: [
+            .init(gap: 0.05) {
+                _ = Workloads.recurse(100) {
+                    Workloads.spin(until: CStallClock.now() + stallNanoseconds)
+                    // still inside the stall
+                    stall.value = (CStallClock.residentBytes(), CStallClock.statusField("RssAnon:"))
+                    stallMappings.value = Self.mappings()
+                    saveSmaps("stall")
+                }
             }
-        }])
+        ])
         (phases.stall, phases.stallAnon) = stall.value
         (phases.librariesStall, phases.mappingsStall) = stallMappings.value
         MainLoop.idle(seconds: 0.5)

@@ -1,5 +1,5 @@
-import Glibc
 import Foundation
+import Glibc
 import Logging
 import StallMonitor
 import StallReportKit
@@ -20,8 +20,11 @@ final class MonitorSession: Sendable {
     let directory: URL
     private let inbox: Inbox
 
-    init(_ context: BenchContext, threshold: Duration = .milliseconds(250), samplingInterval: Duration = .milliseconds(10),
-         maxSamples: Int = 200, inProgressRefresh: Duration? = nil, symbolicateInProcess: Bool = true) throws {
+    init(
+        _ context: BenchContext, threshold: Duration = .milliseconds(250),
+        samplingInterval: Duration = .milliseconds(10),
+        maxSamples: Int = 200, inProgressRefresh: Duration? = nil, symbolicateInProcess: Bool = true
+    ) throws {
         let directory = context.freshDirectory("reports")
         let inbox = Inbox()
         self.directory = directory

@@ -26,17 +26,24 @@ enum NIOServerFigure {
                 server.stop(scratch: context.scratch)
                 let text = String(decoding: run.stdout, as: UTF8.self)
                 guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Requests/sec:") }),
-                      let rate = Double(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) else {
+                    let rate = Double(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces))
+                else {
                     throw BenchError("wrk printed no rate: \(text)")
                 }
                 if monitored { on.append(rate) } else { off.append(rate) }
             }
         }
         let ratio = Stats.median(on) / max(Stats.median(off), 1)
-        return .judged("11a", "Server throughput with vs without the monitor", value: Format.ratio(ratio) + " (median \(Int(Stats.median(on))) vs \(Int(Stats.median(off))) requests/s)",
-                       goal: "≥ 0.99", ok: ratio >= 0.99,
-                       method: "wrk -t2 -c32 -d\(seconds)s on GET /fast of nio-stall-demo (2 event loops, release), \(rounds) rounds alternating which goes first, a fresh server each run; medians",
-                       data: ["ratio": ratio, "withMedian": Stats.median(on), "withoutMedian": Stats.median(off), "rounds": Double(rounds)])
+        return .judged(
+            "11a", "Server throughput with vs without the monitor",
+            value: Format.ratio(ratio) + " (median \(Int(Stats.median(on))) vs \(Int(Stats.median(off))) requests/s)",
+            goal: "≥ 0.99", ok: ratio >= 0.99,
+            method:
+                "wrk -t2 -c32 -d\(seconds)s on GET /fast of nio-stall-demo (2 event loops, release), \(rounds) rounds alternating which goes first, a fresh server each run; medians",
+            data: [
+                "ratio": ratio, "withMedian": Stats.median(on), "withoutMedian": Stats.median(off),
+                "rounds": Double(rounds),
+            ])
     }
 
     /// 11b: the watchdog's wake-ups and CPU while both loops idle.
@@ -45,10 +52,15 @@ enum NIOServerFigure {
         let server = try NIOServerProcess(context, monitored: true)
         defer { server.stop(scratch: context.scratch) }
         let (perSecond, cpuPerSecond, _) = try server.watchdogRates(over: seconds)
-        return ResultRow("11b", "Idle server: watchdog wake-ups", value: "\(Format.fixed(perSecond, 1))/s, \(Format.micro(cpuPerSecond)) of CPU per second (both loops idle)",
-                         goal: "stated (asleep while the loops idle; the pool looked at every 2 s; each wake-up the server itself has)", verdict: .info,
-                         method: "the watchdog thread's voluntary context switches and CPU time (/proc) over \(Int(seconds)) s of an idle monitored server; NIO calls nobody when a loop wakes, so the probe looks every pollInterval (one or two /proc reads per loop); a run-loop monitor parks instead (figure 2)",
-                         data: ["wakeupsPerSecond": perSecond, "cpuNanosecondsPerSecond": cpuPerSecond, "seconds": seconds])
+        return ResultRow(
+            "11b", "Idle server: watchdog wake-ups",
+            value: "\(Format.fixed(perSecond, 1))/s, \(Format.micro(cpuPerSecond)) of CPU per second (both loops idle)",
+            goal:
+                "stated (asleep while the loops idle; the pool looked at every 2 s; each wake-up the server itself has)",
+            verdict: .info,
+            method:
+                "the watchdog thread's voluntary context switches and CPU time (/proc) over \(Int(seconds)) s of an idle monitored server; NIO calls nobody when a loop wakes, so the probe looks every pollInterval (one or two /proc reads per loop); a run-loop monitor parks instead (figure 2)",
+            data: ["wakeupsPerSecond": perSecond, "cpuNanosecondsPerSecond": cpuPerSecond, "seconds": seconds])
     }
 
     /// 11c and 11d: stalls in handlers (CPU spins and sleeps of 300–800 ms): reported duration
@@ -67,19 +79,27 @@ enum NIOServerFigure {
         let cpu = stride(from: 0, to: errors.count, by: 2).map { abs(errors[$0]) }
         let blocked = stride(from: 1, to: errors.count, by: 2).map { abs(errors[$0]) }
         let due = reports.compactMap { report in report.samples.first.map { $0.offsetMs - report.thresholdMs * 0.5 } }
-        let series = "\(count) requests to /cpu and /sleep in turn, 300–800 ms each, threshold 250 ms, pollInterval 20 ms"
+        let series =
+            "\(count) requests to /cpu and /sleep in turn, 300–800 ms each, threshold 250 ms, pollInterval 20 ms"
         return [
-            .judged("11c", "Handler stall: reported − measured duration",
-                    value: "|error| p99 \(Format.milli(Stats.percentile(absolute, 99))) (CPU p99 \(Format.milli(Stats.percentile(cpu, 99))), sleep p99 \(Format.milli(Stats.percentile(blocked, 99))); signed median \(Format.milli(Stats.median(errors))); \(reports.count) of \(count) reported)",
-                    goal: "every stall reported; |error| p99 ≤ 15 ms (half a poll interval and a tick)",
-                    ok: reports.count == count && Stats.percentile(absolute, 99) <= 15,
-                    method: "report.durationMs vs the handler's own clock (in the response body); \(series)",
-                    data: ["absP99Ms": Stats.percentile(absolute, 99), "cpuAbsP99Ms": Stats.percentile(cpu, 99),
-                           "blockedAbsP99Ms": Stats.percentile(blocked, 99), "signedMedianMs": Stats.median(errors),
-                           "stalls": Double(count), "reports": Double(reports.count)]),
-            ResultRow("11d", "Handler stall: sampling due → first sample", value: DetectionLatencyFigure.summary(due),
-                      goal: "stated (a look every pollInterval, then one sampling interval)", verdict: .info,
-                      method: "samples[0].offsetMs − threshold × samplingLead over the reports with samples (the demo keeps samples in the first 10 reports per fingerprint and hour, the default rate limit); \(series)", data: DetectionLatencyFigure.stats(due)),
+            .judged(
+                "11c", "Handler stall: reported − measured duration",
+                value:
+                    "|error| p99 \(Format.milli(Stats.percentile(absolute, 99))) (CPU p99 \(Format.milli(Stats.percentile(cpu, 99))), sleep p99 \(Format.milli(Stats.percentile(blocked, 99))); signed median \(Format.milli(Stats.median(errors))); \(reports.count) of \(count) reported)",
+                goal: "every stall reported; |error| p99 ≤ 15 ms (half a poll interval and a tick)",
+                ok: reports.count == count && Stats.percentile(absolute, 99) <= 15,
+                method: "report.durationMs vs the handler's own clock (in the response body); \(series)",
+                data: [
+                    "absP99Ms": Stats.percentile(absolute, 99), "cpuAbsP99Ms": Stats.percentile(cpu, 99),
+                    "blockedAbsP99Ms": Stats.percentile(blocked, 99), "signedMedianMs": Stats.median(errors),
+                    "stalls": Double(count), "reports": Double(reports.count),
+                ]),
+            ResultRow(
+                "11d", "Handler stall: sampling due → first sample", value: DetectionLatencyFigure.summary(due),
+                goal: "stated (a look every pollInterval, then one sampling interval)", verdict: .info,
+                method:
+                    "samples[0].offsetMs − threshold × samplingLead over the reports with samples (the demo keeps samples in the first 10 reports per fingerprint and hour, the default rate limit); \(series)",
+                data: DetectionLatencyFigure.stats(due)),
         ]
     }
 }

@@ -4,8 +4,10 @@ import Foundation
 /// spoken to with curl and wrk, stopped through its `/quit` route.
 final class NIOServerProcess: PortFileServer {
     init(_ context: BenchContext, monitored: Bool, extra: [String] = []) throws {
-        try super.init(context, binary: "nio-stall-demo", directory: "nio-reports", attempts: 300) { reports, portFile in
-            ["--output", reports.path, "--port-file", portFile.path, "--threads", "2"] + (monitored ? [] : ["--no-monitor"]) + extra
+        try super.init(context, binary: "nio-stall-demo", directory: "nio-reports", attempts: 300) {
+            reports, portFile in
+            ["--output", reports.path, "--port-file", portFile.path, "--threads", "2"]
+                + (monitored ? [] : ["--no-monitor"]) + extra
         }
     }
 

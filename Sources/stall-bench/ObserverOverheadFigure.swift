@@ -34,9 +34,15 @@ enum ObserverOverheadFigure {
         let units = PerformChain.unitsFor(nanoseconds: 50_000)
         let recorder = PassRecorder(capacity: 2_000_000)
         let workloads = [
-            Workload(part: "1a", name: "busiest loop (RunLoop.perform chain)", goal: 0.995, bareBaseline: true) { PerformChain.measure(seconds: $0, workUnits: 0, recorder: recorder) },
-            Workload(part: "1b", name: "repeating timer, always due (1 µs interval)", goal: nil) { TimerLoop.measure(seconds: $0, recorder: recorder) },
-            Workload(part: "1c", name: "realistic work (~50 µs per pass)", goal: 0.995) { PerformChain.measure(seconds: $0, workUnits: units, recorder: recorder) },
+            Workload(part: "1a", name: "busiest loop (RunLoop.perform chain)", goal: 0.995, bareBaseline: true) {
+                PerformChain.measure(seconds: $0, workUnits: 0, recorder: recorder)
+            },
+            Workload(part: "1b", name: "repeating timer, always due (1 µs interval)", goal: nil) {
+                TimerLoop.measure(seconds: $0, recorder: recorder)
+            },
+            Workload(part: "1c", name: "realistic work (~50 µs per pass)", goal: 0.995) {
+                PerformChain.measure(seconds: $0, workUnits: units, recorder: recorder)
+            },
         ]
         var rows: [ResultRow] = []
         for workload in workloads {
@@ -70,25 +76,40 @@ enum ObserverOverheadFigure {
             let ratios = zip(with, without).map { $1.medianPass / $0.medianPass }
             let wallRatios = zip(with, without).map { $0.perSecond / $1.perSecond }
             if ProcessInfo.processInfo.environment["STALL_BENCH_VERBOSE"] != nil {
-                log("   \(workload.part) median-pass ratios: \(ratios.map { Format.fixed($0, 3) }.joined(separator: " "))")
+                log(
+                    "   \(workload.part) median-pass ratios: \(ratios.map { Format.fixed($0, 3) }.joined(separator: " "))"
+                )
             }
             let ratio = Stats.median(ratios)
             let wallRatio = Stats.median(wallRatios)
             let withPass = Stats.median(with.map(\.medianPass))
             let withoutPass = Stats.median(without.map(\.medianPass))
-            let value = "ratio \(Format.ratio(ratio)) (median pass \(Format.fixed(withPass, 0)) vs \(Format.fixed(withoutPass, 0)) ns, \(String(format: "%+.0f", withPass - withoutPass)) ns; whole-run passes/s ratio \(Format.ratio(wallRatio)))"
-            let method = "\(pairs) alternating pairs of \(seconds) s runs on the main RunLoop, with a monitor started (threshold 1 h, so no sampling: that is figure 4) vs none; every pass timed with the monotonic clock; passes/s = 1 / median pass, median of the pair ratios (interquartile range \(Format.fixed(Stats.percentile(ratios, 25), 3))–\(Format.fixed(Stats.percentile(ratios, 75), 3)))"
+            let value =
+                "ratio \(Format.ratio(ratio)) (median pass \(Format.fixed(withPass, 0)) vs \(Format.fixed(withoutPass, 0)) ns, \(String(format: "%+.0f", withPass - withoutPass)) ns; whole-run passes/s ratio \(Format.ratio(wallRatio)))"
+            let method =
+                "\(pairs) alternating pairs of \(seconds) s runs on the main RunLoop, with a monitor started (threshold 1 h, so no sampling: that is figure 4) vs none; every pass timed with the monotonic clock; passes/s = 1 / median pass, median of the pair ratios (interquartile range \(Format.fixed(Stats.percentile(ratios, 25), 3))–\(Format.fixed(Stats.percentile(ratios, 75), 3)))"
             let data: [String: Double] = [
-                "ratio": ratio, "ratioWholeRun": wallRatio, "medianPassNanosecondsWith": withPass, "medianPassNanosecondsWithout": withoutPass,
-                "passesPerSecondWith": Stats.median(with.map(\.perSecond)), "passesPerSecondWithout": Stats.median(without.map(\.perSecond)),
+                "ratio": ratio, "ratioWholeRun": wallRatio, "medianPassNanosecondsWith": withPass,
+                "medianPassNanosecondsWithout": withoutPass,
+                "passesPerSecondWith": Stats.median(with.map(\.perSecond)),
+                "passesPerSecondWithout": Stats.median(without.map(\.perSecond)),
                 "ratioP25": Stats.percentile(ratios, 25), "ratioP75": Stats.percentile(ratios, 75),
             ]
             if workload.bareBaseline, let goal = workload.goal {
-                rows.append(bareJudged(workload, goal: goal, with: with, bare: bare, againstNothing: value, method: method, data: data))
+                rows.append(
+                    bareJudged(
+                        workload, goal: goal, with: with, bare: bare, againstNothing: value, method: method, data: data)
+                )
             } else if let goal = workload.goal {
-                rows.append(.judged(workload.part, "Observer overhead: \(workload.name)", value: value, goal: "ratio ≥ \(goal)", ok: ratio >= goal, method: method, data: data))
+                rows.append(
+                    .judged(
+                        workload.part, "Observer overhead: \(workload.name)", value: value, goal: "ratio ≥ \(goal)",
+                        ok: ratio >= goal, method: method, data: data))
             } else {
-                rows.append(ResultRow(workload.part, "Observer overhead: \(workload.name)", value: value, goal: "stated", verdict: .info, method: method, data: data))
+                rows.append(
+                    ResultRow(
+                        workload.part, "Observer overhead: \(workload.name)", value: value, goal: "stated",
+                        verdict: .info, method: method, data: data))
             }
         }
         return FigureResult(figure: .observerOverhead, rows: rows)
@@ -96,11 +117,15 @@ enum ObserverOverheadFigure {
 
     /// The row of a workload judged against a bare observer: the median pair ratio (bare ÷
     /// monitored median pass), with the ratio to no observer (`againstNothing`) still shown.
-    private static func bareJudged(_ workload: Workload, goal: Double, with: [LoopRun], bare: [LoopRun], againstNothing: String,
-                                   method: String, data: [String: Double]) -> ResultRow {
+    private static func bareJudged(
+        _ workload: Workload, goal: Double, with: [LoopRun], bare: [LoopRun], againstNothing: String,
+        method: String, data: [String: Double]
+    ) -> ResultRow {
         let ratios = zip(with, bare).map { $1.medianPass / $0.medianPass }
         if ProcessInfo.processInfo.environment["STALL_BENCH_VERBOSE"] != nil {
-            log("   \(workload.part) median-pass ratios against the bare observer: \(ratios.map { Format.fixed($0, 3) }.joined(separator: " "))")
+            log(
+                "   \(workload.part) median-pass ratios against the bare observer: \(ratios.map { Format.fixed($0, 3) }.joined(separator: " "))"
+            )
         }
         let ratio = Stats.median(ratios)
         let withPass = Stats.median(with.map(\.medianPass))
@@ -111,10 +136,14 @@ enum ObserverOverheadFigure {
         data["ratioBareObserverP75"] = Stats.percentile(ratios, 75)
         data["medianPassNanosecondsBareObserver"] = barePass
         data["passesPerSecondBareObserver"] = Stats.median(bare.map(\.perSecond))
-        let value = "ratio \(Format.ratio(ratio)) against a bare observer (median pass \(Format.fixed(withPass, 0)) vs \(Format.fixed(barePass, 0)) ns, \(String(format: "%+.0f", withPass - barePass)) ns); against no observer \(againstNothing)"
-        let bareMethod = "; the baseline: two CFRunLoopObservers with empty C callbacks for the probe's activities at its orders (entry|beforeTimers|afterWaiting first, beforeWaiting|exit last), run in the same rounds (none, bare, monitor, then reversed), median of the bare ÷ monitored pass ratios (interquartile range \(Format.fixed(Stats.percentile(ratios, 25), 3))–\(Format.fixed(Stats.percentile(ratios, 75), 3))); all runs share the loop's default mode, whose observer mask CF never clears, so every side pays the bare dispatch after the first observed run"
-        return .judged(workload.part, "Observer overhead: \(workload.name)", value: value,
-                       goal: "ratio ≥ \(goal) against a bare observer (our callbacks ≤ \(Format.fixed((1 - goal) * 100, 1)) % beyond CF's dispatch)",
-                       ok: ratio >= goal, method: method + bareMethod, data: data)
+        let value =
+            "ratio \(Format.ratio(ratio)) against a bare observer (median pass \(Format.fixed(withPass, 0)) vs \(Format.fixed(barePass, 0)) ns, \(String(format: "%+.0f", withPass - barePass)) ns); against no observer \(againstNothing)"
+        let bareMethod =
+            "; the baseline: two CFRunLoopObservers with empty C callbacks for the probe's activities at its orders (entry|beforeTimers|afterWaiting first, beforeWaiting|exit last), run in the same rounds (none, bare, monitor, then reversed), median of the bare ÷ monitored pass ratios (interquartile range \(Format.fixed(Stats.percentile(ratios, 25), 3))–\(Format.fixed(Stats.percentile(ratios, 75), 3))); all runs share the loop's default mode, whose observer mask CF never clears, so every side pays the bare dispatch after the first observed run"
+        return .judged(
+            workload.part, "Observer overhead: \(workload.name)", value: value,
+            goal:
+                "ratio ≥ \(goal) against a bare observer (our callbacks ≤ \(Format.fixed((1 - goal) * 100, 1)) % beyond CF's dispatch)",
+            ok: ratio >= goal, method: method + bareMethod, data: data)
     }
 }

@@ -20,8 +20,10 @@ class PortFileServer: ServerProcessThreads {
     /// Starts `binary` (from `context`) with `arguments(reports, portFile)` in a fresh directory
     /// named `directory`, and waits until it wrote its port (`attempts` looks 20 ms apart);
     /// terminates it and throws when no port came.
-    init(_ context: BenchContext, binary: String, directory: String, attempts: Int,
-         arguments: (_ reports: URL, _ portFile: URL) -> [String]) throws {
+    init(
+        _ context: BenchContext, binary: String, directory: String, attempts: Int,
+        arguments: (_ reports: URL, _ portFile: URL) -> [String]
+    ) throws {
         name = binary
         reports = context.freshDirectory(directory)
         let portFile = reports.appendingPathComponent("port")
@@ -29,7 +31,8 @@ class PortFileServer: ServerProcessThreads {
         process = try ServerLaunch.start(context.binary(binary), arguments(reports, portFile), output: output)
         var port = ""
         for _ in 0..<attempts where port.isEmpty {
-            port = ((try? String(contentsOf: portFile, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            port = ((try? String(contentsOf: portFile, encoding: .utf8)) ?? "").trimmingCharacters(
+                in: .whitespacesAndNewlines)
             if port.isEmpty { usleep(20_000) }
         }
         guard !port.isEmpty else {
@@ -55,6 +58,8 @@ class PortFileServer: ServerProcessThreads {
         usleep(UInt32(seconds * 1e6))
         guard let after = threadCounts(watchdog) else { throw BenchError("the watchdog thread went away") }
         let processPerSecond = (processCPUNanos() - processBefore) / seconds
-        return ((after.switches - before.switches) / seconds, (after.cpuNanos - before.cpuNanos) / seconds, processPerSecond)
+        return (
+            (after.switches - before.switches) / seconds, (after.cpuNanos - before.cpuNanos) / seconds, processPerSecond
+        )
     }
 }

@@ -50,7 +50,9 @@ struct ReportGenerator {
         ]
         var found: [(Range<Data.Index>, Field)] = []
         for (field, mark) in marks {
-            guard let range = data.range(of: Data(mark.utf8)) else { throw BenchError("template: \(mark) not found in the encoded report") }
+            guard let range = data.range(of: Data(mark.utf8)) else {
+                throw BenchError("template: \(mark) not found in the encoded report")
+            }
             found.append((range, field))
         }
         found.sort { $0.0.lowerBound < $1.0.lowerBound }
@@ -99,11 +101,19 @@ struct ReportGenerator {
         let high = random.next()
         let low = random.next()
         var bytes: [UInt8] = []
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: high >> UInt64(shift))) }
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: low >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            bytes.append(UInt8(truncatingIfNeeded: high >> UInt64(shift)))
+        }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            bytes.append(UInt8(truncatingIfNeeded: low >> UInt64(shift)))
+        }
         bytes[6] = (bytes[6] & 0x0f) | 0x40
         bytes[8] = (bytes[8] & 0x3f) | 0x80
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])).uuidString
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            )
+        ).uuidString
     }
 }

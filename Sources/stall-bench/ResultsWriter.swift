@@ -6,7 +6,8 @@ enum ResultsWriter {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         return try encoder.encode(run)
     }
 
@@ -34,16 +35,20 @@ enum ResultsWriter {
             """
         for row in rows {
             let verdict = row.verdict == .pass ? "pass" : row.verdict == .fail ? "**FAIL**" : "—"
-            text += "| \(row.figure) | \(cell(row.name)) | \(cell(row.value)) | \(cell(row.goal)) | \(verdict) | \(cell(row.method)) |\n"
+            text +=
+                "| \(row.figure) | \(cell(row.name)) | \(cell(row.value)) | \(cell(row.goal)) | \(verdict) | \(cell(row.method)) |\n"
         }
         let notes = run.figures.filter { !$0.notes.isEmpty }
         if !notes.isEmpty {
             text += "\n## Notes\n\n"
             for figure in notes {
-                for note in figure.notes { text += "- Figure \(figure.figure.number) (\(figure.figure.rawValue)): \(note)\n" }
+                for note in figure.notes {
+                    text += "- Figure \(figure.figure.number) (\(figure.figure.rawValue)): \(note)\n"
+                }
             }
         }
-        text += "\n## Time per figure\n\nWith the share of CPU time the hypervisor stole meanwhile (it stops every thread at once).\n\n"
+        text +=
+            "\n## Time per figure\n\nWith the share of CPU time the hypervisor stole meanwhile (it stops every thread at once).\n\n"
         for figure in run.figures {
             let steal = figure.cpuSteal.map { String(format: ", CPU steal %.1f %%", $0 * 100) } ?? ""
             text += "- \(figure.figure.number) \(figure.figure.rawValue): \(Int(figure.seconds.rounded())) s\(steal)\n"

@@ -7,8 +7,9 @@ struct RunFigures: ParsableCommand {
         commandName: "run",
         abstract: "Run figures (all by default) and write latest.md and latest.json.")
 
-    @Option(name: .customLong("figure"), parsing: .upToNextOption,
-            help: "Figures to run, by number or name (see `stall-bench list`); repeatable or comma-separated.")
+    @Option(
+        name: .customLong("figure"), parsing: .upToNextOption,
+        help: "Figures to run, by number or name (see `stall-bench list`); repeatable or comma-separated.")
     var figures: [String] = []
 
     @Flag(help: "Few, short repetitions: checks that the runner works, not for numbers.")
@@ -52,12 +53,14 @@ struct RunFigures: ParsableCommand {
         }
         let run = BenchRun(
             startedAt: started, seconds: Date().timeIntervalSince(started), quick: quick,
-            machine: MachineFacts.describe(loadBefore: loadBefore, loadAfter: MachineFacts.loadAverage(), note: machineNote),
+            machine: MachineFacts.describe(
+                loadBefore: loadBefore, loadAfter: MachineFacts.loadAverage(), note: machineNote),
             figures: results)
         let directory = URL(fileURLWithPath: output, isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try ResultsWriter.json(run).write(to: directory.appendingPathComponent("latest.json"), options: .atomic)
-        try Data(ResultsWriter.markdown(run).utf8).write(to: directory.appendingPathComponent("latest.md"), options: .atomic)
+        try Data(ResultsWriter.markdown(run).utf8).write(
+            to: directory.appendingPathComponent("latest.md"), options: .atomic)
         log("wrote \(directory.path)/latest.md and latest.json (\(Int(run.seconds)) s)")
         if results.contains(where: { $0.notes.contains { $0.hasPrefix("failed:") } }) { throw ExitCode(3) }
     }

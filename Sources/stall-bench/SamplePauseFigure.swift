@@ -27,7 +27,8 @@ enum SamplePauseFigure {
         let baseFrames = Int(Stats.median(base))
         var rows: [ResultRow] = []
         var notes: [String] = []
-        for (part, target, goal) in [("3a", 20, 20.0), ("3b", 100, nil), ("3c", 200, 20.0)] as [(String, Int, Double?)] {
+        for (part, target, goal) in [("3a", 20, 20.0), ("3b", 100, nil), ("3c", 200, 20.0)] as [(String, Int, Double?)]
+        {
             let depth = max(0, target - baseFrames)
             var pauses: [Double] = []
             var frames: [Double] = []
@@ -44,9 +45,13 @@ enum SamplePauseFigure {
                 samples += run.samples
                 lostWith += run.lost
                 recorder.reset()
-                MainLoop.run(steps: [.init(gap: 0.02) {
-                    _ = Workloads.recurse(depth) { recorder.spin(until: CStallClock.now() + UInt64(spin * 1e9), floor: floor) }
-                }])
+                MainLoop.run(steps: [
+                    .init(gap: 0.02) {
+                        _ = Workloads.recurse(depth) {
+                            recorder.spin(until: CStallClock.now() + UInt64(spin * 1e9), floor: floor)
+                        }
+                    }
+                ])
                 baselineGaps += recorder.gaps.map { Double($0.length) }
                 baselineSeconds += spin
             }
@@ -56,20 +61,32 @@ enum SamplePauseFigure {
             let baselineRate = Double(baselineGaps.count) / baselineSeconds
             // Cross-check without matching: time lost with the monitor minus without, per sample.
             let byDifference = (lostWith - baselineGaps.reduce(0, +)) / Double(max(samples, 1))
-            let value = "median \(Format.micro(median)), p99 \(Format.micro(p99)) at \(Int(stackFrames)) frames (\(pauses.count) samples; mean by difference of total lost time \(Format.micro(byDifference)))"
-            let method = "\(repetitions)× \(spin) s clock-reading spin \(depth) recursions deep on the main RunLoop, threshold 250 ms, 10 ms interval; a sample's pause is the longest gap > 2 µs starting within −30…+200 µs of its send time (report offsetMs, aligned by the one shift that matches most samples); without the monitor the same spin sees \(Format.fixed(baselineRate, 0)) gaps/s > 2 µs (median \(Format.micro(Stats.median(baselineGaps))))"
+            let value =
+                "median \(Format.micro(median)), p99 \(Format.micro(p99)) at \(Int(stackFrames)) frames (\(pauses.count) samples; mean by difference of total lost time \(Format.micro(byDifference)))"
+            let method =
+                "\(repetitions)× \(spin) s clock-reading spin \(depth) recursions deep on the main RunLoop, threshold 250 ms, 10 ms interval; a sample's pause is the longest gap > 2 µs starting within −30…+200 µs of its send time (report offsetMs, aligned by the one shift that matches most samples); without the monitor the same spin sees \(Format.fixed(baselineRate, 0)) gaps/s > 2 µs (median \(Format.micro(Stats.median(baselineGaps))))"
             let data: [String: Double] = [
-                "medianNanoseconds": median, "p99Nanoseconds": p99, "meanByDifferenceNanoseconds": byDifference, "frames": stackFrames, "samples": Double(samples),
+                "medianNanoseconds": median, "p99Nanoseconds": p99, "meanByDifferenceNanoseconds": byDifference,
+                "frames": stackFrames, "samples": Double(samples),
                 "matched": Double(pauses.count), "unmatched": Double(unmatched), "baselineGapsPerSecond": baselineRate,
-                "baselineGapMedianNanoseconds": Stats.median(baselineGaps), "baselineGapP99Nanoseconds": Stats.percentile(baselineGaps, 99),
+                "baselineGapMedianNanoseconds": Stats.median(baselineGaps),
+                "baselineGapP99Nanoseconds": Stats.percentile(baselineGaps, 99),
             ]
             let name = "Pause per sample, ~\(target) frames"
             if let goal {
-                rows.append(.judged(part, name, value: value, goal: "median ≤ \(Int(goal)) µs", ok: median <= goal * 1_000 && !pauses.isEmpty, method: method, data: data))
+                rows.append(
+                    .judged(
+                        part, name, value: value, goal: "median ≤ \(Int(goal)) µs",
+                        ok: median <= goal * 1_000 && !pauses.isEmpty, method: method, data: data))
             } else {
-                rows.append(ResultRow(part, name, value: value, goal: "stated", verdict: .info, method: method, data: data))
+                rows.append(
+                    ResultRow(part, name, value: value, goal: "stated", verdict: .info, method: method, data: data))
             }
-            if unmatched > 0 { notes.append("~\(target) frames: \(unmatched) of \(samples) samples had no gap > 2 µs near their send time (the send time and the pause did not line up: the watchdog or the stuck thread was preempted in between)") }
+            if unmatched > 0 {
+                notes.append(
+                    "~\(target) frames: \(unmatched) of \(samples) samples had no gap > 2 µs near their send time (the send time and the pause did not line up: the watchdog or the stuck thread was preempted in between)"
+                )
+            }
         }
         return FigureResult(figure: .samplePause, rows: rows, notes: notes)
     }
@@ -80,10 +97,12 @@ enum SamplePauseFigure {
         recorder.reset()
         let session = try MonitorSession(context)
         let start = Box<UInt64>(0)
-        MainLoop.run(steps: [.init(gap: 0.02) {
-            start.value = CStallClock.now()
-            _ = Workloads.recurse(depth) { recorder.spin(until: start.value + UInt64(spin * 1e9), floor: floor) }
-        }])
+        MainLoop.run(steps: [
+            .init(gap: 0.02) {
+                start.value = CStallClock.now()
+                _ = Workloads.recurse(depth) { recorder.spin(until: start.value + UInt64(spin * 1e9), floor: floor) }
+            }
+        ])
         session.stop()
         guard let report = session.arrivals.last?.report else { throw BenchError("no report for a \(spin) s stall") }
         let stackSamples = report.samples.filter { $0.kind == .stack }
@@ -99,7 +118,10 @@ enum SamplePauseFigure {
             log("   shift \(shift / 1_000) µs")
             for send in sends.prefix(8) {
                 let near = PauseMatcher.range(starts, from: send - 2_000_000, to: send + 2_000_000)
-                log("   send: " + near.map { "\((gaps[$0].start - send) / 1_000)µs+\(Int(gaps[$0].length / 1_000))" }.joined(separator: " "))
+                log(
+                    "   send: "
+                        + near.map { "\((gaps[$0].start - send) / 1_000)µs+\(Int(gaps[$0].length / 1_000))" }.joined(
+                            separator: " "))
             }
         }
         var pauses: [Double] = []
@@ -109,7 +131,9 @@ enum SamplePauseFigure {
             if let longest = window.map({ gaps[$0].length }).max() { pauses.append(longest) } else { unmatched += 1 }
         }
         let frames = stackSamples.map { Double($0.frames.count) }
-        return Run(pauses: pauses, frames: frames, unmatched: unmatched, samples: stackSamples.count, lost: gaps.reduce(0) { $0 + $1.length })
+        return Run(
+            pauses: pauses, frames: frames, unmatched: unmatched, samples: stackSamples.count,
+            lost: gaps.reduce(0) { $0 + $1.length })
     }
 }
 

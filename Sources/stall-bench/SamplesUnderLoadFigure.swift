@@ -26,7 +26,9 @@ enum SamplesUnderLoadFigure {
         MainLoop.run(steps: steps)
         session.stop()
         let reports = session.arrivals.map(\.report)
-        guard reports.count == steps.count else { throw BenchError("\(steps.count) stalls gave \(reports.count) reports") }
+        guard reports.count == steps.count else {
+            throw BenchError("\(steps.count) stalls gave \(reports.count) reports")
+        }
         func share(_ parity: Int) -> (Double, Int) {
             let samples = reports.enumerated().filter { $0.offset % 2 == parity }.flatMap(\.element.samples)
             let withStack = samples.filter { !$0.frames.isEmpty }.count
@@ -42,19 +44,30 @@ enum SamplesUnderLoadFigure {
         let quiet = try measure(context, rounds: rounds)
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let loaded = try CPUHogProcesses.running(2 * cores) { try measure(context, rounds: rounds) }
-        let method = "\(rounds) CPU spins of \(context.pick(1.2, quick: 0.4)) s and \(rounds) usleep(400 ms) stalls on the main RunLoop, sampled every 10 ms (threshold 250 ms), first on the machine as it is, then with \(2 * cores) CPU-bound processes (two per core) competing; a sample counts when it has a stack"
+        let method =
+            "\(rounds) CPU spins of \(context.pick(1.2, quick: 0.4)) s and \(rounds) usleep(400 ms) stalls on the main RunLoop, sampled every 10 ms (threshold 250 ms), first on the machine as it is, then with \(2 * cores) CPU-bound processes (two per core) competing; a sample counts when it has a stack"
         let cpuRatio = loaded.cpu / max(quiet.cpu, 1e-9)
-        return FigureResult(figure: .samplesUnderLoad, rows: [
-            .judged("16a", "CPU stall samples with a stack, two CPU-bound processes per core",
-                    value: "\(Format.percent(loaded.cpu)) of \(loaded.cpuSamples) (quiet \(Format.percent(quiet.cpu)) of \(quiet.cpuSamples); ratio \(Format.fixed(cpuRatio, 3)))",
+        return FigureResult(
+            figure: .samplesUnderLoad,
+            rows: [
+                .judged(
+                    "16a", "CPU stall samples with a stack, two CPU-bound processes per core",
+                    value:
+                        "\(Format.percent(loaded.cpu)) of \(loaded.cpuSamples) (quiet \(Format.percent(quiet.cpu)) of \(quiet.cpuSamples); ratio \(Format.fixed(cpuRatio, 3)))",
                     goal: "≥ 90 %", ok: loaded.cpu >= 0.9, method: method,
-                    data: ["loadedShare": loaded.cpu, "quietShare": quiet.cpu, "ratio": cpuRatio,
-                           "loadedSamples": Double(loaded.cpuSamples), "quietSamples": Double(quiet.cpuSamples)]),
-            .judged("16b", "Blocked stall samples with a stack, two CPU-bound processes per core",
-                    value: "\(Format.percent(loaded.blocked)) of \(loaded.blockedSamples) (quiet \(Format.percent(quiet.blocked)) of \(quiet.blockedSamples))",
+                    data: [
+                        "loadedShare": loaded.cpu, "quietShare": quiet.cpu, "ratio": cpuRatio,
+                        "loadedSamples": Double(loaded.cpuSamples), "quietSamples": Double(quiet.cpuSamples),
+                    ]),
+                .judged(
+                    "16b", "Blocked stall samples with a stack, two CPU-bound processes per core",
+                    value:
+                        "\(Format.percent(loaded.blocked)) of \(loaded.blockedSamples) (quiet \(Format.percent(quiet.blocked)) of \(quiet.blockedSamples))",
                     goal: "100 %", ok: loaded.blockedSamples > 0 && loaded.blocked == 1, method: method,
-                    data: ["loadedShare": loaded.blocked, "quietShare": quiet.blocked,
-                           "loadedSamples": Double(loaded.blockedSamples), "quietSamples": Double(quiet.blockedSamples)]),
-        ])
+                    data: [
+                        "loadedShare": loaded.blocked, "quietShare": quiet.blocked,
+                        "loadedSamples": Double(loaded.blockedSamples), "quietSamples": Double(quiet.blockedSamples),
+                    ]),
+            ])
     }
 }

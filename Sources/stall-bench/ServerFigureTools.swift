@@ -6,7 +6,9 @@ import ToolSupport
 enum ServerFigureTools {
     /// Throws unless wrk and curl are installed.
     static func requireWrkAndCurl() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/wrk"), FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") else {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/wrk"),
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")
+        else {
             throw BenchError("wrk and curl are needed (Scripts/setup installs them)")
         }
     }
@@ -26,13 +28,19 @@ enum ServerFigureTools {
     /// Asks a server for `count` stalls of 300–800 ms (lengths from a generator seeded with
     /// `seed`), 150 ms apart: `get(index, ms)` sends request `index` and returns its body, which
     /// ends "took <ms>" and then `suffix`. The durations the handlers measured, in milliseconds.
-    static func requestStalls(count: Int, seed: UInt64, suffix: String, get: (_ index: Int, _ ms: Int) throws -> String) throws -> [Double] {
+    static func requestStalls(
+        count: Int, seed: UInt64, suffix: String, get: (_ index: Int, _ ms: Int) throws -> String
+    ) throws -> [Double] {
         var generator = SplitMix64(seed: seed)
         var measured: [Double] = []
         for index in 0..<count {
             let ms = 300 + Int(generator.next() % 501)
             let body = try get(index, ms)
-            guard let took = body.components(separatedBy: "took ").last.flatMap({ Double($0.replacingOccurrences(of: suffix, with: "")) }) else {
+            guard
+                let took = body.components(separatedBy: "took ").last.flatMap({
+                    Double($0.replacingOccurrences(of: suffix, with: ""))
+                })
+            else {
                 throw BenchError("unexpected answer: \(body)")
             }
             measured.append(took)

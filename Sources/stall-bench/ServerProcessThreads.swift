@@ -25,10 +25,11 @@ extension ServerProcessThreads {
     func threadCounts(_ tid: Int32) -> (switches: Double, cpuNanos: Double)? {
         let base = "/proc/\(pid)/task/\(tid)"
         guard let status = try? String(contentsOfFile: "\(base)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") }),
-              let switches = Double(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)),
-              let schedstat = try? String(contentsOfFile: "\(base)/schedstat", encoding: .utf8),
-              let cpu = Double(schedstat.split(separator: " ")[0]) else { return nil }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") }),
+            let switches = Double(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)),
+            let schedstat = try? String(contentsOfFile: "\(base)/schedstat", encoding: .utf8),
+            let cpu = Double(schedstat.split(separator: " ")[0])
+        else { return nil }
         return (switches, cpu)
     }
 
@@ -36,7 +37,8 @@ extension ServerProcessThreads {
     /// ticks: 10 ms steps at the usual 100 Hz).
     func processCPUNanos() -> Double {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return 0 }
+            let close = stat.lastIndex(of: ")")
+        else { return 0 }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         // After the comm: state is field 3; utime and stime are fields 14 and 15.
         guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }

@@ -13,8 +13,11 @@ struct StallBenchCommand: ParsableCommand {
             same run (with and without runs alternate; medians of several repetitions). Absolute \
             times are shown but are never the verdict.
             """,
-        subcommands: [RunFigures.self, ListFigures.self, GenerateReports.self, MemoryHost.self, IdleHost.self, BlockingCallLoop.self,
-                      InstructionCounts.self, InstructionLoop.self],
+        subcommands: [
+            RunFigures.self, ListFigures.self, GenerateReports.self, MemoryHost.self, IdleHost.self,
+            BlockingCallLoop.self,
+            InstructionCounts.self, InstructionLoop.self,
+        ],
         defaultSubcommand: RunFigures.self)
 }
 

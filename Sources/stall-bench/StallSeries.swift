@@ -48,18 +48,20 @@ enum StallSeries {
         let warm = session.arrivals.count
 
         log("   \(count) stalls of 260 ms–2 s …")
-        MainLoop.run(steps: (0..<count).map { index in
-            .init(gap: 0.15) { perform(&stalls.value[index]) }
-        })
+        MainLoop.run(
+            steps: (0..<count).map { index in
+                .init(gap: 0.15) { perform(&stalls.value[index]) }
+            })
         session.settle()
         let afterStalls = session.arrivals.count
         let discardedBefore = session.monitor.statistics.shortSpansDiscarded
 
         let shortCount = context.pick(100, quick: 5)
         log("   \(shortCount) spans of \(Int(threshold * 0.9)) ms …")
-        MainLoop.run(steps: (0..<shortCount).map { _ in
-            .init(gap: 0.03) { Workloads.spin(until: CStallClock.now() + UInt64(threshold * 0.9 * 1e6)) }
-        })
+        MainLoop.run(
+            steps: (0..<shortCount).map { _ in
+                .init(gap: 0.03) { Workloads.spin(until: CStallClock.now() + UInt64(threshold * 0.9 * 1e6)) }
+            })
         session.stop()
         let arrivals = session.arrivals
         let outcome = Outcome(

@@ -18,8 +18,10 @@ enum Subprocess {
 
     /// Runs `executable arguments…`; stdout goes to `stdoutFile` when given (else captured).
     /// Temporary files go into `scratch` (the run's own directory).
-    static func run(_ executable: String, _ arguments: [String], scratch: URL, timed: Bool = false, stdoutFile: URL? = nil,
-                    environment: [String: String] = [:]) throws -> Run {
+    static func run(
+        _ executable: String, _ arguments: [String], scratch: URL, timed: Bool = false, stdoutFile: URL? = nil,
+        environment: [String: String] = [:]
+    ) throws -> Run {
         let process = Process()
         let timeLog = scratch.appendingPathComponent("time-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: timeLog) }
@@ -50,7 +52,9 @@ enum Subprocess {
         if timed, let text = try? String(contentsOf: timeLog, encoding: .utf8) {
             func field(_ name: String) -> Double? {
                 text.split(separator: "\n").first(where: { $0.contains(name) })
-                    .flatMap { $0.split(separator: ":").last }.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+                    .flatMap { $0.split(separator: ":").last }.flatMap {
+                        Double($0.trimmingCharacters(in: .whitespaces))
+                    }
             }
             peak = (field("Maximum resident set size") ?? 0) * 1024
             cpu = (field("User time (seconds)") ?? 0) + (field("System time (seconds)") ?? 0)

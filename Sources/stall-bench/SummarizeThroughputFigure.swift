@@ -6,7 +6,8 @@ import Foundation
 /// Python script using orjson (what a user would write instead) and a `jq` pipeline.
 enum SummarizeThroughputFigure {
     /// The jq side: per fingerprint count, total and max, streaming over every file.
-    static let jqProgram = "reduce inputs as $r ({}; .[$r.fingerprint] |= {count: ((.count // 0) + 1), totalMs: ((.totalMs // 0) + $r.durationMs), maxMs: ([(.maxMs // 0), $r.durationMs] | max)})"
+    static let jqProgram =
+        "reduce inputs as $r ({}; .[$r.fingerprint] |= {count: ((.count // 0) + 1), totalMs: ((.totalMs // 0) + $r.durationMs), maxMs: ([(.maxMs // 0), $r.durationMs] | max)})"
 
     /// The script baseline: the same aggregation in Python with orjson (output shaped like jq's).
     static let pythonScript = """
@@ -35,7 +36,9 @@ enum SummarizeThroughputFigure {
         var wall: Double { Stats.median(seconds) }
         var cpu: Double { Stats.median(cpuSeconds) }
         var peak: Double { Stats.median(peakRSS) }
-        var text: String { "\(Format.fixed(wall, 2)) s wall, \(Format.fixed(cpu, 2)) s CPU, peak RSS \(Format.mib(peak))" }
+        var text: String {
+            "\(Format.fixed(wall, 2)) s wall, \(Format.fixed(cpu, 2)) s CPU, peak RSS \(Format.mib(peak))"
+        }
     }
 
     enum Tool: CaseIterable { case ours, script, jq }
@@ -43,15 +46,23 @@ enum SummarizeThroughputFigure {
     /// Python 3 with orjson, installed with pip when missing; nil (with the reason) when unavailable.
     static func python() -> (path: String?, problem: String?) {
         let check = "import orjson"
-        if (try? Subprocess.run("/usr/bin/env", ["python3", "-c", check], scratch: FileManager.default.temporaryDirectory))?.status == 0 {
+        if (try? Subprocess.run(
+            "/usr/bin/env", ["python3", "-c", check], scratch: FileManager.default.temporaryDirectory))?.status == 0
+        {
             return ("/usr/bin/env", nil)
         }
         log("   installing orjson for the Python baseline (python3 -m pip install orjson) …")
-        _ = try? Subprocess.run("/usr/bin/env", ["python3", "-m", "pip", "install", "--quiet", "orjson"], scratch: FileManager.default.temporaryDirectory)
-        if (try? Subprocess.run("/usr/bin/env", ["python3", "-c", check], scratch: FileManager.default.temporaryDirectory))?.status == 0 {
+        _ = try? Subprocess.run(
+            "/usr/bin/env", ["python3", "-m", "pip", "install", "--quiet", "orjson"],
+            scratch: FileManager.default.temporaryDirectory)
+        if (try? Subprocess.run(
+            "/usr/bin/env", ["python3", "-c", check], scratch: FileManager.default.temporaryDirectory))?.status == 0
+        {
             return ("/usr/bin/env", nil)
         }
-        return (nil, "the Python baseline was skipped: python3 with orjson is not available (python3 -m pip install orjson)")
+        return (
+            nil, "the Python baseline was skipped: python3 with orjson is not available (python3 -m pip install orjson)"
+        )
     }
 
     static func run(_ context: BenchContext) throws -> FigureResult {
@@ -59,7 +70,8 @@ enum SummarizeThroughputFigure {
         let demo = try context.binary("stall-demo").path
         let templates = context.freshDirectory("demo-reports")
         log("   running stall-demo for real reports …")
-        let demoRun = try Subprocess.run(demo, ["--output", templates.path, "--threshold-ms", "250"], scratch: context.scratch)
+        let demoRun = try Subprocess.run(
+            demo, ["--output", templates.path, "--threshold-ms", "250"], scratch: context.scratch)
         guard demoRun.status == 0 else { throw BenchError("stall-demo failed: \(demoRun.stderr)") }
         let generator = try ReportGenerator(templatesIn: templates, fingerprintCount: 200)
         let sizes = context.pick([10_000, 100_000], quick: [300, 1_000])
@@ -80,7 +92,8 @@ enum SummarizeThroughputFigure {
                 .script: context.scratch.appendingPathComponent("script-\(size).json"),
                 .jq: context.scratch.appendingPathComponent("jq-\(size).json"),
             ]
-            let jqScript = "find '\(directory.path)' -name '*.json' -type f -print0 | xargs -0 cat | jq -n -c '\(jqProgram)'"
+            let jqScript =
+                "find '\(directory.path)' -name '*.json' -type f -print0 | xargs -0 cat | jq -n -c '\(jqProgram)'"
             var timings: [Tool: Timing] = [:]
             // The files were just written: they are in the page cache for every tool.
             let rounds = context.pick(3, quick: 1)
@@ -93,17 +106,21 @@ enum SummarizeThroughputFigure {
                     let run: Subprocess.Run
                     switch tool {
                     case .ours:
-                        run = try Subprocess.run(stallreport, ["summarize", "--format", "json", directory.path], scratch: context.scratch,
-                                                 timed: true, stdoutFile: outputs[.ours])
+                        run = try Subprocess.run(
+                            stallreport, ["summarize", "--format", "json", directory.path], scratch: context.scratch,
+                            timed: true, stdoutFile: outputs[.ours])
                     case .script:
                         guard let python else { continue }
-                        run = try Subprocess.run(python, ["python3", scriptFile.path, directory.path], scratch: context.scratch,
-                                                 timed: true, stdoutFile: outputs[.script])
+                        run = try Subprocess.run(
+                            python, ["python3", scriptFile.path, directory.path], scratch: context.scratch,
+                            timed: true, stdoutFile: outputs[.script])
                     case .jq:
                         guard runJQ, index == 0 || round == 0 else { continue }
                         run = try Subprocess.shell(jqScript, scratch: context.scratch, stdoutFile: outputs[.jq]!)
                     }
-                    guard run.status == 0 else { throw BenchError("\(tool) failed (\(run.status)): \(run.stderr.prefix(500))") }
+                    guard run.status == 0 else {
+                        throw BenchError("\(tool) failed (\(run.status)): \(run.stderr.prefix(500))")
+                    }
                     timings[tool, default: Timing()].add(run)
                 }
             }
@@ -116,13 +133,17 @@ enum SummarizeThroughputFigure {
                     notes.append("\(size) reports: \(tool == .jq ? "jq" : "the Python script"): \(problem)")
                 }
             }
-            let label = "\(Format.count(Double(size))) reports (\(Format.fixed(bytes / 1_048_576, 0)) MiB, \(Format.fixed(bytes / Double(size) / 1_024, 1)) KiB each)"
+            let label =
+                "\(Format.count(Double(size))) reports (\(Format.fixed(bytes / 1_048_576, 0)) MiB, \(Format.fixed(bytes / Double(size) / 1_024, 1)) KiB each)"
             var data: [String: Double] = [
-                "reports": Double(size), "bytes": bytes, "stallreportSeconds": ours.wall, "stallreportCPUSeconds": ours.cpu,
+                "reports": Double(size), "bytes": bytes, "stallreportSeconds": ours.wall,
+                "stallreportCPUSeconds": ours.cpu,
                 "reportsPerSecond": perSecond, "megabytesPerSecond": megabytes, "stallreportPeakRSSBytes": ours.peak,
             ]
-            let oursText = "stallreport \(ours.text); \(Format.count(perSecond)) reports/s, \(Format.fixed(megabytes, 0)) MB/s"
-            let method = "median of \(ours.seconds.count) rounds, order of the tools rotated each round, files in the page cache (just written); wall time; CPU = user + system from /usr/bin/time -v (wait4 rusage of the child and its children); max RSS from the same"
+            let oursText =
+                "stallreport \(ours.text); \(Format.count(perSecond)) reports/s, \(Format.fixed(megabytes, 0)) MB/s"
+            let method =
+                "median of \(ours.seconds.count) rounds, order of the tools rotated each round, files in the page cache (just written); wall time; CPU = user + system from /usr/bin/time -v (wait4 rusage of the child and its children); max RSS from the same"
             if let script = timings[.script] {
                 let wallRatio = script.wall / ours.wall
                 let cpuRatio = script.cpu / ours.cpu
@@ -131,34 +152,56 @@ enum SummarizeThroughputFigure {
                 data["scriptPeakRSSBytes"] = script.peak
                 data["speedupOverScript"] = wallRatio
                 data["cpuSpeedupOverScript"] = cpuRatio
-                rows.append(.judged("8\(letters[index * 2])", "summarize vs a Python orjson script: \(label)",
-                                    value: "\(Format.fixed(wallRatio, 2))× faster in wall time, \(Format.fixed(cpuRatio, 2))× in CPU time (\(oursText); script \(script.text))",
-                                    goal: "faster than the script in wall and CPU time (> 1×)", ok: wallRatio > 1 && cpuRatio > 1,
-                                    method: method + "; script: os.walk, orjson.loads of each file, count/total/max per fingerprint", data: data))
+                rows.append(
+                    .judged(
+                        "8\(letters[index * 2])", "summarize vs a Python orjson script: \(label)",
+                        value:
+                            "\(Format.fixed(wallRatio, 2))× faster in wall time, \(Format.fixed(cpuRatio, 2))× in CPU time (\(oursText); script \(script.text))",
+                        goal: "faster than the script in wall and CPU time (> 1×)", ok: wallRatio > 1 && cpuRatio > 1,
+                        method: method
+                            + "; script: os.walk, orjson.loads of each file, count/total/max per fingerprint",
+                        data: data))
             } else {
-                rows.append(ResultRow("8\(letters[index * 2])", "summarize vs a Python orjson script: \(label)", value: oursText,
-                                      goal: "faster than the script (not run: see notes)", verdict: .info, method: method, data: data))
+                rows.append(
+                    ResultRow(
+                        "8\(letters[index * 2])", "summarize vs a Python orjson script: \(label)", value: oursText,
+                        goal: "faster than the script (not run: see notes)", verdict: .info, method: method, data: data)
+                )
             }
             if let jq = timings[.jq] {
                 jqSecondsPerReport = jq.wall / Double(size)
                 let ratio = jq.wall / ours.wall
-                let jqData: [String: Double] = ["jqSeconds": jq.wall, "jqCPUSeconds": jq.cpu, "jqPeakRSSBytes": jq.peak, "speedupOverJQ": ratio]
-                rows.append(.judged("8\(letters[index * 2 + 1])", "summarize vs jq: \(label)",
-                                    value: "\(Format.fixed(ratio, 1))× faster than jq in wall time (jq \(jq.text), \(jq.seconds.count) run(s))",
-                                    goal: "≥ 10× faster than jq", ok: ratio >= 10,
-                                    method: method + "; jq: find | xargs cat | jq -n 'reduce inputs …' (count, total, max per fingerprint)", data: jqData))
+                let jqData: [String: Double] = [
+                    "jqSeconds": jq.wall, "jqCPUSeconds": jq.cpu, "jqPeakRSSBytes": jq.peak, "speedupOverJQ": ratio,
+                ]
+                rows.append(
+                    .judged(
+                        "8\(letters[index * 2 + 1])", "summarize vs jq: \(label)",
+                        value:
+                            "\(Format.fixed(ratio, 1))× faster than jq in wall time (jq \(jq.text), \(jq.seconds.count) run(s))",
+                        goal: "≥ 10× faster than jq", ok: ratio >= 10,
+                        method: method
+                            + "; jq: find | xargs cat | jq -n 'reduce inputs …' (count, total, max per fingerprint)",
+                        data: jqData))
             } else {
                 let estimate = (jqSecondsPerReport ?? 0) * Double(size)
-                notes.append("jq was not run on \(Format.count(Double(size))) reports: estimated \(Int(estimate)) s from the \(Format.count(Double(sizes[0]))) run, over the time budget")
+                notes.append(
+                    "jq was not run on \(Format.count(Double(size))) reports: estimated \(Int(estimate)) s from the \(Format.count(Double(sizes[0]))) run, over the time budget"
+                )
             }
             try? FileManager.default.removeItem(at: directory)
         }
         if sizes.count == 2, let small = peaks[sizes[0]], let large = peaks[sizes[1]], small > 0 {
             let growth = large / small
-            rows.append(.judged("8e", "summarize peak RSS, \(Format.count(Double(sizes[1]))) vs \(Format.count(Double(sizes[0]))) reports",
-                                value: "\(Format.mib(large)) vs \(Format.mib(small)) (× \(Format.fixed(growth, 2)) for × \(sizes[1] / sizes[0]) reports)",
-                                goal: "not growing with the number of reports (≤ × 1.25)", ok: growth <= 1.25,
-                                method: "/usr/bin/time -v maximum resident set size of stallreport summarize, medians", data: ["growth": growth]))
+            rows.append(
+                .judged(
+                    "8e",
+                    "summarize peak RSS, \(Format.count(Double(sizes[1]))) vs \(Format.count(Double(sizes[0]))) reports",
+                    value:
+                        "\(Format.mib(large)) vs \(Format.mib(small)) (× \(Format.fixed(growth, 2)) for × \(sizes[1] / sizes[0]) reports)",
+                    goal: "not growing with the number of reports (≤ × 1.25)", ok: growth <= 1.25,
+                    method: "/usr/bin/time -v maximum resident set size of stallreport summarize, medians",
+                    data: ["growth": growth]))
         }
         return FigureResult(figure: .summarizeThroughput, rows: rows, notes: notes)
     }
@@ -168,18 +211,26 @@ enum SummarizeThroughputFigure {
         let object = try JSONSerialization.jsonObject(with: Data(contentsOf: summary)) as? [String: Any]
         let groups = (object?["fingerprints"] as? [[String: Any]]) ?? []
         guard !groups.isEmpty else { return "stallreport summary has no fingerprints" }
-        let theirs = (try JSONSerialization.jsonObject(with: Data(contentsOf: other)) as? [String: [String: Double]]) ?? [:]
+        let theirs =
+            (try JSONSerialization.jsonObject(with: Data(contentsOf: other)) as? [String: [String: Double]]) ?? [:]
         var mismatches = 0
         for group in groups {
-            guard let fingerprint = group["fingerprint"] as? String, let other = theirs[fingerprint] else { mismatches += 1; continue }
+            guard let fingerprint = group["fingerprint"] as? String, let other = theirs[fingerprint] else {
+                mismatches += 1
+                continue
+            }
             let count = (group["count"] as? NSNumber)?.doubleValue ?? -1
             let total = (group["totalMs"] as? NSNumber)?.doubleValue ?? -1
             let max = (group["maxMs"] as? NSNumber)?.doubleValue ?? -1
-            if count != other["count"] || abs(total - (other["totalMs"] ?? 0)) > 0.01 * Swift.max(1, total) || abs(max - (other["maxMs"] ?? 0)) > 0.001 {
+            if count != other["count"] || abs(total - (other["totalMs"] ?? 0)) > 0.01 * Swift.max(1, total)
+                || abs(max - (other["maxMs"] ?? 0)) > 0.001
+            {
                 mismatches += 1
             }
         }
-        if groups.count != theirs.count { return "stallreport found \(groups.count) fingerprints, the baseline \(theirs.count)" }
+        if groups.count != theirs.count {
+            return "stallreport found \(groups.count) fingerprints, the baseline \(theirs.count)"
+        }
         return mismatches == 0 ? nil : "\(mismatches) fingerprints differ from stallreport's"
     }
 }

@@ -9,7 +9,8 @@ final class WakeCounter: @unchecked Sendable {
     private var observer: CFRunLoopObserver?
 
     init() {
-        observer = CFRunLoopObserverCreateWithHandler(nil, CFRunLoopActivity.afterWaiting.rawValue, true, 0) { [self] _, _ in
+        observer = CFRunLoopObserverCreateWithHandler(nil, CFRunLoopActivity.afterWaiting.rawValue, true, 0) {
+            [self] _, _ in
             count.add(1, ordering: .relaxed)
             if ProcessInfo.processInfo.environment["STALL_BENCH_VERBOSE"] != nil {
                 log("   loop woke at \(Double(CStallClock.now() % 100_000_000_000) / 1e9) s")

@@ -10,19 +10,24 @@ struct DemoScenario: Sendable {
 
     static let all: [DemoScenario] = [
         .init(name: "short-work", summary: "100 ms of work, below the threshold: no report") { done in
-            Scenarios.shortWorkBelowThreshold(milliseconds: 100); done()
+            Scenarios.shortWorkBelowThreshold(milliseconds: 100)
+            done()
         },
         .init(name: "cpu-spin-300", summary: "CPU spin, 300 ms") { done in
-            Scenarios.spinOnCPU(milliseconds: 300); done()
+            Scenarios.spinOnCPU(milliseconds: 300)
+            done()
         },
         .init(name: "mutex-wait", summary: "waits 500 ms for a mutex held by another thread") { done in
-            Scenarios.waitForLockHeldByWorker(milliseconds: 500); done()
+            Scenarios.waitForLockHeldByWorker(milliseconds: 500)
+            done()
         },
         .init(name: "usleep", summary: "usleep(400 ms), not interrupted by sampling") { done in
-            Scenarios.sleepWithUsleep(milliseconds: 400); done()
+            Scenarios.sleepWithUsleep(milliseconds: 400)
+            done()
         },
         .init(name: "deep-recursion", summary: "200-frame recursion that spins 400 ms") { done in
-            _ = Scenarios.recurseThenSpin(depth: 200, milliseconds: 400); done()
+            _ = Scenarios.recurseThenSpin(depth: 200, milliseconds: 400)
+            done()
         },
         // Tasks of 1 ms: the loop's own overhead between tasks (much larger in a sanitizer build)
         // stays small beside the work, so most samples, and the fingerprint, are in the task.
@@ -30,39 +35,59 @@ struct DemoScenario: Sendable {
             Scenarios.runCongestedTask(remaining: 600, microseconds: 1_000, done: done)
         },
         .init(name: "cpu-spin-1200", summary: "CPU spin, 1.2 s") { done in
-            Scenarios.spinOnCPU(milliseconds: 1_200); done()
+            Scenarios.spinOnCPU(milliseconds: 1_200)
+            done()
         },
     ]
 
     /// Scenarios run only when named with `--only`.
     static let extras: [DemoScenario] = [
         .init(name: "cpu-spin-3000", summary: "CPU spin, 3 s (for killing the demo during a stall)") { done in
-            Scenarios.spinOnCPU(milliseconds: 3_000); done()
+            Scenarios.spinOnCPU(milliseconds: 3_000)
+            done()
         },
-        .init(name: "short-work-loop", summary: "40 × (80 ms of work, 20 ms idle): no stall, even if the process is stopped meanwhile") { done in
+        .init(
+            name: "short-work-loop",
+            summary: "40 × (80 ms of work, 20 ms idle): no stall, even if the process is stopped meanwhile"
+        ) { done in
             DemoScenario.repeatShortWork(remaining: 40, done: done)
         },
-        .init(name: "park-spin", summary: "announces the thread id, then spins --park-seconds in one function (for a debugger's reference stack)") { done in
+        .init(
+            name: "park-spin",
+            summary:
+                "announces the thread id, then spins --park-seconds in one function (for a debugger's reference stack)"
+        ) { done in
             let release = ParkRelease()
             announcePark("spin")
-            DispatchQueue.global().asyncAfter(deadline: .now() + parkSeconds) { release.flag.store(true, ordering: .relaxed) }
-            Scenarios.parkSpinning(until: release); done()
+            DispatchQueue.global().asyncAfter(deadline: .now() + parkSeconds) {
+                release.flag.store(true, ordering: .relaxed)
+            }
+            Scenarios.parkSpinning(until: release)
+            done()
         },
-        .init(name: "park-sleep", summary: "announces the thread id, then sleeps --park-seconds in poll (for a debugger's reference stack)") { done in
+        .init(
+            name: "park-sleep",
+            summary: "announces the thread id, then sleeps --park-seconds in poll (for a debugger's reference stack)"
+        ) { done in
             announcePark("sleep")
-            Scenarios.parkSleeping(milliseconds: Int32(parkSeconds * 1_000)); done()
+            Scenarios.parkSleeping(milliseconds: Int32(parkSeconds * 1_000))
+            done()
         },
-        .init(name: "idle", summary: "the loop idles --park-seconds, no stall (for a session record's heartbeats)") { done in
+        .init(name: "idle", summary: "the loop idles --park-seconds, no stall (for a session record's heartbeats)") {
+            done in
             afterDelay(parkSeconds, done)
         },
         .init(name: "epoll-wait-400", summary: "sleeps 400 ms in epoll_wait, called from the demo's own code") { done in
-            InterposedCallScenarios.waitInEpoll(milliseconds: 400); done()
+            InterposedCallScenarios.waitInEpoll(milliseconds: 400)
+            done()
         },
         .init(name: "dispatch-async-400", summary: "queues empty blocks with dispatch_async for 400 ms") { done in
-            InterposedCallScenarios.enqueueForMilliseconds(400); done()
+            InterposedCallScenarios.enqueueForMilliseconds(400)
+            done()
         },
         .init(name: "expected-long-work", summary: "600 ms of work declared with expectLongWork: no report") { done in
-            DemoScenario.monitor?.expectLongWork { Scenarios.spinOnCPU(milliseconds: 600) }; done()
+            DemoScenario.monitor?.expectLongWork { Scenarios.spinOnCPU(milliseconds: 600) }
+            done()
         },
     ]
 

@@ -46,4 +46,6 @@ enum InterposedCallScenarios {
 private func epollCreate(_ flags: Int32) -> Int32
 
 @_silgen_name("epoll_wait")
-private func epollWait(_ descriptor: Int32, _ events: UnsafeMutableRawPointer?, _ capacity: Int32, _ timeout: Int32) -> Int32
+private func epollWait(
+    _ descriptor: Int32, _ events: UnsafeMutableRawPointer?, _ capacity: Int32, _ timeout: Int32
+) -> Int32

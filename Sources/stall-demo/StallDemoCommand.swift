@@ -1,10 +1,10 @@
 import ArgumentParser
 import CoreFoundation
-import Synchronization
 import Foundation
-import StallMonitor
 import Logging
+import StallMonitor
 import StallReportModel
+import Synchronization
 
 /// A host app that runs the main RunLoop and stalls it in known ways, with StallMonitor watching.
 @main
@@ -33,21 +33,30 @@ struct StallDemoCommand: ParsableCommand {
     @Flag(help: "Report stalls even while a debugger or tracer (strace, gdb) is attached.")
     var reportWhileDebugged = false
 
-    @Flag(help: "Do not symbolicate in the process (keeps libdw out of memory); name frames later with `stallreport symbolicate`.")
+    @Flag(
+        help:
+            "Do not symbolicate in the process (keeps libdw out of memory); name frames later with `stallreport symbolicate`."
+    )
     var deferSymbolication = false
 
     @Option(name: .customLong("park-seconds"), help: "How long park-spin and park-sleep park the main thread.")
     var parkSeconds: Double = 2
 
-    @Option(name: .customLong("session-heartbeat-seconds"), help: "How often the session record is rewritten while nothing happens.")
+    @Option(
+        name: .customLong("session-heartbeat-seconds"),
+        help: "How often the session record is rewritten while nothing happens.")
     var sessionHeartbeatSeconds: Int = 60
 
-    @Option(name: .customLong("max-report-files"), help: "Most stall reports kept in the output directory (oldest deleted first).")
+    @Option(
+        name: .customLong("max-report-files"),
+        help: "Most stall reports kept in the output directory (oldest deleted first).")
     var maxReportFiles: Int = 1_000
 
-    @Option(name: .customLong("prometheus"), help: ArgumentHelp(
-        "Export the monitor's metrics through swift-prometheus and write them at exit to this file ('-': standard output).",
-        valueName: "file"))
+    @Option(
+        name: .customLong("prometheus"),
+        help: ArgumentHelp(
+            "Export the monitor's metrics through swift-prometheus and write them at exit to this file ('-': standard output).",
+            valueName: "file"))
     var prometheus: String?
 
     @Flag(help: "Run without StallMonitor (a reference run for a debugger's or eu-stack's backtrace).")
@@ -60,7 +69,9 @@ struct StallDemoCommand: ParsableCommand {
         guard thresholdMs > 0 else { throw ValidationError("--threshold-ms must be positive") }
         guard parkSeconds > 0, parkSeconds <= 600 else { throw ValidationError("--park-seconds must be in (0, 600]") }
         guard maxReportFiles >= 1 else { throw ValidationError("--max-report-files must be at least 1") }
-        guard sessionHeartbeatSeconds >= 1 else { throw ValidationError("--session-heartbeat-seconds must be at least 1") }
+        guard sessionHeartbeatSeconds >= 1 else {
+            throw ValidationError("--session-heartbeat-seconds must be at least 1")
+        }
     }
 
     func run() throws {
@@ -73,23 +84,31 @@ struct StallDemoCommand: ParsableCommand {
         DemoScenario.parkSeconds = parkSeconds
         let export = prometheus.map { PrometheusExport(destination: $0) }
         export?.bootstrap()
-        let monitor = noMonitor ? nil : try StallMonitor.start(.init(
-            threshold: .milliseconds(thresholdMs),
-            reportDirectory: directory,
-            appVersion: "stall-demo 1.0",
-            // The demo prints each report itself (onReport) and its problems at the end; the
-            // monitor's own info lines would say the same again on stderr.
-            logger: Self.quietLogger,
-            onReport: { report, url in
-                print("wrote \(url.path)  \(Int(report.durationMs.rounded())) ms \(report.classification.rawValue)  \(report.representativeFunction)")
-            },
-            maxReportFiles: maxReportFiles,
-            reportWhileDebugged: reportWhileDebugged,
-            symbolicateInProcess: !deferSymbolication,
-            sessionHeartbeatInterval: .seconds(sessionHeartbeatSeconds)))
+        let monitor =
+            noMonitor
+            ? nil
+            : try StallMonitor.start(
+                .init(
+                    threshold: .milliseconds(thresholdMs),
+                    reportDirectory: directory,
+                    appVersion: "stall-demo 1.0",
+                    // The demo prints each report itself (onReport) and its problems at the end; the
+                    // monitor's own info lines would say the same again on stderr.
+                    logger: Self.quietLogger,
+                    onReport: { report, url in
+                        print(
+                            "wrote \(url.path)  \(Int(report.durationMs.rounded())) ms \(report.classification.rawValue)  \(report.representativeFunction)"
+                        )
+                    },
+                    maxReportFiles: maxReportFiles,
+                    reportWhileDebugged: reportWhileDebugged,
+                    symbolicateInProcess: !deferSymbolication,
+                    sessionHeartbeatInterval: .seconds(sessionHeartbeatSeconds)))
         DemoScenario.monitor = monitor
         if let monitor {
-            print("stall-demo: pid \(getpid()), threshold \(thresholdMs) ms, signal \(monitor.signal), reports in \(directory.path)")
+            print(
+                "stall-demo: pid \(getpid()), threshold \(thresholdMs) ms, signal \(monitor.signal), reports in \(directory.path)"
+            )
         } else {
             print("stall-demo: pid \(getpid()), no monitor")
         }
@@ -104,11 +123,14 @@ struct StallDemoCommand: ParsableCommand {
         guard let monitor else { return }
         monitor.stop()
         let statistics = monitor.statistics
-        print("stall-demo: \(statistics.stallsDetected) stalls detected, \(statistics.reportsWritten) reports written, \(statistics.samplesTaken) samples")
+        print(
+            "stall-demo: \(statistics.stallsDetected) stalls detected, \(statistics.reportsWritten) reports written, \(statistics.samplesTaken) samples"
+        )
         do {
             try export?.write()
         } catch {
-            FileHandle.standardError.write(Data("stall-demo: cannot write the metrics to \(prometheus ?? "-"): \(error)\n".utf8))
+            FileHandle.standardError.write(
+                Data("stall-demo: cannot write the metrics to \(prometheus ?? "-"): \(error)\n".utf8))
             throw ExitCode(1)
         }
         if !statistics.errors.isEmpty {

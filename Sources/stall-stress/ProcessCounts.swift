@@ -26,16 +26,18 @@ enum ProcessCounts {
         var targets: [String: String] = [:]
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
             guard let pid = Int32(entry), pid != parent,
-                  let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")"),
-                  let open = stat.firstIndex(of: "(") else { continue }
+                let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")"),
+                let open = stat.firstIndex(of: "(")
+            else { continue }
             // After the name: state, then the parent's pid.
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             guard fields.count > 1, Int32(fields[1]) == parent else { continue }
             let child = "\(stat[stat.index(after: open)..<close]) \(pid)"
             for fd in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? [] {
                 if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)"),
-                   target.hasPrefix("pipe:") || target.hasPrefix("socket:") {
+                    target.hasPrefix("pipe:") || target.hasPrefix("socket:")
+                {
                     targets[target] = child
                 }
             }
@@ -52,7 +54,8 @@ enum ProcessCounts {
     static func threadNames() -> [String: Int] {
         var names: [String: Int] = [:]
         for tid in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? [] {
-            let name = (try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8))?
+            let name =
+                (try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8))?
                 .trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
             names[name, default: 0] += 1
         }

@@ -28,10 +28,16 @@ struct ReportCheck {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).sorted()
         for name in names {
             let url = directory.appendingPathComponent(name)
-            if name.hasPrefix(".") && name.hasSuffix(".tmp") { result.temporaryFiles += 1; continue }
+            if name.hasPrefix(".") && name.hasSuffix(".tmp") {
+                result.temporaryFiles += 1
+                continue
+            }
             if name.hasSuffix(".session") {
                 result.sessionRecords += 1
-                let json = (try? Data(contentsOf: url)).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]
+                let json =
+                    (try? Data(contentsOf: url)).flatMap {
+                        try? JSONSerialization.jsonObject(with: $0) as? [String: Any]
+                    } ?? [:]
                 if json["cleanStop"] as? Bool == true { result.sessionsCleanlyStopped += 1 }
                 result.sessionStalls += json["stalls"] as? Int ?? 0
                 continue

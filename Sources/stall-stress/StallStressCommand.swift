@@ -39,7 +39,9 @@ struct StallStressCommand: ParsableCommand {
 
     func validate() throws {
         guard threads >= 1, stalls >= threads else { throw ValidationError("need at least one stall per thread") }
-        guard let stall = Self.range(stallMs), let gap = Self.range(gapMs) else { throw ValidationError("ranges are MIN-MAX") }
+        guard let stall = Self.range(stallMs), let gap = Self.range(gapMs) else {
+            throw ValidationError("ranges are MIN-MAX")
+        }
         guard stall.lowerBound > thresholdMs else { throw ValidationError("every stall must be above the threshold") }
         guard gap.lowerBound >= 2 else { throw ValidationError("gaps must be at least 2 ms so the loop really sleeps") }
     }
@@ -48,7 +50,9 @@ struct StallStressCommand: ParsableCommand {
         let stallRange = Self.range(stallMs)!
         let gapRange = Self.range(gapMs)!
         let root = URL(fileURLWithPath: output, isDirectory: true)
-        let start = (fds: ProcessCounts.fileDescriptors(), threads: ProcessCounts.threads(), names: ProcessCounts.threadNames())
+        let start = (
+            fds: ProcessCounts.fileDescriptors(), threads: ProcessCounts.threads(), names: ProcessCounts.threadNames()
+        )
         let settle = Duration.seconds(settleSeconds)
 
         func plans(_ total: Int) -> [StressPlan] {
@@ -65,10 +69,14 @@ struct StallStressCommand: ParsableCommand {
             return configuration
         }
 
-        say("stall-stress: \(threads) threads, \(stalls) stalls of \(stallMs) ms with \(gapMs) ms gaps, threshold \(thresholdMs) ms, sampling every \(intervalMs) ms")
+        say(
+            "stall-stress: \(threads) threads, \(stalls) stalls of \(stallMs) ms with \(gapMs) ms gaps, threshold \(thresholdMs) ms, sampling every \(intervalMs) ms"
+        )
         let baseline = StressRound(label: "baseline (no monitors)", plans: plans(threads * 10), configuration: nil)
             .run(threadTarget: start.threads, settle: settle)
-        say("  baseline: \(baseline.totalProduced) stalls in \(format(baseline.seconds)) s; threads \(start.threads) -> \(baseline.threadsAfter), fds \(start.fds) -> \(baseline.fileDescriptorsAfter)")
+        say(
+            "  baseline: \(baseline.totalProduced) stalls in \(format(baseline.seconds)) s; threads \(start.threads) -> \(baseline.threadsAfter), fds \(start.fds) -> \(baseline.fileDescriptorsAfter)"
+        )
         let namesAfterBaseline = ProcessCounts.threadNames()
         let fdTargetsAfterBaseline = ProcessCounts.fileDescriptorTargets()
 
@@ -78,13 +86,22 @@ struct StallStressCommand: ParsableCommand {
         mainResult.extraThreadNames = Self.difference(ProcessCounts.threadNames(), namesAfterBaseline)
         let fdTargetsAfterMain = ProcessCounts.fileDescriptorTargets()
         var childTargets = ProcessCounts.childDescriptorTargets()
-        let mainCheck = ReportCheck(directory: root.appendingPathComponent("main"), thresholdMs: Double(thresholdMs)).run()
-        say("  main: \(main.totalProduced) stalls (\(main.totalExpectedSpans) separate spans: the loop slept before them) in \(format(main.seconds)) s (\(main.ambiguousWaits) waits of 0.1-1 ms, near the 0.2 ms re-entry grace); detected \(main.stallsDetected), reports \(mainCheck.reportFiles) (\(mainCheck.bytes / 1024) KiB), samples \(main.samplesTaken) taken / \(main.samplesTimedOut) timed out; threads -> \(main.threadsAfter) after \(format(main.threadsSettleSeconds)) s, fds -> \(main.fileDescriptorsAfter)")
+        let mainCheck = ReportCheck(directory: root.appendingPathComponent("main"), thresholdMs: Double(thresholdMs))
+            .run()
+        say(
+            "  main: \(main.totalProduced) stalls (\(main.totalExpectedSpans) separate spans: the loop slept before them) in \(format(main.seconds)) s (\(main.ambiguousWaits) waits of 0.1-1 ms, near the 0.2 ms re-entry grace); detected \(main.stallsDetected), reports \(mainCheck.reportFiles) (\(mainCheck.bytes / 1024) KiB), samples \(main.samplesTaken) taken / \(main.samplesTimedOut) timed out; threads -> \(main.threadsAfter) after \(format(main.threadsSettleSeconds)) s, fds -> \(main.fileDescriptorsAfter)"
+        )
 
-        let second = StressRound(label: "second", plans: plans(max(threads, stalls / 10)), configuration: configuration("second"))
-            .run(threadTarget: main.threadsAfter, settle: settle)
-        let secondCheck = ReportCheck(directory: root.appendingPathComponent("second"), thresholdMs: Double(thresholdMs)).run()
-        say("  second: \(second.totalProduced) stalls; detected \(second.stallsDetected), reports \(secondCheck.reportFiles); threads -> \(second.threadsAfter), fds -> \(second.fileDescriptorsAfter)")
+        let second = StressRound(
+            label: "second", plans: plans(max(threads, stalls / 10)), configuration: configuration("second")
+        )
+        .run(threadTarget: main.threadsAfter, settle: settle)
+        let secondCheck = ReportCheck(
+            directory: root.appendingPathComponent("second"), thresholdMs: Double(thresholdMs)
+        ).run()
+        say(
+            "  second: \(second.totalProduced) stalls; detected \(second.stallsDetected), reports \(secondCheck.reportFiles); threads -> \(second.threadsAfter), fds -> \(second.fileDescriptorsAfter)"
+        )
 
         let extraFDs = Self.newTargets(fdTargetsAfterMain, since: fdTargetsAfterBaseline)
         childTargets.merge(ProcessCounts.childDescriptorTargets()) { first, _ in first }
@@ -92,34 +109,48 @@ struct StallStressCommand: ParsableCommand {
         for (round, check) in [(main, mainCheck), (second, secondCheck)] {
             failures += Self.checks(round: round, check: check, monitors: threads)
         }
-        if baseline.totalProduced != baseline.planned { failures.append("baseline: \(baseline.totalProduced) of \(baseline.planned) stalls") }
+        if baseline.totalProduced != baseline.planned {
+            failures.append("baseline: \(baseline.totalProduced) of \(baseline.planned) stalls")
+        }
         let sharedWithChildren = extraFDs.filter { childTargets[$0] != nil }
         let leftOpen = Self.descriptorsLeftOpen(extraFDs.filter { childTargets[$0] == nil })
         if !leftOpen.isEmpty {
-            failures.append("descriptors opened by the monitors and still open after stop(): \(leftOpen.joined(separator: ", "))")
+            failures.append(
+                "descriptors opened by the monitors and still open after stop(): \(leftOpen.joined(separator: ", "))")
         }
         if second.fileDescriptorsAfter != main.fileDescriptorsAfter {
-            failures.append("file descriptors grew from round to round: \(main.fileDescriptorsAfter) -> \(second.fileDescriptorsAfter)")
+            failures.append(
+                "file descriptors grew from round to round: \(main.fileDescriptorsAfter) -> \(second.fileDescriptorsAfter)"
+            )
         }
         if main.threadsAfter > baseline.threadsAfter || second.threadsAfter > baseline.threadsAfter {
-            failures.append("threads not back to the baseline count \(baseline.threadsAfter): \(main.threadsAfter), \(second.threadsAfter) (extra: \(mainResult.extraThreadNames))")
+            failures.append(
+                "threads not back to the baseline count \(baseline.threadsAfter): \(main.threadsAfter), \(second.threadsAfter) (extra: \(mainResult.extraThreadNames))"
+            )
         }
         let memory = Self.memory()
         let results = StressResults(
-            threads: threads, stalls: stalls, thresholdMs: thresholdMs, intervalMs: intervalMs, stallMs: stallMs, gapMs: gapMs,
+            threads: threads, stalls: stalls, thresholdMs: thresholdMs, intervalMs: intervalMs, stallMs: stallMs,
+            gapMs: gapMs,
             start: .init(fileDescriptors: start.fds, threads: start.threads), baseline: baseline, main: mainResult,
             mainReports: mainCheck, second: second, secondReports: secondCheck,
-            fileDescriptorsLeftAfterStop: extraFDs, fileDescriptorsSharedWithChildren: sharedWithChildren, peakRSSKiB: memory.peak, rssKiB: memory.current, failures: failures)
+            fileDescriptorsLeftAfterStop: extraFDs, fileDescriptorsSharedWithChildren: sharedWithChildren,
+            peakRSSKiB: memory.peak, rssKiB: memory.current, failures: failures)
         if let summary {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+            encoder.nonConformingFloatEncodingStrategy = .convertToString(
+                positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
             try encoder.encode(results).write(to: URL(fileURLWithPath: summary))
         }
-        say("  descriptors opened since the baseline and still open after stop(): \(extraFDs.isEmpty ? "none" : extraFDs.joined(separator: ", "))")
+        say(
+            "  descriptors opened since the baseline and still open after stop(): \(extraFDs.isEmpty ? "none" : extraFDs.joined(separator: ", "))"
+        )
         if !sharedWithChildren.isEmpty {
             let children = Set(sharedWithChildren.compactMap { childTargets[$0] }).sorted()
-            say("    of which shared with child processes (\(children.joined(separator: ", ")), which the monitor never starts: a sanitizer's symbolizer): \(sharedWithChildren.joined(separator: ", "))")
+            say(
+                "    of which shared with child processes (\(children.joined(separator: ", ")), which the monitor never starts: a sanitizer's symbolizer): \(sharedWithChildren.joined(separator: ", "))"
+            )
         }
         say("  peak RSS \(memory.peak) KiB, RSS now \(memory.current) KiB")
         if failures.isEmpty {
@@ -139,19 +170,29 @@ struct StallStressCommand: ParsableCommand {
         expect(round.joinedAll && round.startErrors.isEmpty, "workers did not all finish: \(round.startErrors)")
         expect(round.flushedAll, "a monitor's writer did not flush in time")
         expect(round.totalProduced == round.planned, "produced \(round.totalProduced) of \(round.planned) stalls")
-        expect(round.stallsDetected == round.totalExpectedSpans, "detected \(round.stallsDetected), expected spans \(round.totalExpectedSpans)")
-        expect(round.reportsWritten == round.totalExpectedSpans, "written \(round.reportsWritten), expected spans \(round.totalExpectedSpans)")
-        expect(check.reportFiles == round.totalExpectedSpans, "\(check.reportFiles) report files, expected spans \(round.totalExpectedSpans)")
+        expect(
+            round.stallsDetected == round.totalExpectedSpans,
+            "detected \(round.stallsDetected), expected spans \(round.totalExpectedSpans)")
+        expect(
+            round.reportsWritten == round.totalExpectedSpans,
+            "written \(round.reportsWritten), expected spans \(round.totalExpectedSpans)")
+        expect(
+            check.reportFiles == round.totalExpectedSpans,
+            "\(check.reportFiles) report files, expected spans \(round.totalExpectedSpans)")
         expect(check.decoded == check.reportFiles, "undecodable: \(check.decodeFailures.prefix(5))")
         expect(check.notEnded == 0, "\(check.notEnded) reports not ended")
         expect(check.belowThreshold == 0, "\(check.belowThreshold) reports below the threshold")
         expect(check.rateLimited == 0 && round.reportsRateLimited == 0, "rate-limited reports")
         expect(round.reportsDeletedForQuota == 0, "reports deleted for quota")
         expect(check.samplingUnaccounted == 0, "\(check.samplingUnaccounted) reports with unaccounted samples")
-        expect(check.reportsByThread == round.expectedSpans, "per thread: reports \(check.reportsByThread), expected \(round.expectedSpans)")
+        expect(
+            check.reportsByThread == round.expectedSpans,
+            "per thread: reports \(check.reportsByThread), expected \(round.expectedSpans)")
         expect(check.temporaryFiles == 0, "\(check.temporaryFiles) temporary files left")
-        expect(check.sessionRecords == monitors && check.sessionsCleanlyStopped == monitors,
-               "session records \(check.sessionRecords), cleanly stopped \(check.sessionsCleanlyStopped), monitors \(monitors)")
+        expect(
+            check.sessionRecords == monitors && check.sessionsCleanlyStopped == monitors,
+            "session records \(check.sessionRecords), cleanly stopped \(check.sessionsCleanlyStopped), monitors \(monitors)"
+        )
         expect(check.sessionStalls == round.totalExpectedSpans, "session records count \(check.sessionStalls) stalls")
         expect(round.discarded == 0, "\(round.discarded) stalls discarded (process stopped, debugger, expected work)")
         expect(round.errors.isEmpty, "errors \(round.errors)")
@@ -163,9 +204,11 @@ struct StallStressCommand: ParsableCommand {
     /// ends) the first time it unwinds, to check addresses with write(2), and keeps it for the
     /// life of the process; nothing else may stay.
     static func descriptorsLeftOpen(_ targets: [String]) -> [String] {
-        guard let pipe = targets.first(where: { target in
-            target.hasPrefix("pipe:") && targets.filter { $0 == target }.count == 2
-        }) else { return targets }
+        guard
+            let pipe = targets.first(where: { target in
+                target.hasPrefix("pipe:") && targets.filter { $0 == target }.count == 2
+            })
+        else { return targets }
         return targets.filter { $0 != pipe }
     }
 

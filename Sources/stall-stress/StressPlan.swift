@@ -23,14 +23,17 @@ struct StressPlan: Sendable {
     init(count: Int, stallMs: ClosedRange<Int>, gapMs: ClosedRange<Int>, seed: UInt64) {
         var generator = SplitMix64(seed: seed)
         steps = (0..<count).map { _ in
-            Step(kind: generator.next() % 2 == 0 ? .spin : .sleep,
-                 stallMs: Int.random(in: stallMs, using: &generator),
-                 gapMs: Int.random(in: gapMs, using: &generator))
+            Step(
+                kind: generator.next() % 2 == 0 ? .spin : .sleep,
+                stallMs: Int.random(in: stallMs, using: &generator),
+                gapMs: Int.random(in: gapMs, using: &generator))
         }
     }
 
     /// Splits `total` stalls over `workers` plans (the first ones get one more when uneven).
-    static func split(total: Int, workers: Int, stallMs: ClosedRange<Int>, gapMs: ClosedRange<Int>, seed: UInt64) -> [StressPlan] {
+    static func split(
+        total: Int, workers: Int, stallMs: ClosedRange<Int>, gapMs: ClosedRange<Int>, seed: UInt64
+    ) -> [StressPlan] {
         (0..<workers).map { index in
             let count = total / workers + (index < total % workers ? 1 : 0)
             return StressPlan(count: count, stallMs: stallMs, gapMs: gapMs, seed: seed &+ UInt64(index) &* 0x9E37_79B9)

@@ -44,13 +44,18 @@ struct StressRound {
     /// Runs the round; afterwards waits up to `settle` for the thread count to fall to
     /// `threadTarget` (threads the round created, and dispatch workers it woke, exit).
     func run(threadTarget: Int, settle: Duration) -> Result {
-        var result = Result(label: label, monitored: configuration != nil, workers: plans.count,
-                            planned: plans.map(\.steps.count).reduce(0, +))
+        var result = Result(
+            label: label, monitored: configuration != nil, workers: plans.count,
+            planned: plans.map(\.steps.count).reduce(0, +))
         let clock = ContinuousClock()
         let started = clock.now
-        let workers = plans.enumerated().map { StressWorker(index: $0.offset, plan: $0.element, configuration: configuration) }
+        let workers = plans.enumerated().map {
+            StressWorker(index: $0.offset, plan: $0.element, configuration: configuration)
+        }
         workers.forEach { $0.start() }
-        let budget = Duration.seconds(120) + .milliseconds(plans.map { $0.steps.map { $0.stallMs + $0.gapMs }.reduce(0, +) }.max() ?? 0) * 4
+        let budget =
+            Duration.seconds(120) + .milliseconds(
+                plans.map { $0.steps.map { $0.stallMs + $0.gapMs }.reduce(0, +) }.max() ?? 0) * 4
         var joined = 0
         for worker in workers {
             guard let outcome = worker.join(timeout: budget) else { continue }
@@ -67,7 +72,8 @@ struct StressRound {
                 result.reportsWritten += statistics.reportsWritten
                 result.reportsRateLimited += statistics.reportsRateLimited
                 result.reportsDeletedForQuota += statistics.reportsDeletedForQuota
-                result.discarded += statistics.discardedProcessStopped + statistics.discardedWhileDebugged + statistics.expectedLongWork
+                result.discarded +=
+                    statistics.discardedProcessStopped + statistics.discardedWhileDebugged + statistics.expectedLongWork
                 result.samplesTaken += statistics.samplesTaken
                 result.samplesTimedOut += statistics.samplesTimedOut
                 result.inProgressWrites += statistics.inProgressWrites

@@ -15,39 +15,39 @@ struct ExportCommand: ParsableCommand {
         commandName: "export",
         abstract: "Export stall samples as folded stacks, a speedscope profile, a Chrome trace or a pprof profile.",
         discussion: """
-        The samples of all given reports are merged. Each sample weighs its
-        report's effective sampling interval, so the weights add up to the sampled
-        time (samples x interval). Samples without a full stack appear as
-        '[no stack]' or '[syscall NAME, not unwound]' frames. Details and
-        examples: Reports/stallreport-export-formats.md.
+            The samples of all given reports are merged. Each sample weighs its
+            report's effective sampling interval, so the weights add up to the sampled
+            time (samples x interval). Samples without a full stack appear as
+            '[no stack]' or '[syscall NAME, not unwound]' frames. Details and
+            examples: Reports/stallreport-export-formats.md.
 
-        FORMATS
-          folded        Brendan Gregg's collapsed stacks, one line per stack:
-                        'root;...;leaf COUNT', COUNT in microseconds. A ';' in a
-                        name becomes U+FF1B '；'. For flamegraph.pl, inferno,
-                        speedscope.
-          speedscope    speedscope's file format: one merged 'sampled' profile,
-                        weights in milliseconds, stalls in time order.
-          chrome-trace  Trace Event JSON for Perfetto (ui.perfetto.dev) and
-                        chrome://tracing: one complete ('X') event per stall on
-                        the stuck thread's track (pid, tid) at its real time;
-                        the stack and key facts in 'args'.
-          pprof         A gzipped pprof profile (google/pprof profile.proto)
-                        for go tool pprof, Pyroscope, Parca, Grafana: values
-                        samples/count and wall/nanoseconds (the interval),
-                        labels loop, thread, thread_id, pid, stall_id,
-                        fingerprint, classification, syscall; mappings with
-                        the images' GNU build IDs for symbolization.
+            FORMATS
+              folded        Brendan Gregg's collapsed stacks, one line per stack:
+                            'root;...;leaf COUNT', COUNT in microseconds. A ';' in a
+                            name becomes U+FF1B '；'. For flamegraph.pl, inferno,
+                            speedscope.
+              speedscope    speedscope's file format: one merged 'sampled' profile,
+                            weights in milliseconds, stalls in time order.
+              chrome-trace  Trace Event JSON for Perfetto (ui.perfetto.dev) and
+                            chrome://tracing: one complete ('X') event per stall on
+                            the stuck thread's track (pid, tid) at its real time;
+                            the stack and key facts in 'args'.
+              pprof         A gzipped pprof profile (google/pprof profile.proto)
+                            for go tool pprof, Pyroscope, Parca, Grafana: values
+                            samples/count and wall/nanoseconds (the interval),
+                            labels loop, thread, thread_id, pid, stall_id,
+                            fingerprint, classification, syscall; mappings with
+                            the images' GNU build IDs for symbolization.
 
-        EXAMPLES
-          stallreport export --format folded .stall-reports -o stalls.folded
-          flamegraph.pl stalls.folded > stalls.svg
-          stallreport export --format speedscope .stall-reports -o stalls.speedscope.json
-          stallreport export --format chrome-trace --since 2026-03-01 reports/ -o trace.json
-          stallreport export --format folded --fingerprint 6c1f0b3e9a27d4f1 reports/ -o -
-          stallreport export --format pprof .stall-reports -o stalls.pb.gz
-          go tool pprof -top stalls.pb.gz
-        """
+            EXAMPLES
+              stallreport export --format folded .stall-reports -o stalls.folded
+              flamegraph.pl stalls.folded > stalls.svg
+              stallreport export --format speedscope .stall-reports -o stalls.speedscope.json
+              stallreport export --format chrome-trace --since 2026-03-01 reports/ -o trace.json
+              stallreport export --format folded --fingerprint 6c1f0b3e9a27d4f1 reports/ -o -
+              stallreport export --format pprof .stall-reports -o stalls.pb.gz
+              go tool pprof -top stalls.pb.gz
+            """
     )
 
     @Option(help: "Output format.")
@@ -67,15 +67,20 @@ struct ExportCommand: ParsableCommand {
         case .folded: try exportFolded()
         case .speedscope:
             // Each report is read down to its stacks (no profile kept).
-            let outcome = try input.read(source.paths, reducing: { report, _ in SampleStacks(report: report) }, sampleCount: \.sampleCount)
-            let data = try SpeedscopeExport.render(stalls: outcome.profiles, name: "stalls",
-                                                   exporter: "stallreport \(StallReportCommand.configuration.version)", names: input.names)
+            let outcome = try input.read(
+                source.paths, reducing: { report, _ in SampleStacks(report: report) }, sampleCount: \.sampleCount)
+            let data = try SpeedscopeExport.render(
+                stalls: outcome.profiles, name: "stalls",
+                exporter: "stallreport \(StallReportCommand.configuration.version)", names: input.names)
             try ProfileReading.deliver(data, as: "speedscope export", to: output, from: outcome)
         case .chromeTrace:
             // One event per stall: its samples' stacks are never needed.
-            let outcome = try input.read(source.paths, reducing: StallProfile.init(withoutStacksOf:path:), sampleCount: \.samples.count)
-            try ProfileReading.deliver(try ChromeTraceExport.render(outcome.profiles, names: input.names), as: "chrome-trace export", to: output,
-                                       from: outcome)
+            let outcome = try input.read(
+                source.paths, reducing: StallProfile.init(withoutStacksOf:path:), sampleCount: \.samples.count)
+            try ProfileReading.deliver(
+                try ChromeTraceExport.render(outcome.profiles, names: input.names), as: "chrome-trace export",
+                to: output,
+                from: outcome)
         case .pprof: try exportPprof()
         }
     }
@@ -83,7 +88,8 @@ struct ExportCommand: ParsableCommand {
     /// Reads each report down to its stacks (no profile kept) and streams the folded lines to
     /// the output (their text is often larger than the reports).
     private func exportFolded() throws {
-        let outcome = try input.read(source.paths, reducing: { report, _ in SampleStacks(report: report) }, sampleCount: \.sampleCount)
+        let outcome = try input.read(
+            source.paths, reducing: { report, _ in SampleStacks(report: report) }, sampleCount: \.sampleCount)
         let stacks = SampleStacks(outcome.profiles)
         try ProfileReading.deliver(as: "folded export", to: output, from: outcome) { write in
             try FoldedExport.render(stacks, names: input.names, into: write)
@@ -92,9 +98,11 @@ struct ExportCommand: ParsableCommand {
 
     /// Reads the reports keeping addresses and images, and writes the gzipped pprof profile.
     private func exportPprof() throws {
-        let outcome = try input.read(source.paths, reducing: PprofStall.init(report:path:), sampleCount: \.samples.count)
+        let outcome = try input.read(
+            source.paths, reducing: PprofStall.init(report:path:), sampleCount: \.samples.count)
         let stalls = outcome.profiles.count
-        let comment = "stallreport \(StallReportCommand.configuration.version) export of \(stalls) stall\(stalls == 1 ? "" : "s")"
+        let comment =
+            "stallreport \(StallReportCommand.configuration.version) export of \(stalls) stall\(stalls == 1 ? "" : "s")"
         let data: Data
         do {
             data = try PprofExport.render(outcome.profiles, comment: comment, names: input.names)

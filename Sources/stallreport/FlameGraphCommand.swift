@@ -8,27 +8,27 @@ struct FlameGraphCommand: ParsableCommand {
         commandName: "flamegraph",
         abstract: "Write an interactive flame graph of the merged stall samples as one HTML file.",
         discussion: """
-        The page is self-contained (inline CSS, JavaScript and data; nothing is
-        loaded from the network): open it in any browser, attach it to a CI run.
-        The graph is drawn root at the top, each frame as wide as the time spent
-        in it (samples x effective sampling interval) across all stalls given.
+            The page is self-contained (inline CSS, JavaScript and data; nothing is
+            loaded from the network): open it in any browser, attach it to a CI run.
+            The graph is drawn root at the top, each frame as wide as the time spent
+            in it (samples x effective sampling interval) across all stalls given.
 
-          hover    frame name, time, share of all sampled time, sample count,
-                   image and source file
-          click    zoom into a frame; click it again (or Escape, or 'Reset
-                   zoom') to zoom out
-          search   highlights matching frames (substring, or /regex/) and sums
-                   their time
-        App frames are blue, system frames orange, frames standing for missing
-        stacks grey. The header shows the number of stalls, distinct
-        fingerprints, total and sampled time, the worst stall and the
-        classification mix.
+              hover    frame name, time, share of all sampled time, sample count,
+                       image and source file
+              click    zoom into a frame; click it again (or Escape, or 'Reset
+                       zoom') to zoom out
+              search   highlights matching frames (substring, or /regex/) and sums
+                       their time
+            App frames are blue, system frames orange, frames standing for missing
+            stacks grey. The header shows the number of stalls, distinct
+            fingerprints, total and sampled time, the worst stall and the
+            classification mix.
 
-        EXAMPLES
-          stallreport flamegraph .stall-reports -o stalls.html
-          stallreport flamegraph --fingerprint 6c1f0b3e9a27d4f1 reports/ -o one.html
-          stallreport flamegraph --since 2026-03-01 --title "Nightly" reports/ -o -
-        """
+            EXAMPLES
+              stallreport flamegraph .stall-reports -o stalls.html
+              stallreport flamegraph --fingerprint 6c1f0b3e9a27d4f1 reports/ -o one.html
+              stallreport flamegraph --since 2026-03-01 --title "Nightly" reports/ -o -
+            """
     )
 
     @OptionGroup
@@ -40,7 +40,10 @@ struct FlameGraphCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Title of the page.", valueName: "text"))
     var title: String = "Stall flame graph"
 
-    @Flag(help: "Keep StallMonitor's own frames (its epoll_wait and dispatch_async interposers, its signal handler) in the stacks; left out by default, as fingerprints leave them out.")
+    @Flag(
+        help:
+            "Keep StallMonitor's own frames (its epoll_wait and dispatch_async interposers, its signal handler) in the stacks; left out by default, as fingerprints leave them out."
+    )
     var monitorFrames = false
 
     @OptionGroup
@@ -49,8 +52,10 @@ struct FlameGraphCommand: ParsableCommand {
     func run() throws {
         // Each report is reduced to its stacks as it is read: no profile of any is kept.
         let keepMonitorFrames = monitorFrames
-        let outcome = try input.read(source.paths, reducing: { FlameGraphStall(report: $0, path: $1, includingMonitorFrames: keepMonitorFrames) },
-                                     sampleCount: \.stacks.sampleCount)
+        let outcome = try input.read(
+            source.paths,
+            reducing: { FlameGraphStall(report: $0, path: $1, includingMonitorFrames: keepMonitorFrames) },
+            sampleCount: \.stacks.sampleCount)
         let html = try FlameGraphHTML.render(outcome.profiles, title: title, names: input.names)
         try ProfileReading.deliver(Data(html.utf8), as: "flame graph", to: output, from: outcome)
     }

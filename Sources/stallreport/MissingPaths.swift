@@ -26,7 +26,9 @@ enum MissingPaths {
     static func failure(_ missing: [String]) -> ExitCode {
         let list = missing.joined(separator: ", ")
         let verb = missing.count == 1 ? "does" : "do"
-        Output.note("error: \(list) \(verb) not exist (check the path; --allow-empty only accepts an existing directory without reports)")
+        Output.note(
+            "error: \(list) \(verb) not exist (check the path; --allow-empty only accepts an existing directory without reports)"
+        )
         return ExitCode(ExitStatus.missingPath)
     }
 }

@@ -4,13 +4,21 @@ import StallReportKit
 
 /// How report files are read: shared by every subcommand.
 struct ReadingOptions: ParsableArguments {
-    @Flag(help: "Fail with exit status 2 when any file cannot be used (by default such files are reported on stderr and skipped).")
+    @Flag(
+        help:
+            "Fail with exit status 2 when any file cannot be used (by default such files are reported on stderr and skipped)."
+    )
     var strict = false
 
-    @Flag(help: "Accept an existing directory without reports (no reports means no stalls) instead of failing with exit status 2. A path that does not exist is still an error (exit status 3).")
+    @Flag(
+        help:
+            "Accept an existing directory without reports (no reports means no stalls) instead of failing with exit status 2. A path that does not exist is still an error (exit status 3)."
+    )
     var allowEmpty = false
 
-    @Option(help: ArgumentHelp("Largest report file read, in MiB; bigger files are reported and skipped.", valueName: "MiB"))
+    @Option(
+        help: ArgumentHelp("Largest report file read, in MiB; bigger files are reported and skipped.", valueName: "MiB")
+    )
     var maxFileSize: Int = ReportLoader.defaultMaxFileSize / (1024 * 1024)
 
     @Option(help: ArgumentHelp("Number of parallel readers (default: one per core).", valueName: "n"))
@@ -23,19 +31,24 @@ struct ReadingOptions: ParsableArguments {
 
     /// A collector for these options, the given filter and grouping.
     func collector(filter: RecordFilter, grouping: SummaryGrouping = .fingerprint) -> ReportCollector {
-        ReportCollector(loader: ReportLoader(maxFileSize: maxFileSize * 1024 * 1024), filter: filter, workers: jobs,
-                        reportEmptyDirectories: !allowEmpty, grouping: grouping)
+        ReportCollector(
+            loader: ReportLoader(maxFileSize: maxFileSize * 1024 * 1024), filter: filter, workers: jobs,
+            reportEmptyDirectories: !allowEmpty, grouping: grouping)
     }
 }
 
 /// `--since` / `--until`: a time window on when stalls started.
 struct TimeWindowOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Only stalls that started at or after this time (ISO 8601: 2026-03-01 or 2026-03-01T12:00:00Z).", valueName: "date"),
-            transform: TimeWindowOptions.parse)
+    @Option(
+        help: ArgumentHelp(
+            "Only stalls that started at or after this time (ISO 8601: 2026-03-01 or 2026-03-01T12:00:00Z).",
+            valueName: "date"),
+        transform: TimeWindowOptions.parse)
     var since: Date?
 
-    @Option(help: ArgumentHelp("Only stalls that started before this time (ISO 8601).", valueName: "date"),
-            transform: TimeWindowOptions.parse)
+    @Option(
+        help: ArgumentHelp("Only stalls that started before this time (ISO 8601).", valueName: "date"),
+        transform: TimeWindowOptions.parse)
     var until: Date?
 
     static func parse(_ text: String) throws -> Date {
@@ -88,14 +101,22 @@ enum ColorChoice: String, ExpressibleByArgument, CaseIterable {
 
 /// Regression policy flags shared by gate (with a baseline) and diff.
 struct RegressionOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Relative tolerance before a count or p95 increase is a regression (0.25 = 25 %; default 0.25).", valueName: "fraction"))
+    @Option(
+        help: ArgumentHelp(
+            "Relative tolerance before a count or p95 increase is a regression (0.25 = 25 %; default 0.25).",
+            valueName: "fraction"))
     var tolerance: Double?
 
-    @Option(help: ArgumentHelp("Fewest occurrences of a new or regressed fingerprint for it to fail; fewer is a warning (default 1).", valueName: "n"))
+    @Option(
+        help: ArgumentHelp(
+            "Fewest occurrences of a new or regressed fingerprint for it to fail; fewer is a warning (default 1).",
+            valueName: "n"))
     var minOccurrences: Int?
 
     func validate() throws {
-        if let tolerance, !(tolerance >= 0 && tolerance.isFinite) { throw ValidationError("--tolerance must be 0 or more (e.g. 0.25)") }
+        if let tolerance, !(tolerance >= 0 && tolerance.isFinite) {
+            throw ValidationError("--tolerance must be 0 or more (e.g. 0.25)")
+        }
         if let minOccurrences, minOccurrences < 1 { throw ValidationError("--min-occurrences must be at least 1") }
     }
 }
@@ -107,7 +128,8 @@ func requirePaths(_ paths: [String]) throws {
 
 /// The report paths of a command that reads them (at least one).
 struct ReportPaths: ParsableArguments {
-    @Argument(help: ArgumentHelp("Report files and/or directories (searched recursively for *.json).", valueName: "path"))
+    @Argument(
+        help: ArgumentHelp("Report files and/or directories (searched recursively for *.json).", valueName: "path"))
     var paths: [String] = []
 
     func validate() throws {
@@ -117,12 +139,17 @@ struct ReportPaths: ParsableArguments {
 
 /// Throws a usage error naming `flag` unless `value` is nil or a finite number of milliseconds, 0 or more.
 func validateMilliseconds(_ value: Double?, _ flag: String) throws {
-    if let value, !(value >= 0 && value.isFinite) { throw ValidationError("\(flag) must be a number of milliseconds, 0 or more") }
+    if let value, !(value >= 0 && value.isFinite) {
+        throw ValidationError("\(flag) must be a number of milliseconds, 0 or more")
+    }
 }
 
 /// `--full-names`: how frame names are shown by the commands that show them.
 struct NameOptions: ParsableArguments {
-    @Flag(help: "Show full demangled names (module prefixes, argument and return types) instead of simplified ones such as 'static Scenarios.spinOnCPU(milliseconds:)'. Reports and JSON output always keep the full names.")
+    @Flag(
+        help:
+            "Show full demangled names (module prefixes, argument and return types) instead of simplified ones such as 'static Scenarios.spinOnCPU(milliseconds:)'. Reports and JSON output always keep the full names."
+    )
     var fullNames = false
 
     /// The style these options ask for.

@@ -57,11 +57,14 @@ enum Output {
     /// Writes `data` like ``write(_:to:)``; when producing or writing it fails, says `cannot write [<what> to ]<path>`
     /// and throws exit status 2. After writing to a file (not stdout), prints
     /// `wrote <confirming> to <path>` when `confirming` is given.
-    static func save(_ data: @autoclosure () throws -> Data, to path: String, what: String? = nil, confirming: String? = nil) throws {
+    static func save(
+        _ data: @autoclosure () throws -> Data, to path: String, what: String? = nil, confirming: String? = nil
+    ) throws {
         do {
             try write(try data(), to: path)
         } catch {
-            throw inputError("cannot write \(what.map { "\($0) to " } ?? "")\(path): \((error as NSError).localizedDescription)")
+            throw inputError(
+                "cannot write \(what.map { "\($0) to " } ?? "")\(path): \((error as NSError).localizedDescription)")
         }
         if path != "-", let confirming { stdout("wrote \(confirming) to \(path)\n") }
     }

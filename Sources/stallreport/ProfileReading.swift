@@ -21,11 +21,14 @@ enum ProfileReading {
     /// Reads `paths`, keeping `reduce(report, path)` of each report whose stall passes `filter` and
     /// has one of `fingerprints` (any, when empty), printing problems; throws exit status 2 when
     /// nothing valid was read.
-    static func read<Item: Sendable>(_ paths: [String], options: ReadingOptions, filter: RecordFilter, fingerprints: [String],
-                                     reducing reduce: @escaping @Sendable (StallReport, String) -> Item,
-                                     sampleCount: (Item) -> Int) throws -> Outcome<Item> {
-        let reader = ProfileReader(loader: ReportLoader(maxFileSize: options.maxFileSize * 1024 * 1024), filter: filter,
-                                   fingerprints: Set(fingerprints), workers: options.jobs, reportEmptyDirectories: !options.allowEmpty)
+    static func read<Item: Sendable>(
+        _ paths: [String], options: ReadingOptions, filter: RecordFilter, fingerprints: [String],
+        reducing reduce: @escaping @Sendable (StallReport, String) -> Item,
+        sampleCount: (Item) -> Int
+    ) throws -> Outcome<Item> {
+        let reader = ProfileReader(
+            loader: ReportLoader(maxFileSize: options.maxFileSize * 1024 * 1024), filter: filter,
+            fingerprints: Set(fingerprints), workers: options.jobs, reportEmptyDirectories: !options.allowEmpty)
         let result = reader.read(paths, reducing: reduce)
         Reading.printProblems(result.problems)
         let missing = MissingPaths.among(paths)
@@ -33,10 +36,12 @@ enum ProfileReading {
             throw Reading.nothingRead(filesFound: result.filesFound, in: paths, missing: missing)
         }
         if result.reportsRead > 0 && result.items.isEmpty {
-            Output.note("no stall matched the filters (\(result.reportsRead) report\(result.reportsRead == 1 ? "" : "s") read)")
+            Output.note(
+                "no stall matched the filters (\(result.reportsRead) report\(result.reportsRead == 1 ? "" : "s") read)")
         }
-        return Outcome(profiles: result.items, sampleCount: result.items.map(sampleCount).saturatingSum(),
-                       strictFailure: options.strict && !result.problems.isEmpty, missingPaths: missing)
+        return Outcome(
+            profiles: result.items, sampleCount: result.items.map(sampleCount).saturatingSum(),
+            strictFailure: options.strict && !result.problems.isEmpty, missingPaths: missing)
     }
 
     /// Writes the rendered `data` to `output` (exit status 2 if it cannot), says what was written
@@ -50,8 +55,10 @@ enum ProfileReading {
 
     /// The same for output produced in chunks (handed to the sink `produce` gets), streamed to
     /// `output` as it comes (``OutputDestination/stream(to:_:)``).
-    static func deliver<Item>(as what: String, to output: String, from outcome: Outcome<Item>,
-                              produce: ((Data) throws -> Void) throws -> Void) throws {
+    static func deliver<Item>(
+        as what: String, to output: String, from outcome: Outcome<Item>,
+        produce: ((Data) throws -> Void) throws -> Void
+    ) throws {
         do {
             try OutputDestination.stream(to: output, produce)
         } catch {
@@ -76,7 +83,9 @@ enum ProfileReading {
 
 /// `--fingerprint` and `--min-duration`, shared by export and flamegraph.
 struct ProfileFilterOptions: ParsableArguments {
-    @Option(name: .customLong("fingerprint"), help: ArgumentHelp("Only stalls with this fingerprint (repeat for several).", valueName: "fingerprint"))
+    @Option(
+        name: .customLong("fingerprint"),
+        help: ArgumentHelp("Only stalls with this fingerprint (repeat for several).", valueName: "fingerprint"))
     var fingerprints: [String] = []
 
     @Option(help: ArgumentHelp("Only stalls lasting at least this many milliseconds.", valueName: "ms"))

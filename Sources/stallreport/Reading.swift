@@ -18,16 +18,22 @@ enum Reading {
 
     /// Reads `paths`, printing problems; throws exit status 2 when nothing valid was read and
     /// `requireReports` (unless `--allow-empty`).
-    static func collect(_ paths: [String], options: ReadingOptions, filter: RecordFilter, grouping: SummaryGrouping = .fingerprint,
-                        label: String? = nil, requireReports: Bool = true) throws -> Outcome {
+    static func collect(
+        _ paths: [String], options: ReadingOptions, filter: RecordFilter, grouping: SummaryGrouping = .fingerprint,
+        label: String? = nil, requireReports: Bool = true
+    ) throws -> Outcome {
         let collection = options.collector(filter: filter, grouping: grouping).collect(paths)
         printProblems(collection.problems)
         let missing = MissingPaths.among(paths)
-        if requireReports && collection.reportsRead == 0 && collection.blockingCalls.reportsRead + collection.blockingCalls.reportsFilteredOut == 0
-            && !collection.hasSessions && (!options.allowEmpty || !missing.isEmpty) {
+        if requireReports && collection.reportsRead == 0
+            && collection.blockingCalls.reportsRead + collection.blockingCalls.reportsFilteredOut == 0
+            && !collection.hasSessions && (!options.allowEmpty || !missing.isEmpty)
+        {
             throw nothingRead(filesFound: collection.filesFound, in: paths, label: label, missing: missing)
         }
-        return Outcome(collection: collection, strictFailure: options.strict && !collection.problems.isEmpty, missingPaths: missing)
+        return Outcome(
+            collection: collection, strictFailure: options.strict && !collection.problems.isEmpty, missingPaths: missing
+        )
     }
 
     /// Throws exit status 3 after output when a path given does not exist, else exit status 2
@@ -36,7 +42,9 @@ enum Reading {
         let missing = outcomes.flatMap(\.missingPaths)
         if !missing.isEmpty { throw MissingPaths.failure(missing) }
         let problems = outcomes.reduce(0) { $0 + $1.collection.problems.count }
-        if outcomes.contains(where: \.strictFailure) { throw strictFailure(files: "\(problems) file\(problems == 1 ? "" : "s")") }
+        if outcomes.contains(where: \.strictFailure) {
+            throw strictFailure(files: "\(problems) file\(problems == 1 ? "" : "s")")
+        }
     }
 
     /// Prints each problem as one stderr line.
@@ -47,14 +55,20 @@ enum Reading {
     /// Says that no valid report was found in `paths` (the `label`led side, if any) and returns
     /// exit status 2 to throw; exit status 3, without suggesting `--allow-empty`, when some of
     /// `missing` (paths that do not exist) were given.
-    static func nothingRead(filesFound: Int, in paths: [String], label: String? = nil, missing: [String] = []) -> ExitCode {
+    static func nothingRead(
+        filesFound: Int, in paths: [String], label: String? = nil, missing: [String] = []
+    ) -> ExitCode {
         let side = label.map { " (\($0))" } ?? ""
-        let what = filesFound == 0 ? "no report files found" : "no valid report among the \(filesFound) file\(filesFound == 1 ? "" : "s") found"
+        let what =
+            filesFound == 0
+            ? "no report files found"
+            : "no valid report among the \(filesFound) file\(filesFound == 1 ? "" : "s") found"
         if !missing.isEmpty {
             Output.note("error: \(what)\(side) in \(paths.joined(separator: " "))")
             return MissingPaths.failure(missing)
         }
-        return Output.inputError("\(what)\(side) in \(paths.joined(separator: " ")); pass --allow-empty if no reports means no stalls")
+        return Output.inputError(
+            "\(what)\(side) in \(paths.joined(separator: " ")); pass --allow-empty if no reports means no stalls")
     }
 
     /// Says that `files` (e.g. "3 files") could not be used under `--strict` and returns exit

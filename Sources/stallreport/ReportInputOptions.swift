@@ -21,9 +21,12 @@ struct ReportInputOptions: ParsableArguments {
 
     /// Reads `paths` as records of the stalls that pass `filter`, with the rules of
     /// ``Reading/collect(_:options:filter:grouping:label:requireReports:)``.
-    func collect(_ paths: [String], filter: RecordFilter, grouping: SummaryGrouping = .fingerprint,
-                 label: String? = nil, requireReports: Bool = true) throws -> Reading.Outcome {
-        try Reading.collect(paths, options: reading, filter: filter, grouping: grouping, label: label, requireReports: requireReports)
+    func collect(
+        _ paths: [String], filter: RecordFilter, grouping: SummaryGrouping = .fingerprint,
+        label: String? = nil, requireReports: Bool = true
+    ) throws -> Reading.Outcome {
+        try Reading.collect(
+            paths, options: reading, filter: filter, grouping: grouping, label: label, requireReports: requireReports)
     }
 }
 
@@ -44,10 +47,13 @@ struct ProfileInputOptions: ParsableArguments {
     }
 
     /// The same, keeping `reduce(report, path)` of each matching report.
-    func read<Item: Sendable>(_ paths: [String], reducing reduce: @escaping @Sendable (StallReport, String) -> Item,
-                              sampleCount: (Item) -> Int) throws -> ProfileReading.Outcome<Item> {
-        try ProfileReading.read(paths, options: input.reading, filter: filter, fingerprints: filters.fingerprints,
-                                reducing: reduce, sampleCount: sampleCount)
+    func read<Item: Sendable>(
+        _ paths: [String], reducing reduce: @escaping @Sendable (StallReport, String) -> Item,
+        sampleCount: (Item) -> Int
+    ) throws -> ProfileReading.Outcome<Item> {
+        try ProfileReading.read(
+            paths, options: input.reading, filter: filter, fingerprints: filters.fingerprints,
+            reducing: reduce, sampleCount: sampleCount)
     }
 
     private var filter: RecordFilter { input.filter(minDurationMs: filters.minDuration) }

@@ -18,12 +18,15 @@ enum TerminalWidth {
 
     /// The width for this process's standard output.
     static func current(environment: [String: String] = ProcessInfo.processInfo.environment) -> Int {
-        if let text = environment["COLUMNS"], let columns = Int(text.trimmingCharacters(in: .whitespaces)), columns > 0 {
+        if let text = environment["COLUMNS"], let columns = Int(text.trimmingCharacters(in: .whitespaces)), columns > 0
+        {
             return max(minimum, columns)
         }
         if Output.stdoutIsTerminal {
             var size = winsize()
-            if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return max(minimum, Int(size.ws_col)) }
+            if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 {
+                return max(minimum, Int(size.ws_col))
+            }
         }
         return fallback
     }

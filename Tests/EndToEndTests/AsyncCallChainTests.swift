@@ -33,14 +33,17 @@ struct AsyncCallChainTests {
         var names: [String] = []
         for index in report.representativeLogicalStack.reversed() where report.frames.indices.contains(index) {
             guard let symbol = report.frames[index].symbol,
-                  let range = symbol.range(of: #"chain[A-Z][A-Za-z0-9]*"#, options: .regularExpression) else { continue }
+                let range = symbol.range(of: #"chain[A-Z][A-Za-z0-9]*"#, options: .regularExpression)
+            else { continue }
             let name = String(symbol[range])
             if names.last != name { names.append(name) }
         }
         return names
     }
 
-    @Test("direct await, awaits nested five deep, async let, a task-group child and an actor hop: the report's async callers are the program's own")
+    @Test(
+        "direct await, awaits nested five deep, async let, a task-group child and an actor hop: the report's async callers are the program's own"
+    )
     func chainsMatchTheGroundTruth() throws {
         try Self.checkChains(executable: "pool-stall-host")
     }
@@ -48,9 +51,12 @@ struct AsyncCallChainTests {
     /// The same in a release build of the host (optimized partial functions), when one is given:
     /// `swift build -c release --product pool-stall-host` and
     /// `STALLMONITOR_RELEASE_POOL_HOST=$PWD/.build/release/pool-stall-host`.
-    @Test("the same five shapes in a release build of the host", .enabled(if: ProcessInfo.processInfo.environment["STALLMONITOR_RELEASE_POOL_HOST"] != nil))
+    @Test(
+        "the same five shapes in a release build of the host",
+        .enabled(if: ProcessInfo.processInfo.environment["STALLMONITOR_RELEASE_POOL_HOST"] != nil))
     func chainsMatchTheGroundTruthInARelease() throws {
-        try Self.checkChains(executable: try #require(ProcessInfo.processInfo.environment["STALLMONITOR_RELEASE_POOL_HOST"]))
+        try Self.checkChains(
+            executable: try #require(ProcessInfo.processInfo.environment["STALLMONITOR_RELEASE_POOL_HOST"]))
     }
 
     static func checkChains(executable: String) throws {
@@ -63,23 +69,32 @@ struct AsyncCallChainTests {
             for truth in truths {
                 let leaf = try #require(truth.names.last)
                 let matching = reports.filter { report in
-                    "\(report.loop.threadID)" == truth.thread && report.representativeStack.contains { report.frames[$0].symbol?.contains(leaf) == true }
+                    "\(report.loop.threadID)" == truth.thread
+                        && report.representativeStack.contains { report.frames[$0].symbol?.contains(leaf) == true }
                 }
-                let report = try #require(matching.first, "a report of the \(truth.shape) stall: \(reports.map(\.representativeFunction))")
-                let callers = try #require(report.representativeAsyncCallers, "\(truth.shape): the report carries async callers (\(report.sampling.asyncCallersNote ?? "no note"))")
+                let report = try #require(
+                    matching.first, "a report of the \(truth.shape) stall: \(reports.map(\.representativeFunction))")
+                let callers = try #require(
+                    report.representativeAsyncCallers,
+                    "\(truth.shape): the report carries async callers (\(report.sampling.asyncCallersNote ?? "no note"))"
+                )
                 // The chain ends at the task's root: the runtime's completion function.
-                #expect(callers.last.flatMap { report.frames[$0].symbol }?.hasPrefix("completeTask") == true, "\(truth.shape)")
+                #expect(
+                    callers.last.flatMap { report.frames[$0].symbol }?.hasPrefix("completeTask") == true,
+                    "\(truth.shape)")
                 let found = Self.chainFunctions(report)
                 // A child task's root is a closure written in its parent's function, named after it.
                 let expected = truth.outer.isEmpty ? truth.names : [truth.outer.last!] + truth.names
-                #expect(found == expected || found == truth.names, "\(truth.shape): report \(found), program \(expected)")
+                #expect(
+                    found == expected || found == truth.names, "\(truth.shape): report \(found), program \(expected)")
                 // A sample whose chain could not be confirmed (the task's words changed while they were
                 // read, or the running frame's context was not found) carries none rather than a guess;
                 // most carry it, and under a sanitizer's instrumented frames at least one does.
                 let stacks = report.samples.filter { $0.kind == .stack }
                 let chained = stacks.filter { $0.asyncCallers != nil }.count
-                #expect(chained > 0 && (chained * 2 >= stacks.count || ProductionSanitizerCheck.active),
-                        "\(truth.shape): \(chained) of \(stacks.count) stack samples of the job carry its chain")
+                #expect(
+                    chained > 0 && (chained * 2 >= stacks.count || ProductionSanitizerCheck.active),
+                    "\(truth.shape): \(chained) of \(stacks.count) stack samples of the job carry its chain")
             }
             #expect(Set(reports.map(\.fingerprint)).count == reports.count, "each shape has a fingerprint of its own")
         }
@@ -90,10 +105,13 @@ struct AsyncCallChainTests {
         try withScratchFolder("async-chains") { directory in
             let run = try StallReportCLI.run(["chains", directory.path], timeout: 180, executable: "pool-stall-host")
             try #require(run.status == 0, "\(run)")
-            let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("stall-") }.sorted()
-            let nested = try #require(names.map { directory.appendingPathComponent($0) }.first { url in
-                (try? String(contentsOf: url, encoding: .utf8))?.contains("chainNestedLeaf") == true
-            })
+            let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+                $0.hasPrefix("stall-")
+            }.sorted()
+            let nested = try #require(
+                names.map { directory.appendingPathComponent($0) }.first { url in
+                    (try? String(contentsOf: url, encoding: .utf8))?.contains("chainNestedLeaf") == true
+                })
             let show = try StallReportCLI.run(["show", "--color", "never", nested.path])
             try #require(show.status == 0, "\(show)")
             let text = show.stdout
@@ -101,11 +119,14 @@ struct AsyncCallChainTests {
             let callers = try #require(text.range(of: "Async callers"), "\(text)")
             #expect(stack.lowerBound < callers.lowerBound)
             let after = text[callers.upperBound...]
-            let positions = ["chainNested5()", "chainNested4()", "chainNested3()", "chainNested2()", "chainNested1()"].compactMap { after.range(of: $0)?.lowerBound }
+            let positions = ["chainNested5()", "chainNested4()", "chainNested3()", "chainNested2()", "chainNested1()"]
+                .compactMap { after.range(of: $0)?.lowerBound }
             #expect(positions.count == 5 && positions == positions.sorted(), "innermost caller first: \(text)")
             let folded = try StallReportCLI.run(["export", "--format", "folded", nested.path, "-o", "-"])
             try #require(folded.status == 0, "\(folded)")
-            #expect(folded.stdout.contains("chainNested1") && folded.stdout.contains("chainNestedLeaf"), "folded stacks are logical: \(folded.stdout.prefix(2000))")
+            #expect(
+                folded.stdout.contains("chainNested1") && folded.stdout.contains("chainNestedLeaf"),
+                "folded stacks are logical: \(folded.stdout.prefix(2000))")
         }
     }
 
@@ -132,18 +153,24 @@ struct AsyncCallChainTests {
         return dlsym(process, "__tsan_init") != nil || dlsym(process, "__asan_init") != nil
     }
 
-    @Test("the same chains as the Swift runtime's own backtracer names at a crash at the same point",
-          .disabled(if: underSanitizer, "the sanitizers own the crash signals"),
-          arguments: ["direct", "nested", "asynclet", "group", "actor"])
+    @Test(
+        "the same chains as the Swift runtime's own backtracer names at a crash at the same point",
+        .disabled(if: underSanitizer, "the sanitizers own the crash signals"),
+        arguments: ["direct", "nested", "asynclet", "group", "actor"])
     func chainsMatchTheRuntimeBacktracer(shape: String) throws {
         try withScratchFolder("async-chains") { directory in
             let crash = try StallReportCLI.run(
-                ["chains", directory.path, shape], environment: ["POOL_STALL_HOST_CRASH": "1", "SWIFT_BACKTRACE": "enable=yes,interactive=no,color=no,threads=crashed,sanitize=no"],
+                ["chains", directory.path, shape],
+                environment: [
+                    "POOL_STALL_HOST_CRASH": "1",
+                    "SWIFT_BACKTRACE": "enable=yes,interactive=no,color=no,threads=crashed,sanitize=no",
+                ],
                 timeout: 120, executable: "pool-stall-host")
             let reference = Self.backtraceFunctions(crash.stdout + crash.stderr)
             // The backtracer works only where the runtime supports it: nothing to compare with elsewhere.
             guard crash.status != 0, !reference.isEmpty else { return }
-            let stalled = try StallReportCLI.run(["chains", directory.path, shape], timeout: 180, executable: "pool-stall-host")
+            let stalled = try StallReportCLI.run(
+                ["chains", directory.path, shape], timeout: 180, executable: "pool-stall-host")
             try #require(stalled.status == 0, "\(stalled)")
             let reports = try AsyncMainHostTests.reports(in: directory)
             try #require(reports.count == 1, "\(reports.map(\.representativeFunction))")

@@ -20,7 +20,9 @@ struct AsyncMainHostTests {
     func warnsWhenTheLoopNeverRuns() throws {
         let run = try StallReportCLI.run(["silent"], timeout: 60, executable: "async-main-host")
         #expect(run.status == 0, "\(run)")
-        let warnings = run.stderr.split(separator: "\n").filter { $0.contains("warning") && $0.contains("loopNotRunning") }
+        let warnings = run.stderr.split(separator: "\n").filter {
+            $0.contains("warning") && $0.contains("loopNotRunning")
+        }
         #expect(warnings.count == 1, "\(run.stderr)")
         #expect(run.stdout.contains("hasRun [false]"), "\(run.stdout)")
     }
@@ -28,16 +30,22 @@ struct AsyncMainHostTests {
     /// The third argument idles the program first for that many seconds: libdispatch retires idle
     /// workers after 5 s, so the stall then runs on a worker the monitor never armed (found from
     /// the queue's state, its stack from /proc/self/maps, sampled with SIGPROF).
-    @Test("a @MainActor function that stalls 400 ms (CPU, sleep) gives one report naming it, with the worker thread that ran it",
-          arguments: [("cpu", "spinOnMainActorForTest", 0), ("block", "sleepOnMainActorForTest", 0), ("cpu", "spinOnMainActorForTest", 6),
-                      ("block", "sleepOnMainActorForTest", 3)])
+    @Test(
+        "a @MainActor function that stalls 400 ms (CPU, sleep) gives one report naming it, with the worker thread that ran it",
+        arguments: [
+            ("cpu", "spinOnMainActorForTest", 0), ("block", "sleepOnMainActorForTest", 0),
+            ("cpu", "spinOnMainActorForTest", 6),
+            ("block", "sleepOnMainActorForTest", 3),
+        ])
     func mainActorStall(mode: String, function: String, idleFirst: Int) throws {
         try withScratchFolder("async-main-host") { directory in
-            let run = try StallReportCLI.run([mode, directory.path, "\(idleFirst)"], timeout: 120, executable: "async-main-host")
+            let run = try StallReportCLI.run(
+                [mode, directory.path, "\(idleFirst)"], timeout: 120, executable: "async-main-host")
             try #require(run.status == 0, "\(run)")
             // "stalled thread <tid> for <ms> ms": the stall's own clock, on the thread that ran it.
-            let words = try #require(run.stdout.split(separator: "\n").first { $0.hasPrefix("stalled thread") }?
-                .split(separator: " "), "\(run.stdout)")
+            let words = try #require(
+                run.stdout.split(separator: "\n").first { $0.hasPrefix("stalled thread") }?
+                    .split(separator: " "), "\(run.stdout)")
             let thread = String(words[2])
             let measured = try #require(Double(words[4]))
             #expect(run.stdout.contains("watched [\"mainActor hasRun=true\"]"), "\(run.stdout)")
@@ -58,23 +66,31 @@ struct AsyncMainHostTests {
             if chains.isEmpty, idleFirst > 0, AsyncCallChainTests.underSanitizer {
                 // Under a sanitizer a worker nobody armed is not found in the maps by glibc's thread
                 // layout (as the pool probe's workers are not): the report says why it has no chain.
-                #expect(report.sampling.asyncCallersNote?.contains("thread pointer is not known") == true, "\(report.sampling)")
+                #expect(
+                    report.sampling.asyncCallersNote?.contains("thread pointer is not known") == true,
+                    "\(report.sampling)")
             } else {
                 #expect(!chains.isEmpty, "\(report.sampling.asyncCallersNote ?? "no note")")
-                #expect(report.representativeAsyncCallers.flatMap(\.last).flatMap { report.frames[$0].symbol }?.hasPrefix("complete") == true,
-                        "\(report.representativeAsyncCallers.map { $0.map { report.frames[$0].symbol ?? "?" } } ?? [])")
+                #expect(
+                    report.representativeAsyncCallers.flatMap(\.last).flatMap { report.frames[$0].symbol }?.hasPrefix(
+                        "complete") == true,
+                    "\(report.representativeAsyncCallers.map { $0.map { report.frames[$0].symbol ?? "?" } } ?? [])")
             }
             // The end is exact (the probe's token runs right after the job); the start is dated to
             // half a poll interval (20 ms) when the watchdog keeps its pace: generous bounds.
-            #expect(report.durationMs >= measured - 60 && report.durationMs <= measured + 300,
-                    "report \(report.durationMs) ms, function \(measured) ms")
+            #expect(
+                report.durationMs >= measured - 60 && report.durationMs <= measured + 300,
+                "report \(report.durationMs) ms, function \(measured) ms")
         }
     }
 
-    @Test("an idle MainActor lets the watchdog sleep where the shim's dispatch_async pass-through won the link; else it is looked at every interval")
+    @Test(
+        "an idle MainActor lets the watchdog sleep where the shim's dispatch_async pass-through won the link; else it is looked at every interval"
+    )
     func idleMainActor() throws {
         try withScratchFolder("async-main-host") { directory in
-            let run = try StallReportCLI.run(["idle", directory.path, "6"], timeout: 120, executable: "async-main-host")
+            let run = try StallReportCLI.run(
+                ["idle", directory.path, "6"], timeout: 120, executable: "async-main-host")
             try #require(run.status == 0, "\(run)")
             // "idle 6.0 s: <n> watchdog wake-ups/s, <µs> µs of watchdog CPU per second"
             let line = try #require(run.stdout.split(separator: "\n").first { $0.hasPrefix("idle ") }, "\(run.stdout)")
@@ -100,11 +116,14 @@ struct AsyncMainHostTests {
 
     @Test("MainActor work declared with expectLongWork is not reported")
     func expectedLongWork() throws {
-        try Self.expectNoReport(mode: "expected", printing: ["expected long work on thread", "stalls 0 reports 0 expected 1"])
+        try Self.expectNoReport(
+            mode: "expected", printing: ["expected long work on thread", "stalls 0 reports 0 expected 1"])
     }
 
     /// Runs the host in `mode`: it must exit 0, print each of `lines`, and leave no report.
-    static func expectNoReport(mode: String, printing lines: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func expectNoReport(
+        mode: String, printing lines: [String], sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         try withScratchFolder("async-main-host") { directory in
             let run = try StallReportCLI.run([mode, directory.path], timeout: 120, executable: "async-main-host")
             try #require(run.status == 0, "\(run)", sourceLocation: sourceLocation)

@@ -21,19 +21,27 @@ struct BlockingCallReportEndToEndTests {
     @Test("the host's blocking calls: one call site in its report, summarized and gated by the CLI")
     func hostReportSummarizeGate() throws {
         try withScratchFolder("blocking-calls") { directory in
-            let host = try StallReportCLI.run(["blocking", directory.path], timeout: 120, executable: "pool-stall-host")
+            let host = try StallReportCLI.run(
+                ["blocking", directory.path], timeout: 120, executable: "pool-stall-host")
             try #require(host.status == 0, "\(host)")
-            let measured = host.stdout.split(separator: "\n").filter { $0.hasPrefix("stalled thread") }.compactMap { line in
+            let measured = host.stdout.split(separator: "\n").filter { $0.hasPrefix("stalled thread") }.compactMap {
+                line in
                 line.split(separator: " ").dropFirst(5).first.flatMap { Double($0) }
             }
             try #require(measured.count == 3, "\(host.stdout)")
             if Self.unwatchable(host) { return }
             // A sanitizer build's executable defines usleep and the like itself (said at start);
             // the semaphore waits are libdispatch's, seen in every build.
-            #expect(!host.stderr.contains("blockingCallsUnwatched") || host.stderr.contains("defines"), "\(host.stderr)")
+            #expect(
+                !host.stderr.contains("blockingCallsUnwatched") || host.stderr.contains("defines"), "\(host.stderr)")
 
-            let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter(BlockingCallsReport.isFileName).sorted()
-            try #require(!names.isEmpty, "no blocking-calls report: \((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])")
+            let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter(
+                BlockingCallsReport.isFileName
+            ).sorted()
+            try #require(
+                !names.isEmpty,
+                "no blocking-calls report: \((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])"
+            )
             let reports = try names.map { name in
                 try BlockingCallsReport.read(path: directory.appendingPathComponent(name).path).get()
             }
@@ -45,7 +53,9 @@ struct BlockingCallReportEndToEndTests {
             let durations = sites.flatMap(\.durationsMs)
             try #require(durations.count == measured.count, "\(durations) for the host's \(measured)")
             for (recorded, ownClock) in zip(durations, measured) {
-                #expect(recorded <= ownClock + 0.5 && recorded >= ownClock - 1, "recorded \(recorded) ms, the host's clock \(ownClock) ms")
+                #expect(
+                    recorded <= ownClock + 0.5 && recorded >= ownClock - 1,
+                    "recorded \(recorded) ms, the host's clock \(ownClock) ms")
             }
             let fingerprint = sites[0].fingerprint
 
@@ -63,27 +73,40 @@ struct BlockingCallReportEndToEndTests {
             #expect(blocking["reports"] as? Int == reports.count)
 
             let text = try StallReportCLI.run(["summarize", directory.path])
-            #expect(text.status == 0 && text.stdout.contains("Blocking calls") && text.stdout.contains(fingerprint), "\(text)")
+            #expect(
+                text.status == 0 && text.stdout.contains("Blocking calls") && text.stdout.contains(fingerprint),
+                "\(text)")
             let markdown = try StallReportCLI.run(["summarize", "--format", "markdown", directory.path])
-            #expect(markdown.stdout.contains("### Blocking calls") && markdown.stdout.contains(fingerprint), "\(markdown)")
+            #expect(
+                markdown.stdout.contains("### Blocking calls") && markdown.stdout.contains(fingerprint), "\(markdown)")
 
             let show = try StallReportCLI.run(["show", directory.appendingPathComponent(names[0]).path])
-            #expect(show.status == 0 && show.stdout.contains(fingerprint) && show.stdout.contains("waitBrieflyOnSemaphoreForTest"), "\(show)")
+            #expect(
+                show.status == 0 && show.stdout.contains(fingerprint)
+                    && show.stdout.contains("waitBrieflyOnSemaphoreForTest"), "\(show)")
 
             let total = durations.reduce(0, +)
             let passing = try StallReportCLI.run(["gate", "--max-blocking-ms", "\(Int(total) + 50)", directory.path])
             #expect(passing.status == 0, "\(passing)")
-            let failing = try StallReportCLI.run(["gate", "--max-blocking-ms", "50", "--max-total-blocking-ms", "10000", directory.path])
+            let failing = try StallReportCLI.run([
+                "gate", "--max-blocking-ms", "50", "--max-total-blocking-ms", "10000", directory.path,
+            ])
             #expect(failing.status == 1, "\(failing)")
-            #expect(failing.stdout.contains("FAIL blocked time per call site") && failing.stdout.contains(fingerprint), "\(failing.stdout)")
+            #expect(
+                failing.stdout.contains("FAIL blocked time per call site") && failing.stdout.contains(fingerprint),
+                "\(failing.stdout)")
             #expect(failing.stdout.contains("PASS blocked time in total"), "\(failing.stdout)")
 
             // A baseline of this run knows the call site; one of a run without it finds it new.
             let baselineFile = directory.appendingPathComponent("baseline.out").path
             let recorded = try StallReportCLI.run(["baseline", directory.path, "-o", baselineFile])
             try #require(recorded.status == 0, "\(recorded)")
-            let baseline = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: baselineFile))) as? [String: Any])
-            let known = (baseline["blockingCallSites"] as? [[String: Any]] ?? []).compactMap { $0["fingerprint"] as? String }
+            let baseline = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: baselineFile)))
+                    as? [String: Any])
+            let known = (baseline["blockingCallSites"] as? [[String: Any]] ?? []).compactMap {
+                $0["fingerprint"] as? String
+            }
             #expect(known.contains("\(fingerprint)@concurrencyPool"), "\(baseline)")
             let same = try StallReportCLI.run(["gate", "--baseline", baselineFile, directory.path])
             #expect(same.status == 0, "\(same)")
@@ -103,25 +126,34 @@ struct BlockingCallReportEndToEndTests {
         var function: String
     }
 
-    @Test("blocking calls of 2, 5, 20 and 100 ms in a Task, a group child, an async let, an actor and on the MainActor: each counted once with the caller's duration; awaiting gives none")
+    @Test(
+        "blocking calls of 2, 5, 20 and 100 ms in a Task, a group child, an async let, an actor and on the MainActor: each counted once with the caller's duration; awaiting gives none"
+    )
     func everyPlaceATaskRuns() throws {
         try withScratchFolder("blocking-places") { directory in
-            let host = try StallReportCLI.run(["blocking-places", directory.path], timeout: 120, executable: "pool-stall-host")
+            let host = try StallReportCLI.run(
+                ["blocking-places", directory.path], timeout: 120, executable: "pool-stall-host")
             try #require(host.status == 0, "\(host)")
-            let calls = host.stdout.split(separator: "\n").filter { $0.hasPrefix("blocked ") }.compactMap { line -> HostCall? in
+            let calls = host.stdout.split(separator: "\n").filter { $0.hasPrefix("blocked ") }.compactMap {
+                line -> HostCall? in
                 let words = line.split(separator: " ")
-                guard words.count == 6, let requested = Double(words[2]), let measured = Double(words[3]) else { return nil }
-                return HostCall(place: String(words[1]), requested: requested, measured: measured,
-                                function: String(words[5].prefix { $0 != "(" }))
+                guard words.count == 6, let requested = Double(words[2]), let measured = Double(words[3]) else {
+                    return nil
+                }
+                return HostCall(
+                    place: String(words[1]), requested: requested, measured: measured,
+                    function: String(words[5].prefix { $0 != "(" }))
             }
             try #require(calls.count == 20, "\(host.stdout)")
             if Self.unwatchable(host) { return }
-            let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter(BlockingCallsReport.isFileName)
+            let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter(
+                BlockingCallsReport.isFileName)
             let sites = try names.flatMap { name in
                 try BlockingCallsReport.read(path: directory.appendingPathComponent(name).path).get().callSites
             }
-            #expect(!sites.contains { site in site.stack.contains { $0.symbol?.contains("ForControl") == true } },
-                    "an awaiting control was recorded: \(sites.map(\.callSite))")
+            #expect(
+                !sites.contains { site in site.stack.contains { $0.symbol?.contains("ForControl") == true } },
+                "an awaiting control was recorded: \(sites.map(\.callSite))")
             for (function, made) in Dictionary(grouping: calls, by: \.function) {
                 let own = sites.filter { site in site.stack.contains { $0.symbol?.contains(function) == true } }
                 let expectedKind = made[0].place == "mainActor" ? "mainActor" : "concurrencyPool"
@@ -129,30 +161,42 @@ struct BlockingCallReportEndToEndTests {
                 #expect(Set(own.map(\.fingerprint)).count == 1, "one call site for \(function)")
                 let recorded = own.flatMap(\.durationsMs).sorted()
                 let measured = made.sorted { $0.measured < $1.measured }
-                try #require(recorded.count == measured.count, "\(function): recorded \(recorded) for the host's \(measured.map(\.measured))")
+                try #require(
+                    recorded.count == measured.count,
+                    "\(function): recorded \(recorded) for the host's \(measured.map(\.measured))")
                 for (duration, call) in zip(recorded, measured) {
                     // Never longer than the caller saw around the wait, never shorter than the wait's timeout.
-                    #expect(duration <= call.measured + 0.5 && duration >= call.requested - 0.05,
-                            "\(function): recorded \(duration) ms, the caller's clock \(call.measured) ms for \(call.requested) ms")
+                    #expect(
+                        duration <= call.measured + 0.5 && duration >= call.requested - 0.05,
+                        "\(function): recorded \(duration) ms, the caller's clock \(call.measured) ms for \(call.requested) ms"
+                    )
                 }
             }
         }
     }
 
-    @Test("a damaged blocking-calls report is named with what is wrong (exit 2 with --strict); the other reports still count")
+    @Test(
+        "a damaged blocking-calls report is named with what is wrong (exit 2 with --strict); the other reports still count"
+    )
     func damagedReport() throws {
         try withScratchFolder("blocking-damaged") { directory in
-            let host = try StallReportCLI.run(["blocking", directory.path], timeout: 120, executable: "pool-stall-host")
+            let host = try StallReportCLI.run(
+                ["blocking", directory.path], timeout: 120, executable: "pool-stall-host")
             try #require(host.status == 0, "\(host)")
             if Self.unwatchable(host) { return }
             let damaged = directory.appendingPathComponent("blocking-20260101T000000.000Z-p1-0001.json")
             try Data(#"{"schemaVersion":1,"kind":"blockingCalls","id":"x"}"#.utf8).write(to: damaged)
             let run = try StallReportCLI.run(["summarize", "--format", "json", "--strict", directory.path])
             #expect(run.status == 2, "\(run)")
-            #expect(run.stderr.contains(damaged.lastPathComponent) && run.stderr.contains("not a blocking-calls report"), "\(run.stderr)")
+            #expect(
+                run.stderr.contains(damaged.lastPathComponent) && run.stderr.contains("not a blocking-calls report"),
+                "\(run.stderr)")
             let show = try StallReportCLI.run(["show", damaged.path])
-            #expect(show.status == 2 && show.stderr.contains(damaged.lastPathComponent) && show.stderr.contains("not a blocking-calls report"), "\(show)")
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run)")
+            #expect(
+                show.status == 2 && show.stderr.contains(damaged.lastPathComponent)
+                    && show.stderr.contains("not a blocking-calls report"), "\(show)")
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run)")
             let blocking = try #require(object["blockingCalls"] as? [String: Any])
             #expect((blocking["calls"] as? Int ?? 0) >= 3, "\(blocking)")
         }

@@ -15,9 +15,10 @@ enum ReleaseBuilds {
 ///
 /// The release builds come from `Scripts/test` (`swift build -c release --product …`), which
 /// names their folder in `STALLMONITOR_RELEASE_BIN`.
-@Suite("Fingerprints across runs and build modes, under load", .serialized,
-       .enabled(if: ReleaseBuilds.folder != nil, "needs STALLMONITOR_RELEASE_BIN (Scripts/test sets it)"),
-       .disabled(if: AsyncCallChainTests.underSanitizer, "the release builds are not instrumented"))
+@Suite(
+    "Fingerprints across runs and build modes, under load", .serialized,
+    .enabled(if: ReleaseBuilds.folder != nil, "needs STALLMONITOR_RELEASE_BIN (Scripts/test sets it)"),
+    .disabled(if: AsyncCallChainTests.underSanitizer, "the release builds are not instrumented"))
 struct BuildModeFingerprintTests {
     static var releaseFolder: String? { ReleaseBuilds.folder }
 
@@ -50,21 +51,28 @@ struct BuildModeFingerprintTests {
     static func fingerprints(_ reports: [StallReport], markers: [String]) -> [String: [String]] {
         var found: [String: [String]] = [:]
         for report in reports {
-            guard let marker = markers.first(where: { marker in report.frames.contains { $0.symbol?.contains(marker) == true } }) else { continue }
+            guard
+                let marker = markers.first(where: { marker in
+                    report.frames.contains { $0.symbol?.contains(marker) == true }
+                })
+            else { continue }
             found[marker, default: []].append(report.fingerprint)
         }
         return found
     }
 
     /// Expects every marker reported once per run, with one fingerprint over all runs.
-    static func expectOneFingerprintEach(_ runs: [(mode: String, reports: [StallReport])], markers: [String],
-                                         sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectOneFingerprintEach(
+        _ runs: [(mode: String, reports: [StallReport])], markers: [String],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         var all: [String: [(String, String)]] = [:]
         for run in runs {
             let found = fingerprints(run.reports, markers: markers)
             for marker in markers {
-                #expect(found[marker]?.count == 1, "\(run.mode) run: \(marker) reported \(found[marker]?.count ?? 0) times",
-                        sourceLocation: sourceLocation)
+                #expect(
+                    found[marker]?.count == 1, "\(run.mode) run: \(marker) reported \(found[marker]?.count ?? 0) times",
+                    sourceLocation: sourceLocation)
                 for fingerprint in found[marker] ?? [] { all[marker, default: []].append((run.mode, fingerprint)) }
             }
         }
@@ -74,7 +82,9 @@ struct BuildModeFingerprintTests {
         }
     }
 
-    @Test("RunLoop: stalls in epoll_wait, dispatch_async, a CPU spin and a mutex keep one fingerprint each; a debug baseline gates the release run")
+    @Test(
+        "RunLoop: stalls in epoll_wait, dispatch_async, a CPU spin and a mutex keep one fingerprint each; a debug baseline gates the release run"
+    )
     func runLoop() throws {
         let markers = ["waitInEpoll", "enqueueForMilliseconds", "spinOnCPU", "waitForLockHeldByWorker"]
         let scenarios = "epoll-wait-400,dispatch-async-400,cpu-spin-300,mutex-wait"
@@ -84,7 +94,8 @@ struct BuildModeFingerprintTests {
             try Self.underLoad {
                 for (number, build) in try Self.builds(of: "stall-demo").enumerated() {
                     let folder = directory.appendingPathComponent("\(build.mode)-\(number)")
-                    let run = try StallReportCLI.run(["--output", folder.path, "--only", scenarios], timeout: 180, executable: build.executable)
+                    let run = try StallReportCLI.run(
+                        ["--output", folder.path, "--only", scenarios], timeout: 180, executable: build.executable)
                     try #require(run.status == 0, "\(build.mode): \(run)")
                     runs.append((build.mode, try AsyncMainHostTests.reports(in: folder)))
                     folders.append(folder.path)
@@ -93,9 +104,12 @@ struct BuildModeFingerprintTests {
             Self.expectOneFingerprintEach(runs, markers: markers)
             // The case is real: the debug build's epoll stall passes through the monitor's own
             // epoll_wait, marked as such and left out of the representative stack.
-            let epoll = try #require(runs[0].reports.first { $0.frames.contains { $0.symbol?.contains("waitInEpoll") == true } })
+            let epoll = try #require(
+                runs[0].reports.first { $0.frames.contains { $0.symbol?.contains("waitInEpoll") == true } })
             let own = epoll.frames.indices.filter { epoll.frames[$0].isMonitorCode }
-            #expect(own.contains { epoll.frames[$0].symbol == "epoll_wait" }, "\(epoll.frames.map { ($0.symbol ?? "?", $0.monitor ?? false) })")
+            #expect(
+                own.contains { epoll.frames[$0].symbol == "epoll_wait" },
+                "\(epoll.frames.map { ($0.symbol ?? "?", $0.monitor ?? false) })")
             #expect(!epoll.representativeStack.contains { own.contains($0) })
 
             let baseline = directory.appendingPathComponent("baseline.json")
@@ -120,7 +134,8 @@ struct BuildModeFingerprintTests {
             let runs = try Self.underLoad {
                 try (0..<2).map { number -> (mode: String, reports: [StallReport]) in
                     let reports = directory.appendingPathComponent("nio-\(number)")
-                    let server = try NIOStallDemoServer.start(reports: reports, portFile: directory.appendingPathComponent("port-\(number)"))
+                    let server = try NIOStallDemoServer.start(
+                        reports: reports, portFile: directory.appendingPathComponent("port-\(number)"))
                     #expect(try server.curl(["/cpu?ms=400"]).hasPrefix("cpu 400 ms"))
                     usleep(300_000)
                     #expect(try server.curl(["/sleep?ms=400"]).hasPrefix("sleep 400 ms"))
@@ -144,16 +159,20 @@ struct BuildModeFingerprintTests {
 
     /// Runs `product` in each mode, two debug and two release runs each, under load, and expects
     /// the mode's stall (its frames naming the marker) reported once per run with one fingerprint.
-    static func checkHost(_ product: String, modes: [(mode: String, marker: String)],
-                          arguments: (String, URL) -> [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func checkHost(
+        _ product: String, modes: [(mode: String, marker: String)],
+        arguments: (String, URL) -> [String], sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         try withScratchFolder("build-modes") { directory in
             try Self.underLoad {
                 for (mode, marker) in modes {
                     var runs: [(mode: String, reports: [StallReport])] = []
                     for (number, build) in try Self.builds(of: product).enumerated() {
                         let folder = directory.appendingPathComponent("\(mode)-\(build.mode)-\(number)")
-                        let run = try StallReportCLI.run(arguments(mode, folder), timeout: 180, executable: build.executable)
-                        try #require(run.status == 0, "\(product) \(mode) \(build.mode): \(run)", sourceLocation: sourceLocation)
+                        let run = try StallReportCLI.run(
+                            arguments(mode, folder), timeout: 180, executable: build.executable)
+                        try #require(
+                            run.status == 0, "\(product) \(mode) \(build.mode): \(run)", sourceLocation: sourceLocation)
                         runs.append((build.mode, try AsyncMainHostTests.reports(in: folder)))
                     }
                     Self.expectOneFingerprintEach(runs, markers: [marker], sourceLocation: sourceLocation)

@@ -12,8 +12,10 @@ struct ForkHostTests {
         dlsym(dlopen(nil, RTLD_NOW), "__tsan_init") != nil
     }
 
-    @Test("a forked child's own monitor reports its stall under its pid; stopping either monitor in the child is prompt",
-          .disabled(if: underThreadSanitizer, "ThreadSanitizer does not support threads started after a multithreaded fork"))
+    @Test(
+        "a forked child's own monitor reports its stall under its pid; stopping either monitor in the child is prompt",
+        .disabled(
+            if: underThreadSanitizer, "ThreadSanitizer does not support threads started after a multithreaded fork"))
     func childMonitorReports() throws {
         try withScratchFolder("fork-host") { directory in
             let run = try StallReportCLI.run([directory.path], timeout: 120, executable: "fork-host")
@@ -29,8 +31,10 @@ struct ForkHostTests {
 
             let reports = try AsyncMainHostTests.reports(in: directory)
             let byPID = Dictionary(grouping: reports, by: \.process.pid)
-            #expect(byPID[Int(child["pid"] ?? "") ?? -1]?.count == 1, "\(reports.map { ($0.process.pid, $0.durationMs) })")
-            #expect(byPID[Int(parent["pid"] ?? "") ?? -1]?.count == 2, "\(reports.map { ($0.process.pid, $0.durationMs) })")
+            #expect(
+                byPID[Int(child["pid"] ?? "") ?? -1]?.count == 1, "\(reports.map { ($0.process.pid, $0.durationMs) })")
+            #expect(
+                byPID[Int(parent["pid"] ?? "") ?? -1]?.count == 2, "\(reports.map { ($0.process.pid, $0.durationMs) })")
             for report in reports {
                 #expect(report.status == .ended)
                 #expect(report.durationMs >= 350, "\(report.durationMs)")
@@ -47,7 +51,9 @@ struct ForkHostTests {
             #expect(parent["child"] == "0" && parent["written"] == "2", "\(parent)")
             let pids = Set(try AsyncMainHostTests.reports(in: directory).map(\.process.pid))
             #expect(pids == [Int(parent["pid"] ?? "") ?? -1], "only the parent wrote reports: \(pids)")
-            let sessions = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("session-") }
+            let sessions = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+                $0.hasPrefix("session-")
+            }
             #expect(sessions.count == 1, "only the parent's session record: \(sessions)")
         }
     }
@@ -55,9 +61,10 @@ struct ForkHostTests {
     /// The `key=value` fields of the output line that starts with `role`.
     private static func fields(of role: String, in output: String) -> [String: String]? {
         guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix(role + " ") }) else { return nil }
-        return Dictionary(line.split(separator: " ").dropFirst().compactMap { field -> (String, String)? in
-            let parts = field.split(separator: "=", maxSplits: 1)
-            return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
-        }, uniquingKeysWith: { $1 })
+        return Dictionary(
+            line.split(separator: " ").dropFirst().compactMap { field -> (String, String)? in
+                let parts = field.split(separator: "=", maxSplits: 1)
+                return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+            }, uniquingKeysWith: { $1 })
     }
 }

@@ -18,7 +18,9 @@ struct IdleWorkDemoTests {
         var idlePasses: Int
     }
 
-    @Test("direct work stalls the loop and delays its timer; the idle queue does the same work with no stall and a timer on time")
+    @Test(
+        "direct work stalls the loop and delays its timer; the idle queue does the same work with no stall and a timer on time"
+    )
     func idleQueueRemovesTheStall() throws {
         let directory = try ReportDirectory()
         let reports = directory.url.appendingPathComponent("idle-work")

@@ -39,18 +39,24 @@ struct KilledSessionTests {
             let life = killed.timeIntervalSince(started) * 1_000
             let counted = final.effectiveMonitoredMs
             #expect(counted <= life + 50, "counted \(counted) ms of a \(life) ms life")
-            #expect(life - counted <= max(1_000, life / 10), "counted \(counted) ms of a \(life) ms life (alive marks start 1 s apart)")
+            #expect(
+                life - counted <= max(1_000, life / 10),
+                "counted \(counted) ms of a \(life) ms life (alive marks start 1 s apart)")
             // The accuracy comes from the marks in place: the record itself was written once, at start
             // (the heartbeat rewrites it every 60 s).
             #expect(final.aliveMs != nil)
-            #expect(final.lastHeartbeatAt.timeIntervalSince(final.startedAt) < 1, "rewritten at \(final.lastHeartbeatAt), started \(final.startedAt)")
+            #expect(
+                final.lastHeartbeatAt.timeIntervalSince(final.startedAt) < 1,
+                "rewritten at \(final.lastHeartbeatAt), started \(final.startedAt)")
         }
     }
 
     private static func sessionRecord(in directory: URL) -> SessionRecord? {
-        guard let name = (try? FileManager.default.contentsOfDirectory(atPath: directory.path))?
-            .first(where: { SessionRecord.isSessionFileName($0) }),
-            let data = try? Data(contentsOf: directory.appendingPathComponent(name)) else { return nil }
+        guard
+            let name = (try? FileManager.default.contentsOfDirectory(atPath: directory.path))?
+                .first(where: { SessionRecord.isSessionFileName($0) }),
+            let data = try? Data(contentsOf: directory.appendingPathComponent(name))
+        else { return nil }
         return try? SessionRecord.decode(from: data)
     }
 }

@@ -11,24 +11,31 @@ import Testing
 struct NIOBlockingCallTests {
     static var underThreadSanitizer: Bool { dlsym(dlopen(nil, RTLD_NOW), "__tsan_init") != nil }
 
-    @Test("semaphore waits of 2, 5, 20 and 100 ms on an event loop: each counted once with the handler's duration; timers and fast requests give none")
+    @Test(
+        "semaphore waits of 2, 5, 20 and 100 ms on an event loop: each counted once with the handler's duration; timers and fast requests give none"
+    )
     func waitsOnTheLoop() throws {
         try withScratchFolder("nio-blocking") { directory in
             let reports = directory.appendingPathComponent("reports")
-            let server = try NIOStallDemoServer.start(reports: reports, portFile: directory.appendingPathComponent("port"),
-                                                      options: ["--blocking-threshold-ms", "1"])
+            let server = try NIOStallDemoServer.start(
+                reports: reports, portFile: directory.appendingPathComponent("port"),
+                options: ["--blocking-threshold-ms", "1"])
             var took: [(requested: Double, measured: Double)] = []
             for ms in [2, 5, 20, 100] {
                 let answer = try server.curl(["/wait?ms=\(ms)"])
-                let measured = try #require(answer.split(separator: " ").last { Double($0) != nil }.flatMap { Double($0) }, "\(answer)")
+                let measured = try #require(
+                    answer.split(separator: " ").last { Double($0) != nil }.flatMap { Double($0) }, "\(answer)")
                 took.append((Double(ms), measured))
                 #expect(try server.curl(["/later?ms=\(ms)"]) == "later \(ms) ms\n")
             }
             #expect(try server.curl(Array(repeating: "/fast", count: 200)) == String(repeating: "ok\n", count: 200))
             let run = try server.stop()
             #expect(run.status == 0, "\(run)")
-            let names = try FileManager.default.contentsOfDirectory(atPath: reports.path).filter(BlockingCallsReport.isFileName)
-            let sites = try names.flatMap { name in try BlockingCallsReport.read(path: reports.appendingPathComponent(name).path).get().callSites }
+            let names = try FileManager.default.contentsOfDirectory(atPath: reports.path).filter(
+                BlockingCallsReport.isFileName)
+            let sites = try names.flatMap { name in
+                try BlockingCallsReport.read(path: reports.appendingPathComponent(name).path).get().callSites
+            }
             // A ThreadSanitizer build cannot watch blocking calls (its monitor says so at start, to a
             // logger this demo keeps quiet): it writes no blocking-calls report.
             if Self.underThreadSanitizer {
@@ -40,14 +47,18 @@ struct NIOBlockingCallTests {
             let waits = sites.filter { site in
                 site.call == "sem_timedwait" && site.stack.contains { $0.symbol?.contains("StallRouteHandler") == true }
             }
-            #expect(waits.count == sites.count, "only the waits are blocking calls: \(sites.map { "\($0.call) \($0.callSite ?? "?")" })")
+            #expect(
+                waits.count == sites.count,
+                "only the waits are blocking calls: \(sites.map { "\($0.call) \($0.callSite ?? "?")" })")
             #expect(waits.allSatisfy { $0.loopKind == "nioEventLoop" }, "\(waits.map(\.loopKind))")
             #expect(Set(waits.map(\.fingerprint)).count == 1, "one call site")
             let recorded = waits.flatMap(\.durationsMs).sorted()
             try #require(recorded.count == took.count, "recorded \(recorded) for the handler's \(took)")
             for (duration, call) in zip(recorded, took.sorted { $0.measured < $1.measured }) {
                 // No longer than the handler's clock (rounded to 0.1 ms) saw, no shorter than the wait's timeout.
-                #expect(duration <= call.measured + 0.5 && duration >= call.requested - 0.05, "recorded \(duration) ms for \(call)")
+                #expect(
+                    duration <= call.measured + 0.5 && duration >= call.requested - 0.05,
+                    "recorded \(duration) ms for \(call)")
             }
         }
     }

@@ -6,7 +6,9 @@ import Testing
 /// curl, its reports summarized by the real `stallreport`.
 @Suite("nio-stall-demo end to end", .serialized)
 struct NIOStallDemoTests {
-    @Test("curl requests to stalling routes give one report each, grouped by handler function and by loop; fast requests give none")
+    @Test(
+        "curl requests to stalling routes give one report each, grouped by handler function and by loop; fast requests give none"
+    )
     func serverStallsAreReported() throws {
         let directory = try ReportDirectory()
         let reports = directory.url.appendingPathComponent("reports")
@@ -41,7 +43,8 @@ struct NIOStallDemoTests {
 
         let byLoop = try StallReportCLI.run(["summarize", "--group-by", "loop", "--format", "json", reports.path])
         #expect(byLoop.status == 0, "\(byLoop)")
-        let loops = try #require(try ReportCoding.makeDecoder().decode(SummaryJSON.self, from: Data(byLoop.stdout.utf8)).loops)
+        let loops = try #require(
+            try ReportCoding.makeDecoder().decode(SummaryJSON.self, from: Data(byLoop.stdout.utf8)).loops)
         #expect(!loops.isEmpty && loops.reduce(0) { $0 + $1.numbers.count } == 3)
         #expect(loops.allSatisfy { $0.kind == "nioEventLoop" && $0.thread?.hasPrefix("NIO-ELT-") == true }, "\(loops)")
         let text = try StallReportCLI.run(["summarize", "--group-by", "loop", reports.path])

@@ -19,7 +19,8 @@ struct PoolStallHostTests {
     static func run(_ mode: String) throws -> (run: StallReportCLI.Run, caused: [Caused], reports: [StallReport]) {
         return try withScratchFolder("pool-stall-host") { directory in
             let run = try StallReportCLI.run([mode, directory.path], timeout: 120, executable: "pool-stall-host")
-            let caused = run.stdout.split(separator: "\n").filter { $0.hasPrefix("stalled thread") }.compactMap { line -> Caused? in
+            let caused = run.stdout.split(separator: "\n").filter { $0.hasPrefix("stalled thread") }.compactMap {
+                line -> Caused? in
                 let words = line.split(separator: " ")
                 guard words.count >= 9, let ms = Double(words[5]) else { return nil }
                 return Caused(thread: String(words[2]), milliseconds: ms, function: String(words[8]))
@@ -28,12 +29,15 @@ struct PoolStallHostTests {
         }
     }
 
-    @Test("a task that holds a pool worker 400 ms gives exactly one report naming the worker and the function",
-          arguments: [("detached", "sleepInDetachedTaskForTest", StallClassification.blocked),
-                      ("task", "spinInUnstructuredTaskForTest", .cpu),
-                      ("group", "waitOnSemaphoreInGroupChildForTest", .blocked),
-                      ("asynclet", "readPipeInAsyncLetForTest", .blocked),
-                      ("actor", "spinInActorMethodForTest", .cpu)])
+    @Test(
+        "a task that holds a pool worker 400 ms gives exactly one report naming the worker and the function",
+        arguments: [
+            ("detached", "sleepInDetachedTaskForTest", StallClassification.blocked),
+            ("task", "spinInUnstructuredTaskForTest", .cpu),
+            ("group", "waitOnSemaphoreInGroupChildForTest", .blocked),
+            ("asynclet", "readPipeInAsyncLetForTest", .blocked),
+            ("actor", "spinInActorMethodForTest", .cpu),
+        ])
     func jobThatHoldsAWorker(mode: String, function: String, classification: StallClassification) throws {
         let (run, caused, reports) = try Self.run(mode)
         try #require(run.status == 0, "\(run)")
@@ -45,21 +49,27 @@ struct PoolStallHostTests {
         #expect("\(report.loop.threadID)" == stall.thread, "the report names the worker that ran the job")
         #expect(!report.loop.isMainThread)
         #expect(report.classification == classification, "\(report.classification)")
-        #expect(report.representativeFunction.contains(function) || report.representativeStack.contains {
-            report.frames[$0].symbol?.contains(function) == true
-        }, "\(report.representativeFunction)")
+        #expect(
+            report.representativeFunction.contains(function)
+                || report.representativeStack.contains {
+                    report.frames[$0].symbol?.contains(function) == true
+                }, "\(report.representativeFunction)")
         #expect(report.samples.contains { $0.kind == .stack }, "samples carry the worker's stack")
         // Start and end are each dated to half a poll interval (10 ms) when the watchdog keeps
         // its pace; generous bounds for a loaded machine and the sanitizers.
-        #expect(report.durationMs >= stall.milliseconds - 60 && report.durationMs <= stall.milliseconds + 300,
-                "report \(report.durationMs) ms, function \(stall.milliseconds) ms")
+        #expect(
+            report.durationMs >= stall.milliseconds - 60 && report.durationMs <= stall.milliseconds + 300,
+            "report \(report.durationMs) ms, function \(stall.milliseconds) ms")
     }
 
-    @Test("an idle pool lets the watchdog sleep, and a job that starts after the idle time is still reported with its duration")
+    @Test(
+        "an idle pool lets the watchdog sleep, and a job that starts after the idle time is still reported with its duration"
+    )
     func stallAfterIdle() throws {
         let (run, caused, reports) = try Self.run("after-idle")
         try #require(run.status == 0, "\(run)")
-        let idleLine = try #require(run.stdout.split(separator: "\n").first { $0.hasPrefix("idle wake-ups") }, "\(run.stdout)")
+        let idleLine = try #require(
+            run.stdout.split(separator: "\n").first { $0.hasPrefix("idle wake-ups") }, "\(run.stdout)")
         let wakeups = try #require(Int(idleLine.split(separator: " ")[2]), "\(idleLine)")
         // Looked at every 10 ms this would be about 200; asleep, one look every 2 s and the few
         // looks after the sleeping task's own wake-up at the end.
@@ -69,21 +79,27 @@ struct PoolStallHostTests {
         let byThread = reports.sorted { $0.startedAt < $1.startedAt }
         for (report, stall) in zip(byThread, caused) {
             let name = String(stall.function.prefix { $0 != "(" })
-            #expect(report.representativeStack.contains { report.frames[$0].symbol?.contains(name) == true },
-                    "\(report.representativeFunction) vs \(name)")
-            #expect(report.durationMs >= stall.milliseconds - 60 && report.durationMs <= stall.milliseconds + 300,
-                    "report \(report.durationMs) ms, function \(stall.milliseconds) ms")
+            #expect(
+                report.representativeStack.contains { report.frames[$0].symbol?.contains(name) == true },
+                "\(report.representativeFunction) vs \(name)")
+            #expect(
+                report.durationMs >= stall.milliseconds - 60 && report.durationMs <= stall.milliseconds + 300,
+                "report \(report.durationMs) ms, function \(stall.milliseconds) ms")
         }
     }
 
-    @Test("the pass-through enqueue hook is set only while a monitor watches the pool (SwiftNIO's takeover needs the slot empty)")
+    @Test(
+        "the pass-through enqueue hook is set only while a monitor watches the pool (SwiftNIO's takeover needs the slot empty)"
+    )
     func hookLifetime() throws {
         let (run, _, _) = try Self.run("hook")
         try #require(run.status == 0, "\(run)")
         #expect(run.stdout.contains("hook before nil watching set stopped nil"), "\(run.stdout)")
     }
 
-    @Test("as many tasks as the pool has workers, each blocking 600 ms: the pool is said to be starved, and each job is reported")
+    @Test(
+        "as many tasks as the pool has workers, each blocking 600 ms: the pool is said to be starved, and each job is reported"
+    )
     func starvedPool() throws {
         let (run, caused, reports) = try Self.run("starve")
         try #require(run.status == 0, "\(run)")
@@ -91,12 +107,15 @@ struct PoolStallHostTests {
         #expect(warnings.count >= 1, "\(run.stderr)")
         #expect(run.stdout.contains("starvations 1") || run.stdout.contains("starvations 2"), "\(run.stdout)")
         for stall in caused {
-            #expect(warnings.contains { $0.contains("thread \(stall.thread) ") }, "the warning names worker \(stall.thread): \(warnings)")
+            #expect(
+                warnings.contains { $0.contains("thread \(stall.thread) ") },
+                "the warning names worker \(stall.thread): \(warnings)")
         }
         #expect(reports.allSatisfy { $0.loop.kind == "concurrencyPool" })
         let jobs = reports.filter { $0.starvation == nil }
-        #expect(Set(caused.map(\.thread)).isSubset(of: Set(jobs.map { "\($0.loop.threadID)" })),
-                "a report per held job: \(jobs.map(\.loop.threadID)) vs \(caused.map(\.thread))")
+        #expect(
+            Set(caused.map(\.thread)).isSubset(of: Set(jobs.map { "\($0.loop.threadID)" })),
+            "a report per held job: \(jobs.map(\.loop.threadID)) vs \(caused.map(\.thread))")
         // One report of the starvation itself, with every held worker's stack.
         let starved = reports.filter { $0.starvation != nil }
         try #require(starved.count == 1, "\(reports.map { ($0.loop.threadName, $0.durationMs) })")
@@ -106,10 +125,13 @@ struct PoolStallHostTests {
         #expect(starvation.waitedMs >= 250 && starvation.waitedMs <= 600 + 300, "\(starvation.waitedMs)")
         #expect(report.classification == .blocked)
         for stall in caused {
-            let worker = try #require(starvation.workers.first { "\($0.threadID)" == stall.thread }, "\(starvation.workers)")
+            let worker = try #require(
+                starvation.workers.first { "\($0.threadID)" == stall.thread }, "\(starvation.workers)")
             #expect((worker.heldMs ?? 0) >= 200, "\(worker)")
             let sample = try #require(worker.sample.map { report.samples[$0] })
-            #expect(sample.frames.contains { report.frames[$0].symbol?.contains("sleepWhileStarvingPoolForTest") == true }, "\(sample)")
+            #expect(
+                sample.frames.contains { report.frames[$0].symbol?.contains("sleepWhileStarvingPoolForTest") == true },
+                "\(sample)")
         }
     }
 
@@ -130,7 +152,9 @@ struct PoolStallHostTests {
         #expect(reports.isEmpty, "\(reports.map { "\($0.durationMs) ms \($0.representativeFunction)" })")
     }
 
-    @Test("one monitor of the MainActor and the pool reports a MainActor stall and a pool stall, each with its own loop kind and worker")
+    @Test(
+        "one monitor of the MainActor and the pool reports a MainActor stall and a pool stall, each with its own loop kind and worker"
+    )
     func mainActorAndPool() throws {
         let (run, caused, reports) = try Self.run("both")
         try #require(run.status == 0, "\(run)")
@@ -140,8 +164,13 @@ struct PoolStallHostTests {
         let pool = try #require(reports.first { $0.loop.kind == "concurrencyPool" })
         #expect("\(mainActor.loop.threadID)" == caused[0].thread)
         #expect("\(pool.loop.threadID)" == caused[1].thread)
-        #expect(mainActor.representativeStack.contains { mainActor.frames[$0].symbol?.contains("spinOnMainActorForTest") == true },
-                "\(mainActor.representativeFunction)")
-        #expect(pool.representativeStack.contains { pool.frames[$0].symbol?.contains("sleepInDetachedTaskForTest") == true })
+        #expect(
+            mainActor.representativeStack.contains {
+                mainActor.frames[$0].symbol?.contains("spinOnMainActorForTest") == true
+            },
+            "\(mainActor.representativeFunction)")
+        #expect(
+            pool.representativeStack.contains { pool.frames[$0].symbol?.contains("sleepInDetachedTaskForTest") == true }
+        )
     }
 }

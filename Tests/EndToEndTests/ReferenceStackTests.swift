@@ -17,16 +17,19 @@ struct ReferenceStackTests {
     func matchesTheReference(park: GDBReference.Park, deferNames: Bool) throws {
         let reference = try GDBReference.backtrace(park)
         try #require(reference.count >= 10, "gdb's backtrace is too short to compare: \(reference)")
-        try #require(reference.first?.name.contains(park.function) == true || park == .sleep,
-                     "gdb did not stop in \(park.function): \(reference)")
+        try #require(
+            reference.first?.name.contains(park.function) == true || park == .sleep,
+            "gdb did not stop in \(park.function): \(reference)")
 
         // Names found in process (stacks by libdw), or later by `stallreport symbolicate` (stacks by
         // libunwind's remote unwinder, which the monitor uses when it does not name frames).
         let directory = try ReportDirectory()
         let written = directory.url.appendingPathComponent("written")
         let run = try StallReportCLI.run(
-            ["x86_64", "-R", try StallReportCLI.binary(named: "stall-demo").path, "--output", written.path,
-             "--only", park.scenario, "--park-seconds", "1.2", "--threshold-ms", "250"] + (deferNames ? ["--defer-symbolication"] : []),
+            [
+                "x86_64", "-R", try StallReportCLI.binary(named: "stall-demo").path, "--output", written.path,
+                "--only", park.scenario, "--park-seconds", "1.2", "--threshold-ms", "250",
+            ] + (deferNames ? ["--defer-symbolication"] : []),
             timeout: 120, executable: "/usr/bin/setarch")
         try #require(run.status == 0, "\(run)")
         var named = written
@@ -35,13 +38,16 @@ struct ReferenceStackTests {
             let symbolicate = try StallReportCLI.run(["symbolicate", written.path, "--output", named.path])
             try #require(symbolicate.status == 0, "\(symbolicate)")
         }
-        let files = try FileManager.default.contentsOfDirectory(atPath: named.path).filter { $0.hasPrefix("stall-") && $0.hasSuffix(".json") }
+        let files = try FileManager.default.contentsOfDirectory(atPath: named.path).filter {
+            $0.hasPrefix("stall-") && $0.hasSuffix(".json")
+        }
         try #require(files.count == 1, "one park, one stall: \(files)\n\(run)")
         let report = try StallReport.read(from: named.appendingPathComponent(files[0]))
         #if arch(x86_64)
         let unwinder = deferNames ? "libunwind-remote" : "libdw"
-        #expect(report.samples.filter { $0.kind == .stack }.allSatisfy { $0.unwinder == unwinder },
-                "\(report.samples.map { $0.unwinder ?? "-" })")
+        #expect(
+            report.samples.filter { $0.kind == .stack }.allSatisfy { $0.unwinder == unwinder },
+            "\(report.samples.map { $0.unwinder ?? "-" })")
         #endif
         let stack = report.representativeStack.map { report.frames[$0] }
 
@@ -51,12 +57,15 @@ struct ReferenceStackTests {
             "\(matched.contains(index) ? "  " : "✗ ")\(frame.address.map { String($0, radix: 16) } ?? "-") \(frame.name)"
         }.joined(separator: "\n")
         let ours = stack.map { "\($0.address) \($0.symbol ?? "?")" }.joined(separator: "\n")
-        #expect(share >= 0.9, "\(matched.count) of \(reference.count) gdb frames in order\ngdb:\n\(listing)\nmonitor:\n\(ours)")
+        #expect(
+            share >= 0.9,
+            "\(matched.count) of \(reference.count) gdb frames in order\ngdb:\n\(listing)\nmonitor:\n\(ours)")
         #expect(stack.contains { $0.symbol?.contains(park.function) == true }, "\(ours)")
         if park == .sleep {
             let sleeping = report.samples.filter { $0.syscall != nil }
-            #expect(!sleeping.isEmpty && sleeping.allSatisfy { $0.syscall == "poll" && $0.interrupted != true },
-                    "\(report.samples.map { ($0.syscall, $0.interrupted) })")
+            #expect(
+                !sleeping.isEmpty && sleeping.allSatisfy { $0.syscall == "poll" && $0.interrupted != true },
+                "\(report.samples.map { ($0.syscall, $0.interrupted) })")
         }
     }
 }
@@ -82,14 +91,18 @@ enum GDBReference {
         var description: String { "\(address.map { "0x" + String($0, radix: 16) } ?? "-") \(name)" }
     }
 
-    static let isAvailable: Bool = ["/usr/bin/gdb", "/usr/bin/setarch"].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
+    static let isAvailable: Bool = ["/usr/bin/gdb", "/usr/bin/setarch"].allSatisfy {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
 
     /// gdb's backtrace of the demo's main thread parked as `park`, without the monitor: at the
     /// park function's first line (spin), or at the entry of the `poll` syscall it makes (sleep).
     static func backtrace(_ park: Park) throws -> [Frame] {
-        var commands = ["set pagination off", "set confirm off", "set debuginfod enabled off",
-                        "set backtrace past-main on", "set print frame-arguments none",
-                        "rbreak Scenarios.*\(park.function)", "run"]
+        var commands = [
+            "set pagination off", "set confirm off", "set debuginfod enabled off",
+            "set backtrace past-main on", "set print frame-arguments none",
+            "rbreak Scenarios.*\(park.function)", "run",
+        ]
         if park == .sleep { commands += ["catch syscall poll", "continue"] }
         commands += ["bt", "kill"]
         let demo = try StallReportCLI.binary(named: "stall-demo").path
@@ -127,7 +140,8 @@ enum GDBReference {
     static func demangle(_ names: [String]) throws -> [String] {
         let input = Data((names.joined(separator: "\n") + "\n").utf8)
         let (status, output) = try runFilter("/usr/bin/env", ["swift-demangle", "--compact"], input: input)
-        let lines = String(decoding: output, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let lines = String(decoding: output, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            .map(String.init)
         guard status == 0, lines.count >= names.count else {
             throw ReferenceError("swift-demangle failed (status \(status)) on \(names)")
         }

@@ -10,7 +10,8 @@ enum ReportJSONPatch {
     static func patch(_ json: Data, keyPath: String, literal: String) throws -> Data {
         var object = try JSONSerialization.jsonObject(with: json)
         object = set(object, path: keyPath.split(separator: ".").map(String.init)[...])
-        let text = String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+        let text = String(
+            decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
         return Data(text.replacingOccurrences(of: "\"\(placeholder)\"", with: literal).utf8)
     }
 
@@ -18,7 +19,9 @@ enum ReportJSONPatch {
         guard let key = path.first else { return placeholder }
         if var array = value as? [Any] {
             let indices = key == "*" ? Array(array.indices) : Int(key).map { [$0] } ?? []
-            for index in indices where array.indices.contains(index) { array[index] = set(array[index], path: path.dropFirst()) }
+            for index in indices where array.indices.contains(index) {
+                array[index] = set(array[index], path: path.dropFirst())
+            }
             return array
         }
         if var dictionary = value as? [String: Any] {

@@ -33,7 +33,10 @@ enum SchemaValidation {
             """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, root.appendingPathComponent("Reports/\(schema)").path, pattern, "\(expected ?? -1)"]
+        process.arguments = [
+            "python3", "-c", script, root.appendingPathComponent("Reports/\(schema)").path, pattern,
+            "\(expected ?? -1)",
+        ]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output

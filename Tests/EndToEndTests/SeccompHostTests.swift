@@ -8,12 +8,17 @@ import Testing
 /// `/proc/self/mem` and loses nothing (blocked stalls keep their stacks, the pool and the
 /// MainActor are watched). Denied `tgkill`: running threads get no stack, each such sample says
 /// why, and the process's owner is told once. Never a crash, a hang, or a stack that is not there.
-@Suite("hosts under a seccomp filter", .serialized, .enabled(if: SeccompFilter.works, "this machine cannot install a seccomp filter"))
+@Suite(
+    "hosts under a seccomp filter", .serialized,
+    .enabled(if: SeccompFilter.works, "this machine cannot install a seccomp filter"))
 struct SeccompHostTests {
     /// Runs the built product `host` with `arguments` where `denied` (comma-separated) fail with `errno`.
-    static func run(_ host: String, _ arguments: [String], denying denied: String, errno: String = "EPERM") throws -> StallReportCLI.Run {
+    static func run(
+        _ host: String, _ arguments: [String], denying denied: String, errno: String = "EPERM"
+    ) throws -> StallReportCLI.Run {
         let program = try StallReportCLI.binary(named: host).path
-        return try StallReportCLI.run([denied, errno, "--", program] + arguments, timeout: 120, executable: "seccomp-run")
+        return try StallReportCLI.run(
+            [denied, errno, "--", program] + arguments, timeout: 120, executable: "seccomp-run")
     }
 
     /// The log lines that say a system call was refused.
@@ -27,27 +32,35 @@ struct SeccompHostTests {
             #expect(sample.frames.isEmpty, "a sample without a stack claims frames", sourceLocation: sourceLocation)
         }
         let skipped = report.sampling.skipped.values.reduce(0, +)
-        #expect(report.sampling.attempted == report.sampling.taken + report.sampling.timedOut + skipped, sourceLocation: sourceLocation)
+        #expect(
+            report.sampling.attempted == report.sampling.taken + report.sampling.timedOut + skipped,
+            sourceLocation: sourceLocation)
     }
 
     /// A blocked stall's samples carry stacks, and none was lost to memory that could not be read.
     static func expectStacksRead(_ report: StallReport, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(report.sampling.taken > 0, "\(report.sampling)", sourceLocation: sourceLocation)
         for reason in ["unwindFailed", "threadUnreadable"] {
-            #expect(report.sampling.skipped[reason, default: 0] == 0, "\(report.sampling)", sourceLocation: sourceLocation)
+            #expect(
+                report.sampling.skipped[reason, default: 0] == 0, "\(report.sampling)", sourceLocation: sourceLocation)
         }
-        #expect(!report.samples.contains { $0.note?.contains("could not be read") == true }, sourceLocation: sourceLocation)
+        #expect(
+            !report.samples.contains { $0.note?.contains("could not be read") == true }, sourceLocation: sourceLocation)
     }
 
-    @Test("process_vm_readv denied: a pool job asleep 400 ms still gives its whole stack, read through /proc/self/mem",
-          arguments: ["EPERM", "ENOSYS"])
+    @Test(
+        "process_vm_readv denied: a pool job asleep 400 ms still gives its whole stack, read through /proc/self/mem",
+        arguments: ["EPERM", "ENOSYS"])
     func poolWithoutProcessVMReadv(errno: String) throws {
         try withScratchFolder("seccomp-pool") { directory in
-            let run = try Self.run("pool-stall-host", ["detached", directory.path], denying: "process_vm_readv", errno: errno)
+            let run = try Self.run(
+                "pool-stall-host", ["detached", directory.path], denying: "process_vm_readv", errno: errno)
             try #require(run.status == 0, "the pool is still watched: \(run)")
             let denials = Self.denialLines(run)
             #expect(denials.count == 1, "said once: \(run.stderr)")
-            #expect(denials.first?.contains("process_vm_readv failed") == true && denials.first?.contains(errno) == true, "\(denials)")
+            #expect(
+                denials.first?.contains("process_vm_readv failed") == true && denials.first?.contains(errno) == true,
+                "\(denials)")
             #expect(denials.first?.contains("/proc/self/mem instead") == true, "\(denials)")
             #expect(run.stdout.contains("\"syscallDenied=1\""), "counted once in statistics.errors: \(run.stdout)")
             let reports = try AsyncMainHostTests.reports(in: directory)
@@ -55,21 +68,29 @@ struct SeccompHostTests {
             let report = reports[0]
             #expect(report.loop.kind == "concurrencyPool")
             #expect(report.classification == .blocked)
-            #expect(report.representativeFunction.contains("sleepInDetachedTaskForTest"), "\(report.representativeFunction)")
+            #expect(
+                report.representativeFunction.contains("sleepInDetachedTaskForTest"), "\(report.representativeFunction)"
+            )
             Self.expectStacksRead(report)
             #expect(report.samples.contains { !($0.asyncCallers ?? []).isEmpty }, "async callers are read too")
             Self.expectHonestSamples(report)
         }
     }
 
-    @Test("tgkill denied: a RunLoop's CPU stall is reported without a stack, each sample saying why; a blocked one keeps its stack")
+    @Test(
+        "tgkill denied: a RunLoop's CPU stall is reported without a stack, each sample saying why; a blocked one keeps its stack"
+    )
     func runLoopWithoutTgkill() throws {
         try withScratchFolder("seccomp-runloop") { directory in
-            let run = try Self.run("stall-demo", ["--output", directory.path, "--only", "cpu-spin-300,usleep"], denying: "tgkill")
+            let run = try Self.run(
+                "stall-demo", ["--output", directory.path, "--only", "cpu-spin-300,usleep"], denying: "tgkill")
             // The demo logs only above info and exits 3 when the monitor counted an error, naming the last.
             try #require(run.status == 3, "\(run)")
-            #expect(run.stderr.contains("errors [\"syscallDenied\": 1]; last: system call refused: "
-                + "tgkill failed: Operation not permitted (EPERM; denied by a seccomp profile?)"), "\(run.stderr)")
+            #expect(
+                run.stderr.contains(
+                    "errors [\"syscallDenied\": 1]; last: system call refused: "
+                        + "tgkill failed: Operation not permitted (EPERM; denied by a seccomp profile?)"),
+                "\(run.stderr)")
             #expect(run.stderr.contains("running threads get no stack"), "\(run.stderr)")
             let reports = try AsyncMainHostTests.reports(in: directory)
             try #require(reports.count == 2, "\(run)")
@@ -78,8 +99,13 @@ struct SeccompHostTests {
             #expect(cpu.sampling.skipped["sendFailed", default: 0] > 0, "\(cpu.sampling)")
             #expect(cpu.representativeStack.isEmpty, "no stack is claimed")
             let unsent = cpu.samples.filter { $0.note?.contains("the sampling signal could not be sent") == true }
-            #expect(!unsent.isEmpty && unsent.allSatisfy { $0.note?.contains("(tgkill: Operation not permitted, EPERM; denied by a seccomp profile?)") == true },
-                    "each sample the signal was not sent for says why: \(unsent.map(\.note))")
+            #expect(
+                !unsent.isEmpty
+                    && unsent.allSatisfy {
+                        $0.note?.contains("(tgkill: Operation not permitted, EPERM; denied by a seccomp profile?)")
+                            == true
+                    },
+                "each sample the signal was not sent for says why: \(unsent.map(\.note))")
             let blocked = try #require(reports.first { $0.classification == .blocked })
             #expect(blocked.representativeFunction.contains("sleepWithUsleep"), "\(blocked.representativeFunction)")
             Self.expectStacksRead(blocked)
@@ -87,8 +113,9 @@ struct SeccompHostTests {
         }
     }
 
-    @Test("both denied, MainActor: a blocked stall keeps its stack, a CPU stall has none and says why",
-          arguments: [("block", StallClassification.blocked, "sleepOnMainActorForTest"), ("cpu", .cpu, "")])
+    @Test(
+        "both denied, MainActor: a blocked stall keeps its stack, a CPU stall has none and says why",
+        arguments: [("block", StallClassification.blocked, "sleepOnMainActorForTest"), ("cpu", .cpu, "")])
     func mainActorWithoutEither(mode: String, classification: StallClassification, function: String) throws {
         try withScratchFolder("seccomp-main-actor") { directory in
             let run = try Self.run("async-main-host", [mode, directory.path, "0"], denying: "process_vm_readv,tgkill")
@@ -103,7 +130,9 @@ struct SeccompHostTests {
                 #expect(report.representativeFunction.contains(function), "\(report.representativeFunction)")
                 Self.expectStacksRead(report)
             } else {
-                #expect(report.sampling.taken == 0 && report.sampling.skipped["sendFailed", default: 0] > 0, "\(report.sampling)")
+                #expect(
+                    report.sampling.taken == 0 && report.sampling.skipped["sendFailed", default: 0] > 0,
+                    "\(report.sampling)")
                 #expect(report.representativeStack.isEmpty)
             }
             Self.expectHonestSamples(report)
@@ -120,16 +149,18 @@ struct SeccompHostTests {
     @Test("both denied, NIO event loops: a handler asleep 400 ms keeps its stack, one spinning 400 ms has none")
     func nioWithoutEither() throws {
         try withScratchFolder("seccomp-nio") { directory in
-            let server = try NIOStallDemoServer.start(reports: directory.appendingPathComponent("reports"),
-                                                      portFile: directory.appendingPathComponent("port"),
-                                                      deniedCalls: "process_vm_readv,tgkill")
+            let server = try NIOStallDemoServer.start(
+                reports: directory.appendingPathComponent("reports"),
+                portFile: directory.appendingPathComponent("port"),
+                deniedCalls: "process_vm_readv,tgkill")
             _ = try server.curl(["/sleep?ms=400"])
             _ = try server.curl(["/cpu?ms=400"])
             let run = try server.stop()
             #expect(run.status == 0, "\(run)")
             let reports = try AsyncMainHostTests.reports(in: directory.appendingPathComponent("reports"))
             try #require(reports.count == 2, "\(run)")
-            let blocked = try #require(reports.first { $0.classification == .blocked }, "\(reports.map(\.classification))")
+            let blocked = try #require(
+                reports.first { $0.classification == .blocked }, "\(reports.map(\.classification))")
             #expect(blocked.representativeFunction.contains("sleepOnLoop"), "\(blocked.representativeFunction)")
             Self.expectStacksRead(blocked)
             let cpu = try #require(reports.first { $0.classification == .cpu })
@@ -143,7 +174,10 @@ struct SeccompHostTests {
 /// Whether `seccomp-run` can install a filter on this machine (a sandbox may refuse `PR_SET_SECCOMP`).
 enum SeccompFilter {
     static let works: Bool = {
-        guard let run = try? StallReportCLI.run(["process_vm_readv", "--", "/bin/true"], timeout: 30, executable: "seccomp-run") else {
+        guard
+            let run = try? StallReportCLI.run(
+                ["process_vm_readv", "--", "/bin/true"], timeout: 30, executable: "seccomp-run")
+        else {
             return false
         }
         return run.status == 0

@@ -15,7 +15,9 @@ struct StallBenchTests {
             ["run", "--figure", figure, "--quick", "--output", output.path],
             environment: ["STALL_BENCH_TMPDIR": directory.path], timeout: 120, executable: "stall-bench")
         try #require(run.status == 0, "\(run)")
-        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: output.appendingPathComponent("latest.json"))) as? [String: Any]
+        let json =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: output.appendingPathComponent("latest.json")))
+            as? [String: Any]
         return (try #require(json), directory)
     }
 
@@ -65,12 +67,17 @@ struct StallBenchTests {
         #expect(data.last?["runs"] as? Double == 2, "\(data)")
     }
 
-    @Test("memory-host: the idle monitor maps no unwinding library; a stall loads libdw (libunwind's remote unwinder when names are deferred on x86_64), never both")
+    @Test(
+        "memory-host: the idle monitor maps no unwinding library; a stall loads libdw (libunwind's remote unwinder when names are deferred on x86_64), never both"
+    )
     func memoryHostLibraries() throws {
         let directory = try ReportDirectory()
         for offline in [false, true] {
             let run = try StallReportCLI.run(
-                ["memory-host", "--monitor", "--stall-ms", "600", "--release-after-ms", "300", "--reports", directory.path]
+                [
+                    "memory-host", "--monitor", "--stall-ms", "600", "--release-after-ms", "300", "--reports",
+                    directory.path,
+                ]
                     + (offline ? ["--offline-symbols"] : []),
                 timeout: 120, executable: "stall-bench")
             #expect(run.status == 0, "\(run)")
@@ -82,8 +89,11 @@ struct StallBenchTests {
             #else
             let (used, unused) = ("libdw", "libunwind")
             #endif
-            #expect((phases["librariesStall"] as? [String] ?? []).contains(used), "the stall's snapshots are unwound by \(used): \(phases)")
-            #expect(!(phases["librariesStall"] as? [String] ?? []).contains(unused), "\(unused) is not needed: \(phases)")
+            #expect(
+                (phases["librariesStall"] as? [String] ?? []).contains(used),
+                "the stall's snapshots are unwound by \(used): \(phases)")
+            #expect(
+                !(phases["librariesStall"] as? [String] ?? []).contains(unused), "\(unused) is not needed: \(phases)")
         }
     }
 
@@ -92,8 +102,12 @@ struct StallBenchTests {
         let list = try StallReportCLI.run(["list"], executable: "stall-bench")
         #expect(list.status == 0)
         #expect(list.stdoutLines.count == 17)
-        #expect(list.stdout.contains("summarize-throughput") && list.stdout.contains("blocking-stacks") && list.stdout.contains("nio-server"))
-        #expect(list.stdout.contains("main-actor") && list.stdout.contains("pool-server") && list.stdout.contains("async-chains"))
+        #expect(
+            list.stdout.contains("summarize-throughput") && list.stdout.contains("blocking-stacks")
+                && list.stdout.contains("nio-server"))
+        #expect(
+            list.stdout.contains("main-actor") && list.stdout.contains("pool-server")
+                && list.stdout.contains("async-chains"))
         #expect(list.stdout.contains("idle-per-loop") && list.stdout.contains("samples-under-load"))
         #expect(list.stdout.contains("blocking-call-cost"))
         let bad = try StallReportCLI.run(["run", "--figure", "nope"], executable: "stall-bench")
@@ -104,15 +118,18 @@ struct StallBenchTests {
     /// Whether valgrind and objcopy are installed and this process (so stall-bench, built beside
     /// it) is not built with a sanitizer, whose runtime valgrind cannot run.
     private static let callgrindUsable: Bool = {
-        let tools = FileManager.default.isExecutableFile(atPath: "/usr/bin/valgrind")
+        let tools =
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/valgrind")
             && FileManager.default.isExecutableFile(atPath: "/usr/bin/objcopy")
-        let sanitized = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
+        let sanitized =
+            dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
             || dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
         return tools && !sanitized
     }()
 
-    @Test("--figure blocking-call-cost --quick: callgrind counts what the blocking-call wrappers add to a call",
-          .enabled(if: callgrindUsable))
+    @Test(
+        "--figure blocking-call-cost --quick: callgrind counts what the blocking-call wrappers add to a call",
+        .enabled(if: callgrindUsable))
     func blockingCallCost() throws {
         let rows = try Self.rows(try Self.runQuick(figure: "blocking-call-cost").json)
         #expect(rows.map { $0["figure"] as? String } == ["17a", "17b", "17c"])
@@ -122,35 +139,43 @@ struct StallBenchTests {
         #expect(added.count == 3 && added[0] < added[1] && added[1] < added[2], "\(added)")
     }
 
-    @Test("instruction-counts: a count over its baseline fails (exit 1, old vs new printed), one within passes, a bad baseline exits 2 naming the file",
-          .enabled(if: callgrindUsable))
+    @Test(
+        "instruction-counts: a count over its baseline fails (exit 1, old vs new printed), one within passes, a bad baseline exits 2 naming the file",
+        .enabled(if: callgrindUsable))
     func instructionCountsGate() throws {
         let directory = try ReportDirectory()
         let baseline = directory.url.appendingPathComponent("counts.json")
         let environment: [String: String?] = ["STALL_BENCH_TMPDIR": directory.path]
         // The real count, written by --update for the pool's enqueue hook only.
-        let update = try StallReportCLI.run(["instruction-counts", "--update", "--baseline", baseline.path, "--only", "poolJobEnqueue"],
-                                            environment: environment, timeout: 300, executable: "stall-bench")
+        let update = try StallReportCLI.run(
+            ["instruction-counts", "--update", "--baseline", baseline.path, "--only", "poolJobEnqueue"],
+            environment: environment, timeout: 300, executable: "stall-bench")
         try #require(update.status == 0, "\(update)")
         let written = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: baseline)) as? [String: Any])
         let measured = try #require((written["counts"] as? [String: Any])?["poolJobEnqueue"] as? Double)
         #expect(measured > 0, "\(written)")
         // The same build against it: within the tolerance.
-        let same = try StallReportCLI.run(["instruction-counts", "--baseline", baseline.path, "--only", "poolJobEnqueue"],
-                                          environment: environment, timeout: 300, executable: "stall-bench")
+        let same = try StallReportCLI.run(
+            ["instruction-counts", "--baseline", baseline.path, "--only", "poolJobEnqueue"],
+            environment: environment, timeout: 300, executable: "stall-bench")
         #expect(same.status == 0, "\(same)")
         // A baseline at half the count: the count grew 100 %, the check fails and says by how much.
-        let half = #"{"about": "test", "build": "debug", "tolerance": 0.1, "counts": {"poolJobEnqueue": \#(measured / 2)}}"#
+        let half =
+            #"{"about": "test", "build": "debug", "tolerance": 0.1, "counts": {"poolJobEnqueue": \#(measured / 2)}}"#
         try Data(half.utf8).write(to: baseline)
-        let grew = try StallReportCLI.run(["instruction-counts", "--baseline", baseline.path, "--only", "poolJobEnqueue"],
-                                          environment: environment, timeout: 300, executable: "stall-bench")
+        let grew = try StallReportCLI.run(
+            ["instruction-counts", "--baseline", baseline.path, "--only", "poolJobEnqueue"],
+            environment: environment, timeout: 300, executable: "stall-bench")
         #expect(grew.status == 1, "\(grew)")
-        #expect(grew.stdout.contains("poolJobEnqueue\t\(String(format: "%.1f", measured / 2))\t") && grew.stdout.contains("GREW"), "\(grew)")
+        #expect(
+            grew.stdout.contains("poolJobEnqueue\t\(String(format: "%.1f", measured / 2))\t")
+                && grew.stdout.contains("GREW"), "\(grew)")
         #expect(grew.stderr.contains("poolJobEnqueue grew more than 10 %"), "\(grew)")
         // Not a baseline: exit 2, the file named, nothing measured.
         try Data("{\"counts\": 3}".utf8).write(to: baseline)
-        let bad = try StallReportCLI.run(["instruction-counts", "--baseline", baseline.path], environment: environment, timeout: 60,
-                                         executable: "stall-bench")
+        let bad = try StallReportCLI.run(
+            ["instruction-counts", "--baseline", baseline.path], environment: environment, timeout: 60,
+            executable: "stall-bench")
         #expect(bad.status == 2, "\(bad)")
         #expect(bad.stderr.contains(baseline.path) && bad.stderr.contains("not a baseline file"), "\(bad)")
     }
@@ -171,17 +196,22 @@ struct StallBenchTests {
             let data = try #require(row["data"] as? [String: Any])
             #expect((data["cpuRatio"] as? Double ?? 0) > 0, "\(data)")
             #expect(data["watchdogWakeupsPerSecond"] is Double, "\(data)")
-            #expect((data["processCPUNanosecondsPerSecondWith"] as? Double ?? 0) > 0, "the monitored host used some CPU: \(data)")
+            #expect(
+                (data["processCPUNanosecondsPerSecondWith"] as? Double ?? 0) > 0,
+                "the monitored host used some CPU: \(data)")
         }
     }
 
-    @Test("--figure samples-under-load --quick: CPU and blocked stalls sampled quiet and with two CPU-bound processes per core")
+    @Test(
+        "--figure samples-under-load --quick: CPU and blocked stalls sampled quiet and with two CPU-bound processes per core"
+    )
     func samplesUnderLoadQuick() throws {
         let rows = try Self.rows(try Self.runQuick(figure: "samples-under-load").json)
         #expect(rows.map { $0["figure"] as? String } == ["16a", "16b"])
         for row in rows {
             let data = try #require(row["data"] as? [String: Any])
-            #expect((data["loadedSamples"] as? Double ?? 0) > 0 && (data["quietSamples"] as? Double ?? 0) > 0, "\(data)")
+            #expect(
+                (data["loadedSamples"] as? Double ?? 0) > 0 && (data["quietSamples"] as? Double ?? 0) > 0, "\(data)")
         }
     }
 

@@ -17,14 +17,22 @@ struct StallDemoEndToEndTests {
 
     static let expectations: [Expectation] = [
         .init(scenario: "cpu-spin-300", classification: .cpu, function: "spinOnCPU", minimumMs: 300, maximumMs: 380),
-        .init(scenario: "mutex-wait", classification: .blocked, function: "waitForLockHeldByWorker", minimumMs: 490, maximumMs: 600),
-        .init(scenario: "usleep", classification: .blocked, function: "clock_nanosleep", minimumMs: 400, maximumMs: 480),
-        .init(scenario: "deep-recursion", classification: .cpu, function: "recurseThenSpin", minimumMs: 400, maximumMs: 500),
+        .init(
+            scenario: "mutex-wait", classification: .blocked, function: "waitForLockHeldByWorker", minimumMs: 490,
+            maximumMs: 600),
+        .init(
+            scenario: "usleep", classification: .blocked, function: "clock_nanosleep", minimumMs: 400, maximumMs: 480),
+        .init(
+            scenario: "deep-recursion", classification: .cpu, function: "recurseThenSpin", minimumMs: 400,
+            maximumMs: 500),
         // 600 tasks of 1 ms: about 600 ms. On a loaded machine a preemption between two passes
         // can exceed the 200 µs re-entry grace and split the span; the part reported must still
         // be a congestion stall.
-        .init(scenario: "congestion", classification: .congestion, function: "runCongestedTask", minimumMs: 250, maximumMs: 3_000),
-        .init(scenario: "cpu-spin-1200", classification: .cpu, function: "spinOnCPU", minimumMs: 1_200, maximumMs: 1_300),
+        .init(
+            scenario: "congestion", classification: .congestion, function: "runCongestedTask", minimumMs: 250,
+            maximumMs: 3_000),
+        .init(
+            scenario: "cpu-spin-1200", classification: .cpu, function: "spinOnCPU", minimumMs: 1_200, maximumMs: 1_300),
     ]
 
     @Test("every scenario gives one report with the right stack and class; short work gives none")
@@ -43,8 +51,13 @@ struct StallDemoEndToEndTests {
             .filter { $0.hasSuffix(".json") }.sorted()
         #expect(!allFiles.contains { $0.hasPrefix(".") }, "temporary files left behind")
         let reports = try allFiles.map { try StallReport.read(from: directory.appendingPathComponent($0)) }
-        #expect(!reports.contains { report in report.samples.contains { $0.frames.contains { report.frames[$0].symbol?.contains("shortWorkBelowThreshold") == true } } },
-                "the 100 ms work below the threshold must not be reported")
+        #expect(
+            !reports.contains { report in
+                report.samples.contains {
+                    $0.frames.contains { report.frames[$0].symbol?.contains("shortWorkBelowThreshold") == true }
+                }
+            },
+            "the 100 ms work below the threshold must not be reported")
         // One report per scenario, in order. On a loaded machine (or under a sanitizer) a
         // preemption between two passes of the congested loop can exceed the re-entry grace and
         // split that span: more congestion reports right after the first are accepted, nothing else.
@@ -54,7 +67,9 @@ struct StallDemoEndToEndTests {
             try #require(index < reports.count, "no report for \(expectation.scenario): \(allFiles)\n\(run)")
             files.append(allFiles[index])
             index += 1
-            while expectation.scenario == "congestion", index < reports.count, reports[index].classification == .congestion {
+            while expectation.scenario == "congestion", index < reports.count,
+                reports[index].classification == .congestion
+            {
                 index += 1
             }
         }
@@ -67,12 +82,17 @@ struct StallDemoEndToEndTests {
             let report = try StallReport.read(from: directory.appendingPathComponent(file))
             startTimes.append(report.startedAt)
             #expect(report.status == .ended)
-            #expect(report.classification == expectation.classification, "\(expectation.scenario): \(report.classification)")
-            #expect(report.durationMs >= expectation.minimumMs && report.durationMs <= expectation.maximumMs,
-                    "\(expectation.scenario): \(report.durationMs) ms")
+            #expect(
+                report.classification == expectation.classification, "\(expectation.scenario): \(report.classification)"
+            )
+            #expect(
+                report.durationMs >= expectation.minimumMs && report.durationMs <= expectation.maximumMs,
+                "\(expectation.scenario): \(report.durationMs) ms")
             #expect(report.loop.isMainThread && report.loop.threadID == report.process.pid)
             let names = report.samples.flatMap { $0.frames.compactMap { report.frames[$0].symbol } }
-            #expect(names.contains { $0.contains(expectation.function) }, "\(expectation.scenario): no \(expectation.function) in the samples")
+            #expect(
+                names.contains { $0.contains(expectation.function) },
+                "\(expectation.scenario): no \(expectation.function) in the samples")
             #expect(report.images.contains { $0.isMainExecutable && $0.buildID != nil })
             #expect(wrote.contains { $0.contains(file) })
         }
@@ -89,7 +109,8 @@ struct StallDemoEndToEndTests {
         #expect(recursion.samples.contains { $0.frames.count >= 200 }, "the 200-frame recursion is captured whole")
         let mutex = try StallReport.read(from: directory.appendingPathComponent(files[1]))
         let mutexStack = mutex.representativeStack.compactMap { mutex.frames[$0].symbol }
-        #expect(mutexStack.contains { $0.contains("pthread_mutex_lock") || $0.contains("lll_lock_wait") }, "\(mutexStack)")
+        #expect(
+            mutexStack.contains { $0.contains("pthread_mutex_lock") || $0.contains("lll_lock_wait") }, "\(mutexStack)")
 
         try SchemaValidation.validate(directory: directory)
 

@@ -7,7 +7,9 @@ import Testing
 @Suite("stall-demo in production conditions", .serialized)
 struct StallDemoProductionTests {
     /// Starts `stall-demo` with `arguments`; stdout and stderr go to files in `directory`.
-    static func launch(_ arguments: [String], directory: URL, executable: URL? = nil, prefix: [String] = []) throws -> Process {
+    static func launch(
+        _ arguments: [String], directory: URL, executable: URL? = nil, prefix: [String] = []
+    ) throws -> Process {
         let process = Process()
         if let executable {
             process.executableURL = executable
@@ -31,13 +33,17 @@ struct StallDemoProductionTests {
 
     /// The first stall report (matching `condition`) to appear in `directory` within `seconds`, or
     /// nil. Files that do not decode (yet) are passed over.
-    static func firstReport(in directory: URL, seconds: Double, where condition: (StallReport) -> Bool = { _ in true }) -> StallReport? {
+    static func firstReport(
+        in directory: URL, seconds: Double, where condition: (StallReport) -> Bool = { _ in true }
+    ) -> StallReport? {
         let deadline = Date().addingTimeInterval(seconds)
         repeat {
             let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
                 .filter { $0.hasPrefix("stall-") && $0.hasSuffix(".json") }.sorted()
             for name in names {
-                if let report = try? StallReport.read(from: directory.appendingPathComponent(name)), condition(report) { return report }
+                if let report = try? StallReport.read(from: directory.appendingPathComponent(name)), condition(report) {
+                    return report
+                }
             }
             usleep(10_000)
         } while Date() < deadline
@@ -47,7 +53,10 @@ struct StallDemoProductionTests {
     static func waitForExit(_ process: Process, seconds: Double) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { process.terminate(); return false }
+        if process.isRunning {
+            process.terminate()
+            return false
+        }
         process.waitUntilExit()
         return true
     }
@@ -85,10 +94,13 @@ struct StallDemoProductionTests {
         #expect((totals?["fatal"] as? Int) == 1, "\(summary.stdout.prefix(800))")
 
         // The next monitor to start in that directory rewrites the stale report as fatal.
-        let next = try StallReportCLI.run(["--output", reports.path, "--only", "short-work"], timeout: 60, executable: "stall-demo")
+        let next = try StallReportCLI.run(
+            ["--output", reports.path, "--only", "short-work"], timeout: 60, executable: "stall-demo")
         #expect(next.status == 0, "\(next)")
         #expect(try Self.reports(in: reports).map(\.status) == [.fatal])
-        let sessions = try FileManager.default.contentsOfDirectory(atPath: reports.path).filter { $0.hasSuffix(".session") }
+        let sessions = try FileManager.default.contentsOfDirectory(atPath: reports.path).filter {
+            $0.hasSuffix(".session")
+        }
         #expect(sessions.count == 2, "one session record per process: \(sessions)")
     }
 
@@ -101,7 +113,9 @@ struct StallDemoProductionTests {
             directory: directory.url)
         // The record is written at start; the process then idles (the watchdog parked, no stall).
         func sessionFiles() -> [String] {
-            ((try? FileManager.default.contentsOfDirectory(atPath: reports.path)) ?? []).filter { $0.hasSuffix(".session") }
+            ((try? FileManager.default.contentsOfDirectory(atPath: reports.path)) ?? []).filter {
+                $0.hasSuffix(".session")
+            }
         }
         let deadline = Date().addingTimeInterval(30)
         while sessionFiles().isEmpty && Date() < deadline && process.isRunning { usleep(10_000) }
@@ -119,8 +133,11 @@ struct StallDemoProductionTests {
         #expect(record.stalls == 0)
         // Heartbeats every second for 4.5 s: at least 2.5 s known to be monitored (the writer
         // may be late on a loaded machine), never more than the process lived.
-        #expect(record.effectiveMonitoredMs >= 2_500, "monitored \(record.effectiveMonitoredMs) ms of about \(lived) ms")
-        #expect(record.effectiveMonitoredMs <= lived + 1_000, "monitored \(record.effectiveMonitoredMs) ms of about \(lived) ms")
+        #expect(
+            record.effectiveMonitoredMs >= 2_500, "monitored \(record.effectiveMonitoredMs) ms of about \(lived) ms")
+        #expect(
+            record.effectiveMonitoredMs <= lived + 1_000,
+            "monitored \(record.effectiveMonitoredMs) ms of about \(lived) ms")
         #expect(record.monitoredMs >= 2_500)
         #expect(try Self.reports(in: reports).isEmpty)
 
@@ -132,7 +149,8 @@ struct StallDemoProductionTests {
     func stoppedProcess() throws {
         let directory = try ReportDirectory()
         let reports = directory.url.appendingPathComponent("reports")
-        let process = try Self.launch(["--output", reports.path, "--only", "short-work-loop"], directory: directory.url)
+        let process = try Self.launch(
+            ["--output", reports.path, "--only", "short-work-loop"], directory: directory.url)
         for _ in 0..<3 {
             usleep(700_000)
             kill(process.processIdentifier, SIGSTOP)
@@ -145,18 +163,22 @@ struct StallDemoProductionTests {
         #expect(durations == [], "stopped time was reported as stalls")
     }
 
-    @Test("stalls are not reported while a tracer is attached, unless asked", .enabled(if: StallDemoProductionTests.canTrace))
+    @Test(
+        "stalls are not reported while a tracer is attached, unless asked",
+        .enabled(if: StallDemoProductionTests.canTrace))
     func traced() throws {
         let directory = try ReportDirectory()
         let quiet = directory.url.appendingPathComponent("quiet")
-        let traced = try Self.launch(["--output", quiet.path, "--only", "cpu-spin-300"], directory: directory.url,
-                                     executable: URL(fileURLWithPath: "/usr/bin/env"), prefix: ["strace", "-f", "-o", "/dev/null"])
+        let traced = try Self.launch(
+            ["--output", quiet.path, "--only", "cpu-spin-300"], directory: directory.url,
+            executable: URL(fileURLWithPath: "/usr/bin/env"), prefix: ["strace", "-f", "-o", "/dev/null"])
         #expect(Self.waitForExit(traced, seconds: 60))
         #expect(try Self.reports(in: quiet).isEmpty)
 
         let loud = directory.url.appendingPathComponent("loud")
-        let reporting = try Self.launch(["--output", loud.path, "--only", "cpu-spin-300", "--report-while-debugged"], directory: directory.url,
-                                        executable: URL(fileURLWithPath: "/usr/bin/env"), prefix: ["strace", "-f", "-o", "/dev/null"])
+        let reporting = try Self.launch(
+            ["--output", loud.path, "--only", "cpu-spin-300", "--report-while-debugged"], directory: directory.url,
+            executable: URL(fileURLWithPath: "/usr/bin/env"), prefix: ["strace", "-f", "-o", "/dev/null"])
         #expect(Self.waitForExit(reporting, seconds: 60))
         #expect(try Self.reports(in: loud).count == 1)
     }
@@ -164,7 +186,9 @@ struct StallDemoProductionTests {
     @Test("work declared with expectLongWork is not reported")
     func expectedLongWork() throws {
         let directory = try ReportDirectory()
-        let run = try StallReportCLI.run(["--output", directory.path, "--only", "expected-long-work,cpu-spin-300"], timeout: 60, executable: "stall-demo")
+        let run = try StallReportCLI.run(
+            ["--output", directory.path, "--only", "expected-long-work,cpu-spin-300"], timeout: 60,
+            executable: "stall-demo")
         #expect(run.status == 0, "\(run)")
         let found = try Self.reports(in: directory.url)
         #expect(found.count == 1, "only the undeclared 300 ms spin: \(found.map(\.durationMs))")
@@ -178,7 +202,8 @@ struct StallDemoProductionTests {
         let deferred = directory.url.appendingPathComponent("deferred")
         let symbolicated = directory.url.appendingPathComponent("symbolicated")
         for (output, extra) in [(named, [String]()), (deferred, ["--defer-symbolication"])] {
-            let run = try StallReportCLI.run(["--output", output.path, "--only", "cpu-spin-300"] + extra, timeout: 60, executable: "stall-demo")
+            let run = try StallReportCLI.run(
+                ["--output", output.path, "--only", "cpu-spin-300"] + extra, timeout: 60, executable: "stall-demo")
             #expect(run.status == 0, "\(run)")
         }
         let inProcess = try #require(try Self.reports(in: named).first)
@@ -196,7 +221,11 @@ struct StallDemoProductionTests {
         let offline = try #require(try Self.reports(in: symbolicated).first)
         #expect(offline.fingerprint == inProcess.fingerprint, "offline names give the in-process fingerprint")
         #expect(offline.symbolication.symbolicator == "llvm-symbolizer")
-        let appNames = { (report: StallReport) in report.representativeStack.compactMap { report.frames[$0].inApp ? report.frames[$0].symbol : nil }.filter { !Fingerprint.isIgnored($0) } }
+        let appNames = { (report: StallReport) in
+            report.representativeStack.compactMap { report.frames[$0].inApp ? report.frames[$0].symbol : nil }.filter {
+                !Fingerprint.isIgnored($0)
+            }
+        }
         #expect(appNames(offline).prefix(3) == appNames(inProcess).prefix(3))
     }
 

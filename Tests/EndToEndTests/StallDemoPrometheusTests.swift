@@ -16,7 +16,9 @@ struct StallDemoPrometheusTests {
                 ["--output", output.path, "--only", "cpu-spin-300", "--prometheus", metricsFile.path],
                 timeout: 120, executable: "stall-demo")
             try #require(run.status == 0, "\(run)")
-            let reports = try FileManager.default.contentsOfDirectory(atPath: output.path).filter { $0.hasPrefix("stall-") && $0.hasSuffix(".json") }
+            let reports = try FileManager.default.contentsOfDirectory(atPath: output.path).filter {
+                $0.hasPrefix("stall-") && $0.hasSuffix(".json")
+            }
             try #require(reports.count == 1, "\(reports)")
             let report = try StallReport.read(from: output.appendingPathComponent(reports[0]))
             let text = try String(contentsOf: metricsFile, encoding: .utf8)
@@ -28,16 +30,19 @@ struct StallDemoPrometheusTests {
             #expect(lines.contains("stallmonitor_stalls{\(stall)} 1"), "\(text)")
             #expect(lines.contains("stallmonitor_stall_duration_count{\(stall)} 1"), "\(text)")
             // The sum is the report's duration, in seconds.
-            let sumLine = try #require(lines.first { $0.hasPrefix("stallmonitor_stall_duration_sum{\(stall)} ") }, "\(text)")
+            let sumLine = try #require(
+                lines.first { $0.hasPrefix("stallmonitor_stall_duration_sum{\(stall)} ") }, "\(text)")
             let sum = try #require(Double(sumLine.split(separator: " ").last ?? ""))
             #expect(abs(sum * 1000 - report.durationMs) < 1, "\(sum) s, report \(report.durationMs) ms")
             #expect(lines.contains("stallmonitor_stall_duration_bucket{\(stall),le=\"0.25\"} 0"), "\(text)")
             #expect(lines.contains("stallmonitor_stall_duration_bucket{\(stall),le=\"+Inf\"} 1"), "\(text)")
             #expect(lines.contains("stallmonitor_reports_dropped{reason=\"rateLimitedToSummary\"} 0"), "\(text)")
             // The loop was awake at least for the 300 ms stall.
-            let active = try #require(lines.first { $0.hasPrefix("stallmonitor_loop_time{\(loop),loop_state=\"active\"} ") }, "\(text)")
+            let active = try #require(
+                lines.first { $0.hasPrefix("stallmonitor_loop_time{\(loop),loop_state=\"active\"} ") }, "\(text)")
             #expect((Double(active.split(separator: " ").last ?? "") ?? 0) >= 0.3, "\(active)")
-            let utilisation = try #require(lines.first { $0.hasPrefix("stallmonitor_loop_utilization{\(loop)} ") }, "\(text)")
+            let utilisation = try #require(
+                lines.first { $0.hasPrefix("stallmonitor_loop_utilization{\(loop)} ") }, "\(text)")
             #expect((0...1).contains(Double(utilisation.split(separator: " ").last ?? "") ?? -1), "\(utilisation)")
             // Never a fingerprint or a thread id as a label value.
             #expect(!text.contains("=\"\(report.fingerprint)\"") && !text.contains("=\"\(report.loop.threadID)\""))

@@ -9,10 +9,12 @@ struct StallDemoRepeatGateTests {
     @Test("baseline from run 1, gate run 2: no new or regressed fingerprint")
     func secondRunPassesTheGate() throws {
         let first = try VizDemo.run()
-        let second = FileManager.default.temporaryDirectory.appendingPathComponent("stall-demo-repeat-\(UUID().uuidString)")
+        let second = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "stall-demo-repeat-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: second, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: second) }
-        let demo = try StallReportCLI.run(["--output", second.path, "--threshold-ms", "250"], timeout: 120, executable: "stall-demo")
+        let demo = try StallReportCLI.run(
+            ["--output", second.path, "--threshold-ms", "250"], timeout: 120, executable: "stall-demo")
         try #require(demo.status == 0, "\(demo)")
 
         let baseline = second.appendingPathComponent("baseline.json.txt")

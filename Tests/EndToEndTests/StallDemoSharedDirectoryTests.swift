@@ -7,7 +7,9 @@ import Testing
 /// process's reports, and never a stall still being written.
 @Suite("stall-demo: two processes share a directory under a quota", .serialized)
 struct StallDemoSharedDirectoryTests {
-    @Test("the quota of one process never deletes a live process's reports (in progress or not); a dead process's go first")
+    @Test(
+        "the quota of one process never deletes a live process's reports (in progress or not); a dead process's go first"
+    )
     func quotaSparesLiveProcesses() throws {
         let directory = try ReportDirectory()
         let reports = directory.url.appendingPathComponent("reports")
@@ -27,14 +29,23 @@ struct StallDemoSharedDirectoryTests {
         // Process A: a stall that lasts (asleep in poll), its inProgress report on disk.
         let holder = try StallDemoProductionTests.launch(
             ["--output", reports.path, "--only", "park-sleep", "--park-seconds", "120"], directory: directory.url)
-        defer { if holder.isRunning { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() } }
-        let announced = StallDemoProductionTests.firstReport(in: reports, seconds: 30) { $0.process.pid == Int(holder.processIdentifier) }
+        defer {
+            if holder.isRunning {
+                kill(holder.processIdentifier, SIGKILL)
+                holder.waitUntilExit()
+            }
+        }
+        let announced = StallDemoProductionTests.firstReport(in: reports, seconds: 30) {
+            $0.process.pid == Int(holder.processIdentifier)
+        }
         let holding = try #require(announced, "process A wrote no inProgress report within 30 s")
         #expect(holding.status == .inProgress)
-        let holdingName = try #require(Self.reportNames(in: reports).first { StallReportName.pid(of: $0) == Int(holder.processIdentifier) })
+        let holdingName = try #require(
+            Self.reportNames(in: reports).first { StallReportName.pid(of: $0) == Int(holder.processIdentifier) })
 
         // Process B: six stalls with a quota of 2 reports.
-        let writer = try StallReportCLI.run(["--output", reports.path, "--max-report-files", "2"], timeout: 180, executable: "stall-demo")
+        let writer = try StallReportCLI.run(
+            ["--output", reports.path, "--max-report-files", "2"], timeout: 180, executable: "stall-demo")
         #expect(writer.status == 0, "\(writer)")
         // Six stalls; a congestion stall may be split in two on a loaded machine.
         let written = writer.stdout.split(separator: "\n").filter { $0.hasPrefix("wrote ") }.count
@@ -50,15 +61,21 @@ struct StallDemoSharedDirectoryTests {
         #expect(holder.isRunning, "process A still holds its stall")
 
         // B's session record counts what it deleted: all of its own but one, and the dead process's.
-        let sessions = try FileManager.default.contentsOfDirectory(atPath: reports.path).filter { $0.hasSuffix(".session") }
-        let records = try sessions.map { try SessionRecord.decode(from: Data(contentsOf: reports.appendingPathComponent($0))) }
+        let sessions = try FileManager.default.contentsOfDirectory(atPath: reports.path).filter {
+            $0.hasSuffix(".session")
+        }
+        let records = try sessions.map {
+            try SessionRecord.decode(from: Data(contentsOf: reports.appendingPathComponent($0)))
+        }
         let writerRecord = try #require(records.first { $0.pid != Int(holder.processIdentifier) })
         #expect(writerRecord.reportsDropped["deletedForQuota"] == written, "\(writerRecord.reportsDropped)")
         #expect(writerRecord.cleanStop)
     }
 
     private static func reportNames(in directory: URL) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasPrefix("stall-") && $0.hasSuffix(".json") }.sorted()
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter {
+            $0.hasPrefix("stall-") && $0.hasSuffix(".json")
+        }.sorted()
     }
 }
 

@@ -12,7 +12,9 @@ struct StallReportCLIBaselineDiffTests {
     /// Base: spin ×2 (300, 600), lock ×1 (500), sleep ×2. Head: spin ×4, lock ×2, sleep ×2, recursion ×1.
     init() throws {
         directory = try ReportDirectory()
-        base = try DemoScenario.write(to: directory, under: "base", only: ["r01-spin.json", "r02-spin.json", "r05-lock.json", "r07-sleep.json", "r08-sleep.json"])
+        base = try DemoScenario.write(
+            to: directory, under: "base",
+            only: ["r01-spin.json", "r02-spin.json", "r05-lock.json", "r07-sleep.json", "r08-sleep.json"])
         head = try DemoScenario.write(to: directory, under: "head")
         try FileManager.default.removeItem(at: head.appendingPathComponent("r07-sleep.json"))
         try FileManager.default.removeItem(at: head.appendingPathComponent("r08-sleep.json"))
@@ -26,8 +28,11 @@ struct StallReportCLIBaselineDiffTests {
         #expect(run.stdout == "wrote baseline of 3 fingerprints (7 stalls) to \(file.path)\n")
         let baseline = try Baseline.load(path: file.path)
         let spin = try #require(baseline.byFingerprint[DemoScenario.spin])
-        #expect(spin == Baseline.Entry(fingerprint: DemoScenario.spin, count: 4, p50Ms: 600, p95Ms: 1_200, maxMs: 1_200, totalMs: 3_000,
-                                       topFrame: "StallDemo.spinCPU(milliseconds:)"))
+        #expect(
+            spin
+                == Baseline.Entry(
+                    fingerprint: DemoScenario.spin, count: 4, p50Ms: 600, p95Ms: 1_200, maxMs: 1_200, totalMs: 3_000,
+                    topFrame: "StallDemo.spinCPU(milliseconds:)"))
         #expect(baseline.fingerprints.map(\.fingerprint) == baseline.fingerprints.map(\.fingerprint).sorted())
 
         let printed = try StallReportCLI.run(["baseline", "--min-duration", "1000", head.path, "-o", "-"])
@@ -46,13 +51,21 @@ struct StallReportCLIBaselineDiffTests {
         #expect(run.status == 0, "\(run)")
         #expect(run.stderr.isEmpty)
         let lines = run.stdoutLines
-        #expect(lines[0] == "base: 5 stalls (2.21 s), head: 7 stalls (5.70 s); 1 new, 2 regressed, 1 fixed, 0 unchanged")
+        #expect(
+            lines[0] == "base: 5 stalls (2.21 s), head: 7 stalls (5.70 s); 1 new, 2 regressed, 1 fixed, 0 unchanged")
         #expect(lines[1] == "regression: count or p95 more than 25% above base; min occurrences 1")
         let header = try #require(lines.firstIndex { $0.hasPrefix("CHANGE") })
-        let rows = lines[(header + 1)...(header + 4)].map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+        let rows = lines[(header + 1)...(header + 4)].map {
+            $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        }
         #expect(rows.map { $0[0] } == ["new", "regressed", "regressed", "fixed"])
-        #expect(rows.map { $0[1] } == [DemoScenario.recursion, DemoScenario.spin, DemoScenario.lock, DemoScenario.sleep])
-        #expect(rows[1].prefix(10) == ["regressed", DemoScenario.spin, "2", "4", "600", "ms", "1.20", "s", "+100%", "StallDemo.spinCPU(milliseconds:)"])
+        #expect(
+            rows.map { $0[1] } == [DemoScenario.recursion, DemoScenario.spin, DemoScenario.lock, DemoScenario.sleep])
+        #expect(
+            rows[1].prefix(10) == [
+                "regressed", DemoScenario.spin, "2", "4", "600", "ms", "1.20", "s", "+100%",
+                "StallDemo.spinCPU(milliseconds:)",
+            ])
         #expect(rows[3].prefix(7) == ["fixed", DemoScenario.sleep, "2", "-", "410", "ms", "-"])
         #expect(run.stdout.contains("regressed \(DemoScenario.lock): count 1 → 2 (+100%), p95 500 ms → 1.50 s (+200%)"))
     }
@@ -61,14 +74,18 @@ struct StallReportCLIBaselineDiffTests {
     func options() throws {
         let extra = try directory.subdirectory("extra")
         try ReportFixtures.write(DemoScenario.report(["StallDemo.extra()"], 333, minute: 30), to: extra, name: "x.json")
-        let run = try StallReportCLI.run(["diff", "--base", base.path, extra.path, "--head", head.path, extra.path, "--format", "json"])
+        let run = try StallReportCLI.run([
+            "diff", "--base", base.path, extra.path, "--head", head.path, extra.path, "--format", "json",
+        ])
         #expect(run.status == 0, "\(run)")
         let object = try #require(try run.jsonObject())
         #expect((object["counts"] as? [String: Int]) == ["new": 1, "regressed": 2, "fixed": 1, "unchanged": 1])
 
         let same = try StallReportCLI.run(["diff", head.path, head.path])
         #expect(same.status == 0)
-        #expect(same.stdoutLines[0] == "base: 7 stalls (5.70 s), head: 7 stalls (5.70 s); 0 new, 0 regressed, 0 fixed, 3 unchanged")
+        #expect(
+            same.stdoutLines[0]
+                == "base: 7 stalls (5.70 s), head: 7 stalls (5.70 s); 0 new, 0 regressed, 0 fixed, 3 unchanged")
     }
 
     @Test("diff JSON: documented keys and exact numbers")
@@ -76,7 +93,10 @@ struct StallReportCLIBaselineDiffTests {
         let run = try StallReportCLI.run(["diff", "--format", "json", base.path, head.path])
         #expect(run.status == 0, "\(run)")
         let object = try #require(try run.jsonObject())
-        #expect(Set(object.keys) == ["formatVersion", "kind", "tolerance", "minOccurrences", "base", "head", "counts", "fingerprints"])
+        #expect(
+            Set(object.keys) == [
+                "formatVersion", "kind", "tolerance", "minOccurrences", "base", "head", "counts", "fingerprints",
+            ])
         #expect(object["kind"] as? String == "diff")
         #expect((object["base"] as? [String: Any])?["stalls"] as? Int == 5)
         #expect((object["head"] as? [String: Any])?["totalMs"] as? Double == 5_700)
@@ -93,10 +113,17 @@ struct StallReportCLIBaselineDiffTests {
 
     @Test("diff markdown, tolerance and minimum occurrences")
     func markdown() throws {
-        let run = try StallReportCLI.run(["diff", "--format", "markdown", "--tolerance", "3", "--min-occurrences", "2", base.path, head.path])
+        let run = try StallReportCLI.run([
+            "diff", "--format", "markdown", "--tolerance", "3", "--min-occurrences", "2", base.path, head.path,
+        ])
         #expect(run.status == 0, "\(run)")
-        #expect(run.stdout.hasPrefix("## Stall diff\n\nbase: 5 stalls (2.21 s), head: 7 stalls (5.70 s); 1 new, 0 regressed, 1 fixed, 2 unchanged."))
-        #expect(run.stdout.contains("| **new*** | `\(DemoScenario.recursion)` | - | 1 | - | 700 ms | - | `StallDemo.recurse(depth:)` |"))
+        #expect(
+            run.stdout.hasPrefix(
+                "## Stall diff\n\nbase: 5 stalls (2.21 s), head: 7 stalls (5.70 s); 1 new, 0 regressed, 1 fixed, 2 unchanged."
+            ))
+        #expect(
+            run.stdout.contains(
+                "| **new*** | `\(DemoScenario.recursion)` | - | 1 | - | 700 ms | - | `StallDemo.recurse(depth:)` |"))
         #expect(run.stdout.contains("| **unchanged** | `\(DemoScenario.spin)` | 2 | 4 | 600 ms | 1.20 s | +100% |"))
         #expect(run.stdout.contains("\\* fewer occurrences in head than --min-occurrences"))
     }

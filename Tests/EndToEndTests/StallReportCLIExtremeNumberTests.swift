@@ -10,9 +10,11 @@ import Testing
 struct StallReportCLIExtremeNumberTests {
     /// Numeric fields of a report, as key paths into its JSON.
     static let reportFields = [
-        "durationMs", "thresholdMs", "mainThreadCPUMs", "cpuObservedMs", "loop.longestPassMs", "loop.passes", "loop.threadID",
+        "durationMs", "thresholdMs", "mainThreadCPUMs", "cpuObservedMs", "loop.longestPassMs", "loop.passes",
+        "loop.threadID",
         "process.pid", "sampling.intervalMs", "sampling.effectiveIntervalMs", "sampling.attempted", "sampling.taken",
-        "sampling.maxSamples", "sampling.timedOut", "sampling.dropped", "samples.*.offsetMs", "frames.0.line", "frames.1.offset",
+        "sampling.maxSamples", "sampling.timedOut", "sampling.dropped", "samples.*.offsetMs", "frames.0.line",
+        "frames.1.offset",
         "processStoppedMs", "machineSuspendedMs", "omittedSamples",
     ]
 
@@ -20,7 +22,9 @@ struct StallReportCLIExtremeNumberTests {
     static let sessionFields = ["monitoredMs", "thresholdMs", "spans", "stalls", "reportsWritten", "processStartTicks"]
 
     /// Extreme values as JSON number text: huge, tiny, negative, past Int64, past Double (infinite).
-    static let values = ["1e22", "1e21", "1e308", "-1e308", "-1", "1e-300", "0", "9223372036854775807", "18446744073709551616", "1e400"]
+    static let values = [
+        "1e22", "1e21", "1e308", "-1e308", "-1", "1e-300", "0", "9223372036854775807", "18446744073709551616", "1e400",
+    ]
 
     @Test("No subcommand or format crashes on an extreme number; the other reports are still read", arguments: values)
     func extreme(_ literal: String) throws {
@@ -36,7 +40,9 @@ struct StallReportCLIExtremeNumberTests {
             report.machineSuspendedMs = 1
             report.omittedSamples = 1
             let data = try ReportJSONPatch.patch(try report.encoded(), keyPath: field, literal: literal)
-            files.append(try directory.file("reports/extreme-\(field.replacingOccurrences(of: "*", with: "all")).json", data).path)
+            files.append(
+                try directory.file("reports/extreme-\(field.replacingOccurrences(of: "*", with: "all")).json", data)
+                    .path)
         }
         for field in Self.sessionFields {
             let text = SessionCLIFixtures.sessionText(pid: 4242, minutes: 60, stalls: 1)
@@ -52,11 +58,15 @@ struct StallReportCLIExtremeNumberTests {
             if invocation.name == "summarize json", run.status == 0 {
                 let json = try run.jsonObject()
                 let totals = json?["totals"] as? [String: Any]
-                #expect((totals?["reportsRead"] as? Int ?? 0) >= 1, "\(invocation) with \(literal): \(run.stdout.prefix(400))")
+                #expect(
+                    (totals?["reportsRead"] as? Int ?? 0) >= 1,
+                    "\(invocation) with \(literal): \(run.stdout.prefix(400))")
             }
             // Whatever is refused is named: each problem line names a file under the reports directory.
-            for line in run.stderrLines where !line.hasPrefix("stallreport: error:") && !line.hasPrefix("stallreport: warning:")
-                && !line.contains("no stall matched") {
+            for line in run.stderrLines
+            where !line.hasPrefix("stallreport: error:") && !line.hasPrefix("stallreport: warning:")
+                && !line.contains("no stall matched")
+            {
                 #expect(line.contains(reports.path), "\(invocation) with \(literal): \(line)")
             }
         }

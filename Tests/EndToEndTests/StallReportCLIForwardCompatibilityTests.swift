@@ -15,7 +15,8 @@ struct StallReportCLIForwardCompatibilityTests {
         directory = try ReportDirectory()
         reports = try DemoScenario.write(to: directory, only: ["r01-spin.json", "r05-lock.json"])
         // The lock report as a newer writer would write it.
-        var object = try #require(try JSONSerialization.jsonObject(with: try DemoScenario.reports[4].1.encoded()) as? [String: Any])
+        var object = try #require(
+            try JSONSerialization.jsonObject(with: try DemoScenario.reports[4].1.encoded()) as? [String: Any])
         object["classification"] = "deadlock"
         object["status"] = "suspended"
         object["fingerprint"] = "f00dfacef00dface"

@@ -33,7 +33,8 @@ enum StallReportCLI {
         var description: String {
             switch self {
             case .binaryNotFound(let searched): return "binary not found; searched: \(searched.joined(separator: ", "))"
-            case .timedOut(let arguments): return "stallreport \(arguments.joined(separator: " ")) did not finish within the time limit"
+            case .timedOut(let arguments):
+                return "stallreport \(arguments.joined(separator: " ")) did not finish within the time limit"
             }
         }
     }
@@ -48,7 +49,9 @@ enum StallReportCLI {
         if let first = CommandLine.arguments.first {
             starts.append(URL(fileURLWithPath: first).resolvingSymlinksInPath().deletingLastPathComponent())
         }
-        if let executable = Bundle.main.executableURL { starts.append(executable.resolvingSymlinksInPath().deletingLastPathComponent()) }
+        if let executable = Bundle.main.executableURL {
+            starts.append(executable.resolvingSymlinksInPath().deletingLastPathComponent())
+        }
         starts.append(Bundle.main.bundleURL.resolvingSymlinksInPath())
         var searched: [String] = []
         for start in starts {
@@ -57,8 +60,10 @@ enum StallReportCLI {
                 let candidate = directory.appendingPathComponent(name)
                 searched.append(candidate.path)
                 var isDirectory: ObjCBool = false
-                if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue,
-                   FileManager.default.isExecutableFile(atPath: candidate.path) {
+                if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory),
+                    !isDirectory.boolValue,
+                    FileManager.default.isExecutableFile(atPath: candidate.path)
+                {
                     return candidate
                 }
                 directory = directory.deletingLastPathComponent()
@@ -71,7 +76,8 @@ enum StallReportCLI {
     /// with an empty signal mask as from a shell: a test runs on a worker thread that blocks most
     /// signals, and a child inheriting that mask misbehaves (gdb never sees its inferior stop).
     static func withUnblockedSignals<T>(_ body: () throws -> T) rethrows -> T {
-        var none = sigset_t(), saved = sigset_t()
+        var none = sigset_t()
+        var saved = sigset_t()
         sigemptyset(&none)
         pthread_sigmask(SIG_SETMASK, &none, &saved)
         defer { pthread_sigmask(SIG_SETMASK, &saved, nil) }
@@ -82,21 +88,29 @@ enum StallReportCLI {
     /// absolute path) in `directory` with `environment` added to (or, for nil
     /// values, removed from) the test process's environment. Output goes through temporary files,
     /// so a large output cannot deadlock a pipe. Fails after `timeout` seconds.
-    static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String?] = [:], timeout: TimeInterval = 120, executable: String = "stallreport") throws -> Run {
+    static func run(
+        _ arguments: [String], in directory: URL? = nil, environment: [String: String?] = [:],
+        timeout: TimeInterval = 120, executable: String = "stallreport"
+    ) throws -> Run {
         let process = Process()
-        process.executableURL = executable.hasPrefix("/") ? URL(fileURLWithPath: executable) : try binary(named: executable)
+        process.executableURL =
+            executable.hasPrefix("/") ? URL(fileURLWithPath: executable) : try binary(named: executable)
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = directory }
         var env = ProcessInfo.processInfo.environment
         // A clean slate for what the CLI reacts to, unless the test sets it.
-        for key in ["GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE", "NO_COLOR", "COLUMNS"] { env[key] = nil }
+        for key in ["GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE", "NO_COLOR", "COLUMNS"] {
+            env[key] = nil
+        }
         for (key, value) in environment { env[key] = value }
         process.environment = env
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("stallreport-run-\(UUID().uuidString)")
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "stallreport-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let output = try OutputFiles(stdout: scratch.appendingPathComponent("stdout"), stderr: scratch.appendingPathComponent("stderr"),
-                                     for: process)
+        let output = try OutputFiles(
+            stdout: scratch.appendingPathComponent("stdout"), stderr: scratch.appendingPathComponent("stderr"),
+            for: process)
         try withUnblockedSignals { try process.run() }
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning {
@@ -109,9 +123,12 @@ enum StallReportCLI {
         }
         process.waitUntilExit()
         try output.close()
-        return Run(status: process.terminationStatus,
-                   stdout: String(decoding: try BoundedFileReader.contents(of: output.stdout.path, limit: .max).get(), as: UTF8.self),
-                   stderr: String(decoding: try BoundedFileReader.contents(of: output.stderr.path, limit: .max).get(), as: UTF8.self))
+        return Run(
+            status: process.terminationStatus,
+            stdout: String(
+                decoding: try BoundedFileReader.contents(of: output.stdout.path, limit: .max).get(), as: UTF8.self),
+            stderr: String(
+                decoding: try BoundedFileReader.contents(of: output.stderr.path, limit: .max).get(), as: UTF8.self))
     }
 }
 
@@ -145,7 +162,8 @@ final class ReportDirectory {
     @discardableResult
     func file(_ name: String, _ data: Data) throws -> URL {
         let target = url.appendingPathComponent(name)
-        try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
         try data.write(to: target)
         return target
     }
@@ -162,13 +180,18 @@ enum DemoScenario {
     static let spinSymbols = ["StallDemo.spinCPU(milliseconds:)", "StallDemo.Stalls.cpuSpin()"]
     static let lockSymbols = ["StallDemo.waitOnMutex()", "StallDemo.Stalls.mutexWait()"]
     static let sleepSymbols = ["StallDemo.Stalls.sleep()"]
-    static let recursionSymbols = ["StallDemo.recurse(depth:)", "StallDemo.recurse(depth:)", "StallDemo.Stalls.deepRecursion()"]
+    static let recursionSymbols = [
+        "StallDemo.recurse(depth:)", "StallDemo.recurse(depth:)", "StallDemo.Stalls.deepRecursion()",
+    ]
     static let start = Date(timeIntervalSince1970: 1_772_366_400)  // 2026-03-01T12:00:00Z
 
-    static func report(_ symbols: [String], _ ms: Double, minute: Double, status: StallStatus = .ended,
-                       classification: StallClassification = .cpu, leaf: String? = nil, syscall: String? = nil) -> StallReport {
-        ReportFixtures.report(appSymbols: symbols, durationMs: ms, startedAt: start.addingTimeInterval(minute * 60), status: status,
-                           classification: classification, leaf: leaf, syscall: syscall)
+    static func report(
+        _ symbols: [String], _ ms: Double, minute: Double, status: StallStatus = .ended,
+        classification: StallClassification = .cpu, leaf: String? = nil, syscall: String? = nil
+    ) -> StallReport {
+        ReportFixtures.report(
+            appSymbols: symbols, durationMs: ms, startedAt: start.addingTimeInterval(minute * 60), status: status,
+            classification: classification, leaf: leaf, syscall: syscall)
     }
 
     /// 9 stalls: spin ×4 (300, 600, 900, 1200 ms = 3.00 s), lock ×2 (500 ended, 1500 fatal = 2.00 s),
@@ -179,9 +202,18 @@ enum DemoScenario {
         ("r03-spin.json", report(spinSymbols, 900, minute: 2)),
         ("r04-spin.json", report(spinSymbols, 1_200, minute: 3)),
         ("r05-lock.json", report(lockSymbols, 500, minute: 4, classification: .blocked, leaf: "__lll_lock_wait")),
-        ("r06-lock.json", report(lockSymbols, 1_500, minute: 5, status: .fatal, classification: .blocked, leaf: "__lll_lock_wait")),
-        ("r07-sleep.json", report(sleepSymbols, 400, minute: 6, classification: .blocked, leaf: "usleep", syscall: "nanosleep")),
-        ("r08-sleep.json", report(sleepSymbols, 410, minute: 7, classification: .blocked, leaf: "usleep", syscall: "nanosleep")),
+        (
+            "r06-lock.json",
+            report(lockSymbols, 1_500, minute: 5, status: .fatal, classification: .blocked, leaf: "__lll_lock_wait")
+        ),
+        (
+            "r07-sleep.json",
+            report(sleepSymbols, 400, minute: 6, classification: .blocked, leaf: "usleep", syscall: "nanosleep")
+        ),
+        (
+            "r08-sleep.json",
+            report(sleepSymbols, 410, minute: 7, classification: .blocked, leaf: "usleep", syscall: "nanosleep")
+        ),
         ("r09-recursion.json", report(recursionSymbols, 700, minute: 8, status: .inProgress)),
     ]
 
@@ -202,7 +234,9 @@ enum DemoScenario {
     }
 
     /// Writes the scenario into `directory` (optionally under a subdirectory).
-    static func write(to directory: ReportDirectory, under subdirectory: String = "reports", only names: Set<String>? = nil) throws -> URL {
+    static func write(
+        to directory: ReportDirectory, under subdirectory: String = "reports", only names: Set<String>? = nil
+    ) throws -> URL {
         let target = try directory.subdirectory(subdirectory)
         for (name, report) in reports where names?.contains(name) ?? true {
             try ReportFixtures.write(report, to: target, name: name)

@@ -18,7 +18,8 @@ struct StallReportCLIInputTests {
         let valid = try DemoScenario.reports[0].1.encoded()
         try directory.file("reports/broken/empty.json", Data())
         try directory.file("reports/broken/truncated.json", valid.prefix(valid.count / 3))
-        try directory.file("reports/broken/garbage.json", Data((0..<8_192).map { UInt8(truncatingIfNeeded: $0 &* 197 &+ 11) }))
+        try directory.file(
+            "reports/broken/garbage.json", Data((0..<8_192).map { UInt8(truncatingIfNeeded: $0 &* 197 &+ 11) }))
         try directory.file("reports/broken/package.json", #"{"name": "not-a-report", "version": "1.0.0"}"#)
         try directory.file("reports/broken/array.json", "[1, 2, 3]")
         try directory.file("reports/broken/future.json", #"{"schemaVersion": 7, "id": "x"}"#)
@@ -38,9 +39,12 @@ struct StallReportCLIInputTests {
         big.append(Data(#""}"#.utf8))
         try directory.file("reports/broken/big.json", big)
         let broken = directory.url.appendingPathComponent("reports/broken")
-        try FileManager.default.createSymbolicLink(atPath: broken.appendingPathComponent("loop").path, withDestinationPath: "..")
-        try FileManager.default.createSymbolicLink(atPath: broken.appendingPathComponent("self.json").path, withDestinationPath: "self.json")
-        try FileManager.default.createSymbolicLink(atPath: broken.appendingPathComponent("dangling.json").path, withDestinationPath: "gone.json")
+        try FileManager.default.createSymbolicLink(
+            atPath: broken.appendingPathComponent("loop").path, withDestinationPath: "..")
+        try FileManager.default.createSymbolicLink(
+            atPath: broken.appendingPathComponent("self.json").path, withDestinationPath: "self.json")
+        try FileManager.default.createSymbolicLink(
+            atPath: broken.appendingPathComponent("dangling.json").path, withDestinationPath: "gone.json")
         return [
             "broken/empty.json": "file is empty",
             "broken/truncated.json": "invalid JSON: the document ends early (truncated file?)",
@@ -51,7 +55,8 @@ struct StallReportCLIInputTests {
             "broken/partial.json": "not a stall report: missing key 'status'",
             "broken/deep.json": "JSON nested deeper than 512 levels; not decoded",
             "broken/negative.json": "value out of range: durationMs is -5.0, must be a finite number, 0 or more",
-            "broken/index.json": "value out of range: representativeStack has index \(dangling.frames.count + 3), but there are \(dangling.frames.count) frames",
+            "broken/index.json":
+                "value out of range: representativeStack has index \(dangling.frames.count + 3), but there are \(dangling.frames.count) frames",
             "broken/big.json": "not a stall report: missing key 'id'",
             "broken/loop": "symbolic link loop: leads back to a directory that contains it; not followed",
             "broken/self.json": "symbolic link loop (too many levels of symbolic links)",
@@ -81,9 +86,14 @@ struct StallReportCLIInputTests {
         let run = try StallReportCLI.run(["summarize", "--strict", reports.path])
         #expect(run.status == 2, "\(run)")
         #expect(run.stdoutLines[0].hasPrefix("9 stalls"))
-        #expect(run.stderrLines == ["stallreport: \(reports.path)/zzz-empty.json: file is empty",
-                                    "stallreport: error: 1 file could not be used and --strict was given"])
-        let clean = try StallReportCLI.run(["summarize", "--strict", reports.appendingPathComponent("r01-spin.json").path])
+        #expect(
+            run.stderrLines == [
+                "stallreport: \(reports.path)/zzz-empty.json: file is empty",
+                "stallreport: error: 1 file could not be used and --strict was given",
+            ])
+        let clean = try StallReportCLI.run([
+            "summarize", "--strict", reports.appendingPathComponent("r01-spin.json").path,
+        ])
         #expect(clean.status == 0, "\(clean)")
     }
 
@@ -95,7 +105,10 @@ struct StallReportCLIInputTests {
         try directory.file("reports/big.json", big)
         let run = try StallReportCLI.run(["summarize", "--max-file-size", "2", reports.path])
         #expect(run.status == 0)
-        #expect(run.stderrLines == ["stallreport: \(reports.path)/big.json: file too large (3.0 MiB, limit 2.0 MiB; raise it with --max-file-size)"])
+        #expect(
+            run.stderrLines == [
+                "stallreport: \(reports.path)/big.json: file too large (3.0 MiB, limit 2.0 MiB; raise it with --max-file-size)"
+            ])
     }
 
     @Test("An unreadable file is reported (as root, which can read it anyway, it is summarized)")
@@ -113,7 +126,9 @@ struct StallReportCLIInputTests {
         }
     }
 
-    @Test("No valid report at all is exit status 2; --allow-empty accepts an empty directory", arguments: ["summarize", "baseline", "gate"])
+    @Test(
+        "No valid report at all is exit status 2; --allow-empty accepts an empty directory",
+        arguments: ["summarize", "baseline", "gate"])
     func nothingValid(_ command: String) throws {
         let empty = try directory.subdirectory("empty")
         try directory.file("onlybad/bad.json", "{")
@@ -122,10 +137,11 @@ struct StallReportCLIInputTests {
 
         let none = try StallReportCLI.run([command] + extra + [empty.path])
         #expect(none.status == 2, "\(none)")
-        #expect(none.stderrLines == [
-            "stallreport: \(empty.path): no report files (*.json) found in this directory",
-            "stallreport: error: no report files found in \(empty.path); pass --allow-empty if no reports means no stalls",
-        ])
+        #expect(
+            none.stderrLines == [
+                "stallreport: \(empty.path): no report files (*.json) found in this directory",
+                "stallreport: error: no report files found in \(empty.path); pass --allow-empty if no reports means no stalls",
+            ])
         #expect(none.stdout.isEmpty)
 
         let bad = try StallReportCLI.run([command] + extra + [directory.url.appendingPathComponent("onlybad").path])
@@ -142,10 +158,11 @@ struct StallReportCLIInputTests {
         let missing = directory.url.appendingPathComponent("no-such-dir").path
         let run = try StallReportCLI.run(["summarize", missing, reports.path])
         #expect(run.status == 3)
-        #expect(run.stderrLines == [
-            "stallreport: \(missing): no such file or directory",
-            "stallreport: error: \(missing) does not exist (check the path; --allow-empty only accepts an existing directory without reports)",
-        ])
+        #expect(
+            run.stderrLines == [
+                "stallreport: \(missing): no such file or directory",
+                "stallreport: error: \(missing) does not exist (check the path; --allow-empty only accepts an existing directory without reports)",
+            ])
         #expect(run.stdoutLines[0].hasPrefix("9 stalls"))
     }
 }

@@ -9,12 +9,14 @@ import Testing
 @Suite("stallreport: a missing path is never an empty run")
 struct StallReportCLIMissingPathTests {
     static let commands: [[String]] = [
-        ["summarize"], ["gate", "--max-stalls", "0"], ["baseline", "-o", "-"], ["export", "--format", "folded", "-o", "-"],
+        ["summarize"], ["gate", "--max-stalls", "0"], ["baseline", "-o", "-"],
+        ["export", "--format", "folded", "-o", "-"],
         ["flamegraph", "-o", "-"],
     ]
 
-    @Test("A typo fails with exit status 3, with or without --allow-empty, and the hint does not suggest --allow-empty",
-          arguments: commands)
+    @Test(
+        "A typo fails with exit status 3, with or without --allow-empty, and the hint does not suggest --allow-empty",
+        arguments: commands)
     func typo(_ command: [String]) throws {
         let directory = try ReportDirectory()
         let typo = directory.url.appendingPathComponent("nonexistent/typo").path

@@ -19,7 +19,9 @@ struct StallReportCLINamesTests {
     @Test("The default summary fits in 120 columns and shows simplified names")
     func summaryFits() throws {
         let demo = try VizDemo.run()
-        try #require(demo.reports.contains { $0.report.frames.contains { $0.symbol == Self.spinFull } }, "the demo's reports name \(Self.spinFull)")
+        try #require(
+            demo.reports.contains { $0.report.frames.contains { $0.symbol == Self.spinFull } },
+            "the demo's reports name \(Self.spinFull)")
         let run = try Self.summarize(demo)
         for line in run.stdoutLines {
             #expect(line.count <= 120, "\(line.count) characters: \(line)")
@@ -35,7 +37,10 @@ struct StallReportCLINamesTests {
         let full = try Self.summarize(demo, ["--full-names"])
         #expect(full.stdout.contains("at \(Self.spinFull)"), "\(full)")
         let wide = try Self.summarize(demo, ["--wide"])
-        #expect(wide.stdoutLines.contains { $0.hasPrefix("#  FINGERPRINT") && $0.contains("P50") && $0.contains("FIRST SEEN") }, "\(wide)")
+        #expect(
+            wide.stdoutLines.contains {
+                $0.hasPrefix("#  FINGERPRINT") && $0.contains("P50") && $0.contains("FIRST SEEN")
+            }, "\(wide)")
         let json = try Self.summarize(demo, ["--format", "json"])
         #expect(json.stdout.contains("spinOnCPU(milliseconds: Swift.Int)"), "\(json)")
     }
@@ -45,7 +50,9 @@ struct StallReportCLINamesTests {
         let demo = try VizDemo.run()
         let spin = try demo.report(naming: "spinOnCPU")
         let show = try StallReportCLI.run(["show", spin.path])
-        #expect(show.status == 0 && show.stdout.contains(Self.spinSimplified) && !show.stdout.contains(Self.spinFull), "\(show)")
+        #expect(
+            show.status == 0 && show.stdout.contains(Self.spinSimplified) && !show.stdout.contains(Self.spinFull),
+            "\(show)")
         // A full name with its offset and the crash-log columns before it can pass 120 columns
         // (where show cuts names when stdout is not a terminal): a wide terminal shows it whole.
         let showFull = try StallReportCLI.run(["show", "--full-names", spin.path], environment: ["COLUMNS": "200"])
@@ -68,7 +75,8 @@ struct StallReportCLINamesTests {
         let page = try String(contentsOf: html, encoding: .utf8)
         let start = try #require(page.range(of: "id=\"flame-data\">"))
         let end = try #require(page.range(of: "</script>", range: start.upperBound..<page.endIndex))
-        let data = try JSONDecoder().decode(FlameGraphData.self, from: Data(page[start.upperBound..<end.lowerBound].utf8))
+        let data = try JSONDecoder().decode(
+            FlameGraphData.self, from: Data(page[start.upperBound..<end.lowerBound].utf8))
         let frame = try #require(data.frames.first { $0.name == Self.spinSimplified })
         #expect(frame.full == Self.spinFull, "the full name is on hover")
     }

@@ -46,12 +46,14 @@ struct StallReportCLIOutputDestinationTests {
         #expect(received.get() == Data(direct.stdout.utf8))
     }
 
-    @Test("A private character device node like /dev/null stays a device (as root; skipped otherwise)",
-          arguments: [["export", "--format", "folded"], ["export", "--format", "pprof"], ["flamegraph"], ["baseline"]])
+    @Test(
+        "A private character device node like /dev/null stays a device (as root; skipped otherwise)",
+        arguments: [["export", "--format", "folded"], ["export", "--format", "pprof"], ["flamegraph"], ["baseline"]])
     func deviceNode(_ command: [String]) throws {
         let node = directory.url.appendingPathComponent("null").path
         // Major 1, minor 3: the memory driver's null device, made in the test's own directory.
-        guard mknod(node, S_IFCHR | 0o666, dev_t((1 << 8) | 3)) == 0 else { return }  // not root (or no CAP_MKNOD): skipped
+        // not root (or no CAP_MKNOD): skipped
+        guard mknod(node, S_IFCHR | 0o666, dev_t((1 << 8) | 3)) == 0 else { return }
         let run = try StallReportCLI.run(command + [reports.path, "-o", node])
         #expect(run.status == 0, "\(run)")
         #expect(Self.type(node) == S_IFCHR, "the device node was replaced")

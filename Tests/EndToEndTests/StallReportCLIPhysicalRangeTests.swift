@@ -55,10 +55,15 @@ struct StallReportCLIPhysicalRangeTests {
         for format in ["speedscope", "folded", "chrome-trace"] {
             let export = try StallReportCLI.run(["export", "--format", format, reports.path, "-o", "-"])
             #expect(export.status == 0, "\(format): \(export)")
-            #expect(!export.stdout.contains("e-300") && !export.stdout.contains("e-10") && !export.stdout.contains("e-07"), "\(format)")
+            #expect(
+                !export.stdout.contains("e-300") && !export.stdout.contains("e-10") && !export.stdout.contains("e-07"),
+                "\(format)")
             // Folded stacks count whole microseconds: the edge report's 1 ns samples round to none there.
-            #expect(export.stdout.contains("edge()") || format != "speedscope", "\(format): the edge report is exported")
-            for number in Self.bad.indices { #expect(!export.stdout.contains("bad\(number)()"), "\(format): bad report \(number) is exported") }
+            #expect(
+                export.stdout.contains("edge()") || format != "speedscope", "\(format): the edge report is exported")
+            for number in Self.bad.indices {
+                #expect(!export.stdout.contains("bad\(number)()"), "\(format): bad report \(number) is exported")
+            }
         }
     }
 }

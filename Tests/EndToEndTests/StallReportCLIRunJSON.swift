@@ -11,7 +11,8 @@ extension StallReportCLI.Run {
 extension StallReportCLI {
     /// `stallreport summarize --format json <path>`'s object, recording an issue unless the run
     /// exits 0 and says nothing on stderr.
-    static func jsonSummary(of path: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
+    static func jsonSummary(of path: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any]
+    {
         let run = try run(["summarize", "--format", "json", path])
         #expect(run.status == 0, "\(run)", sourceLocation: sourceLocation)
         #expect(run.stderr.isEmpty, "\(run)", sourceLocation: sourceLocation)

@@ -7,11 +7,14 @@ struct StallReportCLISessionDemoTests {
     @Test("The demo writes one session record that validates, decodes, and gives summarize a stall rate")
     func demoSession() throws {
         let demo = try VizDemo.run()
-        let names = try FileManager.default.contentsOfDirectory(atPath: demo.directory.path).filter { $0.hasSuffix(".session") }
+        let names = try FileManager.default.contentsOfDirectory(atPath: demo.directory.path).filter {
+            $0.hasSuffix(".session")
+        }
         #expect(names.count == 1, "\(names)")
         let name = try #require(names.first)
         #expect(name.hasPrefix("session-") && name.contains("-p"))
-        try SchemaValidation.validate(schema: "stall-session.schema.json", files: demo.directory.path + "/*.session", expected: 1)
+        try SchemaValidation.validate(
+            schema: "stall-session.schema.json", files: demo.directory.path + "/*.session", expected: 1)
         let record = try SessionRecord.decode(from: Data(contentsOf: demo.directory.appendingPathComponent(name)))
         #expect(record.cleanStop)
         #expect(record.monitoredMs > 0)

@@ -12,11 +12,14 @@ enum SessionCLIFixtures {
     /// The text of a session record: `minutes` long from `offsetMinutes` after ``start``. A clean
     /// record has `monitoredMs` and `stoppedAt`; an unclean one has a stale `monitoredMs` (which
     /// readers must not use) and no `stoppedAt`.
-    static func sessionText(pid: Int, minutes: Double, offsetMinutes: Double = 0, clean: Bool = true, stalls: Int = 0,
-                            dropped: [String: Int] = [:], host: String = "ci-runner") -> String {
+    static func sessionText(
+        pid: Int, minutes: Double, offsetMinutes: Double = 0, clean: Bool = true, stalls: Int = 0,
+        dropped: [String: Int] = [:], host: String = "ci-runner"
+    ) -> String {
         let begin = start.addingTimeInterval(offsetMinutes * 60)
         let end = begin.addingTimeInterval(minutes * 60)
-        let droppedText = dropped.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \($0.value)" }.joined(separator: ", ")
+        let droppedText = dropped.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \($0.value)" }.joined(
+            separator: ", ")
         return """
             {
               "appVersion": "1.4.2",
@@ -43,15 +46,18 @@ enum SessionCLIFixtures {
     /// Writes a session record named as the monitor names it.
     @discardableResult
     static func writeSession(_ text: String, pid: Int, offsetMinutes: Double = 0, to directory: URL) throws -> URL {
-        let stamp = stamp(start.addingTimeInterval(offsetMinutes * 60)).replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
+        let stamp = stamp(start.addingTimeInterval(offsetMinutes * 60)).replacingOccurrences(of: "-", with: "")
+            .replacingOccurrences(of: ":", with: "")
         let url = directory.appendingPathComponent("session-\(stamp)-p\(pid).session")
         try Data(text.utf8).write(to: url)
         return url
     }
 
     /// A report of process `pid` on `ci-runner`, with an optional scene.
-    static func report(_ symbols: [String], _ ms: Double, minute: Double, pid: Int = 4242, scene: String? = nil,
-                       status: StallStatus = .ended) -> StallReport {
+    static func report(
+        _ symbols: [String], _ ms: Double, minute: Double, pid: Int = 4242, scene: String? = nil,
+        status: StallStatus = .ended
+    ) -> StallReport {
         var report = DemoScenario.report(symbols, ms, minute: minute, status: status)
         report.process.pid = pid
         report.scene = scene

@@ -15,17 +15,23 @@ struct StallReportCLISessionSceneGateTests {
         let scenes = try directory.subdirectory("scenes")
         let items: [(String, StallReport)] = [
             ("a.json", SessionCLIFixtures.report(DemoScenario.spinSymbols, 300, minute: 0, scene: "checkout")),
-            ("b.json", SessionCLIFixtures.report(DemoScenario.lockSymbols, 1_500, minute: 1, scene: "checkout", status: .fatal)),
+            (
+                "b.json",
+                SessionCLIFixtures.report(DemoScenario.lockSymbols, 1_500, minute: 1, scene: "checkout", status: .fatal)
+            ),
             ("c.json", SessionCLIFixtures.report(DemoScenario.spinSymbols, 400, minute: 2, scene: "feed")),
             ("d.json", SessionCLIFixtures.report(DemoScenario.spinSymbols, 500, minute: 3, scene: "feed")),
             ("e.json", SessionCLIFixtures.report(DemoScenario.sleepSymbols, 450, minute: 4)),
         ]
         for (name, report) in items { try ReportFixtures.write(report, to: scenes, name: name) }
-        try SessionCLIFixtures.writeSession(SessionCLIFixtures.sessionText(pid: 4242, minutes: 30, stalls: 5), pid: 4242, to: scenes)
+        try SessionCLIFixtures.writeSession(
+            SessionCLIFixtures.sessionText(pid: 4242, minutes: 30, stalls: 5), pid: 4242, to: scenes)
         return scenes
     }
 
-    @Test("Text: one row per scene with count, fatal, distinct fingerprints, rates; stalls without a scene in '(no scene)'")
+    @Test(
+        "Text: one row per scene with count, fatal, distinct fingerprints, rates; stalls without a scene in '(no scene)'"
+    )
     func sceneText() throws {
         let run = try StallReportCLI.run(["summarize", "--wide", "--group-by", "scene", try sceneReports().path])
         #expect(run.status == 0, "\(run)")
@@ -57,7 +63,8 @@ struct StallReportCLISessionSceneGateTests {
         #expect(groups[0]["worstFingerprint"] as? String == DemoScenario.lock)
 
         let markdown = try StallReportCLI.run(["summarize", "--group-by", "scene", "--format", "markdown", scenes.path])
-        #expect(markdown.stdout.contains("| 1 | checkout | 2 (1 fatal) | 2 | 1.80 s | 4.00/h | 3.60 s/h |"), "\(markdown)")
+        #expect(
+            markdown.stdout.contains("| 1 | checkout | 2 (1 fatal) | 2 | 1.80 s | 4.00/h | 3.60 s/h |"), "\(markdown)")
         #expect(markdown.stdout.contains("| 3 | (no scene) | 1 | 1 | 450 ms |"), "\(markdown)")
 
         let top = try StallReportCLI.run(["summarize", "--group-by", "scene", "--top", "1", scenes.path])
@@ -76,7 +83,9 @@ struct StallReportCLISessionSceneGateTests {
         #expect(markdown.stdout.contains("| 2 | `\(DemoScenario.lock)` | 2 (1 fatal) |"))
     }
 
-    @Test("gate --max-fatal: passes at the limit (exit 0), fails above it (exit 1) naming the fingerprint; config key maxFatalStalls")
+    @Test(
+        "gate --max-fatal: passes at the limit (exit 0), fails above it (exit 1) naming the fingerprint; config key maxFatalStalls"
+    )
     func maxFatal() throws {
         let pass = try StallReportCLI.run(["gate", "--max-fatal", "1", reports.path])
         #expect(pass.status == 0, "\(pass)")
@@ -87,7 +96,9 @@ struct StallReportCLISessionSceneGateTests {
         #expect(fail.status == 1, "\(fail)")
         #expect(fail.stdout.contains("  FAIL fatal stalls: 1 > 0  (--max-fatal)"), "\(fail)")
         let budgetLine = try #require(fail.stdoutLines.firstIndex { $0.contains("FAIL fatal stalls") })
-        let named = fail.stdoutLines[(budgetLine + 1)...].prefix { $0.hasPrefix("       ") }.map { String($0.split(separator: " ")[0]) }
+        let named = fail.stdoutLines[(budgetLine + 1)...].prefix { $0.hasPrefix("       ") }.map {
+            String($0.split(separator: " ")[0])
+        }
         #expect(named == [DemoScenario.lock], "only fingerprints with fatal stalls are offenders")
         #expect(fail.stdout.contains("Verdict: FAILED — 1 budget violated (maxFatalStalls)"))
 
@@ -116,7 +127,8 @@ struct StallReportCLISessionSceneGateTests {
         #expect(summarize.stdout.contains("STALL RATE"))
         #expect(summarize.stdout.contains("Reports/stall-session.schema.json"))
         for run in [gate, summarize] {
-            for line in run.stdoutLines where !line.hasPrefix("USAGE:") { #expect(line.count <= 80, "'\(line)'") }  // usage is not wrapped
+            // usage is not wrapped
+            for line in run.stdoutLines where !line.hasPrefix("USAGE:") { #expect(line.count <= 80, "'\(line)'") }
         }
     }
 }

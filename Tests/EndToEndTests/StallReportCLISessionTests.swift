@@ -13,9 +13,12 @@ struct StallReportCLISessionTests {
     init() throws {
         directory = try ReportDirectory()
         reports = try directory.subdirectory("reports")
-        try SessionCLIFixtures.writeSession(SessionCLIFixtures.sessionText(pid: 4242, minutes: 30, stalls: 3), pid: 4242, to: reports)
-        try SessionCLIFixtures.writeSession(SessionCLIFixtures.sessionText(pid: 4243, minutes: 30, offsetMinutes: 30, stalls: 3, dropped: ["deletedForQuota": 2, "reportWrite": 1]),
-                                            pid: 4243, offsetMinutes: 30, to: reports)
+        try SessionCLIFixtures.writeSession(
+            SessionCLIFixtures.sessionText(pid: 4242, minutes: 30, stalls: 3), pid: 4242, to: reports)
+        try SessionCLIFixtures.writeSession(
+            SessionCLIFixtures.sessionText(
+                pid: 4243, minutes: 30, offsetMinutes: 30, stalls: 3, dropped: ["deletedForQuota": 2, "reportWrite": 1]),
+            pid: 4243, offsetMinutes: 30, to: reports)
         let spin = DemoScenario.spinSymbols
         let lock = DemoScenario.lockSymbols
         let stalls: [(String, StallReport)] = [
@@ -37,8 +40,14 @@ struct StallReportCLISessionTests {
         let lines = run.stdoutLines
         #expect(lines[0] == "6 stalls, 2 distinct (by fingerprint), total stall time 4.00 s")
         #expect(lines[1] == "status: 5 ended, 0 in progress, 1 fatal")
-        #expect(lines.contains("stall rate: 6.00 stalls and 4.00 s of stall time per monitored hour (0.11 % of monitored time); 1.00 fatal per hour"), "\(run)")
-        #expect(lines.contains("sessions: 2, 1.00 h monitored, 6 stalls detected by the monitors; 2 stopped cleanly, 0 ended without a clean stop (crashed or killed)"))
+        #expect(
+            lines.contains(
+                "stall rate: 6.00 stalls and 4.00 s of stall time per monitored hour (0.11 % of monitored time); 1.00 fatal per hour"
+            ), "\(run)")
+        #expect(
+            lines.contains(
+                "sessions: 2, 1.00 h monitored, 6 stalls detected by the monitors; 2 stopped cleanly, 0 ended without a clean stop (crashed or killed)"
+            ))
         #expect(lines.contains("reports dropped: 3 (deletedForQuota 2, reportWrite 1)"))
         let header = try #require(lines.first { $0.hasPrefix("#  FINGERPRINT") })
         #expect(header.contains("TOTAL  STALLS/H    TIME/H"))
@@ -73,37 +82,58 @@ struct StallReportCLISessionTests {
         #expect(markdown.stdout.contains("**Stall rate: 6.00 stalls and 4.00 s of stall time per monitored hour**"))
         #expect(markdown.stdout.contains("| Ended without a clean stop (crashed or killed) | 0 |"))
         #expect(markdown.stdout.contains("| Reports dropped | 3 (deletedForQuota 2, reportWrite 1) |"))
-        #expect(markdown.stdout.contains("| 1 | `\(DemoScenario.lock)` | 3 (1 fatal) | 2.80 s | 3.00/h | 2.80 s/h |"), "\(markdown)")
+        #expect(
+            markdown.stdout.contains("| 1 | `\(DemoScenario.lock)` | 3 (1 fatal) | 2.80 s | 3.00/h | 2.80 s/h |"),
+            "\(markdown)")
     }
 
-    @Test("The summary JSON with sessions and with --group-by scene validates against its schema; hand-made records against theirs")
+    @Test(
+        "The summary JSON with sessions and with --group-by scene validates against its schema; hand-made records against theirs"
+    )
     func schemas() throws {
-        try ReportFixtures.write(SessionCLIFixtures.report(DemoScenario.sleepSymbols, 400, minute: 4, scene: "feed"), to: reports, name: "r7.json")
+        try ReportFixtures.write(
+            SessionCLIFixtures.report(DemoScenario.sleepSymbols, 400, minute: 4, scene: "feed"), to: reports,
+            name: "r7.json")
         let out = try directory.subdirectory("summaries")
         for (name, extra) in [("by-fingerprint", [String]()), ("by-scene", ["--group-by", "scene"])] {
             let run = try StallReportCLI.run(["summarize", "--format", "json"] + extra + [reports.path])
             #expect(run.status == 0, "\(run)")
             try Data(run.stdout.utf8).write(to: out.appendingPathComponent("\(name).json"))
         }
-        try SchemaValidation.validate(schema: "stallreport-summary.schema.json", files: out.path + "/*.json", expected: 2)
-        try SchemaValidation.validate(schema: "stall-session.schema.json", files: reports.path + "/*.session", expected: 2)
+        try SchemaValidation.validate(
+            schema: "stallreport-summary.schema.json", files: out.path + "/*.json", expected: 2)
+        try SchemaValidation.validate(
+            schema: "stall-session.schema.json", files: reports.path + "/*.session", expected: 2)
     }
 
     @Test("Sessions without a clean stop count last heartbeat minus start and are listed as crashed or killed")
     func uncleanSessions() throws {
         let other = try directory.subdirectory("unclean")
-        try SessionCLIFixtures.writeSession(SessionCLIFixtures.sessionText(pid: 4242, minutes: 20, clean: false, stalls: 3), pid: 4242, to: other)
-        let killed = try SessionCLIFixtures.writeSession(SessionCLIFixtures.sessionText(pid: 4243, minutes: 40, offsetMinutes: 30, clean: false),
-                                                         pid: 4243, offsetMinutes: 30, to: other)
-        try SessionCLIFixtures.writeSession(SessionCLIFixtures.sessionText(pid: 4244, minutes: 60, offsetMinutes: 60), pid: 4244, offsetMinutes: 60, to: other)
-        try ReportFixtures.write(SessionCLIFixtures.report(DemoScenario.spinSymbols, 500, minute: 1), to: other, name: "r1.json")
-        try ReportFixtures.write(SessionCLIFixtures.report(DemoScenario.lockSymbols, 2_000, minute: 35, pid: 4243, status: .fatal), to: other, name: "r2.json")
+        try SessionCLIFixtures.writeSession(
+            SessionCLIFixtures.sessionText(pid: 4242, minutes: 20, clean: false, stalls: 3), pid: 4242, to: other)
+        let killed = try SessionCLIFixtures.writeSession(
+            SessionCLIFixtures.sessionText(pid: 4243, minutes: 40, offsetMinutes: 30, clean: false),
+            pid: 4243, offsetMinutes: 30, to: other)
+        try SessionCLIFixtures.writeSession(
+            SessionCLIFixtures.sessionText(pid: 4244, minutes: 60, offsetMinutes: 60), pid: 4244, offsetMinutes: 60,
+            to: other)
+        try ReportFixtures.write(
+            SessionCLIFixtures.report(DemoScenario.spinSymbols, 500, minute: 1), to: other, name: "r1.json")
+        try ReportFixtures.write(
+            SessionCLIFixtures.report(DemoScenario.lockSymbols, 2_000, minute: 35, pid: 4243, status: .fatal),
+            to: other, name: "r2.json")
 
         let run = try StallReportCLI.run(["summarize", "--wide", other.path])
         #expect(run.status == 0, "\(run)")
-        #expect(run.stdoutLines.contains("sessions: 3, 2.00 h monitored, 3 stalls detected by the monitors; 1 stopped cleanly, 2 ended without a clean stop (crashed or killed)"), "\(run)")
+        #expect(
+            run.stdoutLines.contains(
+                "sessions: 3, 2.00 h monitored, 3 stalls detected by the monitors; 1 stopped cleanly, 2 ended without a clean stop (crashed or killed)"
+            ), "\(run)")
         #expect(run.stdoutLines.contains("  ended without a clean stop: \(killed.path)"))
-        #expect(run.stdoutLines.contains("stall rate: 1.00 stalls and 1.25 s of stall time per monitored hour (0.03 % of monitored time); 0.50 fatal per hour"), "\(run)")
+        #expect(
+            run.stdoutLines.contains(
+                "stall rate: 1.00 stalls and 1.25 s of stall time per monitored hour (0.03 % of monitored time); 0.50 fatal per hour"
+            ), "\(run)")
 
         let json = try StallReportCLI.run(["summarize", "--format", "json", other.path])
         let sessions = try #require((try json.jsonObject())?["sessions"] as? [String: Any])
@@ -120,7 +150,10 @@ struct StallReportCLISessionTests {
         try Data(SessionCLIFixtures.sessionText(pid: 4250, minutes: 5).prefix(120).utf8).write(to: truncated)
         let run = try StallReportCLI.run(["summarize", reports.path])
         #expect(run.status == 0, "\(run)")
-        #expect(run.stderrLines == ["stallreport: \(truncated.path): session record is not valid JSON: the document is malformed or ends early"], "\(run)")
+        #expect(
+            run.stderrLines == [
+                "stallreport: \(truncated.path): session record is not valid JSON: the document is malformed or ends early"
+            ], "\(run)")
         #expect(run.stdoutLines.contains("read: 6 reports from 6 files, 1 problem (see stderr)"), "\(run)")
         #expect(run.stdoutLines.contains { $0.hasPrefix("stall rate: 6.00 stalls") })
 
@@ -132,11 +165,18 @@ struct StallReportCLISessionTests {
         let empty = reports.appendingPathComponent("session-empty.session")
         try Data().write(to: empty)
         let report = reports.appendingPathComponent("session-report.session")
-        try ReportFixtures.write(SessionCLIFixtures.report(DemoScenario.spinSymbols, 300, minute: 9), to: reports, name: "session-report.session")
+        try ReportFixtures.write(
+            SessionCLIFixtures.report(DemoScenario.spinSymbols, 300, minute: 9), to: reports,
+            name: "session-report.session")
         let both = try StallReportCLI.run(["summarize", reports.path])
         #expect(both.status == 0, "\(both)")
-        #expect(both.stderrLines.contains("stallreport: \(empty.path): session record is empty (the process may have died while creating it)"), "\(both)")
-        #expect(both.stderrLines.contains("stallreport: \(report.path): not a session record: no kind \"session\""), "\(both)")
+        #expect(
+            both.stderrLines.contains(
+                "stallreport: \(empty.path): session record is empty (the process may have died while creating it)"),
+            "\(both)")
+        #expect(
+            both.stderrLines.contains("stallreport: \(report.path): not a session record: no kind \"session\""),
+            "\(both)")
         #expect(both.stderrLines.count == 3)
     }
 
@@ -147,7 +187,10 @@ struct StallReportCLISessionTests {
         let run = try StallReportCLI.run(["summarize", quiet.path])
         #expect(run.status == 0, "\(run)")
         #expect(run.stderr.isEmpty, "\(run)")
-        #expect(run.stdoutLines.contains("stall rate: 0.00 stalls and 0 ms of stall time per monitored hour (0.00 % of monitored time); 0.00 fatal per hour"), "\(run)")
+        #expect(
+            run.stdoutLines.contains(
+                "stall rate: 0.00 stalls and 0 ms of stall time per monitored hour (0.00 % of monitored time); 0.00 fatal per hour"
+            ), "\(run)")
         #expect(run.stdout.contains("No stalls."))
         let gate = try StallReportCLI.run(["gate", "--max-stalls", "0", quiet.path])
         #expect(gate.status == 0, "\(gate)")
@@ -156,11 +199,13 @@ struct StallReportCLISessionTests {
     @Test("Rate-limited compact reports count exactly like full ones")
     func rateLimited() throws {
         let limited = try directory.subdirectory("limited")
-        try SessionCLIFixtures.writeSession(SessionCLIFixtures.sessionText(pid: 4242, minutes: 60, stalls: 5, dropped: ["rateLimitedToSummary": 3]),
-                                            pid: 4242, to: limited)
+        try SessionCLIFixtures.writeSession(
+            SessionCLIFixtures.sessionText(pid: 4242, minutes: 60, stalls: 5, dropped: ["rateLimitedToSummary": 3]),
+            pid: 4242, to: limited)
         for (index, ms) in [300.0, 400, 500, 600, 700].enumerated() {
             let full = SessionCLIFixtures.report(DemoScenario.spinSymbols, ms, minute: Double(index))
-            try ReportFixtures.write(index < 2 ? full : SessionCLIFixtures.compact(full), to: limited, name: "r\(index).json")
+            try ReportFixtures.write(
+                index < 2 ? full : SessionCLIFixtures.compact(full), to: limited, name: "r\(index).json")
         }
         let object = try StallReportCLI.jsonSummary(of: limited.path)
         let totals = try #require(object["totals"] as? [String: Any])

@@ -26,11 +26,14 @@ struct StallReportCLIWidthTests {
         for name in ["r01-spin.json", "r02-spin.json", "r03-spin.json", "r04-spin.json"] {
             try FileManager.default.removeItem(at: reports.appendingPathComponent(name))
         }
-        let nested = try directory.subdirectory("reports/a-directory-with-a-rather-long-name-as-ci-runners-make-them/and-another-level-below-it")
-        let long = try ReportFixtures.write(DemoScenario.report(longSymbols, 2_400, minute: 9), to: nested,
-                                            name: "stall-20260301T120900.000Z-p4242-0001-with-a-long-file-name.json")
+        let nested = try directory.subdirectory(
+            "reports/a-directory-with-a-rather-long-name-as-ci-runners-make-them/and-another-level-below-it")
+        let long = try ReportFixtures.write(
+            DemoScenario.report(longSymbols, 2_400, minute: 9), to: nested,
+            name: "stall-20260301T120900.000Z-p4242-0001-with-a-long-file-name.json")
         let deepSymbols = (0..<60).map { "App.RecursiveDescentParser.parseNestedExpression(level\($0):)" }
-        let deep = try ReportFixtures.write(DemoScenario.report(deepSymbols, 900, minute: 10), to: nested, name: "deep.json")
+        let deep = try ReportFixtures.write(
+            DemoScenario.report(deepSymbols, 900, minute: 10), to: nested, name: "deep.json")
         return (directory, reports, long, deep, baseline)
     }
 
@@ -41,7 +44,8 @@ struct StallReportCLIWidthTests {
         let lines = run.stdoutLines
         #expect(lines.count > 5, "\(run)")
         for line in lines {
-            #expect(line.count <= width, "\(arguments.first ?? "") at COLUMNS=\(width): \(line.count) characters: \(line)")
+            #expect(
+                line.count <= width, "\(arguments.first ?? "") at COLUMNS=\(width): \(line.count) characters: \(line)")
             #expect(!line.contains("\u{1B}"), "no colour when stdout is not a terminal")
         }
         return lines
@@ -56,7 +60,8 @@ struct StallReportCLIWidthTests {
             #expect(text.contains(start), "\(start) shown at COLUMNS=\(width)")
             #expect(!text.contains(symbol), "\(symbol.prefix(20))… shortened at COLUMNS=\(width)")
             let tail = String(symbol.suffix(20))
-            #expect(!lines.contains { $0.trimmingCharacters(in: .whitespaces).hasPrefix(tail) }, "no wrapped name piece")
+            #expect(
+                !lines.contains { $0.trimmingCharacters(in: .whitespaces).hasPrefix(tail) }, "no wrapped name piece")
         }
     }
 
@@ -71,8 +76,11 @@ struct StallReportCLIWidthTests {
     @Test("gate (budgets with offenders, baseline with new and fixed) fits 80 and 200 columns", arguments: [80, 200])
     func gate(width: Int) throws {
         let setup = try Self.setUp()
-        let lines = try Self.lines(["gate", "--full-names", "--max-stalls", "0", "--max-per-fingerprint", "0", "--max-stall-ms", "100",
-                                    "--baseline", setup.baseline.path, setup.reports.path], width: width, expectStatus: 1)
+        let lines = try Self.lines(
+            [
+                "gate", "--full-names", "--max-stalls", "0", "--max-per-fingerprint", "0", "--max-stall-ms", "100",
+                "--baseline", setup.baseline.path, setup.reports.path,
+            ], width: width, expectStatus: 1)
         let text = lines.joined(separator: "\n")
         #expect(text.contains("FAIL new "))
         #expect(text.contains("GOOD fixed "))

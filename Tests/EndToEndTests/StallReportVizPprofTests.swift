@@ -16,26 +16,33 @@ struct StallReportVizPprofTests {
 
     /// Runs `go tool pprof ARGUMENTS` with its caches in a scratch directory.
     static func pprof(_ arguments: [String], scratch: URL) throws -> StallReportCLI.Run {
-        try StallReportCLI.run(["tool", "pprof"] + arguments,
-                               environment: ["HOME": scratch.path, "GOCACHE": scratch.appendingPathComponent("gocache").path,
-                                             "PPROF_TMPDIR": scratch.path, "GOFLAGS": nil],
-                               timeout: 180, executable: go!)
+        try StallReportCLI.run(
+            ["tool", "pprof"] + arguments,
+            environment: [
+                "HOME": scratch.path, "GOCACHE": scratch.appendingPathComponent("gocache").path,
+                "PPROF_TMPDIR": scratch.path, "GOFLAGS": nil,
+            ],
+            timeout: 180, executable: go!)
     }
 
     /// Exports the demo's reports to a pprof file in a fresh directory.
     static func export(_ demo: VizDemo.Run) throws -> (file: URL, scratch: URL) {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("stallreport-pprof-\(UUID().uuidString)")
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "stallreport-pprof-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         let file = scratch.appendingPathComponent("stalls.pb.gz")
         let run = try StallReportCLI.run(["export", "--format", "pprof", demo.directory.path, "-o", file.path])
         #expect(run.status == 0, "\(run)")
         let samples = demo.reports.reduce(0) { $0 + $1.report.samples.count }
-        #expect(run.stdout.contains("wrote pprof export of \(demo.reports.count) stalls (\(samples) samples) to \(file.path)"), "\(run)")
+        #expect(
+            run.stdout.contains(
+                "wrote pprof export of \(demo.reports.count) stalls (\(samples) samples) to \(file.path)"), "\(run)")
         return (file, scratch)
     }
 
-    @Test("go tool pprof -raw reads it: sample count and total weight, labels, function names, build IDs",
-          .enabled(if: go != nil, "go is not installed: apt-get install golang-go"))
+    @Test(
+        "go tool pprof -raw reads it: sample count and total weight, labels, function names, build IDs",
+        .enabled(if: go != nil, "go is not installed: apt-get install golang-go"))
     func raw() throws {
         let demo = try VizDemo.run()
         let (file, scratch) = try Self.export(demo)
@@ -53,7 +60,8 @@ struct StallReportVizPprofTests {
         let wall = samples.reduce(Int64(0)) { $0 + Int64($1.output.2)! }
         #expect(count == demo.reports.reduce(0) { $0 + $1.report.samples.count })
         let expectedWall = demo.reports.reduce(Int64(0)) { total, entry in
-            total + Int64(entry.report.samples.count) * Int64((StallFacts.sampleWeightMs(of: entry.report) * 1_000_000).rounded())
+            total + Int64(entry.report.samples.count)
+                * Int64((StallFacts.sampleWeightMs(of: entry.report) * 1_000_000).rounded())
         }
         #expect(wall == expectedWall)
         #expect(lines.contains("samples/count wall/nanoseconds[dflt]"))
@@ -68,17 +76,23 @@ struct StallReportVizPprofTests {
         let mappings = lines.drop { $0 != "Mappings" }.dropFirst()
         let main = try #require(spin.images.first { $0.isMainExecutable })
         let buildID = try #require(main.buildID)
-        #expect(mappings.first?.hasPrefix("1: ") == true && mappings.first?.contains("\(main.path) \(buildID)") == true, "\(Array(mappings))")
-        for image in spin.images where image.buildID != nil && spin.frames.contains(where: { $0.image.map { spin.images[$0] } == image }) {
-            #expect(mappings.contains { $0.contains("\(image.path) \(image.buildID!)") }, "no mapping for \(image.path)")
+        #expect(
+            mappings.first?.hasPrefix("1: ") == true && mappings.first?.contains("\(main.path) \(buildID)") == true,
+            "\(Array(mappings))")
+        for image in spin.images
+        where image.buildID != nil && spin.frames.contains(where: { $0.image.map { spin.images[$0] } == image }) {
+            #expect(
+                mappings.contains { $0.contains("\(image.path) \(image.buildID!)") }, "no mapping for \(image.path)")
         }
     }
 
-    @Test("Mappings let pprof symbolize from the binary: for the demo's addresses, left unnamed, it finds the reports' file:line",
-          .enabled(if: go != nil, "go is not installed: apt-get install golang-go"))
+    @Test(
+        "Mappings let pprof symbolize from the binary: for the demo's addresses, left unnamed, it finds the reports' file:line",
+        .enabled(if: go != nil, "go is not installed: apt-get install golang-go"))
     func symbolizedByPprof() throws {
         let demo = try VizDemo.run()
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("stallreport-pprof-\(UUID().uuidString)")
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "stallreport-pprof-\(UUID().uuidString)")
         let reports = scratch.appendingPathComponent("reports")
         try FileManager.default.createDirectory(at: reports, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -89,7 +103,9 @@ struct StallReportVizPprofTests {
             for index in report.frames.indices {
                 let frame = report.frames[index]
                 guard let image = frame.image, report.images[image].isMainExecutable else { continue }
-                if let file = frame.file, let line = frame.line, line > 0, let address = ReportCoding.parseAddress(frame.address) {
+                if let file = frame.file, let line = frame.line, line > 0,
+                    let address = ReportCoding.parseAddress(frame.address)
+                {
                     known[address] = (file, line)
                 }
                 report.frames[index].symbol = nil
@@ -112,16 +128,22 @@ struct StallReportVizPprofTests {
         var compared = 0
         var matched = 0
         for line in run.stdoutLines.drop(while: { $0 != "Locations" }) {
-            guard let match = line.firstMatch(of: #/^ +\d+: 0x([0-9a-f]+) M=1\s/#), let address = UInt(match.output.1, radix: 16),
-                  let expected = known[address], line.contains(".swift:") else { continue }
+            guard let match = line.firstMatch(of: #/^ +\d+: 0x([0-9a-f]+) M=1\s/#),
+                let address = UInt(match.output.1, radix: 16),
+                let expected = known[address], line.contains(".swift:")
+            else { continue }
             compared += 1
             if line.contains("\(expected.file):\(expected.line) ") { matched += 1 }
         }
         #expect(compared >= 5, "pprof symbolized too few main-executable addresses:\n\(run)")
-        #expect(Double(matched) >= Double(compared) * 0.75, "\(matched) of \(compared) addresses symbolized to the report's file:line")
+        #expect(
+            Double(matched) >= Double(compared) * 0.75,
+            "\(matched) of \(compared) addresses symbolized to the report's file:line")
     }
 
-    @Test("go tool pprof -top shows the wall time by function", .enabled(if: go != nil, "go is not installed: apt-get install golang-go"))
+    @Test(
+        "go tool pprof -top shows the wall time by function",
+        .enabled(if: go != nil, "go is not installed: apt-get install golang-go"))
     func top() throws {
         let demo = try VizDemo.run()
         let (file, scratch) = try Self.export(demo)
@@ -136,7 +158,8 @@ struct StallReportVizPprofTests {
 
     @Test("Bad input: exit 2 with the file named, nothing written")
     func badInput() throws {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("stallreport-pprof-bad-\(UUID().uuidString)")
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "stallreport-pprof-bad-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let bad = scratch.appendingPathComponent("broken.json")

@@ -15,7 +15,9 @@ struct StallReportVizShowExportTests {
         #expect(run.stdout.contains("fingerprint     \(report.fingerprint)"))
         #expect(run.stdout.contains("\(report.sampling.taken) taken of \(report.sampling.attempted) attempted"))
         #expect(run.stdout.contains("Representative stack (leaf first):"))
-        let stackLines = run.stdoutLines.drop { !$0.hasPrefix("Representative stack") }.dropFirst().prefix { !$0.isEmpty }
+        let stackLines = run.stdoutLines.drop { !$0.hasPrefix("Representative stack") }.dropFirst().prefix {
+            !$0.isEmpty
+        }
         #expect(stackLines.count == report.representativeStack.count)
         #expect(stackLines.first?.hasPrefix("  0  ") == true)
         #expect(stackLines.contains { $0.contains("spinOnCPU") && $0.contains("stall-demo") })
@@ -27,15 +29,21 @@ struct StallReportVizShowExportTests {
         let roots = run.stdoutLines.compactMap { line -> (percent: Double, count: Int)? in
             let prefix = 2 + 6 + 1 + countWidth + 2
             guard line.count > prefix, line.hasPrefix("  "), line.dropFirst(prefix).first != " ",
-                  let match = line.firstMatch(of: /^ +(\d+\.\d)% +(\d+)  \S/),
-                  let percent = Double(match.1), let count = Int(match.2) else { return nil }
+                let match = line.firstMatch(of: /^ +(\d+\.\d)% +(\d+)  \S/),
+                let percent = Double(match.1), let count = Int(match.2)
+            else { return nil }
             return (percent, count)
         }
         #expect(!roots.isEmpty)
         #expect(roots.map(\.count).reduce(0, +) <= report.samples.count)
-        #expect(run.stdout.contains("not shown") || roots.map(\.count).reduce(0, +) == report.samples.count, "\(run.stdout)")
+        #expect(
+            run.stdout.contains("not shown") || roots.map(\.count).reduce(0, +) == report.samples.count, "\(run.stdout)"
+        )
         #expect(roots.allSatisfy { abs($0.percent - Double($0.count) / Double(report.samples.count) * 100) < 0.051 })
-        #expect(run.stdoutLines.contains { $0.range(of: #"^\s+\d+\.\d% +\d+ +.*spinOnCPU"#, options: .regularExpression) != nil })
+        #expect(
+            run.stdoutLines.contains {
+                $0.range(of: #"^\s+\d+\.\d% +\d+ +.*spinOnCPU"#, options: .regularExpression) != nil
+            })
 
         let colored = try StallReportCLI.run(["show", "--color", "always", path])
         #expect(colored.stdout.contains("\u{1B}[1m\u{1B}[36mstatic Scenarios.spinOnCPU(milliseconds:)"))
@@ -65,10 +73,14 @@ struct StallReportVizShowExportTests {
             #expect(match != nil, "not a folded line: \(line)")
             total += Int(line.split(separator: " ").last!) ?? 0
         }
-        #expect(abs(Double(total) - demo.sampledMs * 1000) <= Double(lines.count), "\(total) µs vs \(demo.sampledMs) ms")
+        #expect(
+            abs(Double(total) - demo.sampledMs * 1000) <= Double(lines.count), "\(total) µs vs \(demo.sampledMs) ms")
         #expect(lines.contains { $0.hasPrefix("_start;") && $0.contains("spinOnCPU") })
         // The usleep stall is unwound now: its sleeping samples reach the demo function through usleep.
-        #expect(lines.contains { $0.hasPrefix("_start;") && $0.contains("sleepWithUsleep") && $0.contains("clock_nanosleep") })
+        #expect(
+            lines.contains {
+                $0.hasPrefix("_start;") && $0.contains("sleepWithUsleep") && $0.contains("clock_nanosleep")
+            })
     }
 
     @Test("speedscope: schema, sampled profile, samples.length == weights.length, indices in range, weights add up")
@@ -122,7 +134,9 @@ struct StallReportVizShowExportTests {
         let demo = try VizDemo.run()
         let (_, spin) = try demo.report(naming: "spinOnCPU")
         let expected = demo.reports.filter { $0.report.fingerprint == spin.fingerprint }
-        let run = try StallReportCLI.run(["export", "--format", "chrome-trace", "--fingerprint", spin.fingerprint, demo.directory.path, "-o", "-"])
+        let run = try StallReportCLI.run([
+            "export", "--format", "chrome-trace", "--fingerprint", spin.fingerprint, demo.directory.path, "-o", "-",
+        ])
         #expect(run.status == 0, "\(run)")
         let json = try #require(try run.jsonObject())
         let stalls = (json["traceEvents"] as? [[String: Any]] ?? []).filter { $0["ph"] as? String == "X" }
@@ -131,13 +145,17 @@ struct StallReportVizShowExportTests {
 
         let last = try #require(demo.reports.map(\.report.startedAt).max())
         let since = ReportCoding.formatDate(last)
-        let late = try StallReportCLI.run(["export", "--format", "folded", "--since", since, demo.directory.path, "-o", "-"])
+        let late = try StallReportCLI.run([
+            "export", "--format", "folded", "--since", since, demo.directory.path, "-o", "-",
+        ])
         #expect(late.status == 0)
         let lateTotal = late.stdoutLines.reduce(0) { $0 + (Int($1.split(separator: " ").last!) ?? 0) }
         let lastReport = try #require(demo.reports.first { $0.report.startedAt == last }?.report)
         #expect(Double(lateTotal) == Double(lastReport.samples.count) * lastReport.sampling.effectiveIntervalMs * 1000)
 
-        let none = try StallReportCLI.run(["export", "--format", "folded", "--until", "2000-01-01", demo.directory.path, "-o", "-"])
+        let none = try StallReportCLI.run([
+            "export", "--format", "folded", "--until", "2000-01-01", demo.directory.path, "-o", "-",
+        ])
         #expect(none.status == 0)
         #expect(none.stdout.isEmpty)
         #expect(none.stderr.contains("no stall matched the filters"))

@@ -42,11 +42,13 @@ struct StallReportVizSymbolicateTests {
             nameless.frames[index].file = nil
             nameless.frames[index].line = nil
         }
-        nameless.fingerprint = Fingerprint.make(Fingerprint.components(stack: [], classification: nameless.classification, syscall: nil))
+        nameless.fingerprint = Fingerprint.make(
+            Fingerprint.components(stack: [], classification: nameless.classification, syscall: nil))
         let input = try directory.subdirectory("in")
         try nameless.encoded().write(to: input.appendingPathComponent("stall.json"))
-        return Setup(directory: directory, original: original, input: input, debugDirectory: debugDirectory,
-                     mainImage: mainImage, strippedBinary: stripped)
+        return Setup(
+            directory: directory, original: original, input: input, debugDirectory: debugDirectory,
+            mainImage: mainImage, strippedBinary: stripped)
     }
 
     @Test("Offline names from the unstripped binary equal the in-process names; the stripped one gives none")
@@ -74,7 +76,9 @@ struct StallReportVizSymbolicateTests {
 
         // With the unstripped binary in --debug-dir: the in-process names, file and line.
         let out = setup.directory.url.appendingPathComponent("out")
-        let second = try StallReportCLI.run(["symbolicate", setup.input.path, "--debug-dir", setup.debugDirectory.path, "--output", out.path])
+        let second = try StallReportCLI.run([
+            "symbolicate", setup.input.path, "--debug-dir", setup.debugDirectory.path, "--output", out.path,
+        ])
         #expect(second.status == 0, "\(second)")
         #expect(second.stdout.contains("wrote \(out.path)/stall.json: named"))
         let symbolicated = try StallReport.read(from: out.appendingPathComponent("stall.json"))
@@ -113,22 +117,29 @@ struct StallReportVizSymbolicateTests {
         let setup = try Self.setUp()
         let file = setup.input.appendingPathComponent("stall.json")
         chmod(file.path, 0o600)
-        let run = try StallReportCLI.run(["symbolicate", "--in-place", "--debug-dir", setup.debugDirectory.path, setup.input.path])
+        let run = try StallReportCLI.run([
+            "symbolicate", "--in-place", "--debug-dir", setup.debugDirectory.path, setup.input.path,
+        ])
         #expect(run.status == 0, "\(run)")
         let rewritten = try StallReport.read(from: file)
         #expect(rewritten.frames.contains { $0.symbol?.contains("spinOnCPU") == true })
         let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
         #expect(try FileManager.default.contentsOfDirectory(atPath: setup.input.path) == ["stall.json"])
-        let again = try StallReportCLI.run(["symbolicate", "--in-place", "--debug-dir", setup.debugDirectory.path, setup.input.path])
+        let again = try StallReportCLI.run([
+            "symbolicate", "--in-place", "--debug-dir", setup.debugDirectory.path, setup.input.path,
+        ])
         #expect(again.stdout.contains("unchanged"))
     }
 
-    @Test("Without llvm-symbolizer it says so and exits 2; without --output or --in-place it refuses; a missing image is named")
+    @Test(
+        "Without llvm-symbolizer it says so and exits 2; without --output or --in-place it refuses; a missing image is named"
+    )
     func refusals() throws {
         let setup = try Self.setUp()
-        let noTool = try StallReportCLI.run(["symbolicate", setup.input.path, "--output", setup.directory.url.appendingPathComponent("o").path],
-                                            environment: ["PATH": "/nonexistent"])
+        let noTool = try StallReportCLI.run(
+            ["symbolicate", setup.input.path, "--output", setup.directory.url.appendingPathComponent("o").path],
+            environment: ["PATH": "/nonexistent"])
         #expect(noTool.status == 2)
         #expect(noTool.stderr.contains("llvm-symbolizer not found"))
         let noTarget = try StallReportCLI.run(["symbolicate", setup.input.path])
@@ -138,8 +149,12 @@ struct StallReportVizSymbolicateTests {
         moved.images[setup.mainImage].path = "/nonexistent/stall-demo"
         let movedInput = try setup.directory.subdirectory("moved")
         try moved.encoded().write(to: movedInput.appendingPathComponent("stall.json"))
-        let missing = try StallReportCLI.run(["symbolicate", movedInput.path, "--output", setup.directory.url.appendingPathComponent("o2").path])
+        let missing = try StallReportCLI.run([
+            "symbolicate", movedInput.path, "--output", setup.directory.url.appendingPathComponent("o2").path,
+        ])
         #expect(missing.status == 0, "\(missing)")
-        #expect(missing.stderr.contains("no file for /nonexistent/stall-demo (build ID \(moved.images[setup.mainImage].buildID ?? "")"))
+        #expect(
+            missing.stderr.contains(
+                "no file for /nonexistent/stall-demo (build ID \(moved.images[setup.mainImage].buildID ?? "")"))
     }
 }

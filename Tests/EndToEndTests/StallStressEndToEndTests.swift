@@ -12,9 +12,11 @@ struct StallStressEndToEndTests {
         // Stalls far above the threshold and gaps far above the re-entry grace, so the expected
         // counts hold on a loaded machine and under the sanitizers too.
         let run = try StallReportCLI.run(
-            ["--threads", "2", "--stalls", "12", "--threshold-ms", "60", "--stall-ms", "90-110",
-             "--gap-ms", "20-40", "--interval-ms", "10", "--settle-seconds", "30",
-             "--output", directory.url.appendingPathComponent("reports").path],
+            [
+                "--threads", "2", "--stalls", "12", "--threshold-ms", "60", "--stall-ms", "90-110",
+                "--gap-ms", "20-40", "--interval-ms", "10", "--settle-seconds", "30",
+                "--output", directory.url.appendingPathComponent("reports").path,
+            ],
             timeout: 300, executable: "stall-stress")
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         #expect(run.stdout.contains("stall-stress: all checks passed"), "\(run.stdout)")

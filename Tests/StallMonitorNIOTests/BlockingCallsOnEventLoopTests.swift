@@ -23,14 +23,19 @@ struct BlockingCallsOnEventLoopTests {
     }
 
     /// The calls made in `function` (on `thread`, when given: tests beside this one block elsewhere).
-    private func handlerCalls(_ detector: BlockingCallDetector, in function: String = "blockTheLoopForTest",
-                              on thread: Int32? = nil) -> [BlockingCall] {
+    private func handlerCalls(
+        _ detector: BlockingCallDetector, in function: String = "blockTheLoopForTest",
+        on thread: Int32? = nil
+    ) -> [BlockingCall] {
         detector.takeCalls().filter { call in
-            call.frames.contains { $0.function?.contains(function) == true } && (thread == nil || call.threadID == thread)
+            call.frames.contains { $0.function?.contains(function) == true }
+                && (thread == nil || call.threadID == thread)
         }
     }
 
-    @Test("a 10 ms usleep in a watched loop's handler is recorded once, as long as the handler measured it; unwatched, not at all")
+    @Test(
+        "a 10 ms usleep in a watched loop's handler is recorded once, as long as the handler measured it; unwatched, not at all"
+    )
     func handlerOnWatchedLoop() throws {
         let reports = TemporaryReports()
         defer { reports.remove() }
@@ -40,17 +45,21 @@ struct BlockingCallsOnEventLoopTests {
         defer { detector.stop() }
         let client = try HTTPTestClient(port: server.port)
         let loopThread = try #require(Int32(try client.get("/whoami")))
-        func handlerCalls(_ detector: BlockingCallDetector) -> [BlockingCall] { self.handlerCalls(detector, on: loopThread) }
+        func handlerCalls(_ detector: BlockingCallDetector) -> [BlockingCall] {
+            self.handlerCalls(detector, on: loopThread)
+        }
         _ = try client.get("/block?ms=10")
         #expect(handlerCalls(detector).isEmpty, "the loop is not watched yet")
-        let monitor = try StallMonitor.start(reports.configuration(), eventLoopGroup: server.group, concurrencyPool: false)
+        let monitor = try StallMonitor.start(
+            reports.configuration(), eventLoopGroup: server.group, concurrencyPool: false)
         _ = try client.get("/fast")  // the loop ran the probe's arming task
         let measured = try #require(Double(try client.get("/block?ms=10")))
         let calls = handlerCalls(detector)
         try #require(calls.count == 1, "\(calls)")
         #expect(calls[0].call == "usleep")
-        #expect(milliseconds(calls[0].duration) >= 10 && milliseconds(calls[0].duration) <= measured + 0.1,
-                "recorded \(milliseconds(calls[0].duration)) ms, the handler measured \(measured) ms")
+        #expect(
+            milliseconds(calls[0].duration) >= 10 && milliseconds(calls[0].duration) <= measured + 0.1,
+            "recorded \(milliseconds(calls[0].duration)) ms, the handler measured \(measured) ms")
         monitor.stop()
         _ = try client.get("/block?ms=10")
         #expect(handlerCalls(detector).isEmpty, "the loop is no longer watched")

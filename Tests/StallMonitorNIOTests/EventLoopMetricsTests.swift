@@ -12,9 +12,13 @@ struct EventLoopMetricsTests {
     func blockedLoop() throws {
         let reports = TemporaryReports()
         let server = try LoopbackHTTPServer(loops: 2)
-        defer { server.shutDown(); reports.remove() }
+        defer {
+            server.shutDown()
+            reports.remove()
+        }
         let metrics = TestMetrics()
-        let monitor = try StallMonitor.start(reports.configuration(metrics: metrics), eventLoopGroup: server.group, concurrencyPool: false)
+        let monitor = try StallMonitor.start(
+            reports.configuration(metrics: metrics), eventLoopGroup: server.group, concurrencyPool: false)
         defer { monitor.stop() }
         let client = try HTTPTestClient(port: server.port)
         #expect(try client.get("/fast") == "ok")
@@ -29,8 +33,9 @@ struct EventLoopMetricsTests {
         #expect(abs(Double(timers[0].values[0]) / 1e6 - report.durationMs) < 1)
         let loop = [("loop.kind", StallMonitor.nioEventLoopKind), ("loop.name", report.loop.threadName)]
         #expect(report.loop.threadName.hasPrefix("NIO-ELT-"))
-        #expect(Dictionary(uniqueKeysWithValues: timers[0].dimensions)
-            == Dictionary(uniqueKeysWithValues: loop + [("classification", report.classification.rawValue)]))
+        #expect(
+            Dictionary(uniqueKeysWithValues: timers[0].dimensions)
+                == Dictionary(uniqueKeysWithValues: loop + [("classification", report.classification.rawValue)]))
         #expect(metrics.counterTotal(label: "stallmonitor.stalls", dimensions: loop) == 1)
 
         let gauges = metrics.recorders(label: "stallmonitor.loop.utilization")

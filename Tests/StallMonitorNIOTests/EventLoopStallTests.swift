@@ -9,11 +9,15 @@ import Testing
 /// TCP clients.
 @Suite("SwiftNIO event loops", .serialized)
 struct EventLoopStallTests {
-    @Test("a 400 ms blocking handler gives exactly one report whose stack names the handler, also after the loops idled",
-          arguments: [false, true])
+    @Test(
+        "a 400 ms blocking handler gives exactly one report whose stack names the handler, also after the loops idled",
+        arguments: [false, true])
     func blockingHandler(afterIdle: Bool) throws {
         let (reports, server, monitor) = try monitoredServer(loops: 2)
-        defer { server.shutDown(); reports.remove() }
+        defer {
+            server.shutDown()
+            reports.remove()
+        }
         let client = try HTTPTestClient(port: server.port)
         let loopThread = try client.get("/whoami")
         #expect(try client.get("/fast") == "ok")
@@ -53,7 +57,10 @@ struct EventLoopStallTests {
     @Test("thousands of fast requests on every loop under load give no report")
     func fastRequestsUnderLoad() throws {
         let (reports, server, monitor) = try monitoredServer(loops: 2, threshold: .milliseconds(400))
-        defer { server.shutDown(); reports.remove() }
+        defer {
+            server.shutDown()
+            reports.remove()
+        }
         let clients = 4
         let requestsEach = 750
         let failures = LockedList<String>()
@@ -78,7 +85,10 @@ struct EventLoopStallTests {
     @Test("two loops stalling at once give two reports, each with its own loop")
     func twoLoopsAtOnce() throws {
         let (reports, server, monitor) = try monitoredServer(loops: 2)
-        defer { server.shutDown(); reports.remove() }
+        defer {
+            server.shutDown()
+            reports.remove()
+        }
         // Connections are spread over the loops; keep one on each.
         var byLoop: [String: HTTPTestClient] = [:]
         for _ in 0..<16 where byLoop.count < 2 {
@@ -109,12 +119,17 @@ struct EventLoopStallTests {
     @Test("a stall in a task run on the loop (execute, scheduleTask) is reported too")
     func stallInTasks() throws {
         let (reports, server, monitor) = try monitoredServer(loops: 1)
-        defer { server.shutDown(); reports.remove() }
+        defer {
+            server.shutDown()
+            reports.remove()
+        }
         let loop = server.group.next()
         let executed = try loop.submit { TestHandlers.spinInLoopTaskForTest(milliseconds: 400) }.wait()
         Thread.sleep(forTimeInterval: 0.1)
-        let scheduled = try loop.scheduleTask(in: .milliseconds(5)) { TestHandlers.blockTheLoopForTest(milliseconds: 400) }
-            .futureResult.wait()
+        let scheduled = try loop.scheduleTask(in: .milliseconds(5)) {
+            TestHandlers.blockTheLoopForTest(milliseconds: 400)
+        }
+        .futureResult.wait()
         Thread.sleep(forTimeInterval: 0.1)
         #expect(monitor.flush(timeout: .seconds(10)))
         monitor.stop()
@@ -131,7 +146,10 @@ struct EventLoopStallTests {
     @Test("work declared with expectLongWork on a loop is not reported")
     func expectedLongWork() throws {
         let (reports, server, monitor) = try monitoredServer(loops: 1)
-        defer { server.shutDown(); reports.remove() }
+        defer {
+            server.shutDown()
+            reports.remove()
+        }
         let loop = server.group.next()
         Thread.sleep(forTimeInterval: 0.1)
         _ = try loop.submit { monitor.expectLongWork { TestHandlers.blockTheLoopForTest(milliseconds: 400) } }.wait()
@@ -147,7 +165,8 @@ struct EventLoopStallTests {
         let reports = TemporaryReports()
         defer { reports.remove() }
         let server = try LoopbackHTTPServer(loops: 1)
-        let monitor = try StallMonitor.start(reports.configuration(), eventLoopGroup: server.group, concurrencyPool: false)
+        let monitor = try StallMonitor.start(
+            reports.configuration(), eventLoopGroup: server.group, concurrencyPool: false)
         let done = server.group.next().submit { TestHandlers.blockTheLoopForTest(milliseconds: 600) }
         Thread.sleep(forTimeInterval: 0.4)
         monitor.stop()
@@ -161,12 +180,16 @@ struct EventLoopStallTests {
 
 /// A fresh report directory and a server on loopback whose group a monitor (started here)
 /// watches. The caller shuts the server down, then removes the reports.
-private func monitoredServer(loops: Int, threshold: Duration = .milliseconds(250)) throws
-    -> (TemporaryReports, LoopbackHTTPServer, StallMonitor) {
+private func monitoredServer(
+    loops: Int, threshold: Duration = .milliseconds(250)
+) throws
+    -> (TemporaryReports, LoopbackHTTPServer, StallMonitor)
+{
     let reports = TemporaryReports()
     let server = try LoopbackHTTPServer(loops: loops)
     do {
-        let monitor = try StallMonitor.start(reports.configuration(threshold: threshold), eventLoopGroup: server.group, concurrencyPool: false)
+        let monitor = try StallMonitor.start(
+            reports.configuration(threshold: threshold), eventLoopGroup: server.group, concurrencyPool: false)
         return (reports, server, monitor)
     } catch {
         server.shutDown()

@@ -21,12 +21,14 @@ enum BlockingTraitWork {
         return !detector.callsUnseenInExecutable.contains("usleep")
     }()
 
-    @Test("a test whose code calls usleep in its task fails, naming the call, its length and the call site",
-          .enabled(if: executableCallsSeen))
+    @Test(
+        "a test whose code calls usleep in its task fails, naming the call, its length and the call site",
+        .enabled(if: executableCallsSeen))
     func canary() async throws {
         let messages = Collected()
         try await withKnownIssue {
-            try await NoBlockingCallsTrait.noBlockingCalls.provideScope(for: Test.current!, testCase: Test.Case.current) {
+            try await NoBlockingCallsTrait.noBlockingCalls.provideScope(for: Test.current!, testCase: Test.Case.current)
+            {
                 BlockingTraitWork.blockInUsleepForTraitTest()
             }
         } matching: { issue in
@@ -41,7 +43,9 @@ enum BlockingTraitWork {
         #expect(all.first?.contains("blockInUsleepForTraitTest") == true, "\(all)")
     }
 
-    @Test("a test whose code awaits (Task.sleep, a continuation, a child task) records nothing", .enabled(if: executableCallsSeen))
+    @Test(
+        "a test whose code awaits (Task.sleep, a continuation, a child task) records nothing",
+        .enabled(if: executableCallsSeen))
     func awaitingPasses() async throws {
         try await NoBlockingCallsTrait.noBlockingCalls.provideScope(for: Test.current!, testCase: Test.Case.current) {
             try await Task.sleep(for: .milliseconds(20))
@@ -55,14 +59,18 @@ enum BlockingTraitWork {
         }
     }
 
-    @Test("a call inside allowBlocking, or in a function the trait allows, records nothing", .enabled(if: executableCallsSeen))
+    @Test(
+        "a call inside allowBlocking, or in a function the trait allows, records nothing",
+        .enabled(if: executableCallsSeen))
     func allowedPasses() async throws {
         try await NoBlockingCallsTrait.noBlockingCalls.provideScope(for: Test.current!, testCase: Test.Case.current) {
             BlockingCallDetector.allowBlocking { BlockingTraitWork.blockInUsleepForTraitTest() }
         }
-        try await NoBlockingCallsTrait.noBlockingCalls(threshold: .milliseconds(1), allowing: ["blockInUsleepForTraitTest"])
-            .provideScope(for: Test.current!, testCase: Test.Case.current) {
-                BlockingTraitWork.blockInUsleepForTraitTest()
-            }
+        try await NoBlockingCallsTrait.noBlockingCalls(
+            threshold: .milliseconds(1), allowing: ["blockInUsleepForTraitTest"]
+        )
+        .provideScope(for: Test.current!, testCase: Test.Case.current) {
+            BlockingTraitWork.blockInUsleepForTraitTest()
+        }
     }
 }

@@ -23,7 +23,10 @@ struct StallBudgetAttributeTests {
         #expect(try StallBudget.configuration().threshold == .milliseconds(300))
     }
 
-    @Test(.stallBudget(.milliseconds(100)) { try StallMonitor.start($0, eventLoopGroup: MultiThreadedEventLoopGroup.singleton) })
+    @Test(
+        .stallBudget(.milliseconds(100)) {
+            try StallMonitor.start($0, eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+        })
     func servesWithoutStalling() async throws {
         let scope = try #require(StallBudget.current)
         #expect(scope.watchingMonitors.first?.watchedLoops.first?.kind == StallMonitor.nioEventLoopKind)

@@ -1,40 +1,62 @@
 import Foundation
-import Testing
-@testable import StallBudgetCore
 import StallMonitorTesting
+import Testing
+
+@testable import StallBudgetCore
 
 /// The failure message of a stall in async code names the nearest app function that awaited it.
 @Suite struct StallBudgetMessageTests {
     static func report(callers: [String]) -> StallReport {
         var frames = [
-            StallReport.Frame(address: "0x1000", image: 0, symbol: "App.helper()", offset: 4, file: nil, line: nil, inApp: true),
-            StallReport.Frame(address: "0x2000", image: 1, symbol: "swift_job_run", offset: 4, file: nil, line: nil, inApp: false),
+            StallReport.Frame(
+                address: "0x1000", image: 0, symbol: "App.helper()", offset: 4, file: nil, line: nil, inApp: true),
+            StallReport.Frame(
+                address: "0x2000", image: 1, symbol: "swift_job_run", offset: 4, file: nil, line: nil, inApp: false),
         ]
         var chain: [Int] = []
         for symbol in callers {
             chain.append(frames.count)
-            frames.append(StallReport.Frame(address: "0x\(3000 + frames.count)", image: 0, symbol: symbol, offset: 0, file: nil, line: nil, inApp: true))
+            frames.append(
+                StallReport.Frame(
+                    address: "0x\(3000 + frames.count)", image: 0, symbol: symbol, offset: 0, file: nil, line: nil,
+                    inApp: true))
         }
         return StallReport(
-            id: "1", fingerprint: "0", status: .ended, startedAt: Date(), durationMs: 402, thresholdMs: 100, classification: .blocked,
+            id: "1", fingerprint: "0", status: .ended, startedAt: Date(), durationMs: 402, thresholdMs: 100,
+            classification: .blocked,
             mainThreadCPUMs: 0, cpuObservedMs: 400,
-            loop: .init(kind: "concurrencyPool", threadName: "oot.default-qos", threadID: 7, isMainThread: false, mode: nil, passes: 1, longestPassMs: 402),
-            process: .init(pid: 7, executableName: "App", executablePath: "/App", appVersion: nil, hostName: "h", os: "Linux", osVersion: "6", architecture: "x86_64"),
-            sampling: .init(unwinder: "libdw", unwinderNote: nil, intervalMs: 10, effectiveIntervalMs: 10, maxSamples: 10, attempted: 0, taken: 0,
-                            timedOut: 0, skipped: [:], thinned: false, dropped: 0),
-            samples: [], representativeStack: [0, 1], frames: frames, images: [], symbolication: .init(symbolicator: "libdw", note: nil),
+            loop: .init(
+                kind: "concurrencyPool", threadName: "oot.default-qos", threadID: 7, isMainThread: false, mode: nil,
+                passes: 1, longestPassMs: 402),
+            process: .init(
+                pid: 7, executableName: "App", executablePath: "/App", appVersion: nil, hostName: "h", os: "Linux",
+                osVersion: "6", architecture: "x86_64"),
+            sampling: .init(
+                unwinder: "libdw", unwinderNote: nil, intervalMs: 10, effectiveIntervalMs: 10, maxSamples: 10,
+                attempted: 0, taken: 0,
+                timedOut: 0, skipped: [:], thinned: false, dropped: 0),
+            samples: [], representativeStack: [0, 1], frames: frames, images: [],
+            symbolication: .init(symbolicator: "libdw", note: nil),
             representativeAsyncCallers: chain.isEmpty ? nil : chain)
     }
 
-    @Test("the nearest app async caller (thunks skipped) follows the stalling function; without a chain the message is as before")
+    @Test(
+        "the nearest app async caller (thunks skipped) follows the stalling function; without a chain the message is as before"
+    )
     func nearestCaller() {
         let url = URL(fileURLWithPath: "/tmp/r.json")
         let async = StallBudgetViolation(
-            report: Self.report(callers: ["(1) await resume partial function for reabstraction thunk helper for A",
-                                          "(2) await resume partial function for App.UserController.show()"]),
+            report: Self.report(callers: [
+                "(1) await resume partial function for reabstraction thunk helper for A",
+                "(2) await resume partial function for App.UserController.show()",
+            ]),
             reportURL: url, budget: .milliseconds(100), startedIntoTestMs: 12)
-        #expect(async.message.contains("stall budget in App.helper(), awaited by App.UserController.show() (concurrencyPool"), "\(async.message)")
-        let plain = StallBudgetViolation(report: Self.report(callers: []), reportURL: url, budget: .milliseconds(100), startedIntoTestMs: 12)
+        #expect(
+            async.message.contains(
+                "stall budget in App.helper(), awaited by App.UserController.show() (concurrencyPool"),
+            "\(async.message)")
+        let plain = StallBudgetViolation(
+            report: Self.report(callers: []), reportURL: url, budget: .milliseconds(100), startedIntoTestMs: 12)
         #expect(plain.message.contains("stall budget in App.helper() (concurrencyPool"), "\(plain.message)")
         #expect(!plain.message.contains("awaited by"))
     }

@@ -35,7 +35,9 @@ import Testing
     /// Run outside `withKnownIssue`: any issue the budget records fails this test.
     @Test("a quiet body under a budget that names no watch records nothing")
     func passesAQuietBody() async throws {
-        try await StallBudgetTrait.stallBudget(.milliseconds(250)).provideScope(for: Test.current!, testCase: Test.Case.current) {
+        try await StallBudgetTrait.stallBudget(.milliseconds(250)).provideScope(
+            for: Test.current!, testCase: Test.Case.current
+        ) {
             let scope = try #require(StallBudget.current)
             #expect(scope.watchingMonitors.count == 1, "the test's own watch runs")
             for _ in 0..<10 { await Task.yield() }
@@ -48,14 +50,19 @@ import Testing
     func failsABudgetThatWatchedNothing() async throws {
         let parked = ParkedThread()
         defer { parked.release() }
-        let trait = StallBudgetTrait.stallBudget(.milliseconds(250)) { configuration in try parked.startMonitor(configuration) }
+        let trait = StallBudgetTrait.stallBudget(.milliseconds(250)) { configuration in
+            try parked.startMonitor(configuration)
+        }
         let messages = try await budgetIssues(trait) {
             BudgetStalls.sleepPastTheBudgetForTest(milliseconds: 400)
         }
         try #require(messages.count == 1, "\(messages)")
         let message = messages[0]
-        #expect(message.hasPrefix("Nothing was watched: none of the loops the 250 ms stall budget watched ran while the test did (runLoop)"),
-                "\(message)")
+        #expect(
+            message.hasPrefix(
+                "Nothing was watched: none of the loops the 250 ms stall budget watched ran while the test did (runLoop)"
+            ),
+            "\(message)")
         #expect(message.contains("watching: .concurrencyPool"), "it says how to watch: \(message)")
         #expect(message.contains("StallBudget.configuration()"), "\(message)")
     }
@@ -68,13 +75,18 @@ import Testing
         let outcome = await scope.finish()
         #expect(outcome.violations.isEmpty)
         let message = try #require(outcome.nothingWatched)
-        #expect(message.hasPrefix("Nothing was watched: the 250 ms stall budget could not watch the test's task (no pool here)"), "\(message)")
+        #expect(
+            message.hasPrefix(
+                "Nothing was watched: the 250 ms stall budget could not watch the test's task (no pool here)"),
+            "\(message)")
         #expect(outcome.failureMessages == [message])
     }
 
     @Test("the budget's monitors log nothing by default, and through the logger it is given")
     func logsOnlyWhenAsked() async throws {
-        try await StallBudgetTrait.stallBudget(.milliseconds(250)).provideScope(for: Test.current!, testCase: Test.Case.current) {
+        try await StallBudgetTrait.stallBudget(.milliseconds(250)).provideScope(
+            for: Test.current!, testCase: Test.Case.current
+        ) {
             let configuration = try StallBudget.configuration()
             #expect(configuration.logger.handler is SwiftLogNoOpLogHandler)
         }

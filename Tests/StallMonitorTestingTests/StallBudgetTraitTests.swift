@@ -10,7 +10,9 @@ import Testing
 @Suite struct StallBudgetTraitTests {
     /// Runs `body` under `trait` for the current test; returns the messages of the issues recorded,
     /// each of which must be a stall-budget failure (anything else fails the test).
-    private func stallIssues(_ trait: StallBudgetTrait, _ body: @escaping @Sendable () async throws -> Void) async throws -> [String] {
+    private func stallIssues(
+        _ trait: StallBudgetTrait, _ body: @escaping @Sendable () async throws -> Void
+    ) async throws -> [String] {
         let messages = Collected()
         try await withKnownIssue {
             try await trait.provideScope(for: Test.current!, testCase: Test.Case.current, performing: body)
@@ -31,20 +33,25 @@ import Testing
         }
         try #require(messages.count == 1, "\(messages)")
         let message = messages[0]
-        #expect(message.contains("in static BudgetStalls.sleepPastTheBudgetForTest(milliseconds:) ("), "the simplified name: \(message)")
+        #expect(
+            message.contains("in static BudgetStalls.sleepPastTheBudgetForTest(milliseconds:) ("),
+            "the simplified name: \(message)")
         #expect(message.contains("exceeded the 100 ms stall budget"), "\(message)")
         #expect(message.contains("runLoop thread 'budget-loop'"), "\(message)")
         #expect((stallMilliseconds(in: message) ?? 0) >= 300, "\(message)")
         // The report is kept for the failure and is the stall's.
         let path = try #require(reportPath(in: message))
-        let report = try ReportCoding.makeDecoder().decode(StallReport.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        let report = try ReportCoding.makeDecoder().decode(
+            StallReport.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
         #expect(report.representativeFunction.contains("sleepPastTheBudgetForTest"))
         try FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent())
     }
 
     @Test func passesAQuietTestAndLeavesNoReports() async throws {
         let directory = Collected()
-        try await StallBudgetTrait.stallBudget(.milliseconds(100)).provideScope(for: Test.current!, testCase: Test.Case.current) {
+        try await StallBudgetTrait.stallBudget(.milliseconds(100)).provideScope(
+            for: Test.current!, testCase: Test.Case.current
+        ) {
             directory.append(try #require(StallBudget.current).reportDirectory.path)
             let worker = try ResidentLoopThread(name: "quiet-loop", monitor: StallBudget.configuration())
             defer { worker.stop() }
@@ -66,7 +73,9 @@ import Testing
         #expect(messages[0].contains("sleepPastTheBudgetForTest"), "\(messages[0])")
         #expect(messages[1].contains("sleepAgainPastTheBudgetForTest"), "\(messages[1])")
         for message in messages {
-            if let path = reportPath(in: message) { try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent()) }
+            if let path = reportPath(in: message) {
+                try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent())
+            }
         }
     }
 
@@ -89,7 +98,9 @@ import Testing
         try #require(messages.count == 1, "\(messages)")
         #expect(messages[0].contains("sleepPastTheBudgetForTest"), "\(messages[0])")
         #expect((stallMilliseconds(in: messages[0]) ?? 0) >= 400, "the whole stall counts: \(messages[0])")
-        if let path = reportPath(in: messages[0]) { try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent()) }
+        if let path = reportPath(in: messages[0]) {
+            try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent())
+        }
     }
 
     @Test func watchesTheConcurrencyPool() async throws {
@@ -100,12 +111,16 @@ import Testing
         try #require(messages.count == 1, "\(messages)")
         #expect(messages[0].contains("sleepPastTheBudgetForTest"), "\(messages[0])")
         #expect(messages[0].contains("\(StallMonitor.concurrencyPoolKind) thread"), "\(messages[0])")
-        if let path = reportPath(in: messages[0]) { try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent()) }
+        if let path = reportPath(in: messages[0]) {
+            try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent())
+        }
     }
 
     @Test func watchesAnEventLoopGroupThroughAClosure() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let trait = StallBudgetTrait.stallBudget(.milliseconds(100)) { try StallMonitor.start($0, eventLoopGroup: group) }
+        let trait = StallBudgetTrait.stallBudget(.milliseconds(100)) {
+            try StallMonitor.start($0, eventLoopGroup: group)
+        }
         let messages = try await stallIssues(trait) {
             try await group.next().submit { BudgetStalls.sleepPastTheBudgetForTest(milliseconds: 400) }.get()
         }
@@ -113,7 +128,9 @@ import Testing
         try #require(messages.count == 1, "\(messages)")
         #expect(messages[0].contains("sleepPastTheBudgetForTest"), "\(messages[0])")
         #expect(messages[0].contains("\(StallMonitor.nioEventLoopKind) thread"), "\(messages[0])")
-        if let path = reportPath(in: messages[0]) { try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent()) }
+        if let path = reportPath(in: messages[0]) {
+            try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent())
+        }
     }
 
     /// Swift Testing on Linux parks the main thread in `dispatchMain()`: RunLoop.main never runs,

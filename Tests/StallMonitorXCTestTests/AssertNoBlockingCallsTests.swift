@@ -15,7 +15,9 @@ final class AssertNoBlockingCallsTests: XCTestCase {
     private var captured: [String] = []
     private var capturing = false
 
-    override func recordFailure(withDescription description: String, inFile filePath: String, atLine lineNumber: Int, expected: Bool) {
+    override func recordFailure(
+        withDescription description: String, inFile filePath: String, atLine lineNumber: Int, expected: Bool
+    ) {
         if capturing && description.hasPrefix("Blocking call: ") {
             captured.append(description)
         } else {
@@ -30,7 +32,8 @@ final class AssertNoBlockingCallsTests: XCTestCase {
     }
 
     func testFailsASynchronousTestThatBlocks() throws {
-        try XCTSkipUnless(usleepIsSeen(), "the test executable's usleep calls bind inside it (a sanitizer's interceptor)")
+        try XCTSkipUnless(
+            usleepIsSeen(), "the test executable's usleep calls bind inside it (a sanitizer's interceptor)")
         capturing = true
         try assertNoBlockingCalls { blockInUsleepForXCTest() }
         capturing = false
@@ -40,7 +43,8 @@ final class AssertNoBlockingCallsTests: XCTestCase {
     }
 
     func testFailsAnAsyncTestThatBlocks() async throws {
-        try XCTSkipUnless(usleepIsSeen(), "the test executable's usleep calls bind inside it (a sanitizer's interceptor)")
+        try XCTSkipUnless(
+            usleepIsSeen(), "the test executable's usleep calls bind inside it (a sanitizer's interceptor)")
         capturing = true
         try await assertNoBlockingCalls { () async in blockInUsleepForXCTest() }
         capturing = false

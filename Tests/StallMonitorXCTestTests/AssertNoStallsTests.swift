@@ -15,7 +15,9 @@ final class AssertNoStallsTests: XCTestCase {
     private var captured: [String] = []
     private var capturing = false
 
-    override func recordFailure(withDescription description: String, inFile filePath: String, atLine lineNumber: Int, expected: Bool) {
+    override func recordFailure(
+        withDescription description: String, inFile filePath: String, atLine lineNumber: Int, expected: Bool
+    ) {
         if capturing && (description.hasPrefix("Stall of ") || description.hasPrefix("Nothing was watched: ")) {
             captured.append(description)
         } else {
@@ -36,7 +38,8 @@ final class AssertNoStallsTests: XCTestCase {
         XCTAssertTrue(message.contains("sleepPastTheBudgetInXCTest"), message)
         XCTAssertTrue(message.contains("exceeded the 100 ms stall budget"), message)
         let path = try XCTUnwrap(message.range(of: "; report: ").map { String(message[$0.upperBound...]) })
-        XCTAssertTrue(FileManager.default.fileExists(atPath: path), "the failure names a report that is not there: \(path)")
+        XCTAssertTrue(
+            FileManager.default.fileExists(atPath: path), "the failure names a report that is not there: \(path)")
         try FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent())
     }
 
@@ -58,18 +61,22 @@ final class AssertNoStallsTests: XCTestCase {
         capturing = true
         try assertNoStalls(budget: .milliseconds(100), watching: .mainRunLoop) {
             let fired = expectation(description: "timer fired")
-            RunLoop.main.add(Timer(timeInterval: 0.01, repeats: false) { _ in
-                sleepPastTheBudgetInXCTest(milliseconds: 400)
-                fired.fulfill()
-            }, forMode: .default)
+            RunLoop.main.add(
+                Timer(timeInterval: 0.01, repeats: false) { _ in
+                    sleepPastTheBudgetInXCTest(milliseconds: 400)
+                    fired.fulfill()
+                }, forMode: .default)
             wait(for: [fired], timeout: 30)
         }
         capturing = false
         XCTAssertEqual(captured.count, 1, "\(captured)")
         XCTAssertTrue(captured.first?.contains("sleepPastTheBudgetInXCTest") == true, "\(captured)")
-        XCTAssertTrue(captured.first?.contains("thread 'main'") == true || captured.first?.contains("runLoop thread") == true, "\(captured)")
+        XCTAssertTrue(
+            captured.first?.contains("thread 'main'") == true || captured.first?.contains("runLoop thread") == true,
+            "\(captured)")
         if let message = captured.first, let range = message.range(of: "; report: ") {
-            try? FileManager.default.removeItem(at: URL(fileURLWithPath: String(message[range.upperBound...])).deletingLastPathComponent())
+            try? FileManager.default.removeItem(
+                at: URL(fileURLWithPath: String(message[range.upperBound...])).deletingLastPathComponent())
         }
     }
 
@@ -86,7 +93,8 @@ final class AssertNoStallsTests: XCTestCase {
         XCTAssertFalse(captured.contains { $0.hasPrefix("Nothing was watched") }, "\(captured)")
         for message in captured {
             if let range = message.range(of: "; report: ") {
-                try? FileManager.default.removeItem(at: URL(fileURLWithPath: String(message[range.upperBound...])).deletingLastPathComponent())
+                try? FileManager.default.removeItem(
+                    at: URL(fileURLWithPath: String(message[range.upperBound...])).deletingLastPathComponent())
             }
         }
     }
@@ -101,8 +109,11 @@ final class AssertNoStallsTests: XCTestCase {
         capturing = false
         XCTAssertEqual(captured.count, 1, "\(captured)")
         let message = try XCTUnwrap(captured.first)
-        XCTAssertTrue(message.hasPrefix("Nothing was watched: none of the loops the 250 ms stall budget watched ran while the test did (runLoop)"),
-                      message)
+        XCTAssertTrue(
+            message.hasPrefix(
+                "Nothing was watched: none of the loops the 250 ms stall budget watched ran while the test did (runLoop)"
+            ),
+            message)
         XCTAssertTrue(message.contains("make the test `async`"), message)
     }
 

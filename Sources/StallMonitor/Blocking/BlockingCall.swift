@@ -48,7 +48,8 @@ public struct BlockingCall: Sendable, CustomStringConvertible {
     /// `usleep blocked 20.3 ms in a Swift task on thread 4242`, then the stack, a frame a line.
     public var description: String {
         let milliseconds = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
-        var text = "\(call) blocked \(formatMilliseconds(milliseconds)) ms \(inTask ? "in a Swift task" : "on a marked thread")"
+        var text =
+            "\(call) blocked \(formatMilliseconds(milliseconds)) ms \(inTask ? "in a Swift task" : "on a marked thread")"
             + " on thread \(threadID)"
         for frame in frames {
             text += "\n    " + (frame.function ?? "0x" + String(frame.address, radix: 16))

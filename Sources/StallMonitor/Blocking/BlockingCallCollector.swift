@@ -54,7 +54,9 @@ final class BlockingCallCollector: Sendable {
     }()
 
     /// Starts a subscriber (installing the wrappers in every image loaded now); returns its id.
-    func subscribe(thresholdNanoseconds: UInt64, scoped: Bool) throws(BlockingCallDetector.StartError) -> (id: UInt64, installation: Installation) {
+    func subscribe(
+        thresholdNanoseconds: UInt64, scoped: Bool
+    ) throws(BlockingCallDetector.StartError) -> (id: UInt64, installation: Installation) {
         _ = BlockingCallScope.installHook
         _ = Self.learnTaskWord
         _ = Self.learnMainQueue
@@ -65,8 +67,9 @@ final class BlockingCallCollector: Sendable {
             if installed == -2 { return .failure(.threadSanitizer) }
             guard installed >= 0 else { return .failure(.unresolvedFunctions) }
             let names = (0..<seen.count).map { String(cString: CStallMonitor_blocking_call_name(Int32($0))) }
-            let installation = Installation(unseen: names.indices.filter { seen[$0] == 0 }.map { names[$0] },
-                                            unseenInExecutable: names.indices.filter { inExecutable[$0] == 0 }.map { names[$0] })
+            let installation = Installation(
+                unseen: names.indices.filter { seen[$0] == 0 }.map { names[$0] },
+                unseenInExecutable: names.indices.filter { inExecutable[$0] == 0 }.map { names[$0] })
             let id = state.nextID
             state.nextID += 1
             state.subscribers[id] = Subscriber(scope: scoped ? id : 0, threshold: thresholdNanoseconds)
@@ -137,7 +140,9 @@ final class BlockingCallCollector: Sendable {
                 state.subscribers[id]!.dropped += dropped
                 let subscriber = state.subscribers[id]!
                 for record in buffer.prefix(count)
-                where record.duration_ns >= subscriber.threshold && (subscriber.scope == 0 || record.scope == subscriber.scope) {
+                where record.duration_ns >= subscriber.threshold
+                    && (subscriber.scope == 0 || record.scope == subscriber.scope)
+                {
                     if state.subscribers[id]!.pending.count < Self.pendingLimit {
                         state.subscribers[id]!.pending.append(record)
                     } else {

@@ -27,8 +27,10 @@ public final class BlockingCallDetector: Sendable {
         public var allowedFunctions: [String]
 
         /// A configuration; `threshold` defaults to 10 ms.
-        public init(threshold: Duration = .milliseconds(10),
-                    allowedFunctions: [String] = Configuration.defaultAllowedFunctions) {
+        public init(
+            threshold: Duration = .milliseconds(10),
+            allowedFunctions: [String] = Configuration.defaultAllowedFunctions
+        ) {
             self.threshold = threshold
             self.allowedFunctions = allowedFunctions
         }
@@ -73,7 +75,8 @@ public final class BlockingCallDetector: Sendable {
     private let dropped = Locked<UInt64>(0)
 
     private init(configuration: Configuration, scoped: Bool) throws(StartError) {
-        let nanoseconds = configuration.threshold.components.seconds * 1_000_000_000
+        let nanoseconds =
+            configuration.threshold.components.seconds * 1_000_000_000
             + configuration.threshold.components.attoseconds / 1_000_000_000
         let (id, installation) = try BlockingCallCollector.shared.subscribe(
             thresholdNanoseconds: UInt64(max(0, nanoseconds)), scoped: scoped)
@@ -85,14 +88,18 @@ public final class BlockingCallDetector: Sendable {
     }
 
     /// Starts recording blocking calls made anywhere in the process.
-    public static func start(_ configuration: Configuration = Configuration()) throws(StartError) -> BlockingCallDetector {
+    public static func start(
+        _ configuration: Configuration = Configuration()
+    ) throws(StartError) -> BlockingCallDetector {
         try BlockingCallDetector(configuration: configuration, scoped: false)
     }
 
     /// Starts a detector that records only the calls made inside the bodies of its `attributing`
     /// of its own (and the tasks they create that inherit task-local values): a test's calls,
     /// apart from those of tests running beside it.
-    public static func startScoped(_ configuration: Configuration = Configuration()) throws(StartError) -> BlockingCallDetector {
+    public static func startScoped(
+        _ configuration: Configuration = Configuration()
+    ) throws(StartError) -> BlockingCallDetector {
         try BlockingCallDetector(configuration: configuration, scoped: true)
     }
 

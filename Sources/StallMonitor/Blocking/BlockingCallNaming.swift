@@ -20,14 +20,19 @@ enum BlockingCallNaming {
         for (record, stack) in zip(records, stacks) {
             let frames = stack.map { address in
                 let symbol = symbols[address &- 1]
-                return BlockingCall.Frame(address: address, function: symbol?.name, file: symbol?.file, line: symbol?.line)
+                return BlockingCall.Frame(
+                    address: address, function: symbol?.name, file: symbol?.file, line: symbol?.line)
             }
-            if frames.contains(where: { frame in allowed.contains { frame.function?.contains($0) ?? false } }) { continue }
-            calls.append(BlockingCall(
-                call: String(cString: CStallMonitor_blocking_call_name(Int32(record.call))),
-                duration: .nanoseconds(Int64(record.duration_ns)), startNanoseconds: record.start_ns,
-                threadID: record.thread_id, inTask: record.task != 0,
-                drainsMainQueue: record.drains_main_queue < 0 ? nil : record.drains_main_queue == 1, frames: frames))
+            if frames.contains(where: { frame in allowed.contains { frame.function?.contains($0) ?? false } }) {
+                continue
+            }
+            calls.append(
+                BlockingCall(
+                    call: String(cString: CStallMonitor_blocking_call_name(Int32(record.call))),
+                    duration: .nanoseconds(Int64(record.duration_ns)), startNanoseconds: record.start_ns,
+                    threadID: record.thread_id, inTask: record.task != 0,
+                    drainsMainQueue: record.drains_main_queue < 0 ? nil : record.drains_main_queue == 1, frames: frames)
+            )
         }
         return calls
     }

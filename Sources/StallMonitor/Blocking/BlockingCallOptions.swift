@@ -26,9 +26,11 @@ extension StallMonitor {
         public var maxCallSitesPerReport: Int
 
         /// Options with the defaults above.
-        public init(threshold: Duration = .milliseconds(10),
-                    allowedFunctions: [String] = BlockingCallDetector.Configuration.defaultAllowedFunctions,
-                    reportInterval: Duration = .seconds(60), maxCallSitesPerReport: Int = 100) {
+        public init(
+            threshold: Duration = .milliseconds(10),
+            allowedFunctions: [String] = BlockingCallDetector.Configuration.defaultAllowedFunctions,
+            reportInterval: Duration = .seconds(60), maxCallSitesPerReport: Int = 100
+        ) {
             self.threshold = threshold
             self.allowedFunctions = allowedFunctions
             self.reportInterval = reportInterval

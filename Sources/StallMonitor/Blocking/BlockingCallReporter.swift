@@ -31,11 +31,14 @@ final class BlockingCallReporter: Sendable {
     private let number = Locked(0)
 
     /// Starts the detector; nil (said through `errors`) when blocking calls cannot be watched here.
-    static func start(options: StallMonitor.BlockingCallOptions, store: ReportFileStore, process: StallReport.Process,
-                      tags: [String: String], metrics: StallMetrics, errors: ErrorReporter, threads: [MonitoredThread]) -> BlockingCallReporter? {
+    static func start(
+        options: StallMonitor.BlockingCallOptions, store: ReportFileStore, process: StallReport.Process,
+        tags: [String: String], metrics: StallMetrics, errors: ErrorReporter, threads: [MonitoredThread]
+    ) -> BlockingCallReporter? {
         let detector: BlockingCallDetector
         do {
-            detector = try BlockingCallDetector.start(.init(threshold: options.threshold, allowedFunctions: options.allowedFunctions))
+            detector = try BlockingCallDetector.start(
+                .init(threshold: options.threshold, allowedFunctions: options.allowedFunctions))
         } catch {
             errors.report(.blockingCallsUnwatched(error.description))
             return nil
@@ -45,15 +48,21 @@ final class BlockingCallReporter: Sendable {
         // makes are no blind spot and are not said.
         let defined = detector.callsUnseenInExecutable.filter(executableDefines)
         if !defined.isEmpty {
-            errors.report(.blockingCallsUnwatched(
-                "the executable defines \(defined.joined(separator: ", ")) itself (a sanitizer runtime or a statically linked C library?): its own calls of them are not seen"))
+            errors.report(
+                .blockingCallsUnwatched(
+                    "the executable defines \(defined.joined(separator: ", ")) itself (a sanitizer runtime or a statically linked C library?): its own calls of them are not seen"
+                ))
         }
-        return BlockingCallReporter(detector: detector, options: options, store: store, process: process, tags: tags, metrics: metrics,
-                                    errors: errors, threads: threads)
+        return BlockingCallReporter(
+            detector: detector, options: options, store: store, process: process, tags: tags, metrics: metrics,
+            errors: errors, threads: threads)
     }
 
-    private init(detector: BlockingCallDetector, options: StallMonitor.BlockingCallOptions, store: ReportFileStore, process: StallReport.Process,
-                 tags: [String: String], metrics: StallMetrics, errors: ErrorReporter, threads: [MonitoredThread]) {
+    private init(
+        detector: BlockingCallDetector, options: StallMonitor.BlockingCallOptions, store: ReportFileStore,
+        process: StallReport.Process,
+        tags: [String: String], metrics: StallMetrics, errors: ErrorReporter, threads: [MonitoredThread]
+    ) {
         self.detector = detector
         self.options = options
         self.store = store
@@ -80,7 +89,9 @@ final class BlockingCallReporter: Sendable {
     /// (writer queue, once a second).
     func poll() {
         take()
-        let due = window.withLock { Kernel.monotonicNanoseconds() &- $0.startedNanoseconds >= UInt64(options.reportInterval.nanoseconds) }
+        let due = window.withLock {
+            Kernel.monotonicNanoseconds() &- $0.startedNanoseconds >= UInt64(options.reportInterval.nanoseconds)
+        }
         if due { writeWindow() }
     }
 
@@ -99,7 +110,9 @@ final class BlockingCallReporter: Sendable {
         window.withLock { window in
             for call in calls {
                 let onMainActor = call.drainsMainQueue ?? (call.threadID == mainThread)
-                let kind = call.inTask ? (onMainActor ? LoopKind.mainActor.rawValue : LoopKind.concurrencyPool.rawValue)
+                let kind =
+                    call.inTask
+                    ? (onMainActor ? LoopKind.mainActor.rawValue : LoopKind.concurrencyPool.rawValue)
                     : loopThreads.first { $0.0 == call.threadID }?.1 ?? "markedThread"
                 let nanoseconds = UInt64(max(0, call.duration.nanoseconds))
                 metrics.recordBlockingCall(loopKind: kind, call: call.call, nanoseconds: nanoseconds)
@@ -111,15 +124,19 @@ final class BlockingCallReporter: Sendable {
                     site.totalMs += milliseconds
                     site.maxMs = max(site.maxMs, milliseconds)
                     if site.durationsMs.count < Self.durationsKept { site.durationsMs.append(milliseconds) }
-                    if site.threads.count < Self.threadsKept, !site.threads.contains(Int(call.threadID)) { site.threads.append(Int(call.threadID)) }
+                    if site.threads.count < Self.threadsKept, !site.threads.contains(Int(call.threadID)) {
+                        site.threads.append(Int(call.threadID))
+                    }
                     window.sites[key] = site
                 } else {
                     window.sites[key] = BlockingCallsReport.CallSite(
                         call: call.call, loopKind: kind, fingerprint: fingerprint, callSite: call.callSite?.function,
-                        count: 1, totalMs: milliseconds, maxMs: milliseconds, durationsMs: [milliseconds], threads: [Int(call.threadID)],
+                        count: 1, totalMs: milliseconds, maxMs: milliseconds, durationsMs: [milliseconds],
+                        threads: [Int(call.threadID)],
                         stack: call.frames.map { frame in
-                            BlockingCallsReport.Frame(address: ReportCoding.formatAddress(frame.address), symbol: frame.function,
-                                                      file: frame.file, line: frame.line)
+                            BlockingCallsReport.Frame(
+                                address: ReportCoding.formatAddress(frame.address), symbol: frame.function,
+                                file: frame.file, line: frame.line)
                         })
                 }
             }

@@ -23,8 +23,10 @@ extension StallMonitor {
         public var dimensions: [(String, String)]
 
         /// Options with the defaults above.
-        public init(factory: (any MetricsFactory)? = nil, labelPrefix: String = "stallmonitor",
-                    dimensions: [(String, String)] = []) {
+        public init(
+            factory: (any MetricsFactory)? = nil, labelPrefix: String = "stallmonitor",
+            dimensions: [(String, String)] = []
+        ) {
             self.factory = factory
             self.labelPrefix = labelPrefix
             self.dimensions = dimensions

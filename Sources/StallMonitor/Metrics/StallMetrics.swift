@@ -80,8 +80,10 @@ package final class StallMetrics: Sendable {
         let key = loopKind + "\u{1}" + call
         let timer = blockingTimers.withLock { made in
             if let existing = made[key] { return existing }
-            let timer = CoreMetrics.Timer(label: "\(prefix).blocking.duration", dimensions: dimensions + [("loop.kind", loopKind), ("call", call)],
-                                          preferredDisplayUnit: .milliseconds, factory: factory)
+            let timer = CoreMetrics.Timer(
+                label: "\(prefix).blocking.duration",
+                dimensions: dimensions + [("loop.kind", loopKind), ("call", call)],
+                preferredDisplayUnit: .milliseconds, factory: factory)
             made[key] = timer
             return timer
         }
@@ -100,9 +102,10 @@ package final class StallMetrics: Sendable {
         var dropped: [DropReason: MonotonicCounter] = [:]
         for reason in DropReason.allCases {
             // Made at start, so every reason shows (at 0) before the first drop.
-            dropped[reason] = MonotonicCounter(Counter(
-                label: "\(options.labelPrefix).reports.dropped",
-                dimensions: options.dimensions + [("reason", reason.rawValue)], factory: factory))
+            dropped[reason] = MonotonicCounter(
+                Counter(
+                    label: "\(options.labelPrefix).reports.dropped",
+                    dimensions: options.dimensions + [("reason", reason.rawValue)], factory: factory))
         }
         self.dropped = dropped
     }
@@ -123,16 +126,24 @@ package final class StallMetrics: Sendable {
 
     /// One stall whose final report was made: its duration and count, by loop and classification.
     func recordStall(_ report: StallReport) {
-        let dims = dimensions + [
-            ("loop.kind", report.loop.kind),
-            ("loop.name", Self.loopName(kind: report.loop.kind, threadName: report.loop.threadName, isMainThread: report.loop.isMainThread)),
-            ("classification", report.classification.rawValue),
-        ]
+        let dims =
+            dimensions + [
+                ("loop.kind", report.loop.kind),
+                (
+                    "loop.name",
+                    Self.loopName(
+                        kind: report.loop.kind, threadName: report.loop.threadName,
+                        isMainThread: report.loop.isMainThread)
+                ),
+                ("classification", report.classification.rawValue),
+            ]
         let key = dims.map { "\($0.0)=\($0.1)" }.joined(separator: "\u{1}")
         let pair = stallMetrics.withLock { made in
             if let existing = made[key] { return existing }
             let pair = StallPair(
-                timer: CoreMetrics.Timer(label: "\(prefix).stall.duration", dimensions: dims, preferredDisplayUnit: .seconds, factory: factory),
+                timer: CoreMetrics.Timer(
+                    label: "\(prefix).stall.duration", dimensions: dims, preferredDisplayUnit: .seconds,
+                    factory: factory),
                 counter: Counter(label: "\(prefix).stalls", dimensions: dims, factory: factory))
             made[key] = pair
             return pair
@@ -185,12 +196,16 @@ package final class StallMetrics: Sendable {
     }
 
     private func makeLoopState(thread: MonitoredThread, tid: Int32) -> LoopState {
-        let name = Self.loopName(kind: thread.loopKind.rawValue, threadName: ThreadProcFiles.threadName(tid: tid), isMainThread: tid == getpid())
+        let name = Self.loopName(
+            kind: thread.loopKind.rawValue, threadName: ThreadProcFiles.threadName(tid: tid),
+            isMainThread: tid == getpid())
         let dims = dimensions + [("loop.kind", thread.loopKind.rawValue), ("loop.name", name)]
         return LoopState(
             at: startedAt, awake: 0,
-            active: FloatingPointCounter(label: "\(prefix).loop.time", dimensions: dims + [("loop.state", "active")], factory: factory),
-            idle: FloatingPointCounter(label: "\(prefix).loop.time", dimensions: dims + [("loop.state", "idle")], factory: factory),
+            active: FloatingPointCounter(
+                label: "\(prefix).loop.time", dimensions: dims + [("loop.state", "active")], factory: factory),
+            idle: FloatingPointCounter(
+                label: "\(prefix).loop.time", dimensions: dims + [("loop.state", "idle")], factory: factory),
             utilization: Gauge(label: "\(prefix).loop.utilization", dimensions: dims, factory: factory))
     }
 }

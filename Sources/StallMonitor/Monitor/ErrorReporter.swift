@@ -19,7 +19,10 @@ final class ErrorReporter: Sendable {
     private let state = Locked(State())
     private let clock: @Sendable () -> UInt64
 
-    init(logger: Logger, interval: Duration = .seconds(60), clock: @escaping @Sendable () -> UInt64 = { CStallMonitor_monotonic_ns() }) {
+    init(
+        logger: Logger, interval: Duration = .seconds(60),
+        clock: @escaping @Sendable () -> UInt64 = { CStallMonitor_monotonic_ns() }
+    ) {
         self.logger = logger
         self.interval = UInt64(clamping: interval.nanoseconds)
         self.clock = clock

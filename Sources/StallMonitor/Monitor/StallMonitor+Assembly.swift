@@ -4,8 +4,10 @@ import StallReportModel
 /// The parts a monitor is assembled from, made by its initializer.
 extension StallMonitor {
     /// One monitored thread per probe, each with a span tracker that wakes the watchdog.
-    static func makeThreads(probes: [any LoopProbe], configuration: Configuration, lead: UInt64,
-                            wakeup: WakeupSignal) -> [MonitoredThread] {
+    static func makeThreads(
+        probes: [any LoopProbe], configuration: Configuration, lead: UInt64,
+        wakeup: WakeupSignal
+    ) -> [MonitoredThread] {
         probes.map { (probe: any LoopProbe) -> MonitoredThread in
             // A pull probe feeds its tracker from the watchdog and passes the loop thread's counts
             // itself: the calling thread's (the watchdog's) are not read.
@@ -23,19 +25,25 @@ extension StallMonitor {
     }
 
     /// The writer of the monitor's reports.
-    static func makeWriter(configuration: Configuration, process: StallReport.Process, store: ReportFileStore,
-                           errors: ErrorReporter, counters: MonitorCounters, session: SessionRecorder,
-                           metrics: StallMetrics) -> ReportWriter {
+    static func makeWriter(
+        configuration: Configuration, process: StallReport.Process, store: ReportFileStore,
+        errors: ErrorReporter, counters: MonitorCounters, session: SessionRecorder,
+        metrics: StallMetrics
+    ) -> ReportWriter {
         ReportWriter(
-            builder: ReportBuilder(symbolicator: .shared, process: process, tags: configuration.tags,
-                                   symbolicateInProcess: configuration.symbolicateInProcess),
+            builder: ReportBuilder(
+                symbolicator: .shared, process: process, tags: configuration.tags,
+                symbolicateInProcess: configuration.symbolicateInProcess),
             store: store, errors: errors, counters: counters,
-            limiter: FingerprintRateLimiter(limit: configuration.maxReportsPerFingerprint, window: configuration.rateLimitWindow.nanoseconds),
+            limiter: FingerprintRateLimiter(
+                limit: configuration.maxReportsPerFingerprint, window: configuration.rateLimitWindow.nanoseconds),
             session: session, metrics: metrics, onReport: configuration.onReport)
     }
 
     /// The settings every watch samples and reports stalls with (and the pool's starvation report).
-    static func watchSettings(configuration: Configuration, threshold: UInt64, lead: UInt64, signal: Int32) -> ThreadWatch.Settings {
+    static func watchSettings(
+        configuration: Configuration, threshold: UInt64, lead: UInt64, signal: Int32
+    ) -> ThreadWatch.Settings {
         ThreadWatch.Settings(
             threshold: threshold, lead: lead, interval: configuration.samplingInterval.nanoseconds,
             sampleTimeout: configuration.sampleTimeout.nanoseconds, maxSamples: configuration.maxSamplesPerStall,
@@ -47,11 +55,15 @@ extension StallMonitor {
     }
 
     /// One watch per monitored thread, handing its stalls to `writer`.
-    static func makeWatches(threads: [MonitoredThread], settings: ThreadWatch.Settings, counters: MonitorCounters, controls: MonitorControls,
-                            writer: ReportWriter, errors: ErrorReporter, asyncChains: AsyncChainSource?) -> [ThreadWatch] {
+    static func makeWatches(
+        threads: [MonitoredThread], settings: ThreadWatch.Settings, counters: MonitorCounters,
+        controls: MonitorControls,
+        writer: ReportWriter, errors: ErrorReporter, asyncChains: AsyncChainSource?
+    ) -> [ThreadWatch] {
         threads.map { thread in
-            let watch = ThreadWatch(thread: thread, settings: settings, counters: counters, controls: controls,
-                                    emit: { writer.submit($0) })
+            let watch = ThreadWatch(
+                thread: thread, settings: settings, counters: counters, controls: controls,
+                emit: { writer.submit($0) })
             watch.reportProblem = { errors.report($0) }
             watch.asyncChains = asyncChains
             return watch
@@ -69,11 +81,14 @@ extension StallMonitor {
 
     /// Attaches each thread's probe to its tracker; each thread arms itself for sampling (a
     /// probe with a thread per span arms each worker it meets).
-    static func armThreads(_ threads: [MonitoredThread], configuration: Configuration, signal: Int32, errors: ErrorReporter) {
+    static func armThreads(
+        _ threads: [MonitoredThread], configuration: Configuration, signal: Int32, errors: ErrorReporter
+    ) {
         let timeout = configuration.sampleTimeout.nanoseconds
         let maxFrames = configuration.maxFramesPerSample
         let report: @Sendable (String) -> Void = { errors.report(.threadArming($0)) }
-        StackSampler.prepareHandlerUnwinder(for: configuration.unwinding, symbolicateInProcess: configuration.symbolicateInProcess)
+        StackSampler.prepareHandlerUnwinder(
+            for: configuration.unwinding, symbolicateInProcess: configuration.symbolicateInProcess)
         for thread in threads {
             if thread.probe.threadPerSpan {
                 thread.probe.attach(to: thread.tracker) { thread.armWorker(signal: signal, report: report) }

@@ -16,7 +16,9 @@ extension StallMonitor {
     }
 
     /// Runs blocking `body` on a new thread and resumes the caller with its result.
-    private static func onOwnThread<Result: Sendable>(named name: String, _ body: @escaping @Sendable () -> Result) async -> Result {
+    private static func onOwnThread<Result: Sendable>(
+        named name: String, _ body: @escaping @Sendable () -> Result
+    ) async -> Result {
         await withCheckedContinuation { continuation in
             let thread = Thread { continuation.resume(returning: body()) }
             thread.name = name

@@ -4,10 +4,13 @@ extension StallMonitor {
     /// What the warning says of a starved pool.
     static func starvationMessage(waited: UInt64, workers: [ConcurrencyPoolProbe.HeldWorker]) -> String {
         let held = workers.map { worker in
-            let job = worker.heldFor.map { "a task held it \($0 / 1_000_000) ms" } ?? "no task (other Dispatch work or between jobs)"
+            let job =
+                worker.heldFor.map { "a task held it \($0 / 1_000_000) ms" }
+                ?? "no task (other Dispatch work or between jobs)"
             return "thread \(worker.tid) \(worker.name): \(job)"
         }
-        return "no new job started for \(waited / 1_000_000) ms: every worker is held (\(held.joined(separator: "; "))); "
+        return
+            "no new job started for \(waited / 1_000_000) ms: every worker is held (\(held.joined(separator: "; "))); "
             + "one report gives every worker's stack"
     }
 
@@ -21,22 +24,28 @@ extension StallMonitor {
                 + "A program with `async main` or `dispatchMain()` never runs RunLoop.main (see the README's "
                 + "\"Which loop does my program run?\"); `loop: .current` watches the calling thread's run loop."
         default:
-            return "the watched \(thread.loopKind) has not run a task in the \(waited) since the monitor started: it is not watched."
+            return
+                "the watched \(thread.loopKind) has not run a task in the \(waited) since the monitor started: it is not watched."
         }
     }
 
     /// Emits the loops' times and brings the dropped-report counters up to date (writer queue:
     /// each heartbeat, and at stop).
-    static func emitMetrics(_ metrics: StallMetrics, threads: [MonitoredThread], counters: MonitorCounters,
-                            errors: ErrorReporter) {
+    static func emitMetrics(
+        _ metrics: StallMetrics, threads: [MonitoredThread], counters: MonitorCounters,
+        errors: ErrorReporter
+    ) {
         metrics.emitLoopTime(threads, now: CStallMonitor_monotonic_ns())
         metrics.syncDropped(counters, errors: errors.counts)
     }
 
     /// What the session record says of the monitor so far: spans, stalls, reports written and
     /// reports dropped by why.
-    static func sessionCounts(threads: [MonitoredThread], counters: MonitorCounters, errors: ErrorReporter)
-        -> (spans: Int, stalls: Int, written: Int, dropped: [String: Int]) {
+    static func sessionCounts(
+        threads: [MonitoredThread], counters: MonitorCounters, errors: ErrorReporter
+    )
+        -> (spans: Int, stalls: Int, written: Int, dropped: [String: Int])
+    {
         let failed: Set<DroppedReportReason> = [.reportWrite, .reportEncoding]
         var dropped = errors.counts.filter { failed.contains(DroppedReportReason(rawValue: $0.key)) }
         func count(_ reason: DroppedReportReason, _ value: Int) {
@@ -46,7 +55,9 @@ extension StallMonitor {
         count(.deletedForQuota, counters.reportsDeletedForQuota.load(ordering: .relaxed))
         count(.watchdogStarved, counters.longSpansOverwritten.load(ordering: .relaxed))
         let spans = threads.reduce(0) { $0 + Int($1.tracker.currentSpan().sequence) }
-        return (spans, counters.stallsDetected.load(ordering: .relaxed),
-                counters.reportsWritten.load(ordering: .relaxed), dropped)
+        return (
+            spans, counters.stallsDetected.load(ordering: .relaxed),
+            counters.reportsWritten.load(ordering: .relaxed), dropped
+        )
     }
 }

@@ -28,8 +28,9 @@ extension StallMonitor {
             // A loop whose thread changes from span to span: the thread of its latest span.
             let spanThread = thread.probe.threadPerSpan ? thread.tracker.spanThread.load(ordering: .relaxed) : 0
             let tid = spanThread != 0 ? spanThread : thread.armedTID.load(ordering: .acquiring)
-            return WatchedLoop(kind: thread.loopKind.rawValue, hasRun: thread.hasRun, threadID: tid == 0 ? nil : tid,
-                               threadName: tid == 0 ? nil : ThreadProcFiles.threadName(tid: tid))
+            return WatchedLoop(
+                kind: thread.loopKind.rawValue, hasRun: thread.hasRun, threadID: tid == 0 ? nil : tid,
+                threadName: tid == 0 ? nil : ThreadProcFiles.threadName(tid: tid))
         }
     }
 

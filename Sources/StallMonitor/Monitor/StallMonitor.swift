@@ -75,8 +75,11 @@ public final class StallMonitor: Sendable {
     /// ``StallMonitorError/Code/unsupportedLoop`` when this toolchain's main queue cannot be read;
     /// for ``Loop/concurrencyPool`` (see ``start(_:loops:pollInterval:)``) when this runtime's
     /// per-thread state cannot.
-    public static func start(_ configuration: Configuration, loop: Loop = .main) throws(StallMonitorError) -> StallMonitor {
-        try start(configuration, loops: [loop], pollInterval: loop == .mainActor ? .milliseconds(20) : .milliseconds(10))
+    public static func start(
+        _ configuration: Configuration, loop: Loop = .main
+    ) throws(StallMonitorError) -> StallMonitor {
+        try start(
+            configuration, loops: [loop], pollInterval: loop == .mainActor ? .milliseconds(20) : .milliseconds(10))
     }
 
     /// Starts watching the MainActor of a program with `async main` or `dispatchMain()` (the
@@ -94,7 +97,9 @@ public final class StallMonitor: Sendable {
     /// throws ``StallMonitorError/Code/unsupportedLoop`` otherwise, or
     /// ``StallMonitorError/Code/loopNotRunning`` when the main queue does not run a block within
     /// 2 s: it never starts watching nothing.
-    public static func start(_ configuration: Configuration, mainActorPollInterval: Duration) throws(StallMonitorError) -> StallMonitor {
+    public static func start(
+        _ configuration: Configuration, mainActorPollInterval: Duration
+    ) throws(StallMonitorError) -> StallMonitor {
         try start(configuration, loops: [.mainActor], pollInterval: mainActorPollInterval)
     }
 
@@ -124,20 +129,28 @@ public final class StallMonitor: Sendable {
     ///     the same loop on the main thread: give one of them).
     ///   - pollInterval: how often the watchdog looks at the MainActor and at a busy pool (at
     ///     least 1 ms; the error of a pool stall's start and end is half of it). Default 10 ms.
-    public static func start(_ configuration: Configuration, loops: [Loop], pollInterval: Duration = .milliseconds(10))
-        throws(StallMonitorError) -> StallMonitor {
+    public static func start(
+        _ configuration: Configuration, loops: [Loop], pollInterval: Duration = .milliseconds(10)
+    )
+        throws(StallMonitorError) -> StallMonitor
+    {
         try start(configuration, loops: loops, polling: [], pollInterval: pollInterval)
     }
 
     /// Starts watching `loops` and loops that call nobody back (the event loops of a SwiftNIO
     /// group), each looked at every `pollInterval` from the watchdog (``ThreadPollingProbe``).
     /// For the integration targets.
-    package static func start(_ configuration: Configuration, loops: [Loop], polling polled: [PolledLoop], pollInterval: Duration)
-        throws(StallMonitorError) -> StallMonitor {
+    package static func start(
+        _ configuration: Configuration, loops: [Loop], polling polled: [PolledLoop], pollInterval: Duration
+    )
+        throws(StallMonitorError) -> StallMonitor
+    {
         try configuration.validate()
         guard !loops.isEmpty || !polled.isEmpty else { throw .invalidConfiguration("no loops to watch") }
         guard Set(loops).count == loops.count else { throw .invalidConfiguration("a loop is given twice") }
-        guard pollInterval >= .milliseconds(1) else { throw .invalidConfiguration("the poll interval must be at least 1 ms") }
+        guard pollInterval >= .milliseconds(1) else {
+            throw .invalidConfiguration("the poll interval must be at least 1 ms")
+        }
         let nanos = UInt64(pollInterval.nanoseconds)
         // The event loops first: `watchedLoops` lists them in the group's order, then the others.
         var probes: [any LoopProbe] = polled.map { ThreadPollingProbe($0, interval: nanos) }
@@ -163,8 +176,11 @@ public final class StallMonitor: Sendable {
                 }
                 poolLayout = .success(layout)
                 if let note = layout.taskIDNote { configuration.logger.warning("StallMonitor: \(note)") }
-                probes.append(contentsOf: ConcurrencyPoolProbe(layout: layout, threshold: UInt64(configuration.threshold.nanoseconds), interval: nanos,
-                                                                slots: ConcurrencyPoolProbe.slotCount()).makeSlots())
+                probes.append(
+                    contentsOf: ConcurrencyPoolProbe(
+                        layout: layout, threshold: UInt64(configuration.threshold.nanoseconds), interval: nanos,
+                        slots: ConcurrencyPoolProbe.slotCount()
+                    ).makeSlots())
             }
         }
         if poolLayout == nil, loops.contains(.mainActor) {
@@ -180,15 +196,20 @@ public final class StallMonitor: Sendable {
             directoryProblem = error  // said once the monitor runs; reports are written once it can
         }
         let workers = loops.contains(.mainActor) || loops.contains(.concurrencyPool)
-        let signal = workers ? try StackSampler.installForDispatchWorkers(signal: configuration.signal)
+        let signal =
+            workers
+            ? try StackSampler.installForDispatchWorkers(signal: configuration.signal)
             : try StackSampler.install(signal: configuration.signal)
-        return StallMonitor(configuration: configuration, signal: signal, probes: probes, directoryProblem: directoryProblem,
-                            asyncChains: asyncChains)
+        return StallMonitor(
+            configuration: configuration, signal: signal, probes: probes, directoryProblem: directoryProblem,
+            asyncChains: asyncChains)
     }
 
     /// Assembles a monitor of `probes` that samples with `signal` and starts its watchdog.
-    private init(configuration: Configuration, signal: Int32, probes: [any LoopProbe], directoryProblem: StallMonitorError?,
-                 asyncChains: AsyncChainSource?) {
+    private init(
+        configuration: Configuration, signal: Int32, probes: [any LoopProbe], directoryProblem: StallMonitorError?,
+        asyncChains: AsyncChainSource?
+    ) {
         self.configuration = configuration
         self.signal = signal
         let threshold = configuration.threshold.nanoseconds
@@ -201,17 +222,21 @@ public final class StallMonitor: Sendable {
         let controls = MonitorControls()
         if let directoryProblem { errors.report(directoryProblem) }
         let process = HostFacts.process(appVersion: configuration.appVersion)
-        let quota = ReportQuota(folder: ReportFolder(configuration.reportDirectory), maxFiles: configuration.maxReportFiles,
-                                maxBytes: configuration.maxReportBytes, counters: counters, errors: errors)
+        let quota = ReportQuota(
+            folder: ReportFolder(configuration.reportDirectory), maxFiles: configuration.maxReportFiles,
+            maxBytes: configuration.maxReportBytes, counters: counters, errors: errors)
         let store = ReportFileStore(directory: configuration.reportDirectory, quota: quota)
         let session = SessionRecorder(
             store: store, process: process, thresholdMs: Double(threshold) / 1e6, errors: errors,
             sample: { Self.sessionCounts(threads: threads, counters: counters, errors: errors) })
-        let writer = Self.makeWriter(configuration: configuration, process: process, store: store, errors: errors,
-                                     counters: counters, session: session, metrics: metrics)
-        let watchSettings = Self.watchSettings(configuration: configuration, threshold: threshold, lead: lead, signal: signal)
-        let watches = Self.makeWatches(threads: threads, settings: watchSettings, counters: counters, controls: controls,
-                                       writer: writer, errors: errors, asyncChains: asyncChains)
+        let writer = Self.makeWriter(
+            configuration: configuration, process: process, store: store, errors: errors,
+            counters: counters, session: session, metrics: metrics)
+        let watchSettings = Self.watchSettings(
+            configuration: configuration, threshold: threshold, lead: lead, signal: signal)
+        let watches = Self.makeWatches(
+            threads: threads, settings: watchSettings, counters: counters, controls: controls,
+            writer: writer, errors: errors, asyncChains: asyncChains)
         self.threads = threads
         self.counters = counters
         self.errors = errors
@@ -220,12 +245,18 @@ public final class StallMonitor: Sendable {
         self.session = session
         // Waking a threshold (at least 250 ms) late means the whole process was stopped.
         self.watchdog = Watchdog(
-            watches: watches, wakeup: wakeup, counters: counters, metrics: metrics, stoppedAfter: max(threshold, 250_000_000),
+            watches: watches, wakeup: wakeup, counters: counters, metrics: metrics,
+            stoppedAfter: max(threshold, 250_000_000),
             silenceCheck: .init(after: UInt64(configuration.loopSilenceWarning.nanoseconds)) { silent in
-                for thread in silent { errors.report(.loopNotRunning(Self.silenceMessage(thread, after: configuration.loopSilenceWarning))) }
+                for thread in silent {
+                    errors.report(.loopNotRunning(Self.silenceMessage(thread, after: configuration.loopSilenceWarning)))
+                }
             })
-        Self.observeSharedLoops(of: probes, .init(settings: watchSettings, metrics: metrics, counters: counters,
-                                                  errors: errors, controls: controls, writer: writer))
+        Self.observeSharedLoops(
+            of: probes,
+            .init(
+                settings: watchSettings, metrics: metrics, counters: counters,
+                errors: errors, controls: controls, writer: writer))
         Self.armThreads(threads, configuration: configuration, signal: signal, errors: errors)
         Symbolicator.shared.retain()
         SnapshotUnwinder.shared.retain()
@@ -239,23 +270,25 @@ public final class StallMonitor: Sendable {
         }
         self.metrics = metrics
         let blockingCalls = configuration.blockingCalls.flatMap { options in
-            BlockingCallReporter.start(options: options, store: store, process: process, tags: configuration.tags, metrics: metrics,
-                                       errors: errors, threads: threads)
+            BlockingCallReporter.start(
+                options: options, store: store, process: process, tags: configuration.tags, metrics: metrics,
+                errors: errors, threads: threads)
         }
         self.blockingCalls = blockingCalls
         let quiet = UInt64(configuration.releaseCachesAfter.nanoseconds)
         // One timer thread for the three jobs. The record is rewritten every heartbeat interval;
         // in between its alive mark ramps up to that interval, so a session that dies without
         // stop() (SIGKILL, a crash) is dated within max(1 s, 10 %) of its life.
-        timer = writer.repeating([
-            .queued(.every(.nanoseconds(quiet / 2))) { CacheRelease.releaseIfQuiet(for: quiet) },
-            .queued(.every(configuration.sessionHeartbeatInterval)) {
-                writer.sayNewSyscallDenials()
-                session.heartbeat()
-                Self.emitMetrics(metrics, threads: threads, counters: counters, errors: errors)
-            },
-            .onTimerThread(.rampingUp(to: configuration.sessionHeartbeatInterval)) { session.markAlive() },
-        ] + (blockingCalls.map { reporter in [.queued(.every(.seconds(1))) { reporter.poll() }] } ?? []))
+        timer = writer.repeating(
+            [
+                .queued(.every(.nanoseconds(quiet / 2))) { CacheRelease.releaseIfQuiet(for: quiet) },
+                .queued(.every(configuration.sessionHeartbeatInterval)) {
+                    writer.sayNewSyscallDenials()
+                    session.heartbeat()
+                    Self.emitMetrics(metrics, threads: threads, counters: counters, errors: errors)
+                },
+                .onTimerThread(.rampingUp(to: configuration.sessionHeartbeatInterval)) { session.markAlive() },
+            ] + (blockingCalls.map { reporter in [.queued(.every(.seconds(1))) { reporter.poll() }] } ?? []))
         configuration.onStart?(self)
     }
 
@@ -276,9 +309,13 @@ public final class StallMonitor: Sendable {
         // In a forked child only the calling thread exists: there is no watchdog to join and no
         // writer to flush. Leave the inherited handler in place; nothing sends it here.
         guard getpid() == ownerPID else { return nil }
-        let metrics = self.metrics, threads = self.threads, counters = self.counters, errors = self.errors
-        return Shutdown(watchdog: watchdog, timer: timer, session: session, writer: writer, blockingCalls: blockingCalls,
-                        emitMetrics: { Self.emitMetrics(metrics, threads: threads, counters: counters, errors: errors) })
+        let metrics = self.metrics
+        let threads = self.threads
+        let counters = self.counters
+        let errors = self.errors
+        return Shutdown(
+            watchdog: watchdog, timer: timer, session: session, writer: writer, blockingCalls: blockingCalls,
+            emitMetrics: { Self.emitMetrics(metrics, threads: threads, counters: counters, errors: errors) })
     }
 
     /// The blocking part of stopping: joins the watchdog, writes what is queued, then releases
@@ -344,7 +381,8 @@ public final class StallMonitor: Sendable {
     /// job that calls it.
     public func expectLongWork<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         let tid = CStallMonitor_gettid()
-        guard let tracker = threads.first(where: {
+        guard
+            let tracker = threads.first(where: {
                 $0.probe.runsLoopWork(on: tid, armedTID: $0.armedTID.load(ordering: .acquiring))
             })?.tracker
         else {

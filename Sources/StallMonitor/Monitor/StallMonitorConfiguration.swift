@@ -34,7 +34,9 @@ extension StallMonitor {
         public var stackCopyBytes: Int
         /// No longer has any effect: a thread asleep in a syscall is never signalled; its stack is
         /// copied and unwound without touching it, so its syscall is never cut short.
-        @available(*, deprecated, message: "threads asleep in a syscall are unwound without a signal; nothing is interrupted")
+        @available(
+            *, deprecated, message: "threads asleep in a syscall are unwound without a signal; nothing is interrupted"
+        )
         public var interruptSleepingSyscalls: Bool {
             get { false }
             set {}
@@ -181,28 +183,42 @@ extension StallMonitor {
             if !samplingInterval.isPositive { throw .invalidConfiguration("samplingInterval must be positive") }
             if !(0.05...1).contains(samplingLead) { throw .invalidConfiguration("samplingLead must be within 0.05…1") }
             if maxSamplesPerStall < 2 { throw .invalidConfiguration("maxSamplesPerStall must be at least 2") }
-            if !(1...512).contains(maxFramesPerSample) { throw .invalidConfiguration("maxFramesPerSample must be within 1…512") }
+            if !(1...512).contains(maxFramesPerSample) {
+                throw .invalidConfiguration("maxFramesPerSample must be within 1…512")
+            }
             if !(4096...Int(CSTALLMONITOR_MAX_STACK_COPY)).contains(stackCopyBytes) {
                 throw .invalidConfiguration("stackCopyBytes must be within 4096…\(CSTALLMONITOR_MAX_STACK_COPY)")
             }
             if !sampleTimeout.isPositive { throw .invalidConfiguration("sampleTimeout must be positive") }
             if reentryGrace.attoseconds < 0 { throw .invalidConfiguration("reentryGrace must not be negative") }
             if !inProgressRefresh.isPositive { throw .invalidConfiguration("inProgressRefresh must be positive") }
-            if maxReportsPerFingerprint < 1 { throw .invalidConfiguration("maxReportsPerFingerprint must be at least 1") }
+            if maxReportsPerFingerprint < 1 {
+                throw .invalidConfiguration("maxReportsPerFingerprint must be at least 1")
+            }
             if !rateLimitWindow.isPositive { throw .invalidConfiguration("rateLimitWindow must be positive") }
-            if maxReportFiles < 1 || maxReportBytes < 4096 { throw .invalidConfiguration("maxReportFiles must be at least 1 and maxReportBytes at least 4096") }
-            if sessionHeartbeatInterval.nanoseconds < 1_000_000_000 { throw .invalidConfiguration("sessionHeartbeatInterval must be at least 1 s") }
+            if maxReportFiles < 1 || maxReportBytes < 4096 {
+                throw .invalidConfiguration("maxReportFiles must be at least 1 and maxReportBytes at least 4096")
+            }
+            if sessionHeartbeatInterval.nanoseconds < 1_000_000_000 {
+                throw .invalidConfiguration("sessionHeartbeatInterval must be at least 1 s")
+            }
             if !logInterval.isPositive { throw .invalidConfiguration("logInterval must be positive") }
-            if releaseCachesAfter.nanoseconds < 10_000_000 { throw .invalidConfiguration("releaseCachesAfter must be at least 10 ms") }
+            if releaseCachesAfter.nanoseconds < 10_000_000 {
+                throw .invalidConfiguration("releaseCachesAfter must be at least 10 ms")
+            }
             if !loopSilenceWarning.isPositive { throw .invalidConfiguration("loopSilenceWarning must be positive") }
             if metrics.labelPrefix.isEmpty { throw .invalidConfiguration("metrics.labelPrefix must not be empty") }
             if !reportDirectory.isFileURL { throw .invalidConfiguration("reportDirectory must be a file URL") }
             if let blockingCalls {
-                if !blockingCalls.threshold.isPositive { throw .invalidConfiguration("blockingCalls.threshold must be positive") }
+                if !blockingCalls.threshold.isPositive {
+                    throw .invalidConfiguration("blockingCalls.threshold must be positive")
+                }
                 if blockingCalls.reportInterval.nanoseconds < 1_000_000_000 {
                     throw .invalidConfiguration("blockingCalls.reportInterval must be at least 1 s")
                 }
-                if blockingCalls.maxCallSitesPerReport < 1 { throw .invalidConfiguration("blockingCalls.maxCallSitesPerReport must be at least 1") }
+                if blockingCalls.maxCallSitesPerReport < 1 {
+                    throw .invalidConfiguration("blockingCalls.maxCallSitesPerReport must be at least 1")
+                }
             }
         }
     }

@@ -113,15 +113,21 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
     /// No usable real-time signal for sampling (or the requested one is taken).
     public static func signalUnavailable(_ why: String) -> Self { Self(code: .signalUnavailable, reason: why) }
     /// The report directory could not be created or is not a directory.
-    public static func reportDirectory(path: String, reason: String) -> Self { Self(code: .reportDirectory, reason: reason, path: path) }
+    public static func reportDirectory(path: String, reason: String) -> Self {
+        Self(code: .reportDirectory, reason: reason, path: path)
+    }
     /// A report could not be written.
-    public static func reportWrite(path: String, reason: String) -> Self { Self(code: .reportWrite, reason: reason, path: path) }
+    public static func reportWrite(path: String, reason: String) -> Self {
+        Self(code: .reportWrite, reason: reason, path: path)
+    }
     /// A report could not be encoded.
     public static func reportEncoding(_ why: String) -> Self { Self(code: .reportEncoding, reason: why) }
     /// Preparing the monitored thread for sampling partly failed.
     public static func threadArming(_ why: String) -> Self { Self(code: .threadArming, reason: why) }
     /// The directory quota could not be enforced.
-    public static func reportQuota(path: String, reason: String) -> Self { Self(code: .reportQuota, reason: reason, path: path) }
+    public static func reportQuota(path: String, reason: String) -> Self {
+        Self(code: .reportQuota, reason: reason, path: path)
+    }
     /// A ``ResidentLoopThread`` could not be started.
     public static func threadStart(_ why: String) -> Self { Self(code: .threadStart, reason: why) }
     /// A watched loop does not run (see ``Code/loopNotRunning``).
@@ -135,7 +141,9 @@ public struct StallMonitorError: Error, Sendable, Equatable, CustomStringConvert
     /// A watched thread exited during a span (see ``Code/threadExited``).
     public static func threadExited(_ what: String) -> Self { Self(code: .threadExited, reason: what) }
     /// Blocking calls, or some of them, are not seen (see ``Code/blockingCallsUnwatched``).
-    public static func blockingCallsUnwatched(_ why: String) -> Self { Self(code: .blockingCallsUnwatched, reason: why) }
+    public static func blockingCallsUnwatched(_ why: String) -> Self {
+        Self(code: .blockingCallsUnwatched, reason: why)
+    }
     /// A system call the monitor uses was refused (see ``Code/syscallDenied``).
     public static func syscallDenied(_ what: String) -> Self { Self(code: .syscallDenied, reason: what) }
 

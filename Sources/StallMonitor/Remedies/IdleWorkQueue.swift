@@ -45,8 +45,10 @@ public final class IdleWorkQueue: @unchecked Sendable {
         public var onDrop: (@Sendable (UnrunIdleWork) -> Void)?
 
         /// A configuration; the defaults suit a UI-like loop (4 ms per pass, 1,024 waiting items).
-        public init(budget: Duration = .milliseconds(4), capacity: Int = 1_024,
-                    onDrop: (@Sendable (UnrunIdleWork) -> Void)? = nil) {
+        public init(
+            budget: Duration = .milliseconds(4), capacity: Int = 1_024,
+            onDrop: (@Sendable (UnrunIdleWork) -> Void)? = nil
+        ) {
             self.budget = budget
             self.capacity = capacity
             self.onDrop = onDrop
@@ -90,8 +92,12 @@ public final class IdleWorkQueue: @unchecked Sendable {
     /// `.current` is the calling thread's, so create it on that thread, or use
     /// ``ResidentLoopThread/makeIdleWorkQueue(_:)``). Throws `invalidConfiguration` for a budget
     /// that is not positive, a capacity below 1, or `.mainActor` (no run loop).
-    public convenience init(loop: StallMonitor.Loop = .main, _ configuration: Configuration = .init()) throws(StallMonitorError) {
-        if loop == .mainActor { throw .invalidConfiguration("an idle work queue runs on a run loop; `.mainActor` is none") }
+    public convenience init(
+        loop: StallMonitor.Loop = .main, _ configuration: Configuration = .init()
+    ) throws(StallMonitorError) {
+        if loop == .mainActor {
+            throw .invalidConfiguration("an idle work queue runs on a run loop; `.mainActor` is none")
+        }
         try self.init(runLoop: loop.cfRunLoop, configuration)
     }
 
@@ -107,7 +113,8 @@ public final class IdleWorkQueue: @unchecked Sendable {
         drainer = IdleWorkDrainer(runLoop: cfRunLoop, configuration: configuration)
         // Order 0: after StallMonitor's opening observer (Int.min) and before its suspending one
         // (Int.max), so the items run inside the monitored span.
-        observer = RunLoopObserver.make(CFRunLoopActivity.beforeWaiting.rawValue, order: 0, info: drainer) { _, _, info in
+        observer = RunLoopObserver.make(CFRunLoopActivity.beforeWaiting.rawValue, order: 0, info: drainer) {
+            _, _, info in
             guard let info else { return }
             // A strong reference for the whole pass: an item may release the last reference to
             // the queue, whose deinit invalidates this observer (which then releases `info`).
@@ -193,8 +200,10 @@ final class IdleWorkDrainer: @unchecked Sendable {
         let (ticket, dropped, closed, wasEmpty) = backlog.withLock { backlog in
             let sequence = backlog.nextSequence
             backlog.nextSequence += 1
-            let ticket = IdleWorkTicket(label: label, sequence: sequence,
-                                        status: backlog.closed ? .dropped : .pending) { [weak self] ticket in
+            let ticket = IdleWorkTicket(
+                label: label, sequence: sequence,
+                status: backlog.closed ? .dropped : .pending
+            ) { [weak self] ticket in
                 self?.backlog.withLock { backlog in
                     backlog.remove(ticket)
                     backlog.statistics.cancelled += 1
@@ -223,8 +232,10 @@ final class IdleWorkDrainer: @unchecked Sendable {
     /// One pass, on the loop's thread as it is about to wait.
     func drainPass() {
         let passStart = CStallMonitor_monotonic_ns()
-        var ran = 0, overBudget = 0
-        var longest: UInt64 = 0, busy: UInt64 = 0
+        var ran = 0
+        var overBudget = 0
+        var longest: UInt64 = 0
+        var busy: UInt64 = 0
         while let entry = backlog.withLock({ $0.next() }) {
             // A ticket cancelled after it left the backlog is skipped (its cancel counted it).
             guard entry.ticket.move(from: .pending, to: .running) else { continue }
@@ -245,7 +256,8 @@ final class IdleWorkDrainer: @unchecked Sendable {
                 backlog.statistics.passes += 1
                 backlog.statistics.itemsOverBudget += overBudget
                 backlog.statistics.busyTime += .nanoseconds(Int64(clamping: busy))
-                backlog.statistics.longestItem = max(backlog.statistics.longestItem, .nanoseconds(Int64(clamping: longest)))
+                backlog.statistics.longestItem = max(
+                    backlog.statistics.longestItem, .nanoseconds(Int64(clamping: longest)))
             }
             return !backlog.isEmpty && !backlog.closed
         }

@@ -40,8 +40,10 @@ public final class IdleWorkTicket: Sendable, CustomStringConvertible {
     private let state = Atomic<UInt8>(Status.pending.rawValue)
     private let cancelHandler: @Sendable (IdleWorkTicket) -> Void
 
-    init(label: String?, sequence: UInt64, status: Status = .pending,
-         onCancel cancelHandler: @escaping @Sendable (IdleWorkTicket) -> Void) {
+    init(
+        label: String?, sequence: UInt64, status: Status = .pending,
+        onCancel cancelHandler: @escaping @Sendable (IdleWorkTicket) -> Void
+    ) {
         self.label = label
         self.sequence = sequence
         self.cancelHandler = cancelHandler

@@ -1,10 +1,11 @@
 import CStallMonitor
 import CoreFoundation
 import Foundation
+import StallReportModel
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import StallReportModel
 
 /// A named thread that keeps its own run loop alive until stopped: a home for background work
 /// that needs a loop (timers, sources, ``IdleWorkQueue``) without making one of its own.
@@ -44,8 +45,10 @@ public final class ResidentLoopThread: @unchecked Sendable {
     /// Starts the thread and returns once its run loop is ready (and, with `monitor`, once the
     /// monitor watches it). `stackSize` 0 keeps the system's default. Throws `threadStart` when
     /// the thread cannot be created, or the monitor's error when it cannot start.
-    public init(name: String, monitor configuration: StallMonitor.Configuration? = nil,
-                stackSize: Int = 0) throws(StallMonitorError) {
+    public init(
+        name: String, monitor configuration: StallMonitor.Configuration? = nil,
+        stackSize: Int = 0
+    ) throws(StallMonitorError) {
         self.name = name
         let core = ResidentLoopCore(name: name, monitor: configuration)
         self.core = core
@@ -58,10 +61,12 @@ public final class ResidentLoopThread: @unchecked Sendable {
         }
         var thread = pthread_t()
         let context = Unmanaged.passRetained(core).toOpaque()
-        let result = pthread_create(&thread, &attributes, { context in
-            Unmanaged<ResidentLoopCore>.fromOpaque(context!).takeRetainedValue().threadMain()
-            return nil
-        }, context)
+        let result = pthread_create(
+            &thread, &attributes,
+            { context in
+                Unmanaged<ResidentLoopCore>.fromOpaque(context!).takeRetainedValue().threadMain()
+                return nil
+            }, context)
         guard result == 0 else {
             Unmanaged<ResidentLoopCore>.fromOpaque(context).release()
             throw .threadStart("pthread_create: \(CString.errorMessage(result))")
@@ -102,18 +107,22 @@ public final class ResidentLoopThread: @unchecked Sendable {
         if isCurrent { return try work() }
         let outcome = Locked<Result<T, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
-        guard core.enqueue({
-            let result = Result { try work() }
-            outcome.withLock { $0 = result }
-            done.signal()
-        }) else { throw NotRunning(name: name) }
+        guard
+            core.enqueue({
+                let result = Result { try work() }
+                outcome.withLock { $0 = result }
+                done.signal()
+            })
+        else { throw NotRunning(name: name) }
         done.wait()
         guard let result = outcome.withLock({ $0 }) else { throw NotRunning(name: name) }
         return try result.get()
     }
 
     /// An ``IdleWorkQueue`` on this thread's run loop.
-    public func makeIdleWorkQueue(_ configuration: IdleWorkQueue.Configuration = .init()) throws(StallMonitorError) -> IdleWorkQueue {
+    public func makeIdleWorkQueue(
+        _ configuration: IdleWorkQueue.Configuration = .init()
+    ) throws(StallMonitorError) -> IdleWorkQueue {
         try IdleWorkQueue(runLoop: core.runLoop, configuration)
     }
 

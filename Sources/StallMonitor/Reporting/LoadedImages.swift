@@ -34,10 +34,11 @@ struct LoadedImages {
                     return byte < 16 ? "0" + hex : hex
                 }.joined()
             }
-            entries.append(Entry(
-                path: path, start: image.start, end: image.end, bias: image.bias,
-                buildID: buildID.isEmpty ? nil : buildID, isMainExecutable: image.is_main != 0,
-                isApp: image.is_main != 0 || isAppImage(path: path, runtimeDirectory: swiftRuntimeDirectory)))
+            entries.append(
+                Entry(
+                    path: path, start: image.start, end: image.end, bias: image.bias,
+                    buildID: buildID.isEmpty ? nil : buildID, isMainExecutable: image.is_main != 0,
+                    isApp: image.is_main != 0 || isAppImage(path: path, runtimeDirectory: swiftRuntimeDirectory)))
         }
         return LoadedImages(entries: entries)
     }
@@ -75,7 +76,10 @@ struct LoadedImages {
     static func isAppImage(path: String, runtimeDirectory: String?) -> Bool {
         if path.isEmpty || path.hasPrefix("linux-vdso") || path.hasPrefix("linux-gate") { return false }
         if let runtimeDirectory, path.hasPrefix(runtimeDirectory) { return false }
-        let systemPrefixes = ["/lib/", "/lib64/", "/lib32/", "/usr/lib/", "/usr/lib64/", "/usr/lib32/", "/usr/libexec/", "/usr/local/lib/swift"]
+        let systemPrefixes = [
+            "/lib/", "/lib64/", "/lib32/", "/usr/lib/", "/usr/lib64/", "/usr/lib32/", "/usr/libexec/",
+            "/usr/local/lib/swift",
+        ]
         return !systemPrefixes.contains { path.hasPrefix($0) }
     }
 

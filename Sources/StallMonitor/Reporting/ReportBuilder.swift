@@ -63,14 +63,16 @@ struct ReportBuilder {
             return StallReport.Frame(
                 address: ReportCoding.formatAddress(address), image: image, symbol: symbol?.name,
                 offset: symbol?.offset, file: symbol?.file, line: symbol?.line,
-                inApp: image.map { images.entries[$0].isApp } ?? false, monitor: MonitorOwnCode.contains(address) ? true : nil)
+                inApp: image.map { images.entries[$0].isApp } ?? false,
+                monitor: MonitorOwnCode.contains(address) ? true : nil)
         }
         let samples = recording.samples.map { sample in
             StallReport.Sample(
                 offsetMs: milliseconds(sample.offset), kind: sample.kind, threadState: sample.threadState.rawValue,
                 syscall: sample.syscall, note: sample.note,
                 frames: sample.addresses.indices.map { frameIndex[lookupAddress(sample, $0)]! },
-                truncated: sample.truncated ? true : nil, unwinder: sample.unwinder?.rawValue, interrupted: sample.interrupted,
+                truncated: sample.truncated ? true : nil, unwinder: sample.unwinder?.rawValue,
+                interrupted: sample.interrupted,
                 asyncCallers: sample.asyncChain.map { $0.callers.map { frameIndex[$0]! } },
                 asyncJobFrames: sample.asyncChain?.jobFrames,
                 asyncCallersFromJobStart: sample.asyncChain.map { $0.fromJobStart ? true : nil } ?? nil,
@@ -78,13 +80,15 @@ struct ReportBuilder {
         }
         let duration = recording.end &- recording.spanStart
         let observed = recording.trackingEnd &- recording.trackingStart
-        let cpu = recording.cpuAtTrackingStart >= 0 && recording.cpuAtTrackingEnd >= recording.cpuAtTrackingStart
+        let cpu =
+            recording.cpuAtTrackingStart >= 0 && recording.cpuAtTrackingEnd >= recording.cpuAtTrackingStart
             ? recording.cpuAtTrackingEnd - recording.cpuAtTrackingStart : -1
         let classification = StallClassifier.classify(
             duration: duration, passes: recording.passes, longestPass: recording.longestPass,
             cpu: cpu, observed: observed, states: recording.samples.map(\.threadState))
         let reportImages = images.reportImages
-        let identity = StallIdentity.derive(samples: samples, frames: frames, classification: classification, images: reportImages)
+        let identity = StallIdentity.derive(
+            samples: samples, frames: frames, classification: classification, images: reportImages)
         let stack = identity.stack
         let asyncCallers = identity.asyncCallers
         let fingerprint = identity.fingerprint
@@ -93,7 +97,8 @@ struct ReportBuilder {
             id: UUID().uuidString, fingerprint: fingerprint, status: status,
             startedAt: recording.wallClockStart, durationMs: milliseconds(duration),
             thresholdMs: milliseconds(recording.threshold), classification: classification,
-            mainThreadCPUMs: cpu >= 0 ? milliseconds(UInt64(cpu)) : 0, cpuObservedMs: cpu >= 0 ? milliseconds(observed) : 0,
+            mainThreadCPUMs: cpu >= 0 ? milliseconds(UInt64(cpu)) : 0,
+            cpuObservedMs: cpu >= 0 ? milliseconds(observed) : 0,
             loop: StallReport.Loop(
                 kind: recording.thread.loopKind, threadName: recording.thread.name,
                 threadID: Int(recording.thread.tid), isMainThread: recording.thread.isMainThread,
@@ -102,18 +107,23 @@ struct ReportBuilder {
             process: process,
             sampling: sampling(of: recording),
             samples: samples, representativeStack: stack, frames: frames, images: reportImages,
-            symbolication: StallReport.Symbolication(symbolicator: symbolication.name.rawValue, note: symbolication.note),
+            symbolication: StallReport.Symbolication(
+                symbolicator: symbolication.name.rawValue, note: symbolication.note),
             tags: tags.isEmpty ? nil : tags, scene: recording.scene,
             processStoppedMs: recording.stoppedNanos > 0 ? milliseconds(recording.stoppedNanos) : nil,
-            machineSuspendedMs: recording.machineSuspendedNanos > 0 ? milliseconds(recording.machineSuspendedNanos) : nil,
+            machineSuspendedMs: recording.machineSuspendedNanos > 0
+                ? milliseconds(recording.machineSuspendedNanos) : nil,
             starvation: recording.starvation, representativeAsyncCallers: asyncCallers,
             representativeAsyncCallersInJob: asyncCallers == nil ? nil : identity.asyncCallersInJob)
-        return Built(report: report, complete: naming == .full || (naming == .cached && unnamed == 0) || !symbolicateInProcess)
+        return Built(
+            report: report, complete: naming == .full || (naming == .cached && unnamed == 0) || !symbolicateInProcess)
     }
 
     /// Which symbolicator named the frames (and why not all), for `named` of `count` addresses
     /// named as `naming` says.
-    private func describeSymbolication(naming: Naming, named: Int, of count: Int) -> (name: SymbolicatorName, note: String?) {
+    private func describeSymbolication(
+        naming: Naming, named: Int, of count: Int
+    ) -> (name: SymbolicatorName, note: String?) {
         let unnamed = count - named
         let symbolication: (name: SymbolicatorName, note: String?)
         switch naming {
@@ -121,11 +131,20 @@ struct ReportBuilder {
             symbolication = symbolicator.describe()
         case .cached where named > 0:
             let used = symbolicator.describeIfOpen() ?? (name: .noSymbolicator, note: nil)
-            symbolication = unnamed == 0 ? used : (used.name, "\(unnamed) of \(count) frames written before symbolication (the stall was still in progress)")
+            symbolication =
+                unnamed == 0
+                ? used
+                : (
+                    used.name,
+                    "\(unnamed) of \(count) frames written before symbolication (the stall was still in progress)"
+                )
         case .cached, .none:
-            symbolication = (name: .noSymbolicator, note: symbolicateInProcess
-                ? "written before symbolication (the stall was still in progress)"
-                : "symbolicateInProcess is off: name the frames with `stallreport symbolicate`")
+            symbolication = (
+                name: .noSymbolicator,
+                note: symbolicateInProcess
+                    ? "written before symbolication (the stall was still in progress)"
+                    : "symbolicateInProcess is off: name the frames with `stallreport symbolicate`"
+            )
         }
         return symbolication
     }

@@ -37,9 +37,11 @@ final class ReportWriter: Sendable {
     /// System calls found refused, each said once (after a report, whose samples found them).
     private let denials = SyscallDenialWatch()
 
-    init(builder: ReportBuilder, store: ReportFileStore, errors: ErrorReporter, counters: MonitorCounters,
-         limiter: FingerprintRateLimiter, session: SessionRecorder, metrics: StallMetrics? = nil,
-         onReport: (@Sendable (StallReport, URL) -> Void)?) {
+    init(
+        builder: ReportBuilder, store: ReportFileStore, errors: ErrorReporter, counters: MonitorCounters,
+        limiter: FingerprintRateLimiter, session: SessionRecorder, metrics: StallMetrics? = nil,
+        onReport: (@Sendable (StallReport, URL) -> Void)?
+    ) {
         self.builder = builder
         self.store = store
         self.errors = errors
@@ -52,14 +54,16 @@ final class ReportWriter: Sendable {
 
     /// Says on the host's logger that a stall was reported, with its facts in metadata.
     private func logWritten(_ report: StallReport, to url: URL) {
-        errors.logger.info("StallMonitor: \(Int(report.durationMs.rounded())) ms stall (\(report.classification.rawValue)) on \(report.loop.threadName)", metadata: [
-            "path": "\(url.path)",
-            "stallmonitor.fingerprint": "\(report.fingerprint)",
-            "stallmonitor.classification": "\(report.classification.rawValue)",
-            "stallmonitor.durationMs": "\(Int(report.durationMs.rounded()))",
-            "stallmonitor.loop": "\(report.loop.kind)",
-            "stallmonitor.thread": "\(report.loop.threadName)",
-        ])
+        errors.logger.info(
+            "StallMonitor: \(Int(report.durationMs.rounded())) ms stall (\(report.classification.rawValue)) on \(report.loop.threadName)",
+            metadata: [
+                "path": "\(url.path)",
+                "stallmonitor.fingerprint": "\(report.fingerprint)",
+                "stallmonitor.classification": "\(report.classification.rawValue)",
+                "stallmonitor.durationMs": "\(Int(report.durationMs.rounded()))",
+                "stallmonitor.loop": "\(report.loop.kind)",
+                "stallmonitor.thread": "\(report.loop.threadName)",
+            ])
     }
 
     /// Queues work for the writer thread.
@@ -78,7 +82,8 @@ final class ReportWriter: Sendable {
         switch event {
         case .inProgress(let recording):
             let version = files.withLock { files -> Int in
-                var file = files[recording.stallID] ?? StallFile(name: store.fileName(startedAt: recording.wallClockStart))
+                var file =
+                    files[recording.stallID] ?? StallFile(name: store.fileName(startedAt: recording.wallClockStart))
                 file.latestSnapshot += 1
                 files[recording.stallID] = file
                 return file.latestSnapshot
@@ -95,8 +100,13 @@ final class ReportWriter: Sendable {
                 if write(quick.report, stallID: box.value.stallID) != nil {
                     counters.inProgressWrites.add(1, ordering: .relaxed)
                 }
-                guard !quick.complete, files.withLock({ $0[box.value.stallID]?.latestSnapshot }) == version else { return }
-                if write(builder.build(box.value, status: .inProgress, naming: .full).report, stallID: box.value.stallID) != nil {
+                guard !quick.complete, files.withLock({ $0[box.value.stallID]?.latestSnapshot }) == version else {
+                    return
+                }
+                if write(
+                    builder.build(box.value, status: .inProgress, naming: .full).report, stallID: box.value.stallID)
+                    != nil
+                {
                     counters.inProgressWrites.add(1, ordering: .relaxed)
                 }
             }
@@ -194,8 +204,10 @@ final class ReportWriter: Sendable {
             // A new file: a name taken by a file that is not ours (another process's, a link
             // planted where the next name was predictable) makes it take another name. The store
             // tells the quota and marks an inProgress version unfinished.
-            let (path, name) = try store.write(data, name: file.name, replacing: file.written,
-                                               unfinished: report.status == .inProgress) {
+            let (path, name) = try store.write(
+                data, name: file.name, replacing: file.written,
+                unfinished: report.status == .inProgress
+            ) {
                 store.fileName(startedAt: report.startedAt)
             }
             files.withLock { files in

@@ -12,7 +12,9 @@ extension Symbolicator {
     /// the bytes of DWARF it has read before any lookup, then after each lookup whether the
     /// address lay in a module it knows and the bytes read so far. For tests of the session's
     /// growth bound.
-    static func dwarfBytesRead(lookingUp addresses: [UInt]) throws(SessionUnavailable) -> (before: Int, after: [(found: Bool, bytes: Int)]) {
+    static func dwarfBytesRead(
+        lookingUp addresses: [UInt]
+    ) throws(SessionUnavailable) -> (before: Int, after: [(found: Bool, bytes: Int)]) {
         var error = [CChar](repeating: 0, count: 256)
         guard let session = CStallMonitor_symbolizer_open(&error, error.count) else {
             throw SessionUnavailable(reason: CString.decode(error))

@@ -125,8 +125,9 @@ final class Symbolicator: Sendable {
                 result[address] = symbol
             }
             if let session = state.session,
-               CStallMonitor_symbolizer_dwarf_bytes(session) > Self.sessionGrowthLimit
-                || CStallMonitor_resident_bytes() - state.residentAtOpen > Self.sessionGrowthLimit {
+                CStallMonitor_symbolizer_dwarf_bytes(session) > Self.sessionGrowthLimit
+                    || CStallMonitor_resident_bytes() - state.residentAtOpen > Self.sessionGrowthLimit
+            {
                 closeSession(&state)  // its caches outgrew the bound; the names stay cached
                 _ = CStallMonitor_trim_heap()
             }
@@ -181,7 +182,8 @@ final class Symbolicator: Sendable {
         var error = [CChar](repeating: 0, count: 256)
         state.session = CStallMonitor_symbolizer_open(&error, error.count)
         if state.session == nil {
-            state.note = CString.decode(error)
+            state.note =
+                CString.decode(error)
                 + "; names come from dladdr (exported symbols only, no file:line)"
         }
         state.libdwKnown = state.session != nil ? (.libdw, nil) : (.dladdr, state.note)

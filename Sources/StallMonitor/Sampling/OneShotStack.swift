@@ -20,15 +20,19 @@ enum OneShotStack {
         let state = files.schedulerState()
         let syscallState = files.syscallState()
         func none(_ note: String, syscall: String? = nil, pc: UInt? = nil) -> RawSample {
-            RawSample(offset: offset, kind: pc == nil ? .none : .syscall, threadState: state, syscall: syscall, note: note,
-                      addresses: pc.map { [$0] } ?? [], truncated: false)
+            RawSample(
+                offset: offset, kind: pc == nil ? .none : .syscall, threadState: state, syscall: syscall, note: note,
+                addresses: pc.map { [$0] } ?? [], truncated: false)
         }
-        func stack(_ outcome: SnapshotUnwinder.Outcome, backend: SnapshotUnwinder.Backend, syscall: String?, interrupted: Bool,
-                   pc: UInt?) -> RawSample {
+        func stack(
+            _ outcome: SnapshotUnwinder.Outcome, backend: SnapshotUnwinder.Backend, syscall: String?, interrupted: Bool,
+            pc: UInt?
+        ) -> RawSample {
             switch outcome {
             case .stack(let frames, let complete):
-                return RawSample(offset: offset, kind: .stack, threadState: state, syscall: syscall, note: nil, addresses: frames,
-                                 truncated: !complete, unwinder: backend.name, interrupted: interrupted)
+                return RawSample(
+                    offset: offset, kind: .stack, threadState: state, syscall: syscall, note: nil, addresses: frames,
+                    truncated: !complete, unwinder: backend.name, interrupted: interrupted)
             case .failed(let why):
                 return none("no stack: \(why)", syscall: syscall, pc: pc)
             case .threadMoved:
@@ -43,8 +47,11 @@ enum OneShotStack {
             if case .inSyscall(let number, _, _) = syscallState { syscall = SyscallTable.name(number) }
             var low: UInt = 0
             var high: UInt = 0
-            guard let backend = settings.unwinder.snapshot, CStallMonitor_mapping_containing(sp, &low, &high) == 0 else {
-                return none("not interrupted: without a snapshot unwinder only the syscall's PC is known", syscall: syscall, pc: pc)
+            guard let backend = settings.unwinder.snapshot, CStallMonitor_mapping_containing(sp, &low, &high) == 0
+            else {
+                return none(
+                    "not interrupted: without a snapshot unwinder only the syscall's PC is known", syscall: syscall,
+                    pc: pc)
             }
             let outcome = SnapshotUnwinder.shared.unwindBlocked(
                 tid: tid, sp: sp, pc: pc, bounds: .init(low: low, high: high), copyBytes: settings.stackCopyBytes,
@@ -55,13 +62,16 @@ enum OneShotStack {
                 return none("the thread blocks the sampling signal \(settings.signal)")
             }
             guard let backend = settings.unwinder.snapshot, settings.unwinder.snapshotsRunningThreads,
-                  let sp = SnapshotUnwinder.shared.stackPointer(tid: tid, timeout: settings.sampleTimeout)
+                let sp = SnapshotUnwinder.shared.stackPointer(tid: tid, timeout: settings.sampleTimeout)
             else { return none("running; no snapshot of it could be taken") }
             var low: UInt = 0
             var high: UInt = 0
-            guard CStallMonitor_mapping_containing(sp, &low, &high) == 0 else { return none("running; its stack mapping is unknown") }
+            guard CStallMonitor_mapping_containing(sp, &low, &high) == 0 else {
+                return none("running; its stack mapping is unknown")
+            }
             let outcome = SnapshotUnwinder.shared.unwindRunning(
-                tid: tid, bounds: .init(low: low, high: high), copyBytes: settings.stackCopyBytes, timeout: settings.sampleTimeout,
+                tid: tid, bounds: .init(low: low, high: high), copyBytes: settings.stackCopyBytes,
+                timeout: settings.sampleTimeout,
                 maxFrames: settings.maxFrames, backend: backend)
             return stack(outcome, backend: backend, syscall: nil, interrupted: true, pc: nil)
         case .unknown:

@@ -42,14 +42,18 @@ struct SamplingUnwinder: Sendable {
         case (.libunwindInHandler, _, true):
             return .init(name: .libunwind, snapshot: backend, note: snapshotNote)
         case (.snapshot, nil, true):
-            return .init(name: .libunwind, snapshot: nil, note: (snapshotNote ?? "no snapshot unwinder")
-                + "; running threads are unwound by libunwind in the signal handler, threads asleep in a syscall get only its PC")
+            return .init(
+                name: .libunwind, snapshot: nil,
+                note: (snapshotNote ?? "no snapshot unwinder")
+                    + "; running threads are unwound by libunwind in the signal handler, threads asleep in a syscall get only its PC"
+            )
         case (_, _, false):
             if let backend {
                 return .init(name: backend.name, snapshot: backend, note: libunwind.note)
             }
-            return .init(name: .unavailable, snapshot: nil,
-                         note: [snapshotNote, libunwind.note].compactMap { $0 }.joined(separator: "; "))
+            return .init(
+                name: .unavailable, snapshot: nil,
+                note: [snapshotNote, libunwind.note].compactMap { $0 }.joined(separator: "; "))
         }
     }
 }

@@ -30,7 +30,9 @@ final class SnapshotUnwinder: Sendable {
         /// (without keeping it loaded).
         func loadable() -> (loads: Bool, note: String?) {
             var note = [CChar](repeating: 0, count: 256)
-            let loads = self == .libdw ? CStallMonitor_libdw_loadable(&note, note.count) != 0
+            let loads =
+                self == .libdw
+                ? CStallMonitor_libdw_loadable(&note, note.count) != 0
                 : CStallMonitor_libunwind_remote_loadable(&note, note.count) != 0
             return (loads, loads ? nil : CString.decode(note))
         }
@@ -133,8 +135,10 @@ final class SnapshotUnwinder: Sendable {
     }
 
     /// Signals running thread `tid` for a snapshot and unwinds it with `backend`.
-    func unwindRunning(tid: Int32, bounds: StackBounds, copyBytes: Int, timeout: UInt64, maxFrames: Int,
-                       backend: Backend) -> Outcome {
+    func unwindRunning(
+        tid: Int32, bounds: StackBounds, copyBytes: Int, timeout: UInt64, maxFrames: Int,
+        backend: Backend
+    ) -> Outcome {
         state.withLock { state in
             guard let session = ensureSession(&state, backend) else { return unavailable(state, backend) }
             var snapshot = makeSnapshot(&state, bounds: bounds, copyBytes: copyBytes)
@@ -163,16 +167,19 @@ final class SnapshotUnwinder: Sendable {
     /// Takes the stack of thread `tid`, asleep in the kernel with user stack pointer `sp` and
     /// program counter `pc`, without touching it; `stillAsleep` is asked after the copy and must
     /// confirm that the thread has not run since `sp` and `pc` were read. Unwound with `backend`.
-    func unwindBlocked(tid: Int32, sp: UInt, pc: UInt, bounds: StackBounds, copyBytes: Int, maxFrames: Int,
-                       backend: Backend, stillAsleep: () -> Bool) -> Outcome {
+    func unwindBlocked(
+        tid: Int32, sp: UInt, pc: UInt, bounds: StackBounds, copyBytes: Int, maxFrames: Int,
+        backend: Backend, stillAsleep: () -> Bool
+    ) -> Outcome {
         state.withLock { state in
             guard let session = ensureSession(&state, backend) else { return unavailable(state, backend) }
             var snapshot = makeSnapshot(&state, bounds: bounds, copyBytes: copyBytes)
             let copied = CStallMonitor_snapshot_blocked(sp, pc, &snapshot)
             guard copied == 0 else {
-                return .failed(copied == -ERANGE
-                    ? "the stack pointer lies outside the thread's stack"
-                    : "its stack could not be read (errno \(-copied))")
+                return .failed(
+                    copied == -ERANGE
+                        ? "the stack pointer lies outside the thread's stack"
+                        : "its stack could not be read (errno \(-copied))")
             }
             guard stillAsleep() else { return .threadMoved }
             return unwind(&state, backend, session: session, tid: tid, snapshot: &snapshot, maxFrames: maxFrames)
@@ -196,18 +203,22 @@ final class SnapshotUnwinder: Sendable {
         return snapshot
     }
 
-    private func unwind(_ state: inout State, _ backend: Backend, session: OpaquePointer, tid: Int32,
-                        snapshot: inout CStallMonitorSnapshot, maxFrames: Int) -> Outcome {
+    private func unwind(
+        _ state: inout State, _ backend: Backend, session: OpaquePointer, tid: Int32,
+        snapshot: inout CStallMonitorSnapshot, maxFrames: Int
+    ) -> Outcome {
         var session = session
         let capacity = min(maxFrames, state.frames.count)
         for attempt in 0..<2 {
             var count: Int32 = 0
             var complete: Int32 = 0
             let outcome = state.frames.withUnsafeMutableBufferPointer { frames in
-                CStallMonitor_unwinder_unwind(session, tid, &snapshot, frames.baseAddress, Int32(capacity), &count, &complete)
+                CStallMonitor_unwinder_unwind(
+                    session, tid, &snapshot, frames.baseAddress, Int32(capacity), &count, &complete)
             }
             if outcome == Int32(CStallMonitorUnwindUnknownCode), attempt == 0,
-               CStallMonitor_monotonic_ns() &- state.slots[Int(backend.rawValue)].openedAt >= Self.reopenInterval {
+                CStallMonitor_monotonic_ns() &- state.slots[Int(backend.rawValue)].openedAt >= Self.reopenInterval
+            {
                 // A library loaded after the session opened: read the mappings again.
                 close(&state, backend)
                 guard let reopened = ensureSession(&state, backend) else { break }
@@ -231,8 +242,9 @@ final class SnapshotUnwinder: Sendable {
         guard !state.slots[index].opened else { return }
         var error = [CChar](repeating: 0, count: 256)
         let session = CStallMonitor_unwinder_open(backend.rawValue, &error, error.count)
-        state.slots[index] = Slot(session: session, opened: true, openedAt: CStallMonitor_monotonic_ns(),
-                                  note: session == nil ? CString.decode(error) : nil)
+        state.slots[index] = Slot(
+            session: session, opened: true, openedAt: CStallMonitor_monotonic_ns(),
+            note: session == nil ? CString.decode(error) : nil)
     }
 
     private func close(_ state: inout State, _ backend: Backend) {

@@ -37,7 +37,8 @@ enum StackSampler {
     /// Otherwise as ``install(signal:)``. Returns the signal in use.
     static func installForDispatchWorkers(signal: Int32?) throws(StallMonitorError) -> Int32 {
         if signal == nil, CStallMonitor_sampler_signal() == 0, CStallMonitor_signal_is_free(SIGPROF) != 0,
-           let profiling = try? install(signal: SIGPROF) {
+            let profiling = try? install(signal: SIGPROF)
+        {
             return profiling
         }
         return try install(signal: signal)

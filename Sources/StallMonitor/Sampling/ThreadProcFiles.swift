@@ -139,7 +139,9 @@ final class ThreadProcFiles {
 
     /// A `0x…` hex field.
     private static func parseHex(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> UInt? {
-        guard range.count > 2, bytes[range.lowerBound] == UInt8(ascii: "0"), bytes[range.lowerBound + 1] == UInt8(ascii: "x") else { return nil }
+        guard range.count > 2, bytes[range.lowerBound] == UInt8(ascii: "0"),
+            bytes[range.lowerBound + 1] == UInt8(ascii: "x")
+        else { return nil }
         var value: UInt = 0
         for at in (range.lowerBound + 2)..<range.upperBound {
             let byte = bytes[at]
@@ -157,8 +159,9 @@ final class ThreadProcFiles {
     /// The thread's blocked and pending signal masks.
     func signalMasks() -> SignalMasks? {
         guard let count = readBytes(statusFD),
-              let blocked = number(after: "\nSigBlk:", in: count, radix: 16),
-              let pending = number(after: "\nSigPnd:", in: count, radix: 16) else { return nil }
+            let blocked = number(after: "\nSigBlk:", in: count, radix: 16),
+            let pending = number(after: "\nSigPnd:", in: count, radix: 16)
+        else { return nil }
         return SignalMasks(blocked: blocked, pendingForThread: pending)
     }
 
@@ -184,7 +187,11 @@ final class ThreadProcFiles {
             guard count >= pattern.count else { return nil }
             var start = 0
             while start + pattern.count <= count {
-                if bytes[start] == pattern[0] && memcmp(bytes.baseAddress! + start, pattern.baseAddress!, pattern.count) == 0 { break }
+                if bytes[start] == pattern[0]
+                    && memcmp(bytes.baseAddress! + start, pattern.baseAddress!, pattern.count) == 0
+                {
+                    break
+                }
                 start += 1
             }
             guard start + pattern.count <= count else { return nil }
@@ -197,7 +204,8 @@ final class ThreadProcFiles {
                 let digit: UInt64
                 switch byte {
                 case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt64(byte - UInt8(ascii: "0"))
-                case UInt8(ascii: "a")...UInt8(ascii: "f") where radix == 16: digit = UInt64(byte - UInt8(ascii: "a") + 10)
+                case UInt8(ascii: "a")...UInt8(ascii: "f") where radix == 16:
+                    digit = UInt64(byte - UInt8(ascii: "a") + 10)
                 default: digit = radix
                 }
                 guard digit < radix else { break }

@@ -1,4 +1,3 @@
-
 /// Admits at most `limit` full reports per fingerprint per sliding `window` (monotonic time).
 final class FingerprintRateLimiter: Sendable {
     private let limit: Int

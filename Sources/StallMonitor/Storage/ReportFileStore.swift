@@ -45,7 +45,8 @@ final class ReportFileStore: Sendable {
 
     /// The file name for a report started at `date`.
     func fileName(startedAt date: Date) -> String {
-        ReportFileName.report(stamp: ReportFileName.stamp(date), pid: getpid(), number: Self.sequence.add(1, ordering: .relaxed).newValue)
+        ReportFileName.report(
+            stamp: ReportFileName.stamp(date), pid: getpid(), number: Self.sequence.add(1, ordering: .relaxed).newValue)
     }
 
     /// How many other names a new file tries when its name is taken by a file that is not ours.
@@ -56,8 +57,10 @@ final class ReportFileStore: Sendable {
     /// quota learns its size; an `inProgress` version is marked unfinished, a final one finished.
     /// Returns the path and the name used.
     @discardableResult
-    func write(_ data: Data, name: String, replacing: Bool, unfinished: Bool = false,
-               nextName: () -> String? = { nil }) throws(StallMonitorError) -> (path: String, name: String) {
+    func write(
+        _ data: Data, name: String, replacing: Bool, unfinished: Bool = false,
+        nextName: () -> String? = { nil }
+    ) throws(StallMonitorError) -> (path: String, name: String) {
         let written: (path: String, name: String)
         do {
             written = try folder.write(data, name: name, replacing: replacing, nextName: nextName)
@@ -72,7 +75,9 @@ final class ReportFileStore: Sendable {
     /// Writes `data` as a new file named `name`, or under the next of up to ``nameAttempts`` names
     /// from `nextName` when that name is taken by a file that is not ours. Returns the path and
     /// the name used.
-    func writeNew(_ data: Data, name: String, nextName: () -> String) throws(StallMonitorError) -> (path: String, name: String) {
+    func writeNew(
+        _ data: Data, name: String, nextName: () -> String
+    ) throws(StallMonitorError) -> (path: String, name: String) {
         try write(data, name: name, replacing: false, nextName: { nextName() })
     }
 
@@ -80,10 +85,13 @@ final class ReportFileStore: Sendable {
     /// ``write(_:name:replacing:unfinished:nextName:)`` writes `Data`; not counted by the quota's
     /// report index (it lists session records itself).
     @discardableResult
-    func write(bytes: [UInt8], name: String, replacing: Bool, keepingOpen: Bool = false,
-               nextName: () -> String? = { nil }) throws(StallMonitorError) -> (path: String, name: String, descriptor: Int32?) {
+    func write(
+        bytes: [UInt8], name: String, replacing: Bool, keepingOpen: Bool = false,
+        nextName: () -> String? = { nil }
+    ) throws(StallMonitorError) -> (path: String, name: String, descriptor: Int32?) {
         do {
-            return try folder.write(bytes: bytes, name: name, replacing: replacing, keepingOpen: keepingOpen, nextName: nextName)
+            return try folder.write(
+                bytes: bytes, name: name, replacing: replacing, keepingOpen: keepingOpen, nextName: nextName)
         } catch {
             throw .reportWrite(path: error.path, reason: error.reason)
         }

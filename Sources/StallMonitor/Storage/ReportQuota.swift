@@ -94,7 +94,8 @@ final class ReportQuota: Sendable {
                 break  // someone else deleted it first
             case .failed(let code):
                 current.undeletable.insert(name)
-                errors.report(.reportQuota(path: folder.path(of: name), reason: "cannot delete: \(CString.errorMessage(code))"))
+                errors.report(
+                    .reportQuota(path: folder.path(of: name), reason: "cannot delete: \(CString.errorMessage(code))"))
                 continue
             }
             current.sizes.removeValue(forKey: name)
@@ -119,7 +120,8 @@ final class ReportQuota: Sendable {
             }
             if case .failed(let code) = folder.remove(name) {
                 current.undeletable.insert(name)
-                errors.report(.reportQuota(path: folder.path(of: name), reason: "cannot delete: \(CString.errorMessage(code))"))
+                errors.report(
+                    .reportQuota(path: folder.path(of: name), reason: "cannot delete: \(CString.errorMessage(code))"))
                 continue
             }
             total -= current.sessionSizes.removeValue(forKey: name) ?? 0
@@ -141,7 +143,11 @@ final class ReportQuota: Sendable {
     /// The directory's reports and session records and their sizes (regular files only); nil
     /// (reported) when it cannot be listed.
     private func scan() -> (reports: [String: Int], sessions: [String: Int])? {
-        guard let files = folder.regularFiles(where: { ReportFileName.isReport($0) || BlockingCallsReport.isFileName($0) || ReportFileName.isSession($0) }) else {
+        guard
+            let files = folder.regularFiles(where: {
+                ReportFileName.isReport($0) || BlockingCallsReport.isFileName($0) || ReportFileName.isSession($0)
+            })
+        else {
             errors.report(.reportQuota(path: folder.path, reason: "cannot list: \(CString.errorMessage(errno))"))
             return nil
         }

@@ -38,7 +38,8 @@ final class SessionAliveMark: Sendable {
         let digits = Array(value.text.utf8)
         return target.withLock { target in
             guard let target else { return false }
-            return digits.withUnsafeBytes { pwrite(target.descriptor, $0.baseAddress, $0.count, off_t(target.offset)) } == digits.count
+            return digits.withUnsafeBytes { pwrite(target.descriptor, $0.baseAddress, $0.count, off_t(target.offset)) }
+                == digits.count
         }
     }
 

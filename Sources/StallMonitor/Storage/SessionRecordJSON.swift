@@ -10,29 +10,54 @@ enum SessionRecordJSON {
     static func encode(_ record: SessionRecord) -> [UInt8] {
         var out = JSONText()
         out.open()
-        if let aliveMs = record.aliveMs { out.key("aliveMs"); out.string(aliveMs.text) }
-        if let appVersion = record.appVersion { out.key("appVersion"); out.string(appVersion) }
-        out.key("cleanStop"); out.raw(record.cleanStop ? "true" : "false")
-        out.key("executableName"); out.string(record.executableName)
-        out.key("hostName"); out.string(record.hostName)
-        out.key("kind"); out.string(record.kind)
-        out.key("lastHeartbeatAt"); out.string(ReportCoding.formatDate(record.lastHeartbeatAt))
-        out.key("monitoredMs"); out.double(record.monitoredMs)
-        out.key("pid"); out.raw(String(record.pid))
-        out.key("processStartTicks"); out.raw(String(record.processStartTicks))
+        if let aliveMs = record.aliveMs {
+            out.key("aliveMs")
+            out.string(aliveMs.text)
+        }
+        if let appVersion = record.appVersion {
+            out.key("appVersion")
+            out.string(appVersion)
+        }
+        out.key("cleanStop")
+        out.raw(record.cleanStop ? "true" : "false")
+        out.key("executableName")
+        out.string(record.executableName)
+        out.key("hostName")
+        out.string(record.hostName)
+        out.key("kind")
+        out.string(record.kind)
+        out.key("lastHeartbeatAt")
+        out.string(ReportCoding.formatDate(record.lastHeartbeatAt))
+        out.key("monitoredMs")
+        out.double(record.monitoredMs)
+        out.key("pid")
+        out.raw(String(record.pid))
+        out.key("processStartTicks")
+        out.raw(String(record.processStartTicks))
         out.key("reportsDropped")
         out.open()
-        for (reason, count) in record.reportsDropped.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
-            out.key(reason); out.raw(String(count))
+        for (reason, count) in record.reportsDropped.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) })
+        {
+            out.key(reason)
+            out.raw(String(count))
         }
         out.close()
-        out.key("reportsWritten"); out.raw(String(record.reportsWritten))
-        out.key("schemaVersion"); out.raw(String(record.schemaVersion))
-        out.key("spans"); out.raw(String(record.spans))
-        out.key("stalls"); out.raw(String(record.stalls))
-        out.key("startedAt"); out.string(ReportCoding.formatDate(record.startedAt))
-        if let stoppedAt = record.stoppedAt { out.key("stoppedAt"); out.string(ReportCoding.formatDate(stoppedAt)) }
-        out.key("thresholdMs"); out.double(record.thresholdMs)
+        out.key("reportsWritten")
+        out.raw(String(record.reportsWritten))
+        out.key("schemaVersion")
+        out.raw(String(record.schemaVersion))
+        out.key("spans")
+        out.raw(String(record.spans))
+        out.key("stalls")
+        out.raw(String(record.stalls))
+        out.key("startedAt")
+        out.string(ReportCoding.formatDate(record.startedAt))
+        if let stoppedAt = record.stoppedAt {
+            out.key("stoppedAt")
+            out.string(ReportCoding.formatDate(stoppedAt))
+        }
+        out.key("thresholdMs")
+        out.double(record.thresholdMs)
         out.close()
         return out.bytes
     }

@@ -26,8 +26,10 @@ final class SessionRecorder: Sendable {
     private let written = Atomic<Bool>(false)
     private let aliveMark = SessionAliveMark()
 
-    init(store: ReportFileStore, process: StallReport.Process, thresholdMs: Double, errors: ErrorReporter,
-         sample: @escaping @Sendable () -> (spans: Int, stalls: Int, written: Int, dropped: [String: Int])) {
+    init(
+        store: ReportFileStore, process: StallReport.Process, thresholdMs: Double, errors: ErrorReporter,
+        sample: @escaping @Sendable () -> (spans: Int, stalls: Int, written: Int, dropped: [String: Int])
+    ) {
         self.store = store
         self.errors = errors
         self.sample = sample
@@ -80,7 +82,9 @@ final class SessionRecorder: Sendable {
             let stamp = stamp
             let current = fileName.withLock { $0 }
             let bytes = SessionRecordJSON.encode(record)
-            let used = try store.write(bytes: bytes, name: current, replacing: written.load(ordering: .relaxed), keepingOpen: !stopping) {
+            let used = try store.write(
+                bytes: bytes, name: current, replacing: written.load(ordering: .relaxed), keepingOpen: !stopping
+            ) {
                 Self.name(stamp: stamp) as String?
             }
             aliveMark.retarget(descriptor: used.descriptor, offset: SessionRecordJSON.aliveDigitsOffset(in: bytes))

@@ -27,10 +27,10 @@ struct StaleReportSweeper {
         for name in names where ReportFileName.isReport(name) {
             // The cheap filter first: the nesting check and decoding only for inProgress reports.
             guard let data = try? Self.file.bytes(at: folder.path(of: name)).get(),
-                  StallStatus.inProgress.isMentioned(in: data),
-                  (try? Self.file.check(data).get()) != nil,
-                  var report = try? StallReport.decode(from: data),
-                  report.status == .inProgress, writerIsGone(report.process, sessions: sessions)
+                StallStatus.inProgress.isMentioned(in: data),
+                (try? Self.file.check(data).get()) != nil,
+                var report = try? StallReport.decode(from: data),
+                report.status == .inProgress, writerIsGone(report.process, sessions: sessions)
             else { continue }
             report.status = .fatal
             do {
@@ -51,8 +51,9 @@ struct StaleReportSweeper {
         var starts: [Int: Set<UInt64>] = [:]
         for name in names where SessionRecord.isSessionFileName(name) {
             guard let data = try? Self.file.checkedBytes(at: folder.path(of: name)).get(),
-                  let record = try? SessionRecord.decode(from: data),
-                  record.hostName == hostName else { continue }
+                let record = try? SessionRecord.decode(from: data),
+                record.hostName == hostName
+            else { continue }
             starts[record.pid, default: []].insert(record.processStartTicks)
         }
         return starts
@@ -65,8 +66,9 @@ struct StaleReportSweeper {
     private func writerIsGone(_ process: StallReport.Process, sessions: [Int: Set<UInt64>]) -> Bool {
         if process.pid == Int(getpid()) { return false }
         func state(_ ticks: UInt64?) -> WriterLiveness.State {
-            WriterLiveness.state(hostName: process.hostName, pid: process.pid, startTicks: ticks,
-                                 executableName: process.executableName, localHost: hostName)
+            WriterLiveness.state(
+                hostName: process.hostName, pid: process.pid, startTicks: ticks,
+                executableName: process.executableName, localHost: hostName)
         }
         if process.startTicks == nil, let recorded = sessions[process.pid], !recorded.isEmpty {
             return recorded.allSatisfy { state($0) == .gone }

@@ -13,7 +13,8 @@ package enum Kernel {
     /// 4 ms when the kernel does not say.
     package static let coarseClockResolution: UInt64 = {
         var resolution = timespec()
-        guard clock_getres(CLOCK_MONOTONIC_COARSE, &resolution) == 0, resolution.tv_sec == 0, resolution.tv_nsec > 0 else { return 4_000_000 }
+        guard clock_getres(CLOCK_MONOTONIC_COARSE, &resolution) == 0, resolution.tv_sec == 0, resolution.tv_nsec > 0
+        else { return 4_000_000 }
         return UInt64(resolution.tv_nsec)
     }()
 

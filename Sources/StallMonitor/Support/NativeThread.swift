@@ -21,12 +21,14 @@ enum NativeThread {
         pthread_attr_setstacksize(&attributes, max(stackSize, Int(PTHREAD_STACK_MIN)))
         let context = Unmanaged.passRetained(Body(body)).toOpaque()
         var thread = pthread_t()
-        let created = pthread_create(&thread, &attributes, { context in
-            guard let context else { return nil }
-            let body = Unmanaged<Body>.fromOpaque(context).takeRetainedValue()
-            body.run()
-            return nil
-        }, context)
+        let created = pthread_create(
+            &thread, &attributes,
+            { context in
+                guard let context else { return nil }
+                let body = Unmanaged<Body>.fromOpaque(context).takeRetainedValue()
+                body.run()
+                return nil
+            }, context)
         guard created != 0 else { return }
         Unmanaged<Body>.fromOpaque(context).release()
         let fallback = Thread { body() }

@@ -60,7 +60,9 @@ final class RepeatingTimer: Sendable {
     init(enqueue: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void, jobs: [Job]) {
         precondition(!jobs.isEmpty, "at least one job")
         let schedules = jobs.map(\.schedule)
-        let wake = self.wake, exited = self.exited, cancelled = self.cancelled
+        let wake = self.wake
+        let exited = self.exited
+        let cancelled = self.cancelled
         NativeThread.start(name: "StallMonitor.heartbeat", stackSize: 64 * 1024) {
             _ = CStallMonitor_set_thread_name("stall-heartbeat")
             let start = DispatchTime.now().uptimeNanoseconds
@@ -74,7 +76,8 @@ final class RepeatingTimer: Sendable {
                 let next = due.min() ?? UInt64.max
                 let wait = next > now ? next - now : 0
                 guard wake.wait(timeout: .now() + .nanoseconds(Int(clamping: wait))) == .timedOut,
-                      !cancelled.withLock({ $0 }) else { break }
+                    !cancelled.withLock({ $0 })
+                else { break }
                 let woke = DispatchTime.now().uptimeNanoseconds
                 for index in due.indices where due[index] <= woke {
                     if jobs[index].onTimerThread { jobs[index].run() } else { enqueue(jobs[index].run) }

@@ -59,23 +59,30 @@ final class SyscallDenialWatch: Sendable {
         let memory = CStallMonitor_own_memory_status()
         if memory.vm_readv_denied != 0 {
             if memory.proc_mem_error == 0 {
-                found.append(Denial(
-                    call: "process_vm_readv", errno: memory.vm_readv_denied,
-                    consequence: "this process's own memory is read through /proc/self/mem instead (the stacks of threads asleep "
-                        + "in a syscall, the tasks of pool workers and the MainActor): nothing is lost"))
+                found.append(
+                    Denial(
+                        call: "process_vm_readv", errno: memory.vm_readv_denied,
+                        consequence:
+                            "this process's own memory is read through /proc/self/mem instead (the stacks of threads asleep "
+                            + "in a syscall, the tasks of pool workers and the MainActor): nothing is lost"))
             } else {
-                found.append(Denial(
-                    call: "process_vm_readv", errno: memory.vm_readv_denied,
-                    consequence: "and /proc/self/mem could not be opened either (\(CString.errorMessage(memory.proc_mem_error))): "
-                        + "threads asleep in a syscall get no stack, and the tasks of pool workers and the MainActor are not read"))
+                found.append(
+                    Denial(
+                        call: "process_vm_readv", errno: memory.vm_readv_denied,
+                        consequence:
+                            "and /proc/self/mem could not be opened either (\(CString.errorMessage(memory.proc_mem_error))): "
+                            + "threads asleep in a syscall get no stack, and the tasks of pool workers and the MainActor are not read"
+                    ))
             }
         }
         let sent = CStallMonitor_sampler_last_send_errno()
         if sent == EPERM || sent == ENOSYS || sent == EACCES {
-            found.append(Denial(
-                call: "tgkill", errno: sent,
-                consequence: "the sampling signal cannot be sent: running threads get no stack (threads asleep in a syscall "
-                    + "still do); each report says so in its skipped samples (sendFailed)"))
+            found.append(
+                Denial(
+                    call: "tgkill", errno: sent,
+                    consequence:
+                        "the sampling signal cannot be sent: running threads get no stack (threads asleep in a syscall "
+                        + "still do); each report says so in its skipped samples (sendFailed)"))
         }
         return found
     }

@@ -47,7 +47,10 @@ struct ArmedSleep {
     /// Takes what the last park learned: whether the producers' flag was already set (the sleep
     /// was not taken), and when a producer woke the sleep.
     mutating func take() -> (producedBeforeSleep: Bool, wokenAt: UInt64?) {
-        defer { producedBeforeSleep = false; wokenAt = nil }
+        defer {
+            producedBeforeSleep = false
+            wokenAt = nil
+        }
         return (producedBeforeSleep, wokenAt)
     }
 }

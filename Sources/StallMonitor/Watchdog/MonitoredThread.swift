@@ -1,7 +1,7 @@
 import CStallMonitor
 import Glibc
-import Synchronization
 import StallReportModel
+import Synchronization
 
 /// A thread whose loop the watchdog watches: its span tracker (fed by the loop's probe), its
 /// kernel thread id (known once the thread has armed itself) and the loop's kind.
@@ -99,8 +99,10 @@ final class MonitoredThread: @unchecked Sendable {
     /// inside a later signal handler. A thread that blocks the signal later is still detected:
     /// its samples say so. A step that fails is said through `report` and kept for the reports
     /// (``armingProblems``); the thread is watched anyway.
-    func arm(signal: Int32, sampleTimeout: UInt64, maxFrames: Int, report: (String) -> Void,
-             steps: ArmingSteps = ArmingSteps()) {
+    func arm(
+        signal: Int32, sampleTimeout: UInt64, maxFrames: Int, report: (String) -> Void,
+        steps: ArmingSteps = ArmingSteps()
+    ) {
         let tid = CStallMonitor_gettid()
         var low: UInt = 0
         var high: UInt = 0
@@ -113,7 +115,9 @@ final class MonitoredThread: @unchecked Sendable {
         if unblocked < 0 { found.append("cannot unblock signal \(signal): \(CString.errorMessage(-unblocked))") }
         let altstack = steps.ensureAltstack(64 * 1024)
         if altstack < 0 {
-            found.append("no alternate signal stack of 64 KiB (\(CString.errorMessage(-altstack))): a deep stack may overflow in the handler")
+            found.append(
+                "no alternate signal stack of 64 KiB (\(CString.errorMessage(-altstack))): a deep stack may overflow in the handler"
+            )
         }
         var buffer = [UInt](repeating: 0, count: maxFrames)
         switch steps.warmUp(tid, sampleTimeout, maxFrames, &buffer) {
@@ -121,7 +125,8 @@ final class MonitoredThread: @unchecked Sendable {
         case .timedOut: found.append("the warm-up sample timed out (the signal did not arrive)")
         case .busy: found.append("the warm-up sample found the sampler busy")
         case .sendFailed: found.append("the warm-up sample: \(ThreadSampler.sendFailedNote)")
-        case .handlerReplaced: found.append("the sampling signal \(signal) no longer runs the monitor's handler (the host took it over)")
+        case .handlerReplaced:
+            found.append("the sampling signal \(signal) no longer runs the monitor's handler (the host took it over)")
         }
         problems.withLock { $0 = found }
         for problem in found { report("thread \(tid): \(problem)") }
@@ -144,7 +149,9 @@ final class MonitoredThread: @unchecked Sendable {
         var found: [String] = []
         let unblocked = CStallMonitor_unblock_signal(signal)
         if unblocked < 0 { found.append("cannot unblock signal \(signal): \(CString.errorMessage(-unblocked))") }
-        workers.withLock { $0[tid] = ArmedWorker(bounds: bounds, problems: found, threadPointer: CStallMonitor_thread_pointer()) }
+        workers.withLock {
+            $0[tid] = ArmedWorker(bounds: bounds, problems: found, threadPointer: CStallMonitor_thread_pointer())
+        }
         for problem in found { report("thread \(tid): \(problem)") }
         _ = armedTID.compareExchange(expected: 0, desired: tid, ordering: .acquiringAndReleasing)
     }

@@ -73,9 +73,11 @@ final class SpanTracker: Sendable {
     let watchdogParked = Atomic<Bool>(false)
     let wakeup: WakeupSignal
 
-    init(publishAfter: UInt64, reentryGrace: UInt64, wakeup: WakeupSignal,
-         voluntarySwitches: @escaping @Sendable () -> UInt64 = { CStallMonitor_thread_voluntary_switches() },
-         idleYields: @escaping @Sendable () -> UInt64 = { CStallMonitor_loop_idle_yields() }) {
+    init(
+        publishAfter: UInt64, reentryGrace: UInt64, wakeup: WakeupSignal,
+        voluntarySwitches: @escaping @Sendable () -> UInt64 = { CStallMonitor_thread_voluntary_switches() },
+        idleYields: @escaping @Sendable () -> UInt64 = { CStallMonitor_loop_idle_yields() }
+    ) {
         self.publishAfter = publishAfter
         self.reentryGrace = reentryGrace
         self.wakeup = wakeup
@@ -129,7 +131,7 @@ final class SpanTracker: Sendable {
             depth.store(0, ordering: .relaxed)
             suspend(at: now)
         } else if !SpanState(rawValue: state.load(ordering: .relaxed)).isOpen {
-            resumeOrBegin(at: now) // back in the enclosing callout: awake again
+            resumeOrBegin(at: now)  // back in the enclosing callout: awake again
         }
     }
 
@@ -213,7 +215,8 @@ final class SpanTracker: Sendable {
         passes.store(1, ordering: .relaxed)
         state.store(current.nextOpen().rawValue, ordering: .sequentiallyConsistent)
         if watchdogParked.load(ordering: .sequentiallyConsistent),
-           watchdogParked.exchange(false, ordering: .sequentiallyConsistent) {
+            watchdogParked.exchange(false, ordering: .sequentiallyConsistent)
+        {
             wakeup.signal()
         }
     }
@@ -227,10 +230,11 @@ final class SpanTracker: Sendable {
         let passBegan = passStart.load(ordering: .relaxed)
         let lastPass = end > passBegan ? end - passBegan : 0
         let longest = max(longestPass.load(ordering: .relaxed), lastPass)
-        endedSpans.publish(EndedSpan(
-            sequence: sequence, start: spanStart.load(ordering: .relaxed), end: end,
-            passes: passes.load(ordering: .relaxed), longestPass: longest,
-            thread: spanThread.load(ordering: .relaxed)))
+        endedSpans.publish(
+            EndedSpan(
+                sequence: sequence, start: spanStart.load(ordering: .relaxed), end: end,
+                passes: passes.load(ordering: .relaxed), longestPass: longest,
+                thread: spanThread.load(ordering: .relaxed)))
     }
 
     // MARK: Pull probes (called on the watchdog thread by a ``PolledLoopProbe``, the only writer then)
@@ -261,7 +265,9 @@ final class SpanTracker: Sendable {
     /// a span at that time.
     func assumeInsideRun(awakeAt now: UInt64?) {
         depth.store(1, ordering: .relaxed)
-        if let now { begin(after: SpanState(rawValue: state.load(ordering: .relaxed)), at: now, switches: voluntarySwitches()) }
+        if let now {
+            begin(after: SpanState(rawValue: state.load(ordering: .relaxed)), at: now, switches: voluntarySwitches())
+        }
     }
 
     /// Marks the current span (and, after `body`, the span then current) as expected long work.

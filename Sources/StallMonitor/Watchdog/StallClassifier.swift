@@ -14,7 +14,9 @@ enum StallClassifier {
     /// state was read, however few (the rule of "What is measured per stall" in the How it works article; a stall cut off by `stop()` or sampled by
     /// a starved watchdog may have only one or two): on a loaded machine a spinning thread waits
     /// for a CPU part of the time, but it is still CPU-bound work. Neither known: `mixed`.
-    static func classify(duration: UInt64, passes: Int, longestPass: UInt64, cpu: Int64, observed: UInt64, states: [SchedulerState]) -> StallClassification {
+    static func classify(
+        duration: UInt64, passes: Int, longestPass: UInt64, cpu: Int64, observed: UInt64, states: [SchedulerState]
+    ) -> StallClassification {
         if passes >= congestionMinimumPasses && longestPass &* 4 <= duration {
             return .congestion
         }

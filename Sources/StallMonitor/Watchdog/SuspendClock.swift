@@ -11,7 +11,9 @@ enum SuspendClock {
     static func suspendedNanos() -> UInt64 {
         var boot = timespec()
         var monotonic = timespec()
-        guard clock_gettime(CLOCK_BOOTTIME, &boot) == 0, clock_gettime(CLOCK_MONOTONIC, &monotonic) == 0 else { return 0 }
+        guard clock_gettime(CLOCK_BOOTTIME, &boot) == 0, clock_gettime(CLOCK_MONOTONIC, &monotonic) == 0 else {
+            return 0
+        }
         let bootNanos = UInt64(boot.tv_sec) * 1_000_000_000 + UInt64(boot.tv_nsec)
         let monotonicNanos = UInt64(monotonic.tv_sec) * 1_000_000_000 + UInt64(monotonic.tv_nsec)
         return bootNanos > monotonicNanos ? bootNanos - monotonicNanos : 0

@@ -42,7 +42,8 @@ extension ThreadWatch {
                 }
                 return nil
             }
-            switch reader.read(threadPointer: pointer, stack: thread.stackBounds(of: tid), physical: physical, now: now) {
+            switch reader.read(threadPointer: pointer, stack: thread.stackBounds(of: tid), physical: physical, now: now)
+            {
             case .notInTask:
                 return nil
             case .chain(let chain):

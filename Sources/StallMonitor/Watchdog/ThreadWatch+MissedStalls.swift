@@ -1,4 +1,3 @@
-
 extension ThreadWatch {
     /// Spans longer than the threshold that ended without the watchdog ever tracking them: the
     /// watchdog got no CPU during those stalls (an overloaded machine). The tracker published
@@ -16,18 +15,22 @@ extension ThreadWatch {
             nextUncheckedIndex = ended.index &+ 1
             meetSpanThread(ended.thread)
             guard let identity else { continue }
-            reportMissed(identity: identity, sequence: ended.sequence, start: ended.start, end: ended.end,
-                         passes: (ended.passes, ended.longestPass), now: now)
+            reportMissed(
+                identity: identity, sequence: ended.sequence, start: ended.start, end: ended.end,
+                passes: (ended.passes, ended.longestPass), now: now)
         }
     }
 
     /// Reports one span the watchdog never tracked, exactly timed, without samples, unless it
     /// is shorter than the threshold, expected, paused, debugged or mostly stopped time.
-    func reportMissed(identity: MonitoredThread.Identity, sequence: UInt64, start: UInt64, end: UInt64,
-                              passes: (count: Int, longest: UInt64), now: UInt64) {
+    func reportMissed(
+        identity: MonitoredThread.Identity, sequence: UInt64, start: UInt64, end: UInt64,
+        passes: (count: Int, longest: UInt64), now: UInt64
+    ) {
         let duration = end &- start
         guard end > start, duration >= settings.threshold, !controls.isPaused,
-              thread.tracker.expectedLongWorkSequence.load(ordering: .acquiring) != sequence else { return }
+            thread.tracker.expectedLongWorkSequence.load(ordering: .acquiring) != sequence
+        else { return }
         if !settings.reportWhileDebugged && ThreadProcFiles.tracerPID() != 0 {
             counters.discardedWhileDebugged.add(1, ordering: .relaxed)
             return
@@ -38,8 +41,9 @@ extension ThreadWatch {
             counters.discardedProcessStopped.add(1, ordering: .relaxed)
             return
         }
-        var missed = newRecording(identity: identity, sequence: sequence, start: start, now: now,
-                                  mode: nil, cpuAtTrackingStart: -1)
+        var missed = newRecording(
+            identity: identity, sequence: sequence, start: start, now: now,
+            mode: nil, cpuAtTrackingStart: -1)
         missed.end = end
         missed.passes = passes.count
         missed.longestPass = passes.longest

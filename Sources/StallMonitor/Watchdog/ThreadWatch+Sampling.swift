@@ -25,7 +25,8 @@ extension ThreadWatch {
         // not copy the whole array (up to maxSamplesPerStall) every time.
         self.recording = nil
         let (outcome, reading) = sampler.sample(
-            procFiles, now: now, spanStart: recording.spanStart, interval: recording.interval, unwinder: recording.unwinder)
+            procFiles, now: now, spanStart: recording.spanStart, interval: recording.interval,
+            unwinder: recording.unwinder)
         let attempt = record(outcome, reading: reading, in: &recording)
         self.recording = recording
         switch attempt {
@@ -38,7 +39,8 @@ extension ThreadWatch {
     }
 
     /// Records what one attempt gave in `recording`: every outcome but a look-again is an attempt.
-    private func record(_ outcome: SampleOutcome, reading: SampleReading, in recording: inout StallRecording) -> Attempt {
+    private func record(_ outcome: SampleOutcome, reading: SampleReading, in recording: inout StallRecording) -> Attempt
+    {
         switch outcome {
         case .lookAgain:
             return .lookAgain
@@ -88,8 +90,10 @@ extension ThreadWatch {
     /// Says once per monitor that the host took the sampling signal over.
     private func signalTakenOver() {
         guard !counters.signalTakenOverSaid.exchange(true, ordering: .relaxed) else { return }
-        reportProblem(.signalTakenOver(
-            "signal \(settings.signal) no longer runs the monitor's handler (the host installed its own, SIG_DFL or SIG_IGN after start); "
-                + "running threads are not signalled and get no stack until it is back, threads asleep in a syscall still get theirs"))
+        reportProblem(
+            .signalTakenOver(
+                "signal \(settings.signal) no longer runs the monitor's handler (the host installed its own, SIG_DFL or SIG_IGN after start); "
+                    + "running threads are not signalled and get no stack until it is back, threads asleep in a syscall still get theirs"
+            ))
     }
 }

@@ -1,4 +1,3 @@
-
 extension ThreadWatch {
     /// The watchdog is about to sleep: while a span is open, notes the monitored thread's CPU
     /// time, so that a late wake can tell a stopped process from a watchdog kept off the CPU.

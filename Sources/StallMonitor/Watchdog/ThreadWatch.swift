@@ -80,15 +80,19 @@ final class ThreadWatch {
     var cpuBeforeSleep: (at: UInt64, cpu: Int64)?
 
     /// A watch of `thread` that counts in `counters`, obeys `controls` and hands stalls to `emit`.
-    init(thread: MonitoredThread, settings: Settings, counters: MonitorCounters, controls: MonitorControls, emit: @escaping (StallEvent) -> Void) {
+    init(
+        thread: MonitoredThread, settings: Settings, counters: MonitorCounters, controls: MonitorControls,
+        emit: @escaping (StallEvent) -> Void
+    ) {
         self.thread = thread
         self.settings = settings
         self.counters = counters
         self.controls = controls
         self.emit = emit
         self.sampler = ThreadSampler(
-            settings: .init(signal: settings.signal, sampleTimeout: settings.sampleTimeout, maxFrames: settings.maxFrames,
-                            stackCopyBytes: settings.stackCopyBytes, unwinding: settings.unwinding),
+            settings: .init(
+                signal: settings.signal, sampleTimeout: settings.sampleTimeout, maxFrames: settings.maxFrames,
+                stackCopyBytes: settings.stackCopyBytes, unwinding: settings.unwinding),
             counters: counters, knownBounds: { [thread] in thread.stackBounds(of: $0) })
     }
 
@@ -101,7 +105,8 @@ final class ThreadWatch {
         if tid == 0, thread.probe.threadPerSpan { tid = thread.tracker.spanThread.load(ordering: .relaxed) }
         guard tid != 0 else { return false }
         identity = MonitoredThread.Identity(
-            tid: tid, name: ThreadProcFiles.threadName(tid: tid), isMainThread: tid == getpid(), loopKind: thread.loopKind.rawValue,
+            tid: tid, name: ThreadProcFiles.threadName(tid: tid), isMainThread: tid == getpid(),
+            loopKind: thread.loopKind.rawValue,
             armingProblems: thread.armingProblems)
         procFiles = ThreadProcFiles(tid: tid)
         return true
@@ -113,7 +118,8 @@ final class ThreadWatch {
     func meetSpanThread(_ tid: Int32) {
         guard tid != 0, identity?.tid != tid, recording == nil else { return }
         identity = MonitoredThread.Identity(
-            tid: tid, name: ThreadProcFiles.threadName(tid: tid), isMainThread: tid == getpid(), loopKind: thread.loopKind.rawValue,
+            tid: tid, name: ThreadProcFiles.threadName(tid: tid), isMainThread: tid == getpid(),
+            loopKind: thread.loopKind.rawValue,
             armingProblems: thread.armingProblems(of: tid))
         procFiles = ThreadProcFiles(tid: tid)
         sampler.forgetThread(tid)  // its stack is looked up again: the id may be a new thread's
@@ -202,10 +208,11 @@ final class ThreadWatch {
     private func sayThreadExited(tid: Int32, during tracked: Bool) {
         guard !counters.threadExitSaid.exchange(true, ordering: .relaxed) else { return }
         let name = identity?.name ?? "?"
-        reportProblem(.threadExited(
-            "thread \(tid) (\(name)) exited while its loop was awake"
-                + (tracked ? "; the stall ends where it was last seen alive" : "; that span is not reported")
-                + (thread.probe.threadPerSpan ? "" : "; the monitor no longer watches it")))
+        reportProblem(
+            .threadExited(
+                "thread \(tid) (\(name)) exited while its loop was awake"
+                    + (tracked ? "; the stall ends where it was last seen alive" : "; that span is not reported")
+                    + (thread.probe.threadPerSpan ? "" : "; the monitor no longer watches it")))
     }
 
     /// The monitor is stopping and its observers are gone, so nothing can end or resume the
@@ -228,7 +235,9 @@ final class ThreadWatch {
         if recording == nil, !thread.probe.threadPerSpan, procFiles?.threadExited() == true {
             // Its open span ended when the thread exited, unseen: not reported as lasting until now.
             let span = thread.tracker.currentSpan()
-            if span.phase != .closed, span.sequence != lastFinishedSequence { threadExitedUntracked(sequence: span.sequence) }
+            if span.phase != .closed, span.sequence != lastFinishedSequence {
+                threadExitedUntracked(sequence: span.sequence)
+            }
             reportMissedStalls(now: now)
             return
         }
@@ -246,8 +255,9 @@ final class ThreadWatch {
             lastFinishedSequence = span.sequence
             let end = span.phase == .suspended ? span.suspendedAt : now
             let passes = thread.tracker.passesSoFar(now: end)
-            reportMissed(identity: identity, sequence: span.sequence, start: span.start, end: end,
-                         passes: (passes.passes, passes.longestPass), now: now)
+            reportMissed(
+                identity: identity, sequence: span.sequence, start: span.start, end: end,
+                passes: (passes.passes, passes.longestPass), now: now)
         }
     }
 
@@ -274,7 +284,9 @@ final class ThreadWatch {
         guard let recording else { return }
         let stalledFor = now &- recording.spanStart &- min(recording.stoppedNanos, now &- recording.spanStart)
         guard stalledFor >= settings.threshold else { return }
-        guard recording.lastSnapshotAt == 0 || now &- recording.lastSnapshotAt >= settings.inProgressRefresh else { return }
+        guard recording.lastSnapshotAt == 0 || now &- recording.lastSnapshotAt >= settings.inProgressRefresh else {
+            return
+        }
         var snapshot = recording
         snapshot.end = now
         (snapshot.passes, snapshot.longestPass) = thread.tracker.passesSoFar(now: now)
@@ -305,8 +317,9 @@ final class ThreadWatch {
     private func beginTracking(sequence: UInt64, start: UInt64, now: UInt64) {
         guard let identity else { return }
         sampler.forgetReadings()
-        recording = newRecording(identity: identity, sequence: sequence, start: start, now: now,
-                                 mode: thread.tracker.currentModeName(), cpuAtTrackingStart: threadCPUNanos(identity.tid))
+        recording = newRecording(
+            identity: identity, sequence: sequence, start: start, now: now,
+            mode: thread.tracker.currentModeName(), cpuAtTrackingStart: threadCPUNanos(identity.tid))
         if stoppedBeforeTracking.sequence == sequence { recording?.stoppedNanos = stoppedBeforeTracking.nanos }
         recording?.suspendedAtTrackingStart = machineSuspendedNanos()
         trackedSpanIndex = thread.tracker.endedSpans.publishedCount
@@ -314,15 +327,18 @@ final class ThreadWatch {
     }
 
     /// A recording of span `sequence` (begun at `start`) that the watchdog takes up at `now`.
-    func newRecording(identity: MonitoredThread.Identity, sequence: UInt64, start: UInt64, now: UInt64,
-                              mode: String?, cpuAtTrackingStart: Int64) -> StallRecording {
+    func newRecording(
+        identity: MonitoredThread.Identity, sequence: UInt64, start: UInt64, now: UInt64,
+        mode: String?, cpuAtTrackingStart: Int64
+    ) -> StallRecording {
         StallRecording(
             thread: identity, sequence: sequence, spanStart: start,
             wallClockStart: Date(timeIntervalSinceNow: -Double(now &- start) / 1e9),
             threshold: settings.threshold, mode: mode, interval: settings.interval,
             requestedInterval: settings.interval, maxSamples: settings.maxSamples,
             cpuAtTrackingStart: cpuAtTrackingStart, trackingStart: now,
-            unwinder: SamplingUnwinder.choose(settings.unwinding, symbolicateInProcess: settings.symbolicateInProcess), scene: controls.scene)
+            unwinder: SamplingUnwinder.choose(settings.unwinding, symbolicateInProcess: settings.symbolicateInProcess),
+            scene: controls.scene)
     }
 
     /// Ends the recording when its span has ended: a stall is emitted, a short span discarded.
@@ -344,7 +360,9 @@ final class ThreadWatch {
             end = now
             (passes, longest) = tracker.passesSoFar(now: now)
         } else if span.sequence == recording.sequence && span.phase == .suspended {
-            guard now >= span.suspendedAt &+ settings.reentryGrace, stopping || threadSleptSinceSpanStart() else { return false }
+            guard now >= span.suspendedAt &+ settings.reentryGrace, stopping || threadSleptSinceSpanStart() else {
+                return false
+            }
             end = span.suspendedAt
             (passes, longest) = tracker.passesSoFar(now: span.suspendedAt)
         } else {

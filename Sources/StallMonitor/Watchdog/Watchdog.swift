@@ -29,8 +29,11 @@ final class Watchdog: @unchecked Sendable {
     /// thread ran meanwhile, see ``ThreadWatch/noteProcessStopped(lateness:now:)``).
     private let stoppedAfter: UInt64
 
-    init(watches: [ThreadWatch], wakeup: WakeupSignal, counters: MonitorCounters, metrics: StallMetrics? = nil, stoppedAfter: UInt64,
-         silenceCheck: SilenceCheck? = nil) {
+    init(
+        watches: [ThreadWatch], wakeup: WakeupSignal, counters: MonitorCounters, metrics: StallMetrics? = nil,
+        stoppedAfter: UInt64,
+        silenceCheck: SilenceCheck? = nil
+    ) {
         self.watches = watches
         self.pollers = watches.compactMap { $0.thread.probe as? any PolledLoopProbe }
         self.silenceCheck = silenceCheck
@@ -119,14 +122,23 @@ final class Watchdog: @unchecked Sendable {
                 let queuedBefore = runQueue.nanos()
                 let signalled = wakeup.wait(until: deadline)
                 let woke = CStallMonitor_monotonic_ns()
-                if !signalled, let lateness = Self.lateness(deadline: deadline, sleptAt: sleeping, woke: woke, stoppedAfter: stoppedAfter) {
+                if !signalled,
+                    let lateness = Self.lateness(
+                        deadline: deadline, sleptAt: sleeping, woke: woke, stoppedAfter: stoppedAfter)
+                {
                     let waited = waitedForCPU(since: queuedBefore)
-                    for watch in watches { watch.noteProcessStopped(lateness: lateness, now: woke, waitedForCPU: waited) }
+                    for watch in watches {
+                        watch.noteProcessStopped(lateness: lateness, now: woke, waitedForCPU: waited)
+                    }
                 }
             } else {
-                for watch in watches { watch.thread.tracker.watchdogParked.store(true, ordering: .sequentiallyConsistent) }
+                for watch in watches {
+                    watch.thread.tracker.watchdogParked.store(true, ordering: .sequentiallyConsistent)
+                }
                 if watches.contains(where: { $0.hasOpenSpan }) {
-                    for watch in watches { watch.thread.tracker.watchdogParked.store(false, ordering: .sequentiallyConsistent) }
+                    for watch in watches {
+                        watch.thread.tracker.watchdogParked.store(false, ordering: .sequentiallyConsistent)
+                    }
                     continue
                 }
                 let parked = CStallMonitor_monotonic_ns()
@@ -138,7 +150,8 @@ final class Watchdog: @unchecked Sendable {
                 // off the CPU, or the process was stopped right after the span began.
                 if let waited = waitedForCPU(since: queuedBefore) {
                     for watch in watches {
-                        watch.noteWokeFromPark(parkedAt: parked, now: woke, stoppedAfter: stoppedAfter, waitedForCPU: waited)
+                        watch.noteWokeFromPark(
+                            parkedAt: parked, now: woke, stoppedAfter: stoppedAfter, waitedForCPU: waited)
                     }
                 }
             }

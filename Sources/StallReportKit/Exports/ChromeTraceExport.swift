@@ -72,23 +72,35 @@ public enum ChromeTraceExport {
             processes[profile.pid] = profile.executableName
             threads[PairKey(pid: profile.pid, tid: profile.threadID)] = profile.threadName
             let stack = profile.representativeStack.reversed().map { frame in
-                frame.file.map { "\(names.display(frame)) (\(($0 as NSString).lastPathComponent))" } ?? names.display(frame)
+                frame.file.map { "\(names.display(frame)) (\(($0 as NSString).lastPathComponent))" }
+                    ?? names.display(frame)
             }
             let top = profile.representativeStack.last(where: \.inApp) ?? profile.representativeStack.last
-            let name = "stall \(Int(saturating: profile.durationMs.rounded())) ms" + (top.map { ": \(names.display($0))" } ?? "")
-            let args = Args(id: profile.id, fingerprint: profile.fingerprint, durationMs: profile.durationMs, thresholdMs: profile.thresholdMs,
-                            classification: profile.classification.rawValue, status: profile.status.rawValue,
-                            mainThreadCPUMs: profile.mainThreadCPUMs, samples: profile.samples.count, sampledMs: profile.sampledMs,
-                            stack: stack, report: profile.path)
-            events.append(Event(name: name, cat: "stall,\(profile.classification.rawValue)", ph: "X",
-                                ts: microseconds(profile.startedAt.timeIntervalSince1970 * 1000), dur: max(1, microseconds(profile.durationMs)),
-                                pid: profile.pid, tid: profile.threadID, args: args))
+            let name =
+                "stall \(Int(saturating: profile.durationMs.rounded())) ms"
+                + (top.map { ": \(names.display($0))" } ?? "")
+            let args = Args(
+                id: profile.id, fingerprint: profile.fingerprint, durationMs: profile.durationMs,
+                thresholdMs: profile.thresholdMs,
+                classification: profile.classification.rawValue, status: profile.status.rawValue,
+                mainThreadCPUMs: profile.mainThreadCPUMs, samples: profile.samples.count, sampledMs: profile.sampledMs,
+                stack: stack, report: profile.path)
+            events.append(
+                Event(
+                    name: name, cat: "stall,\(profile.classification.rawValue)", ph: "X",
+                    ts: microseconds(profile.startedAt.timeIntervalSince1970 * 1000),
+                    dur: max(1, microseconds(profile.durationMs)),
+                    pid: profile.pid, tid: profile.threadID, args: args))
         }
         var metadata: [Event] = processes.keys.sorted().map { pid in
-            Event(name: "process_name", cat: "__metadata", ph: "M", ts: 0, dur: nil, pid: pid, tid: 0, args: Args(name: processes[pid]))
+            Event(
+                name: "process_name", cat: "__metadata", ph: "M", ts: 0, dur: nil, pid: pid, tid: 0,
+                args: Args(name: processes[pid]))
         }
         metadata += threads.keys.sorted { ($0.pid, $0.tid) < ($1.pid, $1.tid) }.map { key in
-            Event(name: "thread_name", cat: "__metadata", ph: "M", ts: 0, dur: nil, pid: key.pid, tid: key.tid, args: Args(name: threads[key]))
+            Event(
+                name: "thread_name", cat: "__metadata", ph: "M", ts: 0, dur: nil, pid: key.pid, tid: key.tid,
+                args: Args(name: threads[key]))
         }
         return File(traceEvents: metadata + events, displayTimeUnit: "ms")
     }

@@ -98,12 +98,15 @@ package struct FlameGraphData: Codable, Sendable, Equatable {
                 f = frames.count
                 index[node.frame] = f
                 let shown = names.display(node.frame)
-                frames.append(Frame(name: shown, full: shown == node.frame.name ? nil : node.frame.name, file: node.frame.file,
-                                    image: node.frame.image, app: node.frame.inApp, synthetic: node.frame.isSynthetic))
+                frames.append(
+                    Frame(
+                        name: shown, full: shown == node.frame.name ? nil : node.frame.name, file: node.frame.file,
+                        image: node.frame.image, app: node.frame.inApp, synthetic: node.frame.isSynthetic))
             }
             hiddenNodes += node.hiddenChildren
             let children = node.children.map(convert)
-            return Node(f: f, w: (node.weightMs * 1000).rounded() / 1000, n: node.samples, c: children.isEmpty ? nil : children)
+            return Node(
+                f: f, w: (node.weightMs * 1000).rounded() / 1000, n: node.samples, c: children.isEmpty ? nil : children)
         }
         root = convert(tree.root)
         self.frames = frames

@@ -7,12 +7,16 @@ import Foundation
 /// so that no frame name can close the script element (`<`, `>` and `&` become `\u003c`, …).
 public enum FlameGraphHTML {
     /// The page for the given profiles.
-    public static func render(_ profiles: [StallProfile], title: String = "Stall flame graph", names: FrameNameStyle = .simplified) throws -> String {
+    public static func render(
+        _ profiles: [StallProfile], title: String = "Stall flame graph", names: FrameNameStyle = .simplified
+    ) throws -> String {
         try render(FlameGraphData(profiles: profiles, title: title, names: names))
     }
 
     /// The page for the given stalls (reduced from reports as they are read: no profiles kept).
-    package static func render(_ stalls: [FlameGraphStall], title: String = "Stall flame graph", names: FrameNameStyle = .simplified) throws -> String {
+    package static func render(
+        _ stalls: [FlameGraphStall], title: String = "Stall flame graph", names: FrameNameStyle = .simplified
+    ) throws -> String {
         try render(FlameGraphData(stalls: stalls, title: title, names: names))
     }
 

@@ -46,8 +46,10 @@ public enum FoldedExport {
 
     /// The folded text of collected stacks, as UTF-8, handed to `write` in chunks of about 1 MiB
     /// (so that the whole text, often larger than the reports, is never held).
-    package static func render(_ stacks: SampleStacks, names style: FrameNameStyle = .simplified,
-                               into write: (Data) throws -> Void) rethrows {
+    package static func render(
+        _ stacks: SampleStacks, names style: FrameNameStyle = .simplified,
+        into write: (Data) throws -> Void
+    ) rethrows {
         let names = stacks.frameTable.map { clean(style.display($0)) }
         let lines = FoldedLineOrder(names: names)
         var order = Array(0..<stacks.sampleCount)
@@ -60,7 +62,9 @@ public enum FoldedExport {
         while at < order.count {
             var weight = 0.0
             var end = at
-            while end < order.count, end == at || lines.compare(stacks.stack(of: order[at]), stacks.stack(of: order[end])) == 0 {
+            while end < order.count,
+                end == at || lines.compare(stacks.stack(of: order[at]), stacks.stack(of: order[end])) == 0
+            {
                 weight += stacks.weight(of: order[end])
                 end += 1
             }

@@ -27,7 +27,8 @@ public enum SpeedscopeExport {
         package var exporter: String
 
         enum CodingKeys: String, CodingKey {
-            case schema = "$schema", shared, profiles, name, activeProfileIndex, exporter
+            case schema = "$schema"
+            case shared, profiles, name, activeProfileIndex, exporter
         }
     }
 
@@ -64,7 +65,9 @@ public enum SpeedscopeExport {
     }
 
     /// The speedscope file of the given profiles (in the order given).
-    package static func make(_ profiles: [StallProfile], name: String, exporter: String, names: FrameNameStyle = .simplified) -> File {
+    package static func make(
+        _ profiles: [StallProfile], name: String, exporter: String, names: FrameNameStyle = .simplified
+    ) -> File {
         var frames: [Frame] = []
         var index: [ProfileFrame: Int] = [:]
         var samples: [[Int]] = []
@@ -97,14 +100,18 @@ public enum SpeedscopeExport {
         }
         let total = weights.reduce(0, +)
         let stalls = "\(profiles.count) stall\(profiles.count == 1 ? "" : "s")"
-        let profile = Profile(type: "sampled", name: "\(name) (\(stalls), merged)", unit: "milliseconds", startValue: 0,
-                              endValue: total, samples: samples, weights: weights)
-        return File(schema: schemaURL, shared: Shared(frames: frames), profiles: [profile], name: name,
-                    activeProfileIndex: 0, exporter: exporter)
+        let profile = Profile(
+            type: "sampled", name: "\(name) (\(stalls), merged)", unit: "milliseconds", startValue: 0,
+            endValue: total, samples: samples, weights: weights)
+        return File(
+            schema: schemaURL, shared: Shared(frames: frames), profiles: [profile], name: name,
+            activeProfileIndex: 0, exporter: exporter)
     }
 
     /// The file as JSON.
-    public static func render(_ profiles: [StallProfile], name: String, exporter: String, names: FrameNameStyle = .simplified) throws -> Data {
+    public static func render(
+        _ profiles: [StallProfile], name: String, exporter: String, names: FrameNameStyle = .simplified
+    ) throws -> Data {
         try render(stalls: profiles.map { SampleStacks(profiles: [$0]) }, name: name, exporter: exporter, names: names)
     }
 
@@ -114,7 +121,9 @@ public enum SpeedscopeExport {
     /// The stacks are written here as they are met, not by `JSONEncoder` (whose tree of a million
     /// stacks took gigabytes) and without an array per stack: the file is encoded with no stacks
     /// and they are put in place of the `[]`.
-    package static func render(stalls: [SampleStacks], name: String, exporter: String, names: FrameNameStyle = .simplified) throws -> Data {
+    package static func render(
+        stalls: [SampleStacks], name: String, exporter: String, names: FrameNameStyle = .simplified
+    ) throws -> Data {
         var frames: [Frame] = []
         var index: [ProfileFrame: Int] = [:]
         var weights: [Double] = []
@@ -154,10 +163,12 @@ public enum SpeedscopeExport {
         text.append(UInt8(ascii: "]"))
         let total = weights.reduce(0, +)
         let count = "\(stalls.count) stall\(stalls.count == 1 ? "" : "s")"
-        let profile = Profile(type: "sampled", name: "\(name) (\(count), merged)", unit: "milliseconds", startValue: 0,
-                              endValue: total, samples: [], weights: weights)
-        let file = File(schema: schemaURL, shared: Shared(frames: frames), profiles: [profile], name: name,
-                        activeProfileIndex: 0, exporter: exporter)
+        let profile = Profile(
+            type: "sampled", name: "\(name) (\(count), merged)", unit: "milliseconds", startValue: 0,
+            endValue: total, samples: [], weights: weights)
+        let file = File(
+            schema: schemaURL, shared: Shared(frames: frames), profiles: [profile], name: name,
+            activeProfileIndex: 0, exporter: exporter)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var data = try encoder.encode(file)

@@ -29,7 +29,10 @@ public struct Baseline: Codable, Sendable, Equatable {
         public var topFrame: String?
 
         /// Creates an entry.
-        package init(fingerprint: String, count: Int, p50Ms: Double, p95Ms: Double, maxMs: Double, totalMs: Double, topFrame: String?) {
+        package init(
+            fingerprint: String, count: Int, p50Ms: Double, p95Ms: Double, maxMs: Double, totalMs: Double,
+            topFrame: String?
+        ) {
             self.fingerprint = fingerprint
             self.count = count
             self.p50Ms = p50Ms
@@ -42,14 +45,17 @@ public struct Baseline: Codable, Sendable, Equatable {
         /// The entry recording a blocking call site: keyed `<fingerprint>@<thread kind>` (one call
         /// from one stack may block a pool worker and an event loop: two sites).
         package init(blocking site: BlockingCallSiteStats) {
-            self.init(fingerprint: "\(site.fingerprint)@\(site.loopKind)", count: site.count, p50Ms: site.p50Ms, p95Ms: site.p95Ms,
-                      maxMs: site.maxMs, totalMs: site.totalMs, topFrame: "\(site.call) from \(site.callSite ?? "?")")
+            self.init(
+                fingerprint: "\(site.fingerprint)@\(site.loopKind)", count: site.count, p50Ms: site.p50Ms,
+                p95Ms: site.p95Ms,
+                maxMs: site.maxMs, totalMs: site.totalMs, topFrame: "\(site.call) from \(site.callSite ?? "?")")
         }
 
         /// The entry recording a group's statistics.
         package init(_ stats: FingerprintStats) {
-            self.init(fingerprint: stats.fingerprint, count: stats.count, p50Ms: stats.p50Ms, p95Ms: stats.p95Ms,
-                      maxMs: stats.maxMs, totalMs: stats.totalMs, topFrame: stats.headline)
+            self.init(
+                fingerprint: stats.fingerprint, count: stats.count, p50Ms: stats.p50Ms, p95Ms: stats.p95Ms,
+                maxMs: stats.maxMs, totalMs: stats.totalMs, topFrame: stats.headline)
         }
     }
 
@@ -83,7 +89,9 @@ public struct Baseline: Codable, Sendable, Equatable {
     /// report was read).
     package init(stats: [FingerprintStats], blockingCallSites: [BlockingCallSiteStats]?, createdAt: Date = Date()) {
         self.init(stats: stats, createdAt: createdAt)
-        self.blockingCallSites = blockingCallSites.map { $0.map(Entry.init(blocking:)).sorted { $0.fingerprint < $1.fingerprint } }
+        self.blockingCallSites = blockingCallSites.map {
+            $0.map(Entry.init(blocking:)).sorted { $0.fingerprint < $1.fingerprint }
+        }
     }
 
     /// Entries by fingerprint.
@@ -104,7 +112,10 @@ public struct Baseline: Codable, Sendable, Equatable {
         do {
             let baseline = try ReportCoding.makeDecoder().decode(Baseline.self, from: data)
             guard baseline.baselineVersion == currentVersion else {
-                throw ConfigFileError(path: path, message: "unsupported baselineVersion \(baseline.baselineVersion) (this tool reads \(currentVersion))")
+                throw ConfigFileError(
+                    path: path,
+                    message:
+                        "unsupported baselineVersion \(baseline.baselineVersion) (this tool reads \(currentVersion))")
             }
             return baseline
         } catch let error as ConfigFileError {

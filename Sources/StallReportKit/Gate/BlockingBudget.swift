@@ -51,12 +51,16 @@ package struct BlockingBudgetCheck: Sendable, Equatable {
     package static func checks(_ config: GateConfig, sites: [BlockingCallSiteStats]) -> [BlockingBudgetCheck] {
         var checks: [BlockingBudgetCheck] = []
         if let limit = config.maxBlockingMsPerCallSite {
-            checks.append(BlockingBudgetCheck(kind: .maxBlockingMsPerCallSite, limit: limit, actual: sites.map { $0.totalMs }.max() ?? 0,
-                                              offenders: sites.filter { $0.totalMs > limit }))
+            checks.append(
+                BlockingBudgetCheck(
+                    kind: .maxBlockingMsPerCallSite, limit: limit, actual: sites.map { $0.totalMs }.max() ?? 0,
+                    offenders: sites.filter { $0.totalMs > limit }))
         }
         if let limit = config.maxTotalBlockingMs {
             let total = sites.reduce(0) { $0 + $1.totalMs }
-            checks.append(BlockingBudgetCheck(kind: .maxTotalBlockingMs, limit: limit, actual: total, offenders: total > limit ? sites : []))
+            checks.append(
+                BlockingBudgetCheck(
+                    kind: .maxTotalBlockingMs, limit: limit, actual: total, offenders: total > limit ? sites : []))
         }
         return checks
     }

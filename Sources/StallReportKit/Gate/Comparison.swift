@@ -48,7 +48,8 @@ public struct RegressionPolicy: Sendable, Equatable {
     package var minOccurrences: Int
 
     /// Creates a policy.
-    public init(tolerance: Double = GateConfig.defaultTolerance, minOccurrences: Int = GateConfig.defaultMinOccurrences) {
+    public init(tolerance: Double = GateConfig.defaultTolerance, minOccurrences: Int = GateConfig.defaultMinOccurrences)
+    {
         self.tolerance = tolerance
         self.minOccurrences = minOccurrences
     }
@@ -62,21 +63,31 @@ public struct RegressionPolicy: Sendable, Equatable {
         for (key, now) in headByKey {
             let below = now.count < minOccurrences
             guard let before = baseByKey[key] else {
-                changes.append(FingerprintChange(fingerprint: key, kind: .new, base: nil, head: now, reasons: [], belowMinimum: below))
+                changes.append(
+                    FingerprintChange(
+                        fingerprint: key, kind: .new, base: nil, head: now, reasons: [], belowMinimum: below))
                 continue
             }
             var reasons: [String] = []
             if Double(now.count) > Double(before.count) * (1 + tolerance) {
-                reasons.append("count \(before.count) → \(now.count) (\(Durations.change(from: Double(before.count), to: Double(now.count))))")
+                reasons.append(
+                    "count \(before.count) → \(now.count) (\(Durations.change(from: Double(before.count), to: Double(now.count))))"
+                )
             }
             if now.p95Ms > before.p95Ms * (1 + tolerance) {
-                reasons.append("p95 \(Durations.format(before.p95Ms)) → \(Durations.format(now.p95Ms)) (\(Durations.change(from: before.p95Ms, to: now.p95Ms)))")
+                reasons.append(
+                    "p95 \(Durations.format(before.p95Ms)) → \(Durations.format(now.p95Ms)) (\(Durations.change(from: before.p95Ms, to: now.p95Ms)))"
+                )
             }
-            changes.append(FingerprintChange(fingerprint: key, kind: reasons.isEmpty ? .unchanged : .regressed, base: before, head: now,
-                                             reasons: reasons, belowMinimum: reasons.isEmpty ? false : below))
+            changes.append(
+                FingerprintChange(
+                    fingerprint: key, kind: reasons.isEmpty ? .unchanged : .regressed, base: before, head: now,
+                    reasons: reasons, belowMinimum: reasons.isEmpty ? false : below))
         }
         for (key, before) in baseByKey where headByKey[key] == nil {
-            changes.append(FingerprintChange(fingerprint: key, kind: .fixed, base: before, head: nil, reasons: [], belowMinimum: false))
+            changes.append(
+                FingerprintChange(
+                    fingerprint: key, kind: .fixed, base: before, head: nil, reasons: [], belowMinimum: false))
         }
         let order = Dictionary(uniqueKeysWithValues: FingerprintChange.Kind.allCases.enumerated().map { ($1, $0) })
         return changes.sorted { a, b in

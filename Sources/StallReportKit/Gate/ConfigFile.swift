@@ -13,10 +13,13 @@ enum ConfigFile {
         switch BoundedFileReader.contents(of: path, limit: 16 * 1024 * 1024) {
         case .success(let contents): data = contents
         case .failure(.tooLarge): throw ConfigFileError(path: path, message: "\(what) file larger than 16 MiB")
-        case .failure(.unreadable(let why)): throw ConfigFileError(path: path, message: "cannot read \(what) file: \(why)")
+        case .failure(.unreadable(let why)):
+            throw ConfigFileError(path: path, message: "cannot read \(what) file: \(why)")
         }
         if data.isEmpty { throw ConfigFileError(path: path, message: "\(what) file is empty") }
-        if JSONNesting.maxDepth(of: data, limit: 64) > 64 { throw ConfigFileError(path: path, message: "\(what) file nested deeper than 64 levels") }
+        if JSONNesting.maxDepth(of: data, limit: 64) > 64 {
+            throw ConfigFileError(path: path, message: "\(what) file nested deeper than 64 levels")
+        }
         return data
     }
 

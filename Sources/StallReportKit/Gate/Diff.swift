@@ -92,14 +92,16 @@ package struct DiffJSON: Codable, Sendable, Equatable {
         minOccurrences = diff.policy.minOccurrences
         base = SideJSON(stalls: diff.baseStalls, totalMs: diff.baseTotalMs)
         head = SideJSON(stalls: diff.headStalls, totalMs: diff.headTotalMs)
-        counts = Dictionary(uniqueKeysWithValues: FingerprintChange.Kind.allCases.map { ($0.rawValue, diff.changes($0).count) })
+        counts = Dictionary(
+            uniqueKeysWithValues: FingerprintChange.Kind.allCases.map { ($0.rawValue, diff.changes($0).count) })
         fingerprints = diff.changes.map { change in
             var p95Change: Double?
             if let b = change.base?.p95Ms, let h = change.head?.p95Ms, b > 0 { p95Change = (h - b) / b }
-            return ChangeJSON(fingerprint: change.fingerprint, change: change.kind, baseCount: change.base?.count ?? 0,
-                              headCount: change.head?.count ?? 0, baseP95Ms: change.base?.p95Ms, headP95Ms: change.head?.p95Ms,
-                              p95Change: p95Change, reasons: change.reasons, belowMinOccurrences: change.belowMinimum,
-                              topFrame: change.headline)
+            return ChangeJSON(
+                fingerprint: change.fingerprint, change: change.kind, baseCount: change.base?.count ?? 0,
+                headCount: change.head?.count ?? 0, baseP95Ms: change.base?.p95Ms, headP95Ms: change.head?.p95Ms,
+                p95Change: p95Change, reasons: change.reasons, belowMinOccurrences: change.belowMinimum,
+                topFrame: change.headline)
         }
     }
 
@@ -133,12 +135,17 @@ package struct DiffRenderer: Sendable {
         if let b = change.base, let h = change.head { delta = Durations.change(from: b.p95Ms, to: h.p95Ms) }
         var kind = change.kind.rawValue
         if change.belowMinimum { kind += "*" }
-        return [kind, change.fingerprint, baseCount, headCount, baseP95, headP95, delta, StackFrameSummary.abbreviated(names.display(change.headline))]
+        return [
+            kind, change.fingerprint, baseCount, headCount, baseP95, headP95, delta,
+            StackFrameSummary.abbreviated(names.display(change.headline)),
+        ]
     }
 
     private func headline(_ diff: DiffResult) -> String {
-        let counts = FingerprintChange.Kind.allCases.map { "\(diff.changes($0).count) \($0.rawValue)" }.joined(separator: ", ")
-        return "base: \(diff.baseStalls) stall\(diff.baseStalls == 1 ? "" : "s") (\(Durations.format(diff.baseTotalMs))), head: \(diff.headStalls) stall\(diff.headStalls == 1 ? "" : "s") (\(Durations.format(diff.headTotalMs))); \(counts)"
+        let counts = FingerprintChange.Kind.allCases.map { "\(diff.changes($0).count) \($0.rawValue)" }.joined(
+            separator: ", ")
+        return
+            "base: \(diff.baseStalls) stall\(diff.baseStalls == 1 ? "" : "s") (\(Durations.format(diff.baseTotalMs))), head: \(diff.headStalls) stall\(diff.headStalls == 1 ? "" : "s") (\(Durations.format(diff.headTotalMs))); \(counts)"
     }
 
     private var footnote: String {
@@ -148,7 +155,9 @@ package struct DiffRenderer: Sendable {
     /// Aligned text, ending with a newline.
     package func renderText(_ diff: DiffResult) -> String {
         var out = [style.bold(headline(diff))]
-        out.append("regression: count or p95 more than \(Int(saturating: (diff.policy.tolerance * 100).rounded()))% above base; min occurrences \(diff.policy.minOccurrences)")
+        out.append(
+            "regression: count or p95 more than \(Int(saturating: (diff.policy.tolerance * 100).rounded()))% above base; min occurrences \(diff.policy.minOccurrences)"
+        )
         if diff.changes.isEmpty {
             out.append("")
             out.append("No stalls on either side.")
@@ -160,19 +169,22 @@ package struct DiffRenderer: Sendable {
         ])
         table.rows = diff.changes.map(row)
         out.append("")
-        out.append(table.render(header: style.bold) { rowIndex, column, text in
-            guard column == 0 else { return text }
-            switch diff.changes[rowIndex].kind {
-            case .new, .regressed: return diff.changes[rowIndex].belowMinimum ? style.yellow(text) : style.red(text)
-            case .fixed: return style.green(text)
-            case .unchanged: return style.dim(text)
-            }
-        })
+        out.append(
+            table.render(header: style.bold) { rowIndex, column, text in
+                guard column == 0 else { return text }
+                switch diff.changes[rowIndex].kind {
+                case .new, .regressed: return diff.changes[rowIndex].belowMinimum ? style.yellow(text) : style.red(text)
+                case .fixed: return style.green(text)
+                case .unchanged: return style.dim(text)
+                }
+            })
         if diff.changes.contains(where: \.belowMinimum) { out.append(style.dim(footnote)) }
         let regressed = diff.changes(.regressed)
         if !regressed.isEmpty {
             out.append("")
-            for change in regressed { out.append("regressed \(change.fingerprint): \(change.reasons.joined(separator: ", "))") }
+            for change in regressed {
+                out.append("regressed \(change.fingerprint): \(change.reasons.joined(separator: ", "))")
+            }
         }
         return out.joined(separator: "\n") + "\n"
     }
@@ -192,7 +204,10 @@ package struct DiffRenderer: Sendable {
             return cells.map { $0.hasPrefix("`") ? $0 : Markdown.cell($0) }
         }
         out.append("")
-        out.append(Markdown.table(["Change", "Fingerprint", "Base", "Head", "Base p95", "Head p95", "p95 Δ", "Top frame"], rows, rightAligned: [2, 3, 4, 5, 6]))
+        out.append(
+            Markdown.table(
+                ["Change", "Fingerprint", "Base", "Head", "Base p95", "Head p95", "p95 Δ", "Top frame"], rows,
+                rightAligned: [2, 3, 4, 5, 6]))
         if diff.changes.contains(where: \.belowMinimum) {
             out.append("")
             out.append("\\" + footnote)

@@ -141,7 +141,9 @@ public struct GateResult: Sendable {
     /// New or regressed blocking call sites that fail the gate.
     package var failingBlockingChanges: [FingerprintChange] { (blockingChanges ?? []).filter(\.isFailure) }
     /// New or regressed fingerprints below the minimum occurrences: warnings.
-    package var toleratedChanges: [FingerprintChange] { (changes ?? []).filter { ($0.kind == .new || $0.kind == .regressed) && $0.belowMinimum } }
+    package var toleratedChanges: [FingerprintChange] {
+        (changes ?? []).filter { ($0.kind == .new || $0.kind == .regressed) && $0.belowMinimum }
+    }
     /// Baseline fingerprints that did not occur: good news.
     package var fixed: [FingerprintChange] { (changes ?? []).filter { $0.kind == .fixed } }
     /// Number of stalls counted.
@@ -150,7 +152,9 @@ public struct GateResult: Sendable {
     var totalCountedMs: Double { counted.reduce(0) { $0 + $1.totalMs } }
 
     /// True when every budget holds and nothing new or regressed fails.
-    public var passed: Bool { failedChecks.isEmpty && failedBlockingChecks.isEmpty && failingChanges.isEmpty && failingBlockingChanges.isEmpty }
+    public var passed: Bool {
+        failedChecks.isEmpty && failedBlockingChecks.isEmpty && failingChanges.isEmpty && failingBlockingChanges.isEmpty
+    }
 }
 
 /// Evaluates budgets, a baseline and suppressions against a collection of reports.
@@ -165,7 +169,8 @@ public struct Gate: Sendable {
     package var now: Date
 
     /// Creates a gate.
-    public init(config: GateConfig, baseline: Baseline? = nil, suppressions: SuppressionList? = nil, now: Date = Date()) {
+    public init(config: GateConfig, baseline: Baseline? = nil, suppressions: SuppressionList? = nil, now: Date = Date())
+    {
         self.config = config
         self.baseline = baseline
         self.suppressions = suppressions
@@ -183,7 +188,9 @@ public struct Gate: Sendable {
         for entry in suppressions?.suppressions ?? [] {
             if entry.isActive(at: now) {
                 active[entry.fingerprint] = entry
-                if let group = byKey[entry.fingerprint] { suppressed.append(SuppressionMatch(suppression: entry, group: group)) }
+                if let group = byKey[entry.fingerprint] {
+                    suppressed.append(SuppressionMatch(suppression: entry, group: group))
+                }
             } else {
                 expired.append(SuppressionMatch(suppression: entry, group: byKey[entry.fingerprint]))
             }
@@ -203,7 +210,9 @@ public struct Gate: Sendable {
             var check = BudgetCheck(kind: kind, limit: limit, actual: 0, offenders: [])
             check.actual = counted.reduce(0) { $0 + check.value(of: $1) }
             // Contributors only: a fingerprint without fatal stalls is no offender of the fatal budget.
-            if !check.passed { check.offenders = counted.filter { check.value(of: $0) > 0 }.sorted { check.isWorse($0, than: $1) } }
+            if !check.passed {
+                check.offenders = counted.filter { check.value(of: $0) > 0 }.sorted { check.isWorse($0, than: $1) }
+            }
             checks.append(check)
         }
         overall(.maxStalls, config.maxStalls.map(Double.init))
@@ -216,18 +225,21 @@ public struct Gate: Sendable {
         var changes: [FingerprintChange]?
         var blockingChanges: [FingerprintChange]?
         if let baseline {
-            let policy = RegressionPolicy(tolerance: config.tolerance ?? GateConfig.defaultTolerance,
-                                          minOccurrences: config.minOccurrences ?? GateConfig.defaultMinOccurrences)
+            let policy = RegressionPolicy(
+                tolerance: config.tolerance ?? GateConfig.defaultTolerance,
+                minOccurrences: config.minOccurrences ?? GateConfig.defaultMinOccurrences)
             // A suppressed fingerprint is neither judged nor reported as fixed.
             let base = baseline.fingerprints.filter { active[$0.fingerprint] == nil || byKey[$0.fingerprint] == nil }
             changes = policy.compare(base: base, head: counted.map(Baseline.Entry.init))
             if let known = baseline.blockingCallSites {
-                blockingChanges = policy.compare(base: known, head: collection.blockingCalls.stats().map(Baseline.Entry.init(blocking:)))
+                blockingChanges = policy.compare(
+                    base: known, head: collection.blockingCalls.stats().map(Baseline.Entry.init(blocking:)))
             }
         }
-        var result = GateResult(checks: checks, changes: changes, baselinePath: config.baseline, suppressed: suppressed, expired: expired,
-                                counted: counted, config: config, problems: collection.problems, reportsRead: collection.reportsRead,
-                                reportsFilteredOut: collection.reportsFilteredOut)
+        var result = GateResult(
+            checks: checks, changes: changes, baselinePath: config.baseline, suppressed: suppressed, expired: expired,
+            counted: counted, config: config, problems: collection.problems, reportsRead: collection.reportsRead,
+            reportsFilteredOut: collection.reportsFilteredOut)
         result.blockingChecks = BlockingBudgetCheck.checks(config, sites: collection.blockingCalls.stats())
         result.blockingReportsRead = collection.blockingCalls.reportsRead
         result.blockingChanges = blockingChanges

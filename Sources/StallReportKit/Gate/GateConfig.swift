@@ -41,10 +41,12 @@ public struct GateConfig: Codable, Sendable, Equatable {
     public static let defaultMinOccurrences = 1
 
     /// Creates a config; every part is optional.
-    public init(maxStalls: Int? = nil, maxStallsPerFingerprint: Int? = nil, maxStallMs: Double? = nil, maxP95Ms: Double? = nil,
-                maxTotalStallMs: Double? = nil, ignoreShorterThanMs: Double? = nil, baseline: String? = nil,
-                suppressions: String? = nil, tolerance: Double? = nil, minOccurrences: Int? = nil, maxFatalStalls: Int? = nil,
-                maxBlockingMsPerCallSite: Double? = nil, maxTotalBlockingMs: Double? = nil) {
+    public init(
+        maxStalls: Int? = nil, maxStallsPerFingerprint: Int? = nil, maxStallMs: Double? = nil, maxP95Ms: Double? = nil,
+        maxTotalStallMs: Double? = nil, ignoreShorterThanMs: Double? = nil, baseline: String? = nil,
+        suppressions: String? = nil, tolerance: Double? = nil, minOccurrences: Int? = nil, maxFatalStalls: Int? = nil,
+        maxBlockingMsPerCallSite: Double? = nil, maxTotalBlockingMs: Double? = nil
+    ) {
         self.maxBlockingMsPerCallSite = maxBlockingMsPerCallSite
         self.maxTotalBlockingMs = maxTotalBlockingMs
         self.maxStalls = maxStalls
@@ -97,11 +99,18 @@ public struct GateConfig: Codable, Sendable, Equatable {
         if let maxStalls, maxStalls < 0 { return "maxStalls must be 0 or more" }
         if let value = maxStallsPerFingerprint, value < 0 { return "maxStallsPerFingerprint must be 0 or more" }
         if let value = maxFatalStalls, value < 0 { return "maxFatalStalls must be 0 or more" }
-        for (name, value) in [("maxStallMs", maxStallMs), ("maxP95Ms", maxP95Ms), ("maxTotalStallMs", maxTotalStallMs), ("ignoreShorterThanMs", ignoreShorterThanMs),
-                             ("maxBlockingMsPerCallSite", maxBlockingMsPerCallSite), ("maxTotalBlockingMs", maxTotalBlockingMs)] {
-            if let value, !(value >= 0 && value.isFinite) { return "\(name) must be a finite number of milliseconds, 0 or more" }
+        for (name, value) in [
+            ("maxStallMs", maxStallMs), ("maxP95Ms", maxP95Ms), ("maxTotalStallMs", maxTotalStallMs),
+            ("ignoreShorterThanMs", ignoreShorterThanMs),
+            ("maxBlockingMsPerCallSite", maxBlockingMsPerCallSite), ("maxTotalBlockingMs", maxTotalBlockingMs),
+        ] {
+            if let value, !(value >= 0 && value.isFinite) {
+                return "\(name) must be a finite number of milliseconds, 0 or more"
+            }
         }
-        if let tolerance, !(tolerance >= 0 && tolerance.isFinite) { return "tolerance must be 0 or more (0.25 means 25 %)" }
+        if let tolerance, !(tolerance >= 0 && tolerance.isFinite) {
+            return "tolerance must be 0 or more (0.25 means 25 %)"
+        }
         if let minOccurrences, minOccurrences < 1 { return "minOccurrences must be 1 or more" }
         return nil
     }
@@ -114,14 +123,19 @@ public struct GateConfig: Codable, Sendable, Equatable {
         do {
             object = try JSONSerialization.jsonObject(with: data)
         } catch {
-            throw ConfigFileError(path: path, message: "gate config is not valid JSON: \((error as NSError).localizedDescription)")
+            throw ConfigFileError(
+                path: path, message: "gate config is not valid JSON: \((error as NSError).localizedDescription)")
         }
         guard let dictionary = object as? [String: Any] else {
             throw ConfigFileError(path: path, message: "gate config must be a JSON object")
         }
         let unknown = dictionary.keys.filter { !$0.hasPrefix("_") && !knownKeys.contains($0) }.sorted()
         if !unknown.isEmpty {
-            throw ConfigFileError(path: path, message: "unknown key\(unknown.count == 1 ? "" : "s") \(unknown.map { "'\($0)'" }.joined(separator: ", ")) in gate config (known: \(knownKeys.sorted().joined(separator: ", ")))")
+            throw ConfigFileError(
+                path: path,
+                message:
+                    "unknown key\(unknown.count == 1 ? "" : "s") \(unknown.map { "'\($0)'" }.joined(separator: ", ")) in gate config (known: \(knownKeys.sorted().joined(separator: ", ")))"
+            )
         }
         var config: GateConfig
         do {

@@ -39,45 +39,76 @@ package struct GitHubAnnotations: Sendable {
     package func annotations(for result: GateResult) -> [Annotation] {
         var list: [Annotation] = []
         for check in result.failedChecks {
-            let offenders = check.offenders.prefix(5).map { "\($0.fingerprint) (\(check.kind.format(check.value(of: $0)))) \(names.display($0.headline))" }
+            let offenders = check.offenders.prefix(5).map {
+                "\($0.fingerprint) (\(check.kind.format(check.value(of: $0)))) \(names.display($0.headline))"
+            }
             var message = "\(check.verdictLine)"
             if !offenders.isEmpty { message += "\n" + offenders.joined(separator: "\n") }
             if check.offenders.count > 5 { message += "\n… and \(check.offenders.count - 5) more" }
             let location = check.offenders.first.flatMap(sourceLocation)
-            list.append(Annotation(level: "error", title: "Stall budget \(check.kind.rawValue) violated", message: message, file: location?.0, line: location?.1))
+            list.append(
+                Annotation(
+                    level: "error", title: "Stall budget \(check.kind.rawValue) violated", message: message,
+                    file: location?.0, line: location?.1))
         }
         for check in result.failedBlockingChecks {
-            let offenders = check.offenders.prefix(5).map { "\($0.fingerprint) (\(Durations.format($0.totalMs))) \(BlockingBudgetCheck.describe($0, names: names))" }
+            let offenders = check.offenders.prefix(5).map {
+                "\($0.fingerprint) (\(Durations.format($0.totalMs))) \(BlockingBudgetCheck.describe($0, names: names))"
+            }
             var message = check.verdictLine + "\n" + offenders.joined(separator: "\n")
             if check.offenders.count > 5 { message += "\n… and \(check.offenders.count - 5) more" }
-            list.append(Annotation(level: "error", title: "Blocking-call budget \(check.kind.rawValue) violated", message: message))
+            list.append(
+                Annotation(
+                    level: "error", title: "Blocking-call budget \(check.kind.rawValue) violated", message: message))
         }
         for change in result.blockingChanges ?? [] where change.kind == .new || change.kind == .regressed {
-            let what = change.kind == .new ? "New blocking call site \(change.fingerprint): \(change.head?.count ?? 0) call(s)"
+            let what =
+                change.kind == .new
+                ? "New blocking call site \(change.fingerprint): \(change.head?.count ?? 0) call(s)"
                 : "Regressed blocking call site \(change.fingerprint): \(change.reasons.joined(separator: ", "))"
-            list.append(Annotation(level: change.belowMinimum ? "warning" : "error", title: change.kind == .new ? "New blocking call" : "Regressed blocking call",
-                                   message: "\(what)\n\(change.headline)"))
+            list.append(
+                Annotation(
+                    level: change.belowMinimum ? "warning" : "error",
+                    title: change.kind == .new ? "New blocking call" : "Regressed blocking call",
+                    message: "\(what)\n\(change.headline)"))
         }
         let groups = Dictionary(uniqueKeysWithValues: result.counted.map { ($0.fingerprint, $0) })
         for change in result.changes ?? [] where change.kind == .new || change.kind == .regressed {
-            let what = change.kind == .new
+            let what =
+                change.kind == .new
                 ? "New stall \(change.fingerprint): \(change.head?.count ?? 0) occurrence(s), p95 \(Durations.format(change.head?.p95Ms ?? 0))"
                 : "Regressed stall \(change.fingerprint): \(change.reasons.joined(separator: ", "))"
             let location = groups[change.fingerprint].flatMap(sourceLocation)
             let level = change.belowMinimum ? "warning" : "error"
             let suffix = change.belowMinimum ? "\n(below the minimum occurrences: not failing)" : ""
             let stall = Self.stallNoun(loop: groups[change.fingerprint]?.worst.loop)
-            list.append(Annotation(level: level, title: "\(change.kind == .new ? "New" : "Regressed") \(stall)", message: "\(what)\nat \(names.display(change.headline))\(suffix)", file: location?.0, line: location?.1))
+            list.append(
+                Annotation(
+                    level: level, title: "\(change.kind == .new ? "New" : "Regressed") \(stall)",
+                    message: "\(what)\nat \(names.display(change.headline))\(suffix)", file: location?.0,
+                    line: location?.1))
         }
         for match in result.expired where match.group != nil {
-            list.append(Annotation(level: "warning", title: "Stall suppression expired",
-                                   message: "Suppression of \(match.suppression.fingerprint) expired \(match.suppression.expires) (\(match.suppression.reason)); its \(match.group!.count) stall(s) count again", file: nil, line: nil))
+            list.append(
+                Annotation(
+                    level: "warning", title: "Stall suppression expired",
+                    message:
+                        "Suppression of \(match.suppression.fingerprint) expired \(match.suppression.expires) (\(match.suppression.reason)); its \(match.group!.count) stall(s) count again",
+                    file: nil, line: nil))
         }
         for problem in result.problems {
-            list.append(Annotation(level: "warning", title: "Unusable stall report", message: problem.description, file: nil, line: nil))
+            list.append(
+                Annotation(
+                    level: "warning", title: "Unusable stall report", message: problem.description, file: nil, line: nil
+                ))
         }
         for change in result.fixed {
-            list.append(Annotation(level: "notice", title: "Stall fixed", message: "\(change.fingerprint) \(names.display(change.headline)) is in the baseline but did not occur", file: nil, line: nil))
+            list.append(
+                Annotation(
+                    level: "notice", title: "Stall fixed",
+                    message:
+                        "\(change.fingerprint) \(names.display(change.headline)) is in the baseline but did not occur",
+                    file: nil, line: nil))
         }
         return list
     }
@@ -89,7 +120,9 @@ package struct GitHubAnnotations: Sendable {
         var shown: [String: Int] = [:]
         var dropped: [String: Int] = [:]
         var lines: [String] = []
-        let anyDropped = ["error", "warning", "notice"].contains { level in all.filter { $0.level == level }.count > Self.limitPerLevel }
+        let anyDropped = ["error", "warning", "notice"].contains { level in
+            all.filter { $0.level == level }.count > Self.limitPerLevel
+        }
         for annotation in all {
             // Keep one notice slot free for the summary line when something is dropped.
             let limit = annotation.level == "notice" && anyDropped ? Self.limitPerLevel - 1 : Self.limitPerLevel
@@ -101,9 +134,16 @@ package struct GitHubAnnotations: Sendable {
             }
         }
         if !dropped.isEmpty {
-            let parts = ["error", "warning", "notice"].compactMap { level in dropped[level].map { "\($0) more \(level)\($0 == 1 ? "" : "s")" } }
-            lines.append(command(Annotation(level: "notice", title: "stallreport",
-                                            message: "\(parts.joined(separator: ", ")) not shown as annotations (GitHub shows at most \(Self.limitPerLevel) per level per step); see the log of this step", file: nil, line: nil)))
+            let parts = ["error", "warning", "notice"].compactMap { level in
+                dropped[level].map { "\($0) more \(level)\($0 == 1 ? "" : "s")" }
+            }
+            lines.append(
+                command(
+                    Annotation(
+                        level: "notice", title: "stallreport",
+                        message:
+                            "\(parts.joined(separator: ", ")) not shown as annotations (GitHub shows at most \(Self.limitPerLevel) per level per step); see the log of this step",
+                        file: nil, line: nil)))
         }
         return lines.isEmpty ? "" : lines.joined(separator: "\n") + "\n"
     }
@@ -111,7 +151,9 @@ package struct GitHubAnnotations: Sendable {
     /// `main-thread stall` for a RunLoop (or unknown) loop, else `stall` with the loop's kind
     /// (`nio stall`, `mainQueue stall`): `loop` is a record's `"<kind> <thread name>"`.
     static func stallNoun(loop: String?) -> String {
-        guard let kind = loop?.split(separator: " ").first, !kind.isEmpty, kind != "runLoop" else { return "main-thread stall" }
+        guard let kind = loop?.split(separator: " ").first, !kind.isEmpty, kind != "runLoop" else {
+            return "main-thread stall"
+        }
         return "\(kind) stall"
     }
 
@@ -129,8 +171,9 @@ package struct GitHubAnnotations: Sendable {
     /// Escapes a message: `%`, CR and LF as GitHub decodes them, every other control character
     /// visibly (``PrintableText``), so nothing in it can end the command or drive the log viewer.
     package static func escapeData(_ text: String) -> String {
-        PrintableText.escape(text.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\r", with: "%0D")
-            .replacingOccurrences(of: "\n", with: "%0A"))
+        PrintableText.escape(
+            text.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\r", with: "%0D")
+                .replacingOccurrences(of: "\n", with: "%0A"))
     }
 
     /// Escapes a property value: as a message, plus `:` and `,`.
@@ -141,7 +184,8 @@ package struct GitHubAnnotations: Sendable {
     /// The repository-relative file and line of the group's top app frame, when inside the workspace.
     private func sourceLocation(_ group: FingerprintStats) -> (String, Int?)? {
         guard let workspace, !workspace.isEmpty,
-              let frame = group.worst.stack.first(where: { $0.inApp && $0.file != nil }), let file = frame.file else { return nil }
+            let frame = group.worst.stack.first(where: { $0.inApp && $0.file != nil }), let file = frame.file
+        else { return nil }
         let root = workspace.hasSuffix("/") ? workspace : workspace + "/"
         if file.hasPrefix(root) { return (String(file.dropFirst(root.count)), frame.line) }
         if !file.hasPrefix("/") { return (file, frame.line) }

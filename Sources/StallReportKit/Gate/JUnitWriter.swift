@@ -25,41 +25,58 @@ package struct JUnitWriter: Sendable {
     package func render(_ result: GateResult) -> String {
         var budgetCases: [Case] = []
         for check in result.checks {
-            var test = Case(classname: "stallreport.budgets", name: "\(check.kind.rawValue) ≤ \(check.kind.format(check.limit))")
+            var test = Case(
+                classname: "stallreport.budgets", name: "\(check.kind.rawValue) ≤ \(check.kind.format(check.limit))")
             if check.passed {
                 test.output = check.verdictLine
             } else {
-                let body = check.offenders.map { "\($0.fingerprint)  \(check.kind.format(check.value(of: $0)))  \(names.display($0.headline))" }.joined(separator: "\n")
+                let body = check.offenders.map {
+                    "\($0.fingerprint)  \(check.kind.format(check.value(of: $0)))  \(names.display($0.headline))"
+                }.joined(separator: "\n")
                 test.failure = (check.verdictLine, body)
             }
             budgetCases.append(test)
         }
 
         for check in result.blockingChecks {
-            var test = Case(classname: "stallreport.budgets", name: "\(check.kind.rawValue) ≤ \(Durations.format(check.limit))")
+            var test = Case(
+                classname: "stallreport.budgets", name: "\(check.kind.rawValue) ≤ \(Durations.format(check.limit))")
             if check.passed {
                 test.output = check.verdictLine
             } else {
-                let body = check.offenders.map { "\($0.fingerprint)  \(Durations.format($0.totalMs))  \(BlockingBudgetCheck.describe($0, names: names))" }
+                let body = check.offenders.map {
+                    "\($0.fingerprint)  \(Durations.format($0.totalMs))  \(BlockingBudgetCheck.describe($0, names: names))"
+                }
                 test.failure = (check.verdictLine, body.joined(separator: "\n"))
             }
             budgetCases.append(test)
         }
 
         var fingerprintCases: [Case] = []
-        let perFingerprint = result.checks.filter { $0.kind == .maxStallsPerFingerprint || $0.kind == .maxStallMs || $0.kind == .maxP95Ms }
+        let perFingerprint = result.checks.filter {
+            $0.kind == .maxStallsPerFingerprint || $0.kind == .maxStallMs || $0.kind == .maxP95Ms
+        }
         let changes = Dictionary((result.changes ?? []).map { ($0.fingerprint, $0) }, uniquingKeysWith: { a, _ in a })
         for group in result.counted {
-            var test = Case(classname: "stallreport.fingerprints", name: "\(group.fingerprint) \(names.display(group.headline))")
+            var test = Case(
+                classname: "stallreport.fingerprints", name: "\(group.fingerprint) \(names.display(group.headline))")
             var reasons: [String] = []
             for check in perFingerprint where check.offenders.contains(where: { $0.fingerprint == group.fingerprint }) {
-                reasons.append("\(check.kind.title): \(check.kind.format(check.value(of: group))) > \(check.kind.format(check.limit))")
+                reasons.append(
+                    "\(check.kind.title): \(check.kind.format(check.value(of: group))) > \(check.kind.format(check.limit))"
+                )
             }
             if let change = changes[group.fingerprint], change.isFailure {
-                reasons.append(change.kind == .new ? "new fingerprint (not in the baseline)" : "regressed: " + change.reasons.joined(separator: ", "))
+                reasons.append(
+                    change.kind == .new
+                        ? "new fingerprint (not in the baseline)"
+                        : "regressed: " + change.reasons.joined(separator: ", "))
             }
-            let stack = group.worst.stack.map { "at \(names.display($0.symbol))" + ($0.location.map { " (\($0))" } ?? "") }.joined(separator: "\n")
-            let facts = "\(group.count) stalls, total \(Durations.format(group.totalMs)), p95 \(Durations.format(group.p95Ms)), max \(Durations.format(group.maxMs))\nexample: \(group.worst.path)\n\(stack)"
+            let stack = group.worst.stack.map {
+                "at \(names.display($0.symbol))" + ($0.location.map { " (\($0))" } ?? "")
+            }.joined(separator: "\n")
+            let facts =
+                "\(group.count) stalls, total \(Durations.format(group.totalMs)), p95 \(Durations.format(group.p95Ms)), max \(Durations.format(group.maxMs))\nexample: \(group.worst.path)\n\(stack)"
             if reasons.isEmpty {
                 test.output = facts
             } else {
@@ -68,12 +85,15 @@ package struct JUnitWriter: Sendable {
             fingerprintCases.append(test)
         }
         for match in result.suppressed {
-            var test = Case(classname: "stallreport.fingerprints", name: "\(match.suppression.fingerprint) \(match.group.map { names.display($0.headline) } ?? "")")
+            var test = Case(
+                classname: "stallreport.fingerprints",
+                name: "\(match.suppression.fingerprint) \(match.group.map { names.display($0.headline) } ?? "")")
             test.skipped = "suppressed until \(match.suppression.expires): \(match.suppression.reason)"
             fingerprintCases.append(test)
         }
         for change in result.fixed {
-            var test = Case(classname: "stallreport.fingerprints", name: "\(change.fingerprint) \(names.display(change.headline))")
+            var test = Case(
+                classname: "stallreport.fingerprints", name: "\(change.fingerprint) \(names.display(change.headline))")
             test.output = "fixed: in the baseline (\(change.base?.count ?? 0) stalls) but not in this run"
             fingerprintCases.append(test)
         }
@@ -81,11 +101,15 @@ package struct JUnitWriter: Sendable {
         func suite(_ name: String, _ cases: [Case]) -> String {
             let failures = cases.filter { $0.failure != nil }.count
             let skipped = cases.filter { $0.skipped != nil }.count
-            var lines = ["  <testsuite name=\"\(escape(name))\" tests=\"\(cases.count)\" failures=\"\(failures)\" errors=\"0\" skipped=\"\(skipped)\">"]
+            var lines = [
+                "  <testsuite name=\"\(escape(name))\" tests=\"\(cases.count)\" failures=\"\(failures)\" errors=\"0\" skipped=\"\(skipped)\">"
+            ]
             for test in cases {
                 lines.append("    <testcase classname=\"\(escape(test.classname))\" name=\"\(escape(test.name))\">")
                 if let failure = test.failure {
-                    lines.append("      <failure message=\"\(escape(failure.message))\" type=\"stallreport\">\(escape(failure.body))</failure>")
+                    lines.append(
+                        "      <failure message=\"\(escape(failure.message))\" type=\"stallreport\">\(escape(failure.body))</failure>"
+                    )
                 }
                 if let skipped = test.skipped {
                     lines.append("      <skipped message=\"\(escape(skipped))\"/>")
@@ -102,13 +126,13 @@ package struct JUnitWriter: Sendable {
         let failures = all.filter { $0.failure != nil }.count
         let skipped = all.filter { $0.skipped != nil }.count
         return """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <testsuites name="stallreport gate" tests="\(all.count)" failures="\(failures)" errors="0" skipped="\(skipped)">
-        \(suite("stallreport.budgets", budgetCases))
-        \(suite("stallreport.fingerprints", fingerprintCases))
-        </testsuites>
+            <?xml version="1.0" encoding="UTF-8"?>
+            <testsuites name="stallreport gate" tests="\(all.count)" failures="\(failures)" errors="0" skipped="\(skipped)">
+            \(suite("stallreport.budgets", budgetCases))
+            \(suite("stallreport.fingerprints", fingerprintCases))
+            </testsuites>
 
-        """
+            """
     }
 
     /// Escapes text for XML attributes and character data; drops characters XML 1.0 forbids.

@@ -59,13 +59,19 @@ public struct SuppressionList: Codable, Sendable, Equatable {
         var seen = Set<String>()
         for (index, entry) in list.suppressions.enumerated() {
             if entry.expiryInstant == nil {
-                throw ConfigFileError(path: path, message: "suppressions[\(index)]: expires '\(entry.expires)' is not a date (use YYYY-MM-DD or an ISO 8601 date-time)")
+                throw ConfigFileError(
+                    path: path,
+                    message:
+                        "suppressions[\(index)]: expires '\(entry.expires)' is not a date (use YYYY-MM-DD or an ISO 8601 date-time)"
+                )
             }
             if entry.fingerprint.isEmpty || entry.reason.trimmingCharacters(in: .whitespaces).isEmpty {
-                throw ConfigFileError(path: path, message: "suppressions[\(index)]: fingerprint and reason must not be empty")
+                throw ConfigFileError(
+                    path: path, message: "suppressions[\(index)]: fingerprint and reason must not be empty")
             }
             if !seen.insert(entry.fingerprint).inserted {
-                throw ConfigFileError(path: path, message: "suppressions[\(index)]: fingerprint \(entry.fingerprint) is listed twice")
+                throw ConfigFileError(
+                    path: path, message: "suppressions[\(index)]: fingerprint \(entry.fingerprint) is listed twice")
             }
         }
         return list

@@ -19,8 +19,11 @@ package struct CallTreeTextRenderer: Sendable {
     package var width: Int?
 
     /// Creates a renderer.
-    package init(style: TextStyle = .plain, minPercent: Double = CallTreeTextRenderer.defaultMinPercent, names: FrameNameStyle = .simplified,
-                width: Int? = nil) {
+    package init(
+        style: TextStyle = .plain, minPercent: Double = CallTreeTextRenderer.defaultMinPercent,
+        names: FrameNameStyle = .simplified,
+        width: Int? = nil
+    ) {
         self.style = style
         self.minPercent = minPercent
         self.names = names
@@ -60,7 +63,11 @@ package struct CallTreeTextRenderer: Sendable {
                 let used = LineFitting.visibleWidth("  \(share) \(count)  \(indent)\(deep)") + selfShare
                 name = StackFrameSummary.abbreviated(name, limit: max(16, width - used))
             }
-            if node.frame.inApp { name = style.bold(style.cyan(name)) } else if node.frame.isSynthetic { name = style.yellow(name) }
+            if node.frame.inApp {
+                name = style.bold(style.cyan(name))
+            } else if node.frame.isSynthetic {
+                name = style.yellow(name)
+            }
             var line = "  \(share) \(count)  \(indent)\(deep)\(name)"
             if node.selfMs > 0, node.hasCallees {
                 line += style.dim(String(format: "  (self %.0f%%)", node.selfMs / tree.totalMs * 100))
@@ -71,7 +78,10 @@ package struct CallTreeTextRenderer: Sendable {
         }
         if hidden > 0 {
             let limit = String(format: "%g", minPercent)
-            lines.append(style.dim("  (\(hidden) branch\(hidden == 1 ? "" : "es") with less than \(limit) % of the samples not shown)"))
+            lines.append(
+                style.dim(
+                    "  (\(hidden) branch\(hidden == 1 ? "" : "es") with less than \(limit) % of the samples not shown)")
+            )
         }
         return lines
     }

@@ -58,7 +58,9 @@ public struct ProfileFrame: Hashable, Sendable, Codable {
     }
 
     /// Creates a frame.
-    package init(name: String, file: String? = nil, image: String? = nil, inApp: Bool = false, isSynthetic: Bool = false) {
+    package init(
+        name: String, file: String? = nil, image: String? = nil, inApp: Bool = false, isSynthetic: Bool = false
+    ) {
         storage = Storage(name: name, file: file, image: image, inApp: inApp, isSynthetic: isSynthetic)
     }
 
@@ -69,11 +71,12 @@ public struct ProfileFrame: Hashable, Sendable, Codable {
     /// Decodes the keys ``encode(to:)`` writes.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(name: try container.decode(String.self, forKey: .name),
-                  file: try container.decodeIfPresent(String.self, forKey: .file),
-                  image: try container.decodeIfPresent(String.self, forKey: .image),
-                  inApp: try container.decode(Bool.self, forKey: .inApp),
-                  isSynthetic: try container.decode(Bool.self, forKey: .isSynthetic))
+        self.init(
+            name: try container.decode(String.self, forKey: .name),
+            file: try container.decodeIfPresent(String.self, forKey: .file),
+            image: try container.decodeIfPresent(String.self, forKey: .image),
+            inApp: try container.decode(Bool.self, forKey: .inApp),
+            isSynthetic: try container.decode(Bool.self, forKey: .isSynthetic))
     }
 
     /// Encodes `name`, `file` and `image` (when known), `inApp` and `isSynthetic`, as the
@@ -102,7 +105,8 @@ public struct ProfileFrame: Hashable, Sendable, Codable {
     /// `image+0x<link-time address>` when the image is known, else the run-time address.
     static func unnamed(_ frame: StallReport.Frame, image: StallReport.Image?) -> String {
         guard let image, let address = ReportCoding.parseAddress(frame.address),
-              let bias = ReportCoding.parseAddress(image.loadBias), address >= bias else { return frame.address }
+            let bias = ReportCoding.parseAddress(image.loadBias), address >= bias
+        else { return frame.address }
         return "\((image.path as NSString).lastPathComponent)+\(ReportCoding.formatAddress(address - bias))"
     }
 

@@ -33,8 +33,10 @@ public struct ProfileReader: Sendable {
     package var reportEmptyDirectories: Bool
 
     /// Creates a reader; `workers` defaults to the number of active cores.
-    public init(loader: ReportLoader = ReportLoader(), filter: RecordFilter = RecordFilter(), fingerprints: Set<String> = [],
-                workers: Int? = nil, reportEmptyDirectories: Bool = true) {
+    public init(
+        loader: ReportLoader = ReportLoader(), filter: RecordFilter = RecordFilter(), fingerprints: Set<String> = [],
+        workers: Int? = nil, reportEmptyDirectories: Bool = true
+    ) {
         self.loader = loader
         self.filter = filter
         self.fingerprints = fingerprints
@@ -44,8 +46,10 @@ public struct ProfileReader: Sendable {
 
     /// Whether a report passes the filters.
     package func accepts(_ report: StallReport, path: String) -> Bool {
-        accepts(StallRecord(fingerprint: report.fingerprint, durationMs: report.durationMs, startedAt: report.startedAt,
-                            status: report.status, classification: report.classification, path: path, stack: [], syscall: nil))
+        accepts(
+            StallRecord(
+                fingerprint: report.fingerprint, durationMs: report.durationMs, startedAt: report.startedAt,
+                status: report.status, classification: report.classification, path: path, stack: [], syscall: nil))
     }
 
     /// True when a report of this record passes the filters (fingerprint, time window, duration).
@@ -71,13 +75,16 @@ public struct ProfileReader: Sendable {
     /// Scans `paths` and reads every report found.
     public func read(_ paths: [String]) -> Result {
         let reduced = read(paths, reducing: StallProfile.init(report:path:))
-        return Result(profiles: reduced.items, problems: reduced.problems, filesFound: reduced.filesFound,
-                      reportsRead: reduced.reportsRead, reportsFilteredOut: reduced.reportsFilteredOut)
+        return Result(
+            profiles: reduced.items, problems: reduced.problems, filesFound: reduced.filesFound,
+            reportsRead: reduced.reportsRead, reportsFilteredOut: reduced.reportsFilteredOut)
     }
 
     /// Scans `paths`, reads every report found and keeps `reduce(report, path)` of each one that
     /// passes the filters (the decoded report itself is dropped at once).
-    public func read<Item: Sendable>(_ paths: [String], reducing reduce: @escaping @Sendable (StallReport, String) -> Item) -> Reduced<Item> {
+    public func read<Item: Sendable>(
+        _ paths: [String], reducing reduce: @escaping @Sendable (StallReport, String) -> Item
+    ) -> Reduced<Item> {
         let scan = ReportScanner(reportEmptyDirectories: reportEmptyDirectories).scanCompact(paths)
         let files = scan.files
         // Zero-sized items: the queue only hands out indices into `files`.
@@ -104,7 +111,8 @@ public struct ProfileReader: Sendable {
             return local
         }
         var items: [Keyed] = []
-        var result = Reduced<Item>(items: [], problems: scan.problems, filesFound: files.count, reportsRead: 0, reportsFilteredOut: 0)
+        var result = Reduced<Item>(
+            items: [], problems: scan.problems, filesFound: files.count, reportsRead: 0, reportsFilteredOut: 0)
         for local in locals {
             items += local.items
             result.problems += local.problems

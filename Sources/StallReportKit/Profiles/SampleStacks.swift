@@ -27,7 +27,9 @@ package struct SampleStacks: Sendable {
         frames.reserveCapacity(frameCount)
         ends.reserveCapacity(report.samples.count)
         weights.reserveCapacity(report.samples.count)
-        StallProfile.forEachStack(of: report, includingMonitorFrames: includingMonitorFrames) { _, stack in add(stack, weightMs: weightMs) }
+        StallProfile.forEachStack(of: report, includingMonitorFrames: includingMonitorFrames) { _, stack in
+            add(stack, weightMs: weightMs)
+        }
     }
 
     /// The samples of `profiles`, one after another, with their own weights.
@@ -107,8 +109,10 @@ package struct SampleStacks: Sendable {
     }
 
     /// The node of `frame` whose samples are `samples` (all with the same path down to `depth`).
-    private func node(_ frame: ProfileFrame, _ samples: Slice<UnsafeMutableBufferPointer<Int32>>, depth: Int,
-                      hidden: (Int) -> Bool) -> CallTree.Node {
+    private func node(
+        _ frame: ProfileFrame, _ samples: Slice<UnsafeMutableBufferPointer<Int32>>, depth: Int,
+        hidden: (Int) -> Bool
+    ) -> CallTree.Node {
         var samples = samples
         var weight = 0.0
         for sample in samples { weight += weights[Int(sample)] }

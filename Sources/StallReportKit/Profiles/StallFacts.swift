@@ -41,7 +41,8 @@ public struct StallFacts: Sendable, Equatable {
     /// The time each sample of `report` stands for: its effective sampling interval, else the
     /// requested one, else 0 (a report with neither says nothing about time).
     package static func sampleWeightMs(of report: StallReport) -> Double {
-        let interval = report.sampling.effectiveIntervalMs.isFinite && report.sampling.effectiveIntervalMs > 0
+        let interval =
+            report.sampling.effectiveIntervalMs.isFinite && report.sampling.effectiveIntervalMs > 0
             ? report.sampling.effectiveIntervalMs : report.sampling.intervalMs
         return interval.isFinite && interval > 0 ? interval : 0
     }

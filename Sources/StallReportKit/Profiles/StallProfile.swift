@@ -66,8 +66,12 @@ public struct StallProfile: Sendable {
             samples.append(Sample(offsetMs: sample.offsetMs, weightMs: weight, stack: stack))
         }
         self.samples = samples
-        let table = report.frames.indices.map { report.frames[$0].isMonitorCode ? nil : ProfileFrame.of($0, in: report) }
-        representativeStack = report.representativeLogicalStack.reversed().compactMap { table.indices.contains($0) ? table[$0] : nil }
+        let table = report.frames.indices.map {
+            report.frames[$0].isMonitorCode ? nil : ProfileFrame.of($0, in: report)
+        }
+        representativeStack = report.representativeLogicalStack.reversed().compactMap {
+            table.indices.contains($0) ? table[$0] : nil
+        }
     }
 
     /// Reduces a decoded report to its profile without the samples' stacks: every sample keeps
@@ -84,8 +88,10 @@ public struct StallProfile: Sendable {
     /// Calls `body` with each sample of `report` and its stack as a profile has it (root first),
     /// oldest first, without keeping them: a call tree of a million samples needs no profile.
     /// The monitor's own frames are left out unless `includingMonitorFrames`.
-    package static func forEachStack(of report: StallReport, includingMonitorFrames: Bool = false,
-                                     _ body: (StallReport.Sample, [ProfileFrame]) -> Void) {
+    package static func forEachStack(
+        of report: StallReport, includingMonitorFrames: Bool = false,
+        _ body: (StallReport.Sample, [ProfileFrame]) -> Void
+    ) {
         // One ProfileFrame per table entry, so equal names share storage across samples; nil for
         // a frame left out.
         let table = report.frames.indices.map { index in
@@ -103,8 +109,9 @@ public struct StallProfile: Sendable {
         // Samples of a stall repeat few stacks: equal ones share one array (up to a bound).
         var known: [StackKey: [ProfileFrame]] = [:]
         for sample in report.samples {
-            let key = StackKey(kind: sample.kind, frames: sample.frameIndices, syscall: sample.syscall,
-                               asyncCallers: sample.asyncCallers, asyncJobFrames: sample.asyncJobFrames)
+            let key = StackKey(
+                kind: sample.kind, frames: sample.frameIndices, syscall: sample.syscall,
+                asyncCallers: sample.asyncCallers, asyncJobFrames: sample.asyncJobFrames)
             if let stack = known[key] {
                 body(sample, stack)
                 continue

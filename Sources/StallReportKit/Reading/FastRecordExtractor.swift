@@ -28,20 +28,29 @@ struct FastRecordExtractor {
     private static let topKeys = names([
         "schemaVersion", "id", "fingerprint", "status", "startedAt", "durationMs", "thresholdMs", "classification",
         "mainThreadCPUMs", "cpuObservedMs", "loop", "process", "sampling", "samples", "representativeStack", "frames",
-        "images", "symbolication", "tags", "scene", "processStoppedMs", "machineSuspendedMs", "rateLimited", "omittedSamples", "kind",
+        "images", "symbolication", "tags", "scene", "processStoppedMs", "machineSuspendedMs", "rateLimited",
+        "omittedSamples", "kind",
         "representativeAsyncCallers",
     ])
     /// Bits of the required top-level keys (the first 18).
     private static let topRequired: UInt64 = (1 << 18) - 1
-    private static let loopKeys = names(["kind", "threadName", "threadID", "isMainThread", "mode", "passes", "longestPassMs", "armingProblems"])
+    private static let loopKeys = names([
+        "kind", "threadName", "threadID", "isMainThread", "mode", "passes", "longestPassMs", "armingProblems",
+    ])
     private static let loopRequired: UInt64 = 0b0110_1111
-    private static let processKeys = names(["pid", "executableName", "executablePath", "appVersion", "hostName", "os", "osVersion", "architecture", "startTicks"])
+    private static let processKeys = names([
+        "pid", "executableName", "executablePath", "appVersion", "hostName", "os", "osVersion", "architecture",
+        "startTicks",
+    ])
     private static let processRequired: UInt64 = 0b0_1111_0111
     private static let samplingKeys = names([
-        "unwinder", "unwinderNote", "intervalMs", "effectiveIntervalMs", "maxSamples", "attempted", "taken", "timedOut", "skipped", "thinned", "dropped",
+        "unwinder", "unwinderNote", "intervalMs", "effectiveIntervalMs", "maxSamples", "attempted", "taken", "timedOut",
+        "skipped", "thinned", "dropped",
     ])
     private static let samplingRequired: UInt64 = 0b111_1111_1101
-    private static let sampleKeys = names(["offsetMs", "kind", "threadState", "syscall", "note", "frames", "truncated", "unwinder", "interrupted"])
+    private static let sampleKeys = names([
+        "offsetMs", "kind", "threadState", "syscall", "note", "frames", "truncated", "unwinder", "interrupted",
+    ])
     private static let sampleRequired: UInt64 = 0b0_0010_0111
     private static let frameKeys = names(["address", "image", "symbol", "offset", "file", "line", "inApp", "monitor"])
     private static let frameRequired: UInt64 = 0b100_0001
@@ -60,7 +69,8 @@ struct FastRecordExtractor {
             "": (strings(topKeys), topRequired), "loop": (strings(loopKeys), loopRequired),
             "process": (strings(processKeys), processRequired), "sampling": (strings(samplingKeys), samplingRequired),
             "samples": (strings(sampleKeys), sampleRequired), "frames": (strings(frameKeys), frameRequired),
-            "images": (strings(imageKeys), imageRequired), "symbolication": (strings(symbolicationKeys), symbolicationRequired),
+            "images": (strings(imageKeys), imageRequired),
+            "symbolication": (strings(symbolicationKeys), symbolicationRequired),
         ]
     }
 
@@ -74,7 +84,8 @@ struct FastRecordExtractor {
     /// Runs `member` with the index in `keys` of each key of an object, known keys once each (a key
     /// seen twice is a miss), unknown keys skipped; a miss too when a key of `required` is absent.
     @inline(__always) private static func forEachKnownMember(
-        _ cursor: inout JSONByteCursor, in keys: KeyTable, required: UInt64, _ member: (inout JSONByteCursor, Int) throws(FastPathMiss) -> Void
+        _ cursor: inout JSONByteCursor, in keys: KeyTable, required: UInt64,
+        _ member: (inout JSONByteCursor, Int) throws(FastPathMiss) -> Void
     ) throws(FastPathMiss) {
         var seen: UInt64 = 0
         try cursor.forEachMember { cursor, key throws(FastPathMiss) in
@@ -85,7 +96,8 @@ struct FastRecordExtractor {
         guard seen & required == required else { throw FastPathMiss() }
     }
 
-    @inline(__always) private static func optionalString(_ cursor: inout JSONByteCursor) throws(FastPathMiss) -> String? {
+    @inline(__always) private static func optionalString(_ cursor: inout JSONByteCursor) throws(FastPathMiss) -> String?
+    {
         try cursor.takeNull() ? nil : cursor.string()
     }
 
@@ -120,7 +132,8 @@ struct FastRecordExtractor {
             self.representative = representative
         }
         guard cursor.peek() == UInt8(ascii: "{") else { throw FastPathMiss() }
-        try Self.forEachKnownMember(&cursor, in: Self.topKeys, required: Self.topRequired) { cursor, index throws(FastPathMiss) in
+        try Self.forEachKnownMember(&cursor, in: Self.topKeys, required: Self.topRequired) {
+            cursor, index throws(FastPathMiss) in
             switch index {
             case 0: guard try cursor.int() == StallReport.currentSchemaVersion else { throw FastPathMiss() }
             case 1: _ = try cursor.stringSpan()
@@ -178,14 +191,18 @@ struct FastRecordExtractor {
                 try Self.skipOptionalString(&cursor)
             }
         }
-        guard cursor.peek() == 0, largestFrameReference < frameOffsets.count, largestImageReference < imageCount else { throw FastPathMiss() }
+        guard cursor.peek() == 0, largestFrameReference < frameOffsets.count, largestImageReference < imageCount else {
+            throw FastPathMiss()
+        }
 
         var frames: [StackFrameSummary] = []
         frames.reserveCapacity(representative.count)
         for index in representative {
             cursor.position = frameOffsets[index]
             var ignored = -1
-            if let frame = try Self.frame(&cursor, extract: true, largestImageReference: &ignored) { frames.append(frame) }
+            if let frame = try Self.frame(&cursor, extract: true, largestImageReference: &ignored) {
+                frames.append(frame)
+            }
         }
         let app = frames.filter(\.inApp)
         let stack = Array((app.isEmpty ? frames : app).prefix(StackFrameSummary.defaultLimit))
@@ -194,16 +211,19 @@ struct FastRecordExtractor {
             cursor.position = frameOffsets[index]
             var ignored = -1
             if let frame = try Self.frame(&cursor, extract: true, largestImageReference: &ignored), frame.inApp,
-               !AsyncCallerNames.isThunk(frame.symbol) {
+                !AsyncCallerNames.isThunk(frame.symbol)
+            {
                 asyncCallers.append(frame)
             }
         }
         let effective = StaleStatus.effectiveStatus(
-            status: StallStatus(rawValue: status), hostName: process.hostName, pid: process.pid, startTicks: process.startTicks,
+            status: StallStatus(rawValue: status), hostName: process.hostName, pid: process.pid,
+            startTicks: process.startTicks,
             executableName: process.executableName)
         return StallRecord(
             fingerprint: fingerprint, durationMs: durationMs, startedAt: startedAt, status: effective,
-            classification: StallClassification(rawValue: classification), path: path, stack: stack, syscall: syscall, scene: scene,
+            classification: StallClassification(rawValue: classification), path: path, stack: stack, syscall: syscall,
+            scene: scene,
             rateLimited: rateLimited, hostName: process.hostName, pid: process.pid, loop: "\(loopKind) \(threadName)",
             asyncCallers: asyncCallers)
     }
@@ -228,7 +248,9 @@ struct FastRecordExtractor {
             case 5: _ = try cursor.int()
             case 6: _ = try cursor.double()
             default:
-                if try !cursor.takeNull() { try cursor.forEachElement { cursor throws(FastPathMiss) in _ = try cursor.stringSpan() } }
+                if try !cursor.takeNull() {
+                    try cursor.forEachElement { cursor throws(FastPathMiss) in _ = try cursor.stringSpan() }
+                }
             }
         }
         return (kind, threadName)
@@ -236,7 +258,8 @@ struct FastRecordExtractor {
 
     private static func process(_ cursor: inout JSONByteCursor) throws(FastPathMiss) -> ProcessFacts {
         var facts = ProcessFacts()
-        try forEachKnownMember(&cursor, in: processKeys, required: processRequired) { cursor, index throws(FastPathMiss) in
+        try forEachKnownMember(&cursor, in: processKeys, required: processRequired) {
+            cursor, index throws(FastPathMiss) in
             switch index {
             case 0: facts.pid = try cursor.int(minimum: 1)
             case 1: facts.executableName = try cursor.string()
@@ -250,7 +273,8 @@ struct FastRecordExtractor {
     }
 
     private static func sampling(_ cursor: inout JSONByteCursor) throws(FastPathMiss) {
-        try forEachKnownMember(&cursor, in: samplingKeys, required: samplingRequired) { cursor, index throws(FastPathMiss) in
+        try forEachKnownMember(&cursor, in: samplingKeys, required: samplingRequired) {
+            cursor, index throws(FastPathMiss) in
             switch index {
             case 0: _ = try cursor.stringSpan()
             case 1: try skipOptionalString(&cursor)
@@ -260,7 +284,9 @@ struct FastRecordExtractor {
                 var keys: [JSONStringSpan] = []
                 try cursor.forEachMember { cursor, key throws(FastPathMiss) in
                     // Escaped or duplicate keys in a dictionary: leave to the full decoder.
-                    guard !key.hasEscapes, !keys.contains(where: { cursor.sameBytes($0, key) }) else { throw FastPathMiss() }
+                    guard !key.hasEscapes, !keys.contains(where: { cursor.sameBytes($0, key) }) else {
+                        throw FastPathMiss()
+                    }
                     keys.append(key)
                     _ = try cursor.int()
                 }
@@ -271,16 +297,20 @@ struct FastRecordExtractor {
     }
 
     /// Passes one sample; returns its syscall, if any.
-    private static func sample(_ cursor: inout JSONByteCursor, largestFrameReference: inout Int) throws(FastPathMiss) -> String? {
+    private static func sample(
+        _ cursor: inout JSONByteCursor, largestFrameReference: inout Int
+    ) throws(FastPathMiss) -> String? {
         var syscall: String?
         var largest = largestFrameReference
-        try forEachKnownMember(&cursor, in: sampleKeys, required: sampleRequired) { cursor, index throws(FastPathMiss) in
+        try forEachKnownMember(&cursor, in: sampleKeys, required: sampleRequired) {
+            cursor, index throws(FastPathMiss) in
             switch index {
             case 0: _ = try cursor.double()
             case 1, 2: _ = try cursor.stringSpan()
             case 3: syscall = try optionalString(&cursor)
             case 4, 7: try skipOptionalString(&cursor)
-            case 5: try cursor.forEachElement { cursor throws(FastPathMiss) in largest = max(largest, try cursor.int()) }
+            case 5:
+                try cursor.forEachElement { cursor throws(FastPathMiss) in largest = max(largest, try cursor.int()) }
             default: if try !cursor.takeNull() { _ = try cursor.bool() }
             }
         }
@@ -289,7 +319,9 @@ struct FastRecordExtractor {
     }
 
     /// Passes one frame; with `extract`, returns its summary.
-    private static func frame(_ cursor: inout JSONByteCursor, extract: Bool, largestImageReference: inout Int) throws(FastPathMiss) -> StackFrameSummary? {
+    private static func frame(
+        _ cursor: inout JSONByteCursor, extract: Bool, largestImageReference: inout Int
+    ) throws(FastPathMiss) -> StackFrameSummary? {
         var address: JSONStringSpan?
         var symbol: JSONStringSpan?
         var file: JSONStringSpan?
@@ -314,7 +346,9 @@ struct FastRecordExtractor {
         let symbolText = try symbol.map { span throws(FastPathMiss) in try cursor.value(of: span) }
         let name: String
         if let symbolText, !symbolText.isEmpty { name = symbolText } else { name = try cursor.value(of: address) }
-        return StackFrameSummary(symbol: name, file: try file.map { span throws(FastPathMiss) in try cursor.value(of: span) }, line: line, inApp: inApp)
+        return StackFrameSummary(
+            symbol: name, file: try file.map { span throws(FastPathMiss) in try cursor.value(of: span) }, line: line,
+            inApp: inApp)
     }
 
     private static func image(_ cursor: inout JSONByteCursor) throws(FastPathMiss) {
@@ -328,7 +362,8 @@ struct FastRecordExtractor {
     }
 
     private static func symbolication(_ cursor: inout JSONByteCursor) throws(FastPathMiss) {
-        try forEachKnownMember(&cursor, in: symbolicationKeys, required: symbolicationRequired) { cursor, index throws(FastPathMiss) in
+        try forEachKnownMember(&cursor, in: symbolicationKeys, required: symbolicationRequired) {
+            cursor, index throws(FastPathMiss) in
             if index == 0 { _ = try cursor.stringSpan() } else { try skipOptionalString(&cursor) }
         }
     }

@@ -64,7 +64,8 @@ struct FastRecordReader {
         guard let size = readFile(path) else {
             fullCount += 1
             switch loader.load(path: path) {
-            case .success(let report): return skipping(StallRecord(report: report, path: path)) ? .skipped : .report(report)
+            case .success(let report):
+                return skipping(StallRecord(report: report, path: path)) ? .skipped : .report(report)
             case .failure(let error): return .failure(error)
             }
         }
@@ -78,7 +79,8 @@ struct FastRecordReader {
             fullCount += 1
         }
         // Decoded from the buffer itself, not a copy of it (the decoder keeps no part of `data`).
-        let data = Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: size, deallocator: .none)
+        let data = Data(
+            bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: size, deallocator: .none)
         switch loader.load(data: data) {
         case .success(let report): return skipping(StallRecord(report: report, path: path)) ? .skipped : .report(report)
         case .failure(let error): return .failure(error)

@@ -120,8 +120,12 @@ struct JSONByteCursor {
     /// A `true` or `false`.
     mutating func bool() throws(FastPathMiss) -> Bool {
         switch peek() {
-        case UInt8(ascii: "t"): try literal("true"); return true
-        case UInt8(ascii: "f"): try literal("false"); return false
+        case UInt8(ascii: "t"):
+            try literal("true")
+            return true
+        case UInt8(ascii: "f"):
+            try literal("false")
+            return false
         default: throw FastPathMiss()
         }
     }
@@ -225,15 +229,17 @@ struct JSONByteCursor {
         guard position + 1 < count else { throw FastPathMiss() }
         switch base[position + 1] {
         case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
-             UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+            UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
             position += 2
         case UInt8(ascii: "u"):
             let scalar = try unicodeEscape(at: position)
             position += 6
             if (0xDC00...0xDFFF).contains(scalar) { throw FastPathMiss() }
             if (0xD800...0xDBFF).contains(scalar) {
-                guard position + 1 < count, base[position] == UInt8(ascii: "\\"), base[position + 1] == UInt8(ascii: "u"),
-                      (0xDC00...0xDFFF).contains(try unicodeEscape(at: position)) else { throw FastPathMiss() }
+                guard position + 1 < count, base[position] == UInt8(ascii: "\\"),
+                    base[position + 1] == UInt8(ascii: "u"),
+                    (0xDC00...0xDFFF).contains(try unicodeEscape(at: position))
+                else { throw FastPathMiss() }
                 position += 6
             }
             // NUL in a string is valid JSON but unusual: leave it to the full decoder.
@@ -261,12 +267,20 @@ struct JSONByteCursor {
         var high: UInt8 = 0xBF
         switch lead {
         case 0xC2...0xDF: length = 2
-        case 0xE0: length = 3; low = 0xA0
+        case 0xE0:
+            length = 3
+            low = 0xA0
         case 0xE1...0xEC, 0xEE...0xEF: length = 3
-        case 0xED: length = 3; high = 0x9F
-        case 0xF0: length = 4; low = 0x90
+        case 0xED:
+            length = 3
+            high = 0x9F
+        case 0xF0:
+            length = 4
+            low = 0x90
         case 0xF1...0xF3: length = 4
-        case 0xF4: length = 4; high = 0x8F
+        case 0xF4:
+            length = 4
+            high = 0x8F
         default: throw FastPathMiss()
         }
         guard position + length <= count else { throw FastPathMiss() }
@@ -299,7 +313,9 @@ struct JSONByteCursor {
         if position < count, base[position] | 0x20 == UInt8(ascii: "e") {
             integer = false
             position += 1
-            if position < count, base[position] == UInt8(ascii: "+") || base[position] == UInt8(ascii: "-") { position += 1 }
+            if position < count, base[position] == UInt8(ascii: "+") || base[position] == UInt8(ascii: "-") {
+                position += 1
+            }
             guard position < count, isDigit(base[position]) else { throw FastPathMiss() }
             while position < count, isDigit(base[position]) { position += 1 }
         }
@@ -321,7 +337,9 @@ struct JSONByteCursor {
         }
         let length = position - start
         // No digits (a sign, another value), a leading zero, too long, or a fraction or exponent next.
-        guard length > 0, length <= 18, length == 1 || base[start] != UInt8(ascii: "0"), value >= minimum else { throw FastPathMiss() }
+        guard length > 0, length <= 18, length == 1 || base[start] != UInt8(ascii: "0"), value >= minimum else {
+            throw FastPathMiss()
+        }
         if position < count {
             let next = base[position]
             guard next != UInt8(ascii: "."), next | 0x20 != UInt8(ascii: "e") else { throw FastPathMiss() }
@@ -332,7 +350,9 @@ struct JSONByteCursor {
     /// A non-negative integer that fits `UInt64` (at most 19 digits).
     mutating func uint64() throws(FastPathMiss) -> UInt64 {
         let span = try numberSpan()
-        guard span.integer, base[span.start] != UInt8(ascii: "-"), span.end - span.start <= 19 else { throw FastPathMiss() }
+        guard span.integer, base[span.start] != UInt8(ascii: "-"), span.end - span.start <= 19 else {
+            throw FastPathMiss()
+        }
         var value: UInt64 = 0
         for index in span.start..<span.end { value = value * 10 + UInt64(base[index] - UInt8(ascii: "0")) }
         return value
@@ -359,12 +379,21 @@ struct JSONByteCursor {
         var simple = true
         for index in 0..<count {
             let byte = start[index]
-            if byte == UInt8(ascii: ".") { seenPoint = true; continue }
-            guard byte &- UInt8(ascii: "0") < 10 else { simple = false; break }
+            if byte == UInt8(ascii: ".") {
+                seenPoint = true
+                continue
+            }
+            guard byte &- UInt8(ascii: "0") < 10 else {
+                simple = false
+                break
+            }
             if mantissa != 0 || byte != UInt8(ascii: "0") { digits += 1 }
             mantissa = mantissa &* 10 &+ UInt64(byte - UInt8(ascii: "0"))
             if seenPoint { fraction += 1 }
-            if digits > 15 || fraction > 22 { simple = false; break }
+            if digits > 15 || fraction > 22 {
+                simple = false
+                break
+            }
         }
         if simple { return Double(mantissa) / powersOfTen[fraction] }
         guard count < 64 else { throw FastPathMiss() }
@@ -400,7 +429,9 @@ struct JSONByteCursor {
     }
 
     /// Runs `member` for each key of an object (the cursor then at the value, which `member` must pass).
-    mutating func forEachMember(_ member: (inout JSONByteCursor, JSONStringSpan) throws(FastPathMiss) -> Void) throws(FastPathMiss) {
+    mutating func forEachMember(
+        _ member: (inout JSONByteCursor, JSONStringSpan) throws(FastPathMiss) -> Void
+    ) throws(FastPathMiss) {
         if try open(UInt8(ascii: "{"), close: UInt8(ascii: "}")) { return }
         repeat {
             let key = try stringSpan()
@@ -437,7 +468,9 @@ struct JSONByteCursor {
         }
         for index in 0..<table.prefixes.count where table.prefixes[index] == prefix && table.lengths[index] == length {
             if length <= 8 { return index }
-            let same = table.names[index].withUnsafeBufferPointer { memcmp($0.baseAddress! + 8, base + key.start + 8, length - 8) == 0 }
+            let same = table.names[index].withUnsafeBufferPointer {
+                memcmp($0.baseAddress! + 8, base + key.start + 8, length - 8) == 0
+            }
             if same { return index }
         }
         return nil

@@ -22,7 +22,8 @@ enum LargeReportDecoder {
 
     /// The report in `data`, or nil when it is smaller than `minimumSize` or not of the plain
     /// shape (then decode it the ordinary way).
-    static func decode(_ data: Data, depthLimit: Int, minimumSize: Int = LargeReportDecoder.minimumSize) -> StallReport? {
+    static func decode(_ data: Data, depthLimit: Int, minimumSize: Int = LargeReportDecoder.minimumSize) -> StallReport?
+    {
         guard data.count >= minimumSize else { return nil }
         let found: (samples: [StallReport.Sample], range: Range<Int>)? = data.withUnsafeBytes { raw in
             do throws(FastPathMiss) {
@@ -95,8 +96,10 @@ enum LargeReportDecoder {
 
     /// One sample, as its `Codable` conformance reads it (unknown keys passed over); its frames
     /// are added to `frames` (the sample's own are left empty).
-    private static func sample(_ cursor: inout JSONByteCursor, frames packed: inout PackedFrames,
-                               callers scratch: inout IndexArrays) throws(FastPathMiss) -> StallReport.Sample {
+    private static func sample(
+        _ cursor: inout JSONByteCursor, frames packed: inout PackedFrames,
+        callers scratch: inout IndexArrays
+    ) throws(FastPathMiss) -> StallReport.Sample {
         var offsetMs: Double?
         var kind: String?
         var threadState: String?
@@ -137,10 +140,11 @@ enum LargeReportDecoder {
             }
         }
         guard let offsetMs, let kind, let threadState, frames else { throw FastPathMiss() }
-        return StallReport.Sample(offsetMs: offsetMs, kind: .init(rawValue: kind), threadState: threadState, syscall: syscall, note: note,
-                                  frames: [], truncated: truncated, unwinder: unwinder, interrupted: interrupted,
-                                  asyncCallers: asyncCallers, asyncJobFrames: asyncJobFrames, asyncCallersFromJobStart: fromJobStart,
-                                  asyncJobCallers: jobCallers)
+        return StallReport.Sample(
+            offsetMs: offsetMs, kind: .init(rawValue: kind), threadState: threadState, syscall: syscall, note: note,
+            frames: [], truncated: truncated, unwinder: unwinder, interrupted: interrupted,
+            asyncCallers: asyncCallers, asyncJobFrames: asyncJobFrames, asyncCallersFromJobStart: fromJobStart,
+            asyncJobCallers: jobCallers)
     }
 
     /// The frame indices of every sample, one after another, 4 bytes each; a stack equal to one
@@ -195,7 +199,9 @@ enum LargeReportDecoder {
     }
 
     /// An array of frame indices.
-    private static func indices(_ cursor: inout JSONByteCursor, scratch: inout IndexArrays) throws(FastPathMiss) -> [Int] {
+    private static func indices(
+        _ cursor: inout JSONByteCursor, scratch: inout IndexArrays
+    ) throws(FastPathMiss) -> [Int] {
         scratch.scratch.removeAll(keepingCapacity: true)
         try cursor.forEachElement { cursor throws(FastPathMiss) in
             scratch.scratch.append(try cursor.int())

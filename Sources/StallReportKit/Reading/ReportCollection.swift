@@ -28,8 +28,11 @@ public struct ReportCollection: Sendable {
     package var blockingCalls = BlockingCallSites()
 
     /// Creates a collection from its parts.
-    package init(groups: [String: FingerprintAccumulator] = [:], problems: [ReportProblem] = [], filesFound: Int = 0, reportsRead: Int = 0,
-                reportsFilteredOut: Int = 0, grouping: SummaryGrouping = .fingerprint) {
+    package init(
+        groups: [String: FingerprintAccumulator] = [:], problems: [ReportProblem] = [], filesFound: Int = 0,
+        reportsRead: Int = 0,
+        reportsFilteredOut: Int = 0, grouping: SummaryGrouping = .fingerprint
+    ) {
         self.groups = groups
         self.problems = problems
         self.filesFound = filesFound
@@ -70,7 +73,8 @@ public struct ReportCollection: Sendable {
     /// Merges another collection (e.g. one worker's share) into this one.
     package mutating func merge(_ other: ReportCollection) {
         for (key, accumulator) in other.groups {
-            groups[key, default: FingerprintAccumulator(fingerprint: key, grouping: accumulator.grouping)].merge(accumulator)
+            groups[key, default: FingerprintAccumulator(fingerprint: key, grouping: accumulator.grouping)].merge(
+                accumulator)
         }
         problems += other.problems
         filesFound += other.filesFound

@@ -24,8 +24,10 @@ public struct ReportCollector: Sendable {
     package var grouping: SummaryGrouping
 
     /// Creates a collector; `workers` defaults to the number of active cores.
-    public init(loader: ReportLoader = ReportLoader(), filter: RecordFilter = RecordFilter(), workers: Int? = nil,
-                reportEmptyDirectories: Bool = true, grouping: SummaryGrouping = .fingerprint) {
+    public init(
+        loader: ReportLoader = ReportLoader(), filter: RecordFilter = RecordFilter(), workers: Int? = nil,
+        reportEmptyDirectories: Bool = true, grouping: SummaryGrouping = .fingerprint
+    ) {
         self.loader = loader
         self.filter = filter
         self.workers = max(1, workers ?? ProcessInfo.processInfo.activeProcessorCount)

@@ -66,7 +66,9 @@ package struct ReportScanner: Sendable {
     /// Scans `paths` (files and/or directories).
     package func scan(_ paths: [String]) -> Result {
         let found = scanCompact(paths)
-        return Result(files: found.files.paths, sessionFiles: found.sessionFiles, blockingFiles: found.blockingFiles, problems: found.problems)
+        return Result(
+            files: found.files.paths, sessionFiles: found.sessionFiles, blockingFiles: found.blockingFiles,
+            problems: found.problems)
     }
 
     /// What ``scanCompact(_:)`` found: report files in a ``FileList``.
@@ -88,8 +90,11 @@ package struct ReportScanner: Sendable {
                 // Given twice (or through a link to a directory already searched): read once, quietly.
                 if state.seenDirectories.contains(info.id) { continue }
                 walk(directory: path, id: info.id, ancestors: [], depth: 0, state: &state)
-                if reportEmptyDirectories, state.files.count + state.sessionFiles.count + state.blockingFiles.count == before {
-                    state.problems.append(ReportProblem(path: path, message: "no report files (*.json) found in this directory"))
+                if reportEmptyDirectories,
+                    state.files.count + state.sessionFiles.count + state.blockingFiles.count == before
+                {
+                    state.problems.append(
+                        ReportProblem(path: path, message: "no report files (*.json) found in this directory"))
                 }
             } else if info.isRegular {
                 if state.seenFiles.insert(info.id).inserted {
@@ -106,8 +111,9 @@ package struct ReportScanner: Sendable {
                 state.problems.append(ReportProblem(path: path, message: "not a regular file or directory"))
             }
         }
-        return CompactResult(files: Self.withoutRepeats(state), sessionFiles: state.sessionFiles, blockingFiles: state.blockingFiles,
-                             problems: state.problems)
+        return CompactResult(
+            files: Self.withoutRepeats(state), sessionFiles: state.sessionFiles, blockingFiles: state.blockingFiles,
+            problems: state.problems)
     }
 
     /// The report files, each once: a file found by its one name in a directory and also given
@@ -138,8 +144,10 @@ package struct ReportScanner: Sendable {
         var st = stat()
         if stat(path, &st) == 0 {
             let type = st.st_mode & S_IFMT
-            return Info(id: FileID(device: UInt64(st.st_dev), inode: UInt64(st.st_ino)), isDirectory: type == S_IFDIR, isRegular: type == S_IFREG,
-                        links: UInt64(st.st_nlink))
+            return Info(
+                id: FileID(device: UInt64(st.st_dev), inode: UInt64(st.st_ino)), isDirectory: type == S_IFDIR,
+                isRegular: type == S_IFREG,
+                links: UInt64(st.st_nlink))
         }
         let code = errno
         if quiet { return nil }
@@ -164,13 +172,19 @@ package struct ReportScanner: Sendable {
 
     private func walk(directory: String, id: FileID, ancestors: Set<FileID>, depth: Int, state: inout State) {
         if ancestors.contains(id) {
-            state.problems.append(ReportProblem(path: directory, message: "symbolic link loop: leads back to a directory that contains it; not followed"))
+            state.problems.append(
+                ReportProblem(
+                    path: directory,
+                    message: "symbolic link loop: leads back to a directory that contains it; not followed"))
             return
         }
         // The same directory reached a second way (two links to it, or given twice): read once.
         guard state.seenDirectories.insert(id).inserted else { return }
         guard depth <= maxDirectoryDepth else {
-            state.problems.append(ReportProblem(path: directory, message: "directory nesting deeper than \(maxDirectoryDepth) levels; not searched"))
+            state.problems.append(
+                ReportProblem(
+                    path: directory, message: "directory nesting deeper than \(maxDirectoryDepth) levels; not searched")
+            )
             return
         }
         guard let names = ReportFolder(path: directory).names() else {
@@ -199,9 +213,12 @@ package struct ReportScanner: Sendable {
             if !isLink, lstType != S_IFDIR, !looksLikeReport { continue }
             // A link that is not named *.json only matters if it leads to a directory.
             // A plain file or directory: lstat said it all; a link is followed.
-            let info = isLink ? statInfo(path, quiet: !looksLikeReport, state: &state)
-                : Info(id: FileID(device: UInt64(lst.st_dev), inode: UInt64(lst.st_ino)), isDirectory: lstType == S_IFDIR,
-                       isRegular: lstType == S_IFREG, links: UInt64(lst.st_nlink))
+            let info =
+                isLink
+                ? statInfo(path, quiet: !looksLikeReport, state: &state)
+                : Info(
+                    id: FileID(device: UInt64(lst.st_dev), inode: UInt64(lst.st_ino)), isDirectory: lstType == S_IFDIR,
+                    isRegular: lstType == S_IFREG, links: UInt64(lst.st_nlink))
             guard let info else { continue }
             if info.isDirectory {
                 walk(directory: path, id: info.id, ancestors: inside, depth: depth + 1, state: &state)

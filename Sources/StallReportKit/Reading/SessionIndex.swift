@@ -30,7 +30,8 @@ package struct SessionIndex: Sendable, Equatable {
     /// earlier than that process's first session (less ``clockSlack``).
     package func covers(_ record: StallRecord) -> Bool {
         guard let hostName = record.hostName, let pid = record.pid,
-              let start = earliestStart[ProcessKey(hostName: hostName, pid: pid)] else { return false }
+            let start = earliestStart[ProcessKey(hostName: hostName, pid: pid)]
+        else { return false }
         return record.startedAt >= start.addingTimeInterval(-Self.clockSlack)
     }
 }

@@ -37,9 +37,13 @@ public struct StallRecord: Sendable, Equatable {
     package var asyncCallers: [StackFrameSummary] = []
 
     /// Creates a record.
-    package init(fingerprint: String, durationMs: Double, startedAt: Date, status: StallStatus, classification: StallClassification, path: String,
-                stack: [StackFrameSummary], syscall: String?, scene: String? = nil, rateLimited: Bool = false, hostName: String? = nil, pid: Int? = nil,
-                loop: String? = nil, asyncCallers: [StackFrameSummary] = []) {
+    package init(
+        fingerprint: String, durationMs: Double, startedAt: Date, status: StallStatus,
+        classification: StallClassification, path: String,
+        stack: [StackFrameSummary], syscall: String?, scene: String? = nil, rateLimited: Bool = false,
+        hostName: String? = nil, pid: Int? = nil,
+        loop: String? = nil, asyncCallers: [StackFrameSummary] = []
+    ) {
         self.asyncCallers = asyncCallers.map(\.printable)
         self.fingerprint = PrintableText.escape(fingerprint)
         self.durationMs = durationMs

@@ -81,8 +81,10 @@ package struct BlockingCallSites: Sendable {
                 sites[key] = Accumulator(
                     stats: BlockingCallSiteStats(
                         fingerprint: PrintableText.escape(site.fingerprint), call: PrintableText.escape(site.call),
-                        loopKind: PrintableText.escape(site.loopKind), callSite: site.callSite.map(PrintableText.escape),
-                        count: site.count, totalMs: site.totalMs, maxMs: site.maxMs, p50Ms: 0, p95Ms: 0, reports: 1, example: PrintableText.escape(path)),
+                        loopKind: PrintableText.escape(site.loopKind),
+                        callSite: site.callSite.map(PrintableText.escape),
+                        count: site.count, totalMs: site.totalMs, maxMs: site.maxMs, p50Ms: 0, p95Ms: 0, reports: 1,
+                        example: PrintableText.escape(path)),
                     durations: durations)
             }
         }

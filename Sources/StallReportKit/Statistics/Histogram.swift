@@ -33,14 +33,17 @@ public struct DurationHistogram: Codable, Sendable, Equatable {
             counts[index] += 1
         }
         buckets = bounds.indices.map { index in
-            Bucket(lowerMs: bounds[index], upperMs: index + 1 < bounds.count ? bounds[index + 1] : nil, count: counts[index])
+            Bucket(
+                lowerMs: bounds[index], upperMs: index + 1 < bounds.count ? bounds[index + 1] : nil,
+                count: counts[index])
         }
     }
 
     /// Buckets from the first to the last non-empty one (empty when there are no stalls).
     package var trimmed: ArraySlice<Bucket> {
         guard let first = buckets.firstIndex(where: { $0.count > 0 }),
-              let last = buckets.lastIndex(where: { $0.count > 0 }) else { return [] }
+            let last = buckets.lastIndex(where: { $0.count > 0 })
+        else { return [] }
         return buckets[first...last]
     }
 }

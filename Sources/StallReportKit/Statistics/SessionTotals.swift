@@ -51,8 +51,10 @@ public struct SessionTotals: Sendable, Equatable {
 
     /// Folds in one record read from `path`. `isRunning` tells whether a record without a clean
     /// stop belongs to a process that still runs (see ``SessionRecord/processIsRunning()``).
-    package mutating func add(_ record: SessionRecord, path: String, since: Date? = nil, until: Date? = nil,
-                             isRunning: (SessionRecord) -> Bool = { $0.processIsRunning() }) {
+    package mutating func add(
+        _ record: SessionRecord, path: String, since: Date? = nil, until: Date? = nil,
+        isRunning: (SessionRecord) -> Bool = { $0.processIsRunning() }
+    ) {
         guard let share = Self.share(of: record, since: since, until: until) else {
             filteredOut += 1
             return

@@ -8,18 +8,24 @@ package enum BlockingCallLines {
         var out = ["", style.bold("Blocking calls") + " (" + headline(blocking) + ")"]
         guard !blocking.callSites.isEmpty else { return out + ["No blocking calls."] }
         var table = TextTable(columns: [
-            .init("#", .right), .init("CALL"), .init("THREAD"), .init("COUNT", .right), .init("TOTAL", .right), .init("P95", .right),
+            .init("#", .right), .init("CALL"), .init("THREAD"), .init("COUNT", .right), .init("TOTAL", .right),
+            .init("P95", .right),
             .init("MAX", .right), .init("FINGERPRINT"), .init("CALL SITE"),
         ])
         for (index, site) in blocking.callSites.enumerated() {
             table.rows.append([
-                "\(index + 1)", site.call, site.loopKind, "\(site.count)", Durations.format(site.totalMs), Durations.format(site.p95Ms),
-                Durations.format(site.maxMs), site.fingerprint, StackFrameSummary.abbreviated(names.display(site.callSite ?? "?"), limit: 60),
+                "\(index + 1)", site.call, site.loopKind, "\(site.count)", Durations.format(site.totalMs),
+                Durations.format(site.p95Ms),
+                Durations.format(site.maxMs), site.fingerprint,
+                StackFrameSummary.abbreviated(names.display(site.callSite ?? "?"), limit: 60),
             ])
         }
         out.append(table.render(header: style.bold) { _, column, text in column == 1 ? style.cyan(text) : text })
         if blocking.omittedFromSummary > 0 {
-            out.append(style.dim("… and \(blocking.omittedFromSummary) more call site\(blocking.omittedFromSummary == 1 ? "" : "s") (raise --top to see them)"))
+            out.append(
+                style.dim(
+                    "… and \(blocking.omittedFromSummary) more call site\(blocking.omittedFromSummary == 1 ? "" : "s") (raise --top to see them)"
+                ))
         }
         return out
     }
@@ -31,26 +37,37 @@ package enum BlockingCallLines {
         var out = ["", "### Blocking calls", "", line.prefix(1).uppercased() + line.dropFirst() + "."]
         guard !blocking.callSites.isEmpty else { return out }
         let rows = blocking.callSites.enumerated().map { index, site in
-            ["\(index + 1)", Markdown.code(site.call), Markdown.cell(site.loopKind), "\(site.count)", Durations.format(site.totalMs),
-             Durations.format(site.p95Ms), Durations.format(site.maxMs), Markdown.code(site.fingerprint),
-             Markdown.code(StackFrameSummary.abbreviated(names.display(site.callSite ?? "?"), limit: 80))]
+            [
+                "\(index + 1)", Markdown.code(site.call), Markdown.cell(site.loopKind), "\(site.count)",
+                Durations.format(site.totalMs),
+                Durations.format(site.p95Ms), Durations.format(site.maxMs), Markdown.code(site.fingerprint),
+                Markdown.code(StackFrameSummary.abbreviated(names.display(site.callSite ?? "?"), limit: 80)),
+            ]
         }
         out.append("")
-        out.append(Markdown.table(["#", "Call", "Thread", "Count", "Total", "p95", "Max", "Fingerprint", "Call site"], rows,
-                                  rightAligned: [0, 3, 4, 5, 6]))
+        out.append(
+            Markdown.table(
+                ["#", "Call", "Thread", "Count", "Total", "p95", "Max", "Fingerprint", "Call site"], rows,
+                rightAligned: [0, 3, 4, 5, 6]))
         if blocking.omittedFromSummary > 0 {
-            out += ["", "… and \(blocking.omittedFromSummary) more call site\(blocking.omittedFromSummary == 1 ? "" : "s")."]
+            out += [
+                "",
+                "… and \(blocking.omittedFromSummary) more call site\(blocking.omittedFromSummary == 1 ? "" : "s").",
+            ]
         }
         return out
     }
 
     /// `12 calls blocked 340 ms in 3 reports; 2 dropped by the monitors`.
     private static func headline(_ blocking: BlockingCallsSummary) -> String {
-        var text = "\(blocking.calls) call\(blocking.calls == 1 ? "" : "s") blocked \(Durations.format(blocking.totalMs))"
+        var text =
+            "\(blocking.calls) call\(blocking.calls == 1 ? "" : "s") blocked \(Durations.format(blocking.totalMs))"
             + " in \(blocking.reports) report\(blocking.reports == 1 ? "" : "s")"
         if blocking.filteredOut > 0 { text += ", \(blocking.filteredOut) left out by filters" }
         if blocking.droppedCalls > 0 { text += "; \(blocking.droppedCalls) dropped by the monitors" }
-        if blocking.omittedCallSites > 0 { text += "; \(blocking.omittedCallSites) call sites left out by the monitors" }
+        if blocking.omittedCallSites > 0 {
+            text += "; \(blocking.omittedCallSites) call sites left out by the monitors"
+        }
         return text
     }
 }

@@ -7,8 +7,10 @@ package enum SessionMarkdownLines {
         guard let sessions = summary.sessions else { return [] }
         var out = [""]
         if let rates = summary.rates {
-            out.append("**Stall rate: \(StallRates.formatNumber(rates.stallsPerHour)) stalls and \(Durations.format(rates.stallMsPerHour)) of stall time per monitored hour**"
-                       + String(format: " (%.2f %% of monitored time; ", rates.stalledFraction * 100) + "\(StallRates.formatNumber(rates.fatalPerHour)) fatal per hour).")
+            out.append(
+                "**Stall rate: \(StallRates.formatNumber(rates.stallsPerHour)) stalls and \(Durations.format(rates.stallMsPerHour)) of stall time per monitored hour**"
+                    + String(format: " (%.2f %% of monitored time; ", rates.stalledFraction * 100)
+                    + "\(StallRates.formatNumber(rates.fatalPerHour)) fatal per hour).")
         } else {
             out.append("**Stall rate: unknown** (no monitored time in the session records).")
         }
@@ -23,7 +25,10 @@ package enum SessionMarkdownLines {
         if sessions.running > 0 { rows.append(["Still running", "\(sessions.running)"]) }
         if sessions.filteredOut > 0 { rows.append(["Outside --since/--until", "\(sessions.filteredOut)"]) }
         let dropped = sessions.reportsDroppedTotal
-        rows.append(["Reports dropped", dropped == 0 ? "0" : "\(dropped) (\(Markdown.cell(SessionTextLines.reasons(sessions.reportsDropped))))"])
+        rows.append([
+            "Reports dropped",
+            dropped == 0 ? "0" : "\(dropped) (\(Markdown.cell(SessionTextLines.reasons(sessions.reportsDropped))))",
+        ])
         if summary.stallsWithoutSession > 0 {
             rows.append(["Stalls from processes without a session record", "\(summary.stallsWithoutSession)"])
         }

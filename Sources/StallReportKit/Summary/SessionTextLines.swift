@@ -37,7 +37,10 @@ package struct SessionTextLines: Sendable {
         out.append(droppedLine(sessions))
         if summary.stallsWithoutSession > 0 {
             let n = summary.stallsWithoutSession
-            out.append(style.yellow("note: \(n) stall\(n == 1 ? "" : "s") came from processes without a session record (counted in the rates anyway)"))
+            out.append(
+                style.yellow(
+                    "note: \(n) stall\(n == 1 ? "" : "s") came from processes without a session record (counted in the rates anyway)"
+                ))
         }
         return out
     }

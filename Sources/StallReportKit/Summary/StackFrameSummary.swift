@@ -21,7 +21,8 @@ public struct StackFrameSummary: Codable, Sendable, Equatable {
 
     /// The same frame with control characters in its symbol and file escaped (``PrintableText``).
     package var printable: StackFrameSummary {
-        StackFrameSummary(symbol: PrintableText.escape(symbol), file: file.map(PrintableText.escape), line: line, inApp: inApp)
+        StackFrameSummary(
+            symbol: PrintableText.escape(symbol), file: file.map(PrintableText.escape), line: line, inApp: inApp)
     }
 
     /// `file:line`, `file`, or nil.
@@ -59,7 +60,9 @@ public struct StackFrameSummary: Codable, Sendable, Equatable {
             return frame
         }
         return frames.prefix(limit).map { frame in
-            StackFrameSummary(symbol: frame.symbol.flatMap { $0.isEmpty ? nil : $0 } ?? frame.address, file: frame.file, line: frame.line, inApp: true)
+            StackFrameSummary(
+                symbol: frame.symbol.flatMap { $0.isEmpty ? nil : $0 } ?? frame.address, file: frame.file,
+                line: frame.line, inApp: true)
         }
     }
 

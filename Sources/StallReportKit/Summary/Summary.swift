@@ -31,8 +31,11 @@ public struct Summary: Sendable {
         public var rateLimited: Int?
 
         private enum CodingKeys: String, CodingKey {
-            case filesFound = "files", reportsRead, reportsFilteredOut = "filteredOut", stalls, fingerprints, totalMs, ended,
-                 inProgress, fatal, problems, rateLimited
+            case filesFound = "files"
+            case reportsRead
+            case reportsFilteredOut = "filteredOut"
+            case stalls, fingerprints, totalMs, ended,
+                inProgress, fatal, problems, rateLimited
         }
     }
 
@@ -76,12 +79,14 @@ public struct Summary: Sendable {
             totals.inProgress += group.statuses[.inProgress] ?? 0
             totals.fatal += group.statuses[.fatal] ?? 0
             if worst == nil || group.worst.durationMs > worst!.durationMs
-                || (group.worst.durationMs == worst!.durationMs && group.worst.path < worst!.path) {
+                || (group.worst.durationMs == worst!.durationMs && group.worst.path < worst!.path)
+            {
                 worst = group.worst
             }
         }
         if collection.grouping != .fingerprint {
-            totals.fingerprints = collection.groups.values.reduce(into: Set<String>()) { $0.formUnion($1.fingerprints) }.count
+            totals.fingerprints =
+                collection.groups.values.reduce(into: Set<String>()) { $0.formUnion($1.fingerprints) }.count
         }
         self.totals = totals
         self.worst = worst
@@ -101,12 +106,14 @@ public struct Summary: Sendable {
     /// Stall rates over monitored time; nil without session records or monitored time.
     public var rates: StallRates? {
         guard let sessions, sessions.monitoredMs > 0 else { return nil }
-        return StallRates(stalls: totals.stalls, stallMs: totals.totalMs, fatal: totals.fatal, monitoredMs: sessions.monitoredMs)
+        return StallRates(
+            stalls: totals.stalls, stallMs: totals.totalMs, fatal: totals.fatal, monitoredMs: sessions.monitoredMs)
     }
 
     /// Stall rates of one group over all monitored time; nil without monitored time.
     public func rates(of group: FingerprintStats) -> StallRates? {
         guard let sessions, sessions.monitoredMs > 0 else { return nil }
-        return StallRates(stalls: group.count, stallMs: group.totalMs, fatal: group.fatalCount, monitoredMs: sessions.monitoredMs)
+        return StallRates(
+            stalls: group.count, stallMs: group.totalMs, fatal: group.fatalCount, monitoredMs: sessions.monitoredMs)
     }
 }

@@ -174,7 +174,8 @@ package struct SummaryJSON: Codable, Sendable, Equatable {
 
     /// Creates the JSON form of a summary.
     package init(_ summary: Summary) {
-        filters = FiltersJSON(since: summary.filter.since, until: summary.filter.until, minDurationMs: summary.filter.minDurationMs)
+        filters = FiltersJSON(
+            since: summary.filter.since, until: summary.filter.until, minDurationMs: summary.filter.minDurationMs)
         totals = summary.totals
         worst = summary.worst.map(StallJSON.init)
         histogram = summary.histogram.buckets
@@ -195,7 +196,9 @@ package struct SummaryJSON: Codable, Sendable, Equatable {
             loops = summary.groups.map { LoopJSON($0, rates: summary.rates(of: $0)) }
             omittedLoops = summary.omittedGroups
         }
-        sessions = summary.sessions.map { SessionsJSON($0, rates: summary.rates, stallsWithoutSession: summary.stallsWithoutSession) }
+        sessions = summary.sessions.map {
+            SessionsJSON($0, rates: summary.rates, stallsWithoutSession: summary.stallsWithoutSession)
+        }
         blockingCalls = summary.blockingCalls
     }
 

@@ -18,14 +18,20 @@ package struct SummaryMarkdownRenderer: Sendable {
         let t = summary.totals
         var out = [heading, ""]
         let byAttribute = summary.grouping != .fingerprint
-        var intro = "**\(t.stalls) stall\(t.stalls == 1 ? "" : "s")** in \(t.fingerprints) distinct fingerprint\(t.fingerprints == 1 ? "" : "s")"
-        if let noun = summary.grouping.groupNoun { intro += " and \(summary.groupCount) \(noun)\(summary.groupCount == 1 ? "" : "s")" }
-        intro += ", total stall time **\(Durations.format(t.totalMs))** (\(t.ended) ended, \(t.inProgress) in progress, \(t.fatal) fatal)."
+        var intro =
+            "**\(t.stalls) stall\(t.stalls == 1 ? "" : "s")** in \(t.fingerprints) distinct fingerprint\(t.fingerprints == 1 ? "" : "s")"
+        if let noun = summary.grouping.groupNoun {
+            intro += " and \(summary.groupCount) \(noun)\(summary.groupCount == 1 ? "" : "s")"
+        }
+        intro +=
+            ", total stall time **\(Durations.format(t.totalMs))** (\(t.ended) ended, \(t.inProgress) in progress, \(t.fatal) fatal)."
         if let worst = summary.worst {
-            intro += " Worst: **\(Durations.format(worst.durationMs))** (\(Markdown.code(worst.fingerprint)), \(worst.classification.rawValue))."
+            intro +=
+                " Worst: **\(Durations.format(worst.durationMs))** (\(Markdown.code(worst.fingerprint)), \(worst.classification.rawValue))."
         }
         out.append(intro)
-        var read = "Read \(t.reportsRead) report\(t.reportsRead == 1 ? "" : "s") from \(t.filesFound) file\(t.filesFound == 1 ? "" : "s")"
+        var read =
+            "Read \(t.reportsRead) report\(t.reportsRead == 1 ? "" : "s") from \(t.filesFound) file\(t.filesFound == 1 ? "" : "s")"
         if t.reportsFilteredOut > 0 { read += "; \(t.reportsFilteredOut) left out by filters" }
         if let rateLimited = t.rateLimited { read += " (\(rateLimited) compact, rate-limited)" }
         if t.problems > 0 { read += "; \(t.problems) file\(t.problems == 1 ? "" : "s") could not be used" }
@@ -72,8 +78,13 @@ package struct SummaryMarkdownRenderer: Sendable {
         out.append("### Stacks")
         for (index, group) in summary.groups.enumerated() {
             out.append("")
-            let title = byAttribute ? "\(Markdown.cell(group.label)) (longest stall \(Markdown.code(group.worst.fingerprint)))" : Markdown.code(group.fingerprint)
-            out.append("**#\(index + 1)** \(title) — first seen \(SummaryTextRenderer.shortDate(group.firstSeen)), last seen \(SummaryTextRenderer.shortDate(group.lastSeen)), example \(Markdown.code(group.worst.path))")
+            let title =
+                byAttribute
+                ? "\(Markdown.cell(group.label)) (longest stall \(Markdown.code(group.worst.fingerprint)))"
+                : Markdown.code(group.fingerprint)
+            out.append(
+                "**#\(index + 1)** \(title) — first seen \(SummaryTextRenderer.shortDate(group.firstSeen)), last seen \(SummaryTextRenderer.shortDate(group.lastSeen)), example \(Markdown.code(group.worst.path))"
+            )
             out.append("")
             out += Self.stackLines(group, limit: framesPerStack, names: names)
         }
@@ -81,14 +92,20 @@ package struct SummaryMarkdownRenderer: Sendable {
         out.append("### Durations")
         out.append("")
         let buckets = summary.histogram.trimmed
-        out.append(Markdown.table(["Duration", "Stalls"], buckets.map { [Markdown.cell($0.label), "\($0.count)"] }, rightAligned: [1]))
+        out.append(
+            Markdown.table(
+                ["Duration", "Stalls"], buckets.map { [Markdown.cell($0.label), "\($0.count)"] }, rightAligned: [1]))
         return (out + BlockingCallLines.markdown(summary, names: names)).joined(separator: "\n") + "\n"
     }
 
     /// Bullet lines of a group's representative stack.
-    package static func stackLines(_ group: FingerprintStats, limit: Int, names: FrameNameStyle = .simplified) -> [String] {
+    package static func stackLines(
+        _ group: FingerprintStats, limit: Int, names: FrameNameStyle = .simplified
+    ) -> [String] {
         if group.worst.stack.isEmpty {
-            if let syscall = group.worst.syscall { return ["- no stack: thread was in syscall \(Markdown.code(syscall))"] }
+            if let syscall = group.worst.syscall {
+                return ["- no stack: thread was in syscall \(Markdown.code(syscall))"]
+            }
             return ["- no stack captured"]
         }
         return group.worst.stack.prefix(limit).map { frame in
@@ -96,10 +113,11 @@ package struct SummaryMarkdownRenderer: Sendable {
             if let location = frame.location { line += " \(Markdown.code(location))" }
             if !frame.inApp { line += " (system)" }
             return line
-        } + group.worst.asyncCallers.prefix(limit).map { frame in
-            var line = "- awaited by \(Markdown.code(names.display(frame.symbol)))"
-            if let location = frame.location { line += " \(Markdown.code(location))" }
-            return line
         }
+            + group.worst.asyncCallers.prefix(limit).map { frame in
+                var line = "- awaited by \(Markdown.code(names.display(frame.symbol)))"
+                if let location = frame.location { line += " \(Markdown.code(location))" }
+                return line
+            }
     }
 }

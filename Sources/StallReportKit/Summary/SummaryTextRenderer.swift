@@ -25,8 +25,11 @@ package struct SummaryTextRenderer: Sendable {
     static let minTopFrameWidth = 24
 
     /// Creates a renderer.
-    package init(style: TextStyle = .plain, framesPerStack: Int = StackFrameSummary.defaultLimit, names: FrameNameStyle = .simplified,
-                wide: Bool = false, width: Int = SummaryTextRenderer.maxWidth) {
+    package init(
+        style: TextStyle = .plain, framesPerStack: Int = StackFrameSummary.defaultLimit,
+        names: FrameNameStyle = .simplified,
+        wide: Bool = false, width: Int = SummaryTextRenderer.maxWidth
+    ) {
         self.width = width
         self.style = style
         self.framesPerStack = framesPerStack
@@ -39,19 +42,26 @@ package struct SummaryTextRenderer: Sendable {
         var out: [String] = []
         let t = summary.totals
         var headline = "\(t.stalls) stall\(t.stalls == 1 ? "" : "s"), \(t.fingerprints) distinct (by fingerprint)"
-        if let noun = summary.grouping.groupNoun { headline += " in \(summary.groupCount) \(noun)\(summary.groupCount == 1 ? "" : "s")" }
+        if let noun = summary.grouping.groupNoun {
+            headline += " in \(summary.groupCount) \(noun)\(summary.groupCount == 1 ? "" : "s")"
+        }
         out.append(style.bold(headline + ", total stall time \(Durations.format(t.totalMs))"))
         var status = "status: \(t.ended) ended, \(t.inProgress) in progress, \(t.fatal) fatal"
         if t.fatal > 0 { status = style.red(status) }
         out.append(status)
-        var read = "read: \(t.reportsRead) report\(t.reportsRead == 1 ? "" : "s") from \(t.filesFound) file\(t.filesFound == 1 ? "" : "s")"
+        var read =
+            "read: \(t.reportsRead) report\(t.reportsRead == 1 ? "" : "s") from \(t.filesFound) file\(t.filesFound == 1 ? "" : "s")"
         if t.reportsFilteredOut > 0 { read += ", \(t.reportsFilteredOut) left out by filters" }
         if let rateLimited = t.rateLimited { read += " (\(rateLimited) compact, rate-limited)" }
-        if t.problems > 0 { read += ", " + style.yellow("\(t.problems) problem\(t.problems == 1 ? "" : "s") (see stderr)") }
+        if t.problems > 0 {
+            read += ", " + style.yellow("\(t.problems) problem\(t.problems == 1 ? "" : "s") (see stderr)")
+        }
         out.append(read)
         out += SessionTextLines(style: style).lines(summary).flatMap(wrapped)
         if let worst = summary.worst {
-            out += wrapped("worst: \(style.bold(Durations.format(worst.durationMs))) \(worst.fingerprint) \(worst.classification.rawValue), \(worst.status.rawValue), started \(SummaryTextRenderer.shortDate(worst.startedAt)), \(worst.path)")
+            out += wrapped(
+                "worst: \(style.bold(Durations.format(worst.durationMs))) \(worst.fingerprint) \(worst.classification.rawValue), \(worst.status.rawValue), started \(SummaryTextRenderer.shortDate(worst.startedAt)), \(worst.path)"
+            )
         }
         guard !summary.groups.isEmpty else {
             out.append("")
@@ -61,7 +71,9 @@ package struct SummaryTextRenderer: Sendable {
         out.append("")
         let byAttribute = summary.grouping != .fingerprint
         let withRates = summary.rates != nil
-        var columns: [TextTable.Column] = [.init("#", .right), .init(summary.grouping.columnTitle), .init("COUNT", .right)]
+        var columns: [TextTable.Column] = [
+            .init("#", .right), .init(summary.grouping.columnTitle), .init("COUNT", .right),
+        ]
         if byAttribute { columns.append(.init("FPS", .right)) }
         columns.append(.init("TOTAL", .right))
         if withRates { columns.append(.init("STALLS/H", .right)) }
@@ -82,24 +94,32 @@ package struct SummaryTextRenderer: Sendable {
                 row.append(StallRates.formatRate(rates.stallsPerHour))
                 if wide { row.append(StallRates.formatTimeRate(rates.stallMsPerHour)) }
             }
-            row += wide ? [Durations.format(group.p50Ms), Durations.format(group.p95Ms), Durations.format(group.p99Ms)]
+            row +=
+                wide
+                ? [Durations.format(group.p50Ms), Durations.format(group.p95Ms), Durations.format(group.p99Ms)]
                 : [Durations.format(group.p95Ms)]
             row += [Durations.format(group.maxMs), group.classificationMix]
-            if wide { row += [SummaryTextRenderer.shortDate(group.firstSeen), SummaryTextRenderer.shortDate(group.lastSeen)] }
+            if wide {
+                row += [SummaryTextRenderer.shortDate(group.firstSeen), SummaryTextRenderer.shortDate(group.lastSeen)]
+            }
             row.append(names.display(group.headline))
             table.rows.append(row)
         }
         fitTopFrames(&table)
-        out.append(table.render(header: style.bold) { row, column, text in
-            switch column {
-            case 1: return style.cyan(text)
-            case 2 where summary.groups[row].fatalCount > 0: return style.red(text)
-            default: return text
-            }
-        })
+        out.append(
+            table.render(header: style.bold) { row, column, text in
+                switch column {
+                case 1: return style.cyan(text)
+                case 2 where summary.groups[row].fatalCount > 0: return style.red(text)
+                default: return text
+                }
+            })
         if summary.omittedGroups > 0 {
             let noun = summary.grouping.groupNoun ?? "fingerprint"
-            out.append(style.dim("… and \(summary.omittedGroups) more \(noun)\(summary.omittedGroups == 1 ? "" : "s") (raise --top to see them)"))
+            out.append(
+                style.dim(
+                    "… and \(summary.omittedGroups) more \(noun)\(summary.omittedGroups == 1 ? "" : "s") (raise --top to see them)"
+                ))
         }
         out.append("")
         out.append(style.bold("Stacks"))
@@ -109,7 +129,9 @@ package struct SummaryTextRenderer: Sendable {
             out.append(title)
             out += stackLines(group, limit: framesPerStack)
             out += asyncCallerLines(group, limit: framesPerStack)
-            out.append("    example: \(wide ? group.worst.path : StackFrameSummary.middleAbbreviated(group.worst.path, limit: max(8, width - 13)))")
+            out.append(
+                "    example: \(wide ? group.worst.path : StackFrameSummary.middleAbbreviated(group.worst.path, limit: max(8, width - 13)))"
+            )
         }
         out.append("")
         out.append(style.bold("Durations"))
@@ -123,7 +145,13 @@ package struct SummaryTextRenderer: Sendable {
         group.worst.asyncCallers.prefix(limit).map { frame in
             let name = names.display(frame.symbol)
             var line = "    awaited by \(wide ? name : StackFrameSummary.abbreviated(name, limit: max(8, width - 15)))"
-            if let location = frame.location { line += " " + style.dim("(\(wide ? location : StackFrameSummary.middleAbbreviated(location, limit: max(8, width - 15))))") }
+            if let location = frame.location {
+                line +=
+                    " "
+                    + style.dim(
+                        "(\(wide ? location : StackFrameSummary.middleAbbreviated(location, limit: max(8, width - 15))))"
+                    )
+            }
             return line
         }
     }
@@ -207,7 +235,8 @@ package enum HistogramRenderer {
         guard let most = buckets.map(\.count).max(), most > 0 else { return ["  (no stalls)"] }
         let labelWidth = buckets.map(\.label.count).max() ?? 0
         return buckets.map { bucket in
-            let length = bucket.count == 0 ? 0 : max(1, Int((Double(bucket.count) / Double(most) * Double(width)).rounded()))
+            let length =
+                bucket.count == 0 ? 0 : max(1, Int((Double(bucket.count) / Double(most) * Double(width)).rounded()))
             let label = bucket.label + String(repeating: " ", count: labelWidth - bucket.label.count)
             let bar = String(repeating: "█", count: length)
             return "  \(label)  \(style.cyan(bar))\(length > 0 ? " " : "")\(bucket.count)"

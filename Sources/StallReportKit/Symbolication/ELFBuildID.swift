@@ -30,7 +30,8 @@ package enum ELFBuildID {
         func bytes(at offset: UInt64, count: Int) -> [UInt8]? {
             guard count >= 0, offset <= size, UInt64(count) <= size - offset else { return nil }
             guard (try? handle.seek(toOffset: offset)) != nil,
-                  let data = try? handle.read(upToCount: count), data.count == count else { return nil }
+                let data = try? handle.read(upToCount: count), data.count == count
+            else { return nil }
             return [UInt8](data)
         }
     }
@@ -66,11 +67,13 @@ package enum ELFBuildID {
     /// The ELF header's table locations; nil when the file is not ELF.
     static func header(_ file: Reader) -> Header? {
         guard let ident = file.bytes(at: 0, count: 64) ?? file.bytes(at: 0, count: 52),
-              ident[0] == 0x7F, ident[1] == 0x45, ident[2] == 0x4C, ident[3] == 0x46,
-              ident[4] == 1 || ident[4] == 2, ident[5] == 1 || ident[5] == 2 else { return nil }
+            ident[0] == 0x7F, ident[1] == 0x45, ident[2] == 0x4C, ident[3] == 0x46,
+            ident[4] == 1 || ident[4] == 2, ident[5] == 1 || ident[5] == 2
+        else { return nil }
         let is64 = ident[4] == 2
         guard ident.count >= (is64 ? 64 : 52) else { return nil }
-        var header = Header(is64: is64, littleEndian: ident[5] == 1, phoff: 0, phentsize: 0, phnum: 0, shoff: 0, shentsize: 0, shnum: 0)
+        var header = Header(
+            is64: is64, littleEndian: ident[5] == 1, phoff: 0, phentsize: 0, phnum: 0, shoff: 0, shentsize: 0, shnum: 0)
         // e_phoff and e_shoff are addresses (8 or 4 bytes); e_phentsize, e_phnum, e_shentsize and
         // e_shnum are consecutive 2-byte fields, at 54 (ELF64) or 42 (ELF32).
         let (phoff, shoff, width, sizes) = is64 ? (32, 40, 8, 54) : (28, 32, 4, 42)
@@ -85,10 +88,12 @@ package enum ELFBuildID {
 
     /// File offset and size of each `PT_NOTE` segment (`segments`) or `SHT_NOTE` section.
     static func noteAreas(_ file: Reader, _ header: Header, segments: Bool) -> [(UInt64, Int)] {
-        let (tableOffset, entrySize, count) = segments ? (header.phoff, header.phentsize, header.phnum) : (header.shoff, header.shentsize, header.shnum)
+        let (tableOffset, entrySize, count) =
+            segments ? (header.phoff, header.phentsize, header.phnum) : (header.shoff, header.shentsize, header.shnum)
         let minimumEntry = segments ? (header.is64 ? 56 : 32) : (header.is64 ? 64 : 40)
         guard tableOffset > 0, count > 0, count <= maxHeaders, entrySize >= minimumEntry,
-              let table = file.bytes(at: tableOffset, count: entrySize * count) else { return [] }
+            let table = file.bytes(at: tableOffset, count: entrySize * count)
+        else { return [] }
         var areas: [(UInt64, Int)] = []
         for index in 0..<count {
             let base = index * entrySize
@@ -123,7 +128,8 @@ package enum ELFBuildID {
             let nameStart = position + 12
             let descStart = nameStart + (nameSize + 3) / 4 * 4
             let next = descStart + (descSize + 3) / 4 * 4
-            guard nameSize <= notes.count, descSize <= notes.count, descStart + descSize <= notes.count, next > position else { return nil }
+            guard nameSize <= notes.count, descSize <= notes.count, descStart + descSize <= notes.count, next > position
+            else { return nil }
             let name = notes[nameStart..<nameStart + nameSize]
             if type == 3, nameSize == 4, Array(name) == [0x47, 0x4E, 0x55, 0], descSize > 0 {
                 return notes[descStart..<descStart + descSize].map { String(format: "%02x", $0) }.joined()

@@ -35,7 +35,8 @@ package enum ELFLoadSegments {
         let entrySize = header.phentsize
         let count = header.phnum
         guard header.phoff > 0, count > 0, count <= ELFBuildID.maxHeaders, entrySize >= (header.is64 ? 56 : 32),
-              let table = file.bytes(at: header.phoff, count: entrySize * count) else { return nil }
+            let table = file.bytes(at: header.phoff, count: entrySize * count)
+        else { return nil }
         var segments: [Segment] = []
         for index in 0..<count {
             let base = index * entrySize
@@ -47,7 +48,8 @@ package enum ELFLoadSegments {
             let offset = header.integer(table, base + (header.is64 ? 8 : 4), word)
             let vaddr = header.integer(table, base + (header.is64 ? 16 : 8), word)
             let memsz = header.integer(table, base + (header.is64 ? 40 : 20), word)
-            segments.append(Segment(fileOffset: offset, virtualAddress: vaddr, memorySize: memsz, isExecutable: flags & 1 != 0))
+            segments.append(
+                Segment(fileOffset: offset, virtualAddress: vaddr, memorySize: memsz, isExecutable: flags & 1 != 0))
         }
         return Layout(buildID: ELFBuildID.read(file), segments: segments)
     }

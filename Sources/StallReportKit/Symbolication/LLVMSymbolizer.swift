@@ -33,7 +33,8 @@ package struct LLVMSymbolizer: Sendable {
     package func symbolize(path: String, addresses: [UInt]) throws(ToolRunner.Failure) -> [UInt: Symbol] {
         guard !addresses.isEmpty else { return [:] }
         let input = addresses.map { ReportCoding.formatAddress($0) }.joined(separator: "\n") + "\n"
-        let output = try ToolRunner.run(executable, ["--obj=\(path)", "--output-style=JSON", "--functions=linkage", "--no-inlines"], input: input)
+        let output = try ToolRunner.run(
+            executable, ["--obj=\(path)", "--output-style=JSON", "--functions=linkage", "--no-inlines"], input: input)
         return Self.parse(output)
     }
 
@@ -55,8 +56,9 @@ package struct LLVMSymbolizer: Sendable {
         let decoder = JSONDecoder()
         for text in output.split(separator: "\n") {
             guard let line = try? decoder.decode(Line.self, from: Data(text.utf8)),
-                  let addressText = line.Address, let address = ReportCoding.parseAddress(addressText),
-                  let entry = line.Symbol?.first else { continue }
+                let addressText = line.Address, let address = ReportCoding.parseAddress(addressText),
+                let entry = line.Symbol?.first
+            else { continue }
             let name = entry.FunctionName.flatMap { $0.isEmpty || $0 == "??" ? nil : $0 }
             // A file without a line (line 0) is no real location: often a neighbouring compile
             // unit's name in a library without line tables, or `<compiler-generated>`.
@@ -64,7 +66,9 @@ package struct LLVMSymbolizer: Sendable {
             var file = entry.FileName.flatMap { $0.isEmpty || $0 == "??" ? nil : $0 }
             if let known = file, known.hasSuffix("<compiler-generated>") || lineNumber == nil { file = nil }
             var offset: Int?
-            if name != nil, let startText = entry.StartAddress, let start = ReportCoding.parseAddress(startText), start <= address {
+            if name != nil, let startText = entry.StartAddress, let start = ReportCoding.parseAddress(startText),
+                start <= address
+            {
                 offset = Int(address - start)
             }
             guard name != nil || file != nil else { continue }

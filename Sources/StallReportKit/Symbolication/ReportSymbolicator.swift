@@ -109,9 +109,12 @@ public struct ReportSymbolicator: Sendable {
     }
 
     /// The image and link-time address of a frame, when both are known.
-    private static func linkAddress(_ frame: StallReport.Frame, in report: StallReport) -> (ImageKey, StallReport.Image, UInt)? {
+    private static func linkAddress(
+        _ frame: StallReport.Frame, in report: StallReport
+    ) -> (ImageKey, StallReport.Image, UInt)? {
         guard let index = frame.image, report.images.indices.contains(index),
-              let address = ReportCoding.parseAddress(frame.address) else { return nil }
+            let address = ReportCoding.parseAddress(frame.address)
+        else { return nil }
         let image = report.images[index]
         guard let bias = ReportCoding.parseAddress(image.loadBias), address >= bias else { return nil }
         return (ImageKey(path: image.path, buildID: image.buildID?.lowercased()), image, address - bias)
@@ -147,15 +150,18 @@ public struct ReportSymbolicator: Sendable {
             // of a symbolicated run. Compact reports have no samples: they keep their stacks.
             let identity: StallIdentity
             if updated.samples.isEmpty {
-                identity = StallIdentity(stack: updated.representativeStack, syscall: nil, asyncCallers: updated.representativeAsyncCallers,
-                                         asyncCallersInJob: updated.representativeAsyncCallersInJob,
-                                         fingerprint: Fingerprint.of(stack: updated.representativeStack, asyncCallers: updated.representativeAsyncCallers,
-                                                                     asyncCallersInJob: updated.representativeAsyncCallersInJob,
-                                                                     frames: updated.frames, classification: updated.classification,
-                                                                     syscall: nil, images: updated.images))
+                identity = StallIdentity(
+                    stack: updated.representativeStack, syscall: nil, asyncCallers: updated.representativeAsyncCallers,
+                    asyncCallersInJob: updated.representativeAsyncCallersInJob,
+                    fingerprint: Fingerprint.of(
+                        stack: updated.representativeStack, asyncCallers: updated.representativeAsyncCallers,
+                        asyncCallersInJob: updated.representativeAsyncCallersInJob,
+                        frames: updated.frames, classification: updated.classification,
+                        syscall: nil, images: updated.images))
             } else {
-                identity = StallIdentity.derive(samples: updated.samples, frames: updated.frames, classification: updated.classification,
-                                                images: updated.images)
+                identity = StallIdentity.derive(
+                    samples: updated.samples, frames: updated.frames, classification: updated.classification,
+                    images: updated.images)
             }
             updated.representativeStack = identity.stack
             updated.representativeAsyncCallers = identity.asyncCallers
@@ -166,7 +172,8 @@ public struct ReportSymbolicator: Sendable {
             }
         }
         if named > 0 || located > 0 {
-            var line = "stallreport symbolicate named \(named) and located \(located) frame\(named + located == 1 ? "" : "s") offline with llvm-symbolizer"
+            var line =
+                "stallreport symbolicate named \(named) and located \(located) frame\(named + located == 1 ? "" : "s") offline with llvm-symbolizer"
             if let previous { line += "; fingerprint was \(previous)" }
             updated.symbolication.note = [updated.symbolication.note, line].compactMap { $0 }.joined(separator: "; ")
             if updated.symbolication.symbolicator == "none" { updated.symbolication.symbolicator = "llvm-symbolizer" }

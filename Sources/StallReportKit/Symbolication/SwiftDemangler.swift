@@ -27,8 +27,10 @@ package struct SwiftDemangler: Sendable {
         var lines = output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         if lines.last == "" { lines.removeLast() }
         guard lines.count == mangled.count else {
-            throw ToolRunner.Failure(description: "swift-demangle printed \(lines.count) lines for \(mangled.count) names")
+            throw ToolRunner.Failure(
+                description: "swift-demangle printed \(lines.count) lines for \(mangled.count) names")
         }
-        return Dictionary(uniqueKeysWithValues: zip(mangled, lines.map { $0.isEmpty ? nil : $0 }).map { ($0, $1 ?? $0) })
+        return Dictionary(
+            uniqueKeysWithValues: zip(mangled, lines.map { $0.isEmpty ? nil : $0 }).map { ($0, $1 ?? $0) })
     }
 }

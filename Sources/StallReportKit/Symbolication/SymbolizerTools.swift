@@ -18,11 +18,14 @@ public struct SymbolizerTools: Sendable, Equatable {
     }
 
     /// Finds the tools; nil when no `llvm-symbolizer` is found.
-    public static func find(symbolizer explicit: String? = nil, demangler explicitDemangler: String? = nil,
-                            environment: [String: String] = ProcessInfo.processInfo.environment) -> SymbolizerTools? {
+    public static func find(
+        symbolizer explicit: String? = nil, demangler explicitDemangler: String? = nil,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> SymbolizerTools? {
         let path = environment["PATH"] ?? ""
         guard let symbolizer = explicit ?? locate("llvm-symbolizer", path: path) else { return nil }
-        return SymbolizerTools(symbolizer: symbolizer, demangler: explicitDemangler ?? locate("swift-demangle", path: path))
+        return SymbolizerTools(
+            symbolizer: symbolizer, demangler: explicitDemangler ?? locate("swift-demangle", path: path))
     }
 
     /// `name` next to the toolchain's `swift`, else on `path`.

@@ -18,7 +18,8 @@ package enum ToolRunner {
         do {
             try manager.createDirectory(at: scratch, withIntermediateDirectories: true)
         } catch {
-            throw Failure(description: "cannot create a temporary directory: \((error as NSError).localizedDescription)")
+            throw Failure(
+                description: "cannot create a temporary directory: \((error as NSError).localizedDescription)")
         }
         defer { try? manager.removeItem(at: scratch) }
         let inURL = scratch.appendingPathComponent("in")
@@ -47,11 +48,17 @@ package enum ToolRunner {
         } catch {
             throw Failure(description: "cannot run \(executable): \((error as NSError).localizedDescription)")
         }
-        let output = String(decoding: (try? BoundedFileReader.contents(of: outURL.path, limit: .max).get()) ?? Data(), as: UTF8.self)
+        let output = String(
+            decoding: (try? BoundedFileReader.contents(of: outURL.path, limit: .max).get()) ?? Data(), as: UTF8.self)
         guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-            let errorText = String(decoding: (try? BoundedFileReader.contents(of: errURL.path, limit: .max).get()) ?? Data(), as: UTF8.self)
+            let errorText = String(
+                decoding: (try? BoundedFileReader.contents(of: errURL.path, limit: .max).get()) ?? Data(), as: UTF8.self
+            )
             let firstLine = errorText.split(separator: "\n").first.map(String.init) ?? ""
-            throw Failure(description: "\((executable as NSString).lastPathComponent) failed (status \(process.terminationStatus))\(firstLine.isEmpty ? "" : ": " + firstLine)")
+            throw Failure(
+                description:
+                    "\((executable as NSString).lastPathComponent) failed (status \(process.terminationStatus))\(firstLine.isEmpty ? "" : ": " + firstLine)"
+            )
         }
         return output
     }

@@ -30,15 +30,23 @@ package struct BlockingCallsShowRenderer: Sendable {
         ]
         for (index, site) in report.callSites.enumerated() {
             out.append("")
-            out.append(style.bold("#\(index + 1) \(PrintableText.escape(site.call))") + " on \(PrintableText.escape(site.loopKind))  "
-                       + style.cyan(PrintableText.escape(site.fingerprint)))
-            out.append("    \(site.count) call\(site.count == 1 ? "" : "s"), total \(Durations.format(site.totalMs)), max \(Durations.format(site.maxMs)); threads "
-                       + site.threads.map(String.init).joined(separator: ", "))
-            if let callSite = site.callSite { out.append("    call site: \(names.display(PrintableText.escape(callSite)))") }
+            out.append(
+                style.bold("#\(index + 1) \(PrintableText.escape(site.call))")
+                    + " on \(PrintableText.escape(site.loopKind))  "
+                    + style.cyan(PrintableText.escape(site.fingerprint)))
+            out.append(
+                "    \(site.count) call\(site.count == 1 ? "" : "s"), total \(Durations.format(site.totalMs)), max \(Durations.format(site.maxMs)); threads "
+                    + site.threads.map(String.init).joined(separator: ", "))
+            if let callSite = site.callSite {
+                out.append("    call site: \(names.display(PrintableText.escape(callSite)))")
+            }
             for (number, frame) in site.stack.enumerated() {
-                var line = "    \(number)  \(PrintableText.escape(frame.address))  "
+                var line =
+                    "    \(number)  \(PrintableText.escape(frame.address))  "
                     + (frame.symbol.map { names.display(PrintableText.escape($0)) } ?? "?")
-                if let file = frame.file { line += style.dim(" (\(PrintableText.escape(file))\(frame.line.map { ":\($0)" } ?? ""))") }
+                if let file = frame.file {
+                    line += style.dim(" (\(PrintableText.escape(file))\(frame.line.map { ":\($0)" } ?? ""))")
+                }
                 out.append(line)
             }
         }

@@ -31,13 +31,17 @@ package enum LineFitting {
             // After `; ` and `, `, or before ` (`: the text kept on the line ends at the
             // separator's first character (dropped for ` (`), which must fit.
             let afterSeparator = ["; ", ", "].flatMap { separator in
-                rest.ranges(of: separator).filter { visibleWidth(String(rest[..<$0.lowerBound])) < width }.map(\.upperBound)
+                rest.ranges(of: separator).filter { visibleWidth(String(rest[..<$0.lowerBound])) < width }.map(
+                    \.upperBound)
             }
-            let beforeParenthesis = rest.ranges(of: " (").filter { visibleWidth(String(rest[..<$0.lowerBound])) <= width }
-                .map { rest.index(after: $0.lowerBound) }
+            let beforeParenthesis = rest.ranges(of: " (").filter {
+                visibleWidth(String(rest[..<$0.lowerBound])) <= width
+            }
+            .map { rest.index(after: $0.lowerBound) }
             let breaks = afterSeparator.isEmpty ? beforeParenthesis : afterSeparator
             guard let cut = breaks.max(), cut > rest.startIndex,
-                  visibleWidth(String(rest[..<cut])) > visibleWidth(continuation) else { break }
+                visibleWidth(String(rest[..<cut])) > visibleWidth(continuation)
+            else { break }
             lines.append(String(rest[..<cut]).replacingOccurrences(of: " +$", with: "", options: .regularExpression))
             rest = continuation + rest[cut...]
         }
@@ -92,7 +96,9 @@ extension LineFitting {
         if name.count + 2 + location.count <= width { return (name, location) }
         let short = fileName(location)
         if name.count + 2 + short.count <= width { return (name, short) }
-        if name.count + 2 + 12 <= width { return (name, StackFrameSummary.middleAbbreviated(short, limit: width - 2 - name.count)) }
+        if name.count + 2 + 12 <= width {
+            return (name, StackFrameSummary.middleAbbreviated(short, limit: width - 2 - name.count))
+        }
         return (StackFrameSummary.abbreviated(name, limit: max(16, width)), nil)
     }
 

@@ -23,13 +23,16 @@ package enum Markdown {
     /// Inline code; backticks inside are replaced, as a code span cannot hold them simply; pipes
     /// are escaped (a table would split the cell) and control characters shown visibly.
     package static func code(_ text: String) -> String {
-        "`" + PrintableText.escape(text).replacingOccurrences(of: "`", with: "'").replacingOccurrences(of: "|", with: "\\|") + "`"
+        "`"
+            + PrintableText.escape(text).replacingOccurrences(of: "`", with: "'").replacingOccurrences(
+                of: "|", with: "\\|") + "`"
     }
 
     /// A table from a header row and body rows (cells already escaped).
     package static func table(_ header: [String], _ rows: [[String]], rightAligned: Set<Int> = []) -> String {
         var lines = ["| " + header.joined(separator: " | ") + " |"]
-        lines.append("|" + header.indices.map { rightAligned.contains($0) ? " ---: " : " --- " }.joined(separator: "|") + "|")
+        lines.append(
+            "|" + header.indices.map { rightAligned.contains($0) ? " ---: " : " --- " }.joined(separator: "|") + "|")
         for row in rows { lines.append("| " + row.joined(separator: " | ") + " |") }
         return lines.joined(separator: "\n")
     }

@@ -25,7 +25,9 @@ extension StallReport {
         copy.sampling.unwinder = escape(sampling.unwinder)
         copy.sampling.unwinderNote = sampling.unwinderNote.map(escape)
         copy.sampling.asyncCallersNote = sampling.asyncCallersNote.map(escape)
-        copy.sampling.skipped = Dictionary(sampling.skipped.map { (escape($0.key), $0.value) }, uniquingKeysWith: { a, b in a.addingReportingOverflow(b).overflow ? .max : a + b })
+        copy.sampling.skipped = Dictionary(
+            sampling.skipped.map { (escape($0.key), $0.value) },
+            uniquingKeysWith: { a, b in a.addingReportingOverflow(b).overflow ? .max : a + b })
         // Only samples whose strings change are written: a report of a million samples is not
         // copied when (as always but for hostile input) nothing needs escaping.
         for index in samples.indices {
@@ -35,8 +37,10 @@ extension StallReport {
             escaped.syscall = sample.syscall.map(escape)
             escaped.note = sample.note.map(escape)
             escaped.unwinder = sample.unwinder.map(escape)
-            if escaped.threadState != sample.threadState || escaped.syscall != sample.syscall || escaped.note != sample.note
-                || escaped.unwinder != sample.unwinder {
+            if escaped.threadState != sample.threadState || escaped.syscall != sample.syscall
+                || escaped.note != sample.note
+                || escaped.unwinder != sample.unwinder
+            {
                 copy.samples[index] = escaped
             }
         }
@@ -55,7 +59,9 @@ extension StallReport {
         }
         copy.symbolication.symbolicator = escape(symbolication.symbolicator)
         copy.symbolication.note = symbolication.note.map(escape)
-        copy.tags = tags.map { Dictionary($0.map { (escape($0.key), escape($0.value)) }, uniquingKeysWith: { a, _ in a }) }
+        copy.tags = tags.map {
+            Dictionary($0.map { (escape($0.key), escape($0.value)) }, uniquingKeysWith: { a, _ in a })
+        }
         return copy
     }
 }

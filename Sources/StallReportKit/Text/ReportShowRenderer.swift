@@ -15,8 +15,11 @@ package struct ReportShowRenderer: Sendable {
     package var width: Int?
 
     /// Creates a renderer.
-    package init(style: TextStyle = .plain, minPercent: Double = CallTreeTextRenderer.defaultMinPercent, names: FrameNameStyle = .simplified,
-                width: Int? = nil) {
+    package init(
+        style: TextStyle = .plain, minPercent: Double = CallTreeTextRenderer.defaultMinPercent,
+        names: FrameNameStyle = .simplified,
+        width: Int? = nil
+    ) {
         self.style = style
         self.tree = CallTreeTextRenderer(style: style, minPercent: minPercent, names: names, width: width)
         self.names = names
@@ -35,35 +38,57 @@ package struct ReportShowRenderer: Sendable {
         let callers = asyncCallers(report)
         if !callers.isEmpty {
             out.append("")
-            out.append(style.bold("Async callers (innermost first; the functions that awaited it, from the task's async contexts):"))
+            out.append(
+                style.bold(
+                    "Async callers (innermost first; the functions that awaited it, from the task's async contexts):"))
             out += callers
         }
         out.append("")
         let callTree = CallTree(report: report, minPercent: tree.minPercent)
-        out.append(style.bold("Call tree of all \(callTree.sampleCount) sample\(callTree.sampleCount == 1 ? "" : "s") (\(Durations.format(callTree.totalMs)) sampled; heaviest path first):"))
+        out.append(
+            style.bold(
+                "Call tree of all \(callTree.sampleCount) sample\(callTree.sampleCount == 1 ? "" : "s") (\(Durations.format(callTree.totalMs)) sampled; heaviest path first):"
+            ))
         out += tree.render(callTree)
-        let lines = width.map { width in out.flatMap { LineFitting.fit($0, width: width, continuation: String(repeating: " ", count: 18)) } } ?? out
+        let lines =
+            width.map { width in
+                out.flatMap { LineFitting.fit($0, width: width, continuation: String(repeating: " ", count: 18)) }
+            } ?? out
         return lines.joined(separator: "\n") + "\n"
     }
 
     /// The facts of the stall, one per line.
     package func header(_ report: StallReport, path: String) -> [String] {
         var lines: [String] = []
-        let title = "Stall of \(Durations.format(report.durationMs)) on thread \(report.loop.threadName) (\(report.classification.rawValue), \(report.status.rawValue))"
+        let title =
+            "Stall of \(Durations.format(report.durationMs)) on thread \(report.loop.threadName) (\(report.classification.rawValue), \(report.status.rawValue))"
         lines.append(style.bold(report.status == .ended ? title : style.red(title)))
-        func row(_ key: String, _ value: String) { lines.append("  " + key.padding(toLength: 16, withPad: " ", startingAt: 0) + value) }
+        func row(_ key: String, _ value: String) {
+            lines.append("  " + key.padding(toLength: 16, withPad: " ", startingAt: 0) + value)
+        }
         row("report", width.map { StackFrameSummary.middleAbbreviated(path, limit: max(16, $0 - 18)) } ?? path)
         row("id", report.id)
         row("fingerprint", style.cyan(report.fingerprint))
         row("started", ReportCoding.formatDate(report.startedAt))
         row("duration", String(format: "%.1f ms (threshold %.0f ms)", report.durationMs, report.thresholdMs))
-        let share = report.cpuObservedMs > 0 ? String(format: " (%.0f %%)", report.mainThreadCPUMs / report.cpuObservedMs * 100) : ""
-        row("classification", "\(report.classification.rawValue): thread CPU time \(String(format: "%.1f", report.mainThreadCPUMs)) ms of \(String(format: "%.1f", report.cpuObservedMs)) ms observed\(share)")
+        let share =
+            report.cpuObservedMs > 0
+            ? String(format: " (%.0f %%)", report.mainThreadCPUMs / report.cpuObservedMs * 100) : ""
+        row(
+            "classification",
+            "\(report.classification.rawValue): thread CPU time \(String(format: "%.1f", report.mainThreadCPUMs)) ms of \(String(format: "%.1f", report.cpuObservedMs)) ms observed\(share)"
+        )
         let loop = report.loop
         row("thread", "\(loop.threadName), tid \(loop.threadID)\(loop.isMainThread ? ", main thread" : "")")
-        row("loop", "\(loop.kind), mode \(loop.mode ?? "unknown"), \(loop.passes) pass\(loop.passes == 1 ? "" : "es"), longest \(String(format: "%.1f", loop.longestPassMs)) ms")
+        row(
+            "loop",
+            "\(loop.kind), mode \(loop.mode ?? "unknown"), \(loop.passes) pass\(loop.passes == 1 ? "" : "es"), longest \(String(format: "%.1f", loop.longestPassMs)) ms"
+        )
         let process = report.process
-        row("process", "\(process.executableName) pid \(process.pid)\(process.appVersion.map { ", version \($0)" } ?? "") on \(process.hostName), \(process.os) \(process.osVersion) \(process.architecture)")
+        row(
+            "process",
+            "\(process.executableName) pid \(process.pid)\(process.appVersion.map { ", version \($0)" } ?? "") on \(process.hostName), \(process.os) \(process.osVersion) \(process.architecture)"
+        )
         row("samples", samplingLine(report.sampling, kept: report.samples.count))
         if let note = report.sampling.unwinderNote { row("", note) }
         if let note = report.sampling.asyncCallersNote { row("async callers", note) }
@@ -76,7 +101,8 @@ package struct ReportShowRenderer: Sendable {
         var parts = ["\(sampling.taken) taken of \(sampling.attempted) attempted", "\(sampling.timedOut) timed out"]
         let skipped = sampling.skipped.values.saturatingSum()
         if skipped > 0 {
-            let reasons = sampling.skipped.keys.sorted().map { "\($0) \(sampling.skipped[$0]!)" }.joined(separator: ", ")
+            let reasons = sampling.skipped.keys.sorted().map { "\($0) \(sampling.skipped[$0]!)" }.joined(
+                separator: ", ")
             parts.append("\(skipped) skipped (\(reasons))")
         } else {
             parts.append("0 skipped")
@@ -84,7 +110,9 @@ package struct ReportShowRenderer: Sendable {
         parts.append("\(kept) kept")
         var line = parts.joined(separator: ", ")
         line += String(format: "; every %g ms", sampling.intervalMs)
-        if sampling.effectiveIntervalMs != sampling.intervalMs { line += String(format: ", %g ms per kept sample", sampling.effectiveIntervalMs) }
+        if sampling.effectiveIntervalMs != sampling.intervalMs {
+            line += String(format: ", %g ms per kept sample", sampling.effectiveIntervalMs)
+        }
         if sampling.thinned { line += "; thinned to \(sampling.maxSamples), \(sampling.dropped) dropped" }
         line += "; unwinder \(sampling.unwinder)"
         return line
@@ -93,9 +121,12 @@ package struct ReportShowRenderer: Sendable {
     /// The representative stack as numbered crash-log lines, then the monitor's own frames the
     /// samples passed through (left out of the stack and the fingerprint), when there are any.
     package func stack(_ report: StallReport) -> [String] {
-        let frames = report.representativeStack.compactMap { report.frames.indices.contains($0) ? report.frames[$0] : nil }
+        let frames = report.representativeStack.compactMap {
+            report.frames.indices.contains($0) ? report.frames[$0] : nil
+        }
         let own = monitorFrameNames(report)
-        let ownLine = own.isEmpty ? [] : [style.dim("  (left out: StallMonitor's own frames \(own.joined(separator: ", ")))")]
+        let ownLine =
+            own.isEmpty ? [] : [style.dim("  (left out: StallMonitor's own frames \(own.joined(separator: ", ")))")]
         guard !frames.isEmpty else { return ["  (no stack: \(noStackReason(report)))"] + ownLine }
         return lines(frames, in: report) + ownLine
     }
@@ -114,13 +145,17 @@ package struct ReportShowRenderer: Sendable {
     /// lines like the stack's (each the entry of the caller's resume function, so no offset is
     /// meaningful); empty when the report has none.
     package func asyncCallers(_ report: StallReport) -> [String] {
-        let frames = (report.representativeAsyncCallers ?? []).compactMap { report.frames.indices.contains($0) ? report.frames[$0] : nil }
+        let frames = (report.representativeAsyncCallers ?? []).compactMap {
+            report.frames.indices.contains($0) ? report.frames[$0] : nil
+        }
         return frames.isEmpty ? [] : lines(frames, in: report)
     }
 
     private func lines(_ frames: [StallReport.Frame], in report: StallReport) -> [String] {
         let images = frames.map { frame -> String in
-            frame.image.flatMap { report.images.indices.contains($0) ? (report.images[$0].path as NSString).lastPathComponent : nil } ?? "???"
+            frame.image.flatMap {
+                report.images.indices.contains($0) ? (report.images[$0].path as NSString).lastPathComponent : nil
+            } ?? "???"
         }
         // On a narrow terminal image names get a sixth of the width (cut in the middle).
         let imageLimit = width.map { min(32, max(8, $0 / 6)) } ?? 32
@@ -128,7 +163,8 @@ package struct ReportShowRenderer: Sendable {
         let numberWidth = String(frames.count - 1).count
         return frames.enumerated().map { index, frame in
             let number = String(index).padding(toLength: numberWidth, withPad: " ", startingAt: 0)
-            let imageName = width == nil ? images[index] : StackFrameSummary.middleAbbreviated(images[index], limit: imageLimit)
+            let imageName =
+                width == nil ? images[index] : StackFrameSummary.middleAbbreviated(images[index], limit: imageLimit)
             let image = imageName.padding(toLength: max(imageWidth, imageName.count), withPad: " ", startingAt: 0)
             var name = frame.symbol.flatMap { $0.isEmpty ? nil : names.display($0) } ?? "???"
             if let offset = frame.offset { name += " + \(offset)" }

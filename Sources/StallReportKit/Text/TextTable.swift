@@ -36,8 +36,10 @@ package struct TextTable: Sendable {
     }
 
     /// Renders the table; `colorRow` may colour each padded cell (row index, column index, text).
-    package func render(indent: String = "", header headerStyle: (String) -> String = { $0 },
-                       color colorCell: (Int, Int, String) -> String = { _, _, text in text }) -> String {
+    package func render(
+        indent: String = "", header headerStyle: (String) -> String = { $0 },
+        color colorCell: (Int, Int, String) -> String = { _, _, text in text }
+    ) -> String {
         var widths = columns.map { $0.header.count }
         for row in rows {
             for (index, cell) in row.enumerated() where index < widths.count {
@@ -55,9 +57,11 @@ package struct TextTable: Sendable {
         }
         var lines = [headerStyle(line(columns.indices.map { pad(columns[$0].header, $0) }))]
         for (rowIndex, row) in rows.enumerated() {
-            lines.append(line(columns.indices.map { column in
-                colorCell(rowIndex, column, pad(column < row.count ? row[column] : "", column))
-            }))
+            lines.append(
+                line(
+                    columns.indices.map { column in
+                        colorCell(rowIndex, column, pad(column < row.count ? row[column] : "", column))
+                    }))
         }
         return lines.joined(separator: "\n")
     }

@@ -23,7 +23,8 @@ extension ReportFolder {
         var sizes: [String: Int] = [:]
         for name in names.sorted() where include(name) {
             var info = stat()
-            guard fstatat(AT_FDCWD, path(of: name), &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }  // gone meanwhile
+            // gone meanwhile
+            guard fstatat(AT_FDCWD, path(of: name), &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
             guard info.st_mode & S_IFMT == S_IFREG else { continue }
             sizes[name] = Int(info.st_size)
         }

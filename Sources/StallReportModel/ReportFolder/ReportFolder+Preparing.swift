@@ -29,7 +29,9 @@ extension ReportFolder {
         for component in path.split(separator: "/") {
             prefix += prefix.isEmpty || prefix.hasSuffix("/") ? String(component) : "/" + component
             if stat(prefix, &status) == 0 {
-                guard status.st_mode & S_IFMT == S_IFDIR else { throw Problem(reason: "\(prefix) exists and is not a directory") }
+                guard status.st_mode & S_IFMT == S_IFDIR else {
+                    throw Problem(reason: "\(prefix) exists and is not a directory")
+                }
                 continue
             }
             if mkdir(prefix, 0o700) == 0 {
@@ -38,7 +40,9 @@ extension ReportFolder {
             }
             let code = errno
             // Created by another process meanwhile: fine.
-            guard code == EEXIST else { throw Problem(reason: "cannot create \(prefix): \(CString.errorMessage(code))") }
+            guard code == EEXIST else {
+                throw Problem(reason: "cannot create \(prefix): \(CString.errorMessage(code))")
+            }
         }
     }
 
@@ -51,14 +55,18 @@ extension ReportFolder {
         guard stat(path, &status) == 0 else {
             let code = errno
             if lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFLNK {
-                throw Problem(reason: "is a symbolic link to \(Self.linkTarget(path) ?? "?"), which cannot be used: \(CString.errorMessage(code))")
+                throw Problem(
+                    reason:
+                        "is a symbolic link to \(Self.linkTarget(path) ?? "?"), which cannot be used: \(CString.errorMessage(code))"
+                )
             }
             throw Problem(reason: CString.errorMessage(code))
         }
         guard status.st_mode & S_IFMT == S_IFDIR else { throw Problem(reason: "is not a directory") }
         guard faccessat(AT_FDCWD, path, W_OK | X_OK, AT_EACCESS) == 0 else {
             let code = errno
-            throw Problem(reason: "this process (uid \(geteuid())) cannot create files in it: \(CString.errorMessage(code))")
+            throw Problem(
+                reason: "this process (uid \(geteuid())) cannot create files in it: \(CString.errorMessage(code))")
         }
     }
 

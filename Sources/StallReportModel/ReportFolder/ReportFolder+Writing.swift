@@ -27,9 +27,12 @@ extension ReportFolder {
     /// ``nameAttempts`` names from `nextName` (nil: no other name, fail). Returns the path and the
     /// name used.
     @discardableResult
-    package func write(_ data: Data, name: String, replacing: Bool,
-                       nextName: () -> String? = { nil }) throws(WriteFailure) -> (path: String, name: String) {
-        try write(name: name, replacing: replacing, nextName: nextName) { path, existing throws(AtomicFileWriter.Failure) in
+    package func write(
+        _ data: Data, name: String, replacing: Bool,
+        nextName: () -> String? = { nil }
+    ) throws(WriteFailure) -> (path: String, name: String) {
+        try write(name: name, replacing: replacing, nextName: nextName) {
+            path, existing throws(AtomicFileWriter.Failure) in
             try AtomicFileWriter.write(data, to: path, mode: 0o600, existing: existing)
         }
     }
@@ -38,19 +41,26 @@ extension ReportFolder {
     /// monitor's path). With `keepingOpen`, also returns a descriptor of the file written (see
     /// ``AtomicFileWriter/write(bytes:to:mode:existing:keepingOpen:)``; the caller closes it).
     @discardableResult
-    package func write(bytes: [UInt8], name: String, replacing: Bool, keepingOpen: Bool = false,
-                       nextName: () -> String? = { nil }) throws(WriteFailure) -> (path: String, name: String, descriptor: Int32?) {
+    package func write(
+        bytes: [UInt8], name: String, replacing: Bool, keepingOpen: Bool = false,
+        nextName: () -> String? = { nil }
+    ) throws(WriteFailure) -> (path: String, name: String, descriptor: Int32?) {
         var descriptor: Int32?
-        let used = try write(name: name, replacing: replacing, nextName: nextName) { path, existing throws(AtomicFileWriter.Failure) in
-            descriptor = try AtomicFileWriter.write(bytes: bytes, to: path, mode: 0o600, existing: existing, keepingOpen: keepingOpen)
+        let used = try write(name: name, replacing: replacing, nextName: nextName) {
+            path, existing throws(AtomicFileWriter.Failure) in
+            descriptor = try AtomicFileWriter.write(
+                bytes: bytes, to: path, mode: 0o600, existing: existing, keepingOpen: keepingOpen)
         }
         return (used.path, used.name, descriptor)
     }
 
     /// The loop over names of both writes.
-    private func write(name: String, replacing: Bool, nextName: () -> String?,
-                       _ writeFile: (String, AtomicFileWriter.Existing) throws(AtomicFileWriter.Failure) -> Void)
-        throws(WriteFailure) -> (path: String, name: String) {
+    private func write(
+        name: String, replacing: Bool, nextName: () -> String?,
+        _ writeFile: (String, AtomicFileWriter.Existing) throws(AtomicFileWriter.Failure) -> Void
+    )
+        throws(WriteFailure) -> (path: String, name: String)
+    {
         let existing: AtomicFileWriter.Existing = replacing ? .replace : .fail
         var name = name
         var attempts = 0
@@ -71,9 +81,12 @@ extension ReportFolder {
 
     /// One write; when the directory was removed while the monitor ran, it is created again
     /// (0700) and the write tried once more.
-    private func writeRecreatingDirectory(_ final: String, _ existing: AtomicFileWriter.Existing,
-                                          _ writeFile: (String, AtomicFileWriter.Existing) throws(AtomicFileWriter.Failure) -> Void)
-        throws(AtomicFileWriter.Failure) {
+    private func writeRecreatingDirectory(
+        _ final: String, _ existing: AtomicFileWriter.Existing,
+        _ writeFile: (String, AtomicFileWriter.Existing) throws(AtomicFileWriter.Failure) -> Void
+    )
+        throws(AtomicFileWriter.Failure)
+    {
         do {
             try writeFile(final, existing)
         } catch let error where error.code == ENOENT {

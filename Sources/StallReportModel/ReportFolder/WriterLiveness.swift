@@ -25,10 +25,13 @@ package enum WriterLiveness {
 
     /// The state of the process a report or session record names, by ``ProcessLiveness``'s rule
     /// (pid, recorded start time, else executable name) when it ran on `localHost`.
-    package static func state(hostName: String, pid: Int, startTicks: UInt64?, executableName: String,
-                              localHost: String = StaleStatus.hostName) -> State {
+    package static func state(
+        hostName: String, pid: Int, startTicks: UInt64?, executableName: String,
+        localHost: String = StaleStatus.hostName
+    ) -> State {
         guard hostName == localHost else { return .elsewhere }
-        return ProcessLiveness.isRunning(pid: pid, startTicks: startTicks, executableName: executableName) ? .running : .gone
+        return ProcessLiveness.isRunning(pid: pid, startTicks: startTicks, executableName: executableName)
+            ? .running : .gone
     }
 
     /// Whether the writer of a file whose name holds `pid` may still run, knowing nothing but the

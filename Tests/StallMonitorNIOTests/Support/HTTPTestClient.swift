@@ -19,7 +19,9 @@ final class HTTPTestClient: @unchecked Sendable {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else {
             let error = errno
@@ -48,7 +50,8 @@ final class HTTPTestClient: @unchecked Sendable {
         let head = String(decoding: pending[..<headerEnd], as: UTF8.self)
         pending.removeFirst(headerEnd + 4)
         guard head.hasPrefix("HTTP/1.1 200") else { throw Failure(description: "response: \(head)") }
-        let length = head.split(separator: "\r\n")
+        let length =
+            head.split(separator: "\r\n")
             .first { $0.lowercased().hasPrefix("content-length:") }
             .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
         while pending.count < length { try receive() }
@@ -60,7 +63,8 @@ final class HTTPTestClient: @unchecked Sendable {
     private func readUntil(_ marker: [UInt8]) throws -> Int {
         while true {
             if pending.count >= marker.count {
-                for start in 0...(pending.count - marker.count) where pending[start..<(start + marker.count)].elementsEqual(marker) {
+                for start in 0...(pending.count - marker.count)
+                where pending[start..<(start + marker.count)].elementsEqual(marker) {
                     return start
                 }
             }

@@ -112,7 +112,8 @@ private final class TestRouteHandler: ChannelInboundHandler {
     fileprivate func send(_ body: String, context: ChannelHandlerContext) {
         var headers = HTTPHeaders()
         headers.add(name: "content-length", value: "\(body.utf8.count)")
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: body)))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }

@@ -8,7 +8,9 @@ struct TemporaryReports {
         .appendingPathComponent("StallMonitorNIOTests-\(UUID().uuidString)", isDirectory: true)
 
     /// A configuration that writes here; its metrics go to `metrics` when given.
-    func configuration(threshold: Duration = .milliseconds(250), metrics: (any MetricsFactory)? = nil) -> StallMonitor.Configuration {
+    func configuration(
+        threshold: Duration = .milliseconds(250), metrics: (any MetricsFactory)? = nil
+    ) -> StallMonitor.Configuration {
         var configuration = StallMonitor.Configuration(threshold: threshold, reportDirectory: url)
         if let metrics { configuration.metrics = .init(factory: metrics) }
         return configuration

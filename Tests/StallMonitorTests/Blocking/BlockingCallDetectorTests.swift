@@ -1,10 +1,11 @@
-import Dispatch
 import CStallMonitor
+import Dispatch
 import Foundation
 import Glibc
-@testable import StallMonitor
 import Synchronization
 import Testing
+
+@testable import StallMonitor
 
 /// Functions with names of their own, so a record's stack can be checked for its call site.
 enum BlockingWork {
@@ -21,7 +22,10 @@ enum BlockingWork {
     @inline(never) static func readBlockingPipeForBlockingTest(milliseconds: Int) {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { return }
-        defer { close(fds[0]); close(fds[1]) }
+        defer {
+            close(fds[0])
+            close(fds[1])
+        }
         let writer = fds[1]
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
             var byte: UInt8 = 1
@@ -52,8 +56,9 @@ enum BlockingVisibility {
     /// then bind inside it, with no GOT entry. Found with dlsym and dladdr, apart from the detector.
     static func executableDefines(_ name: String) -> Bool {
         guard let address = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name).map({ UInt(bitPattern: $0) }),
-              let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8),
-              let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return false }
+            let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8),
+            let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        else { return false }
         for line in maps.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             let bounds = fields.first?.split(separator: "-").compactMap { UInt($0, radix: 16) } ?? []
@@ -67,16 +72,19 @@ enum BlockingVisibility {
 /// `BlockingCallDetector` on real threads: real `usleep`, semaphore and pipe waits in Swift tasks,
 /// and the calls that must not count (awaiting, allowed, other threads, other scopes).
 @Suite("Blocking calls", .serialized) struct BlockingCallDetectorTests {
-    @Test("the detector says whether the executable's own calls are seen: not where the executable defines the function itself",
-          .enabled(if: BlockingVisibility.detectorStarts))
+    @Test(
+        "the detector says whether the executable's own calls are seen: not where the executable defines the function itself",
+        .enabled(if: BlockingVisibility.detectorStarts))
     func visibility() throws {
         let detector = try BlockingCallDetector.startScoped()
         defer { detector.stop() }
-        for name in ["usleep", "read", "sem_wait", "pthread_mutex_lock"] where BlockingVisibility.executableDefines(name) {
+        for name in ["usleep", "read", "sem_wait", "pthread_mutex_lock"]
+        where BlockingVisibility.executableDefines(name) {
             #expect(detector.callsUnseenInExecutable.contains(name), "\(name) is defined in the executable")
         }
-        #expect(detector.callsUnseenInExecutable.contains("usleep") == BlockingVisibility.executableDefines("usleep"),
-                "unseen in the executable: \(detector.callsUnseenInExecutable)")
+        #expect(
+            detector.callsUnseenInExecutable.contains("usleep") == BlockingVisibility.executableDefines("usleep"),
+            "unseen in the executable: \(detector.callsUnseenInExecutable)")
         #expect(!detector.unseenCalls.contains("read"), "libFoundation and libdispatch call read through their GOTs")
     }
 
@@ -84,8 +92,9 @@ enum BlockingVisibility {
         Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
     }
 
-    @Test("a usleep in a task is recorded with its duration, its thread and its call site",
-          .enabled(if: BlockingVisibility.executableCallsSeen))
+    @Test(
+        "a usleep in a task is recorded with its duration, its thread and its call site",
+        .enabled(if: BlockingVisibility.executableCallsSeen))
     func usleepInATask() async throws {
         let detector = try BlockingCallDetector.startScoped(.init(threshold: .milliseconds(1)))
         defer { detector.stop() }
@@ -99,12 +108,15 @@ enum BlockingVisibility {
         let call = calls[0]
         #expect(call.call == "usleep")
         #expect(call.inTask)
-        #expect(milliseconds(call.duration) >= 20 && milliseconds(call.duration) <= measured + 0.1,
-                "recorded \(milliseconds(call.duration)) ms, the caller measured \(measured) ms")
+        #expect(
+            milliseconds(call.duration) >= 20 && milliseconds(call.duration) <= measured + 0.1,
+            "recorded \(milliseconds(call.duration)) ms, the caller measured \(measured) ms")
         #expect(call.callSite?.function?.contains("sleepInUsleepForBlockingTest") == true, "\(call)")
     }
 
-    @Test("DispatchSemaphore.wait and a read from an empty pipe are recorded", .enabled(if: BlockingVisibility.executableCallsSeen))
+    @Test(
+        "DispatchSemaphore.wait and a read from an empty pipe are recorded",
+        .enabled(if: BlockingVisibility.executableCallsSeen))
     func semaphoreAndPipe() async throws {
         let detector = try BlockingCallDetector.startScoped(.init(threshold: .milliseconds(5)))
         defer { detector.stop() }
@@ -113,8 +125,12 @@ enum BlockingVisibility {
             BlockingWork.readBlockingPipeForBlockingTest(milliseconds: 30)
         }
         let calls = detector.takeCalls()
-        let semaphore = calls.first { $0.frames.contains { $0.function?.contains("waitOnSemaphoreForBlockingTest") == true } }
-        let pipeRead = calls.first { $0.frames.contains { $0.function?.contains("readBlockingPipeForBlockingTest") == true } }
+        let semaphore = calls.first {
+            $0.frames.contains { $0.function?.contains("waitOnSemaphoreForBlockingTest") == true }
+        }
+        let pipeRead = calls.first {
+            $0.frames.contains { $0.function?.contains("readBlockingPipeForBlockingTest") == true }
+        }
         #expect(semaphore.map { ["sem_wait", "futex", "sem_timedwait"].contains($0.call) } == true, "\(calls)")
         if BlockingVisibility.executableDefines("read") {
             // A sanitizer's runtime defines read in the executable: the test's own read is not seen.
@@ -125,7 +141,9 @@ enum BlockingVisibility {
         #expect(calls.allSatisfy { milliseconds($0.duration) >= 5 })
     }
 
-    @Test("awaiting, an allowed call, a thread outside any task and a call of another scope are not recorded", .enabled(if: BlockingVisibility.executableCallsSeen))
+    @Test(
+        "awaiting, an allowed call, a thread outside any task and a call of another scope are not recorded",
+        .enabled(if: BlockingVisibility.executableCallsSeen))
     func controls() async throws {
         let detector = try BlockingCallDetector.startScoped(.init(threshold: .milliseconds(1)))
         defer { detector.stop() }
@@ -144,7 +162,10 @@ enum BlockingVisibility {
             }
             thread.start()
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                DispatchQueue.global().async { done.wait(); continuation.resume() }
+                DispatchQueue.global().async {
+                    done.wait()
+                    continuation.resume()
+                }
             }
         }
         other.attributing { BlockingWork.sleepInUsleepForBlockingTest(milliseconds: 10) }
@@ -152,7 +173,9 @@ enum BlockingVisibility {
         #expect(other.takeCalls().count == 1)
     }
 
-    @Test("a thread marked as one that must not block is watched outside any task", .enabled(if: BlockingVisibility.executableCallsSeen))
+    @Test(
+        "a thread marked as one that must not block is watched outside any task",
+        .enabled(if: BlockingVisibility.executableCallsSeen))
     func markedThread() throws {
         let detector = try BlockingCallDetector.start(.init(threshold: .milliseconds(5)))
         defer { detector.stop() }
@@ -185,7 +208,9 @@ enum BlockingVisibility {
         detector.takeCalls().filter { $0.threadID == thread }
     }
 
-    @Test("a usleep in a watched RunLoop's callout is recorded; the same call before the watch and after it is not", .enabled(if: BlockingVisibility.executableCallsSeen))
+    @Test(
+        "a usleep in a watched RunLoop's callout is recorded; the same call before the watch and after it is not",
+        .enabled(if: BlockingVisibility.executableCallsSeen))
     func watchedRunLoop() throws {
         let detector = try BlockingCallDetector.start(.init(threshold: .milliseconds(5)))
         defer { detector.stop() }
@@ -241,10 +266,11 @@ struct BlockingGroundTruthTests {
             var measured: [Double] = []
             for length in lengths {
                 measured.append(await Task { Self.timedUsleep(milliseconds: length) }.value)
-                measured.append(await withTaskGroup(of: Double.self) { group in
-                    group.addTask { Self.timedUsleep(milliseconds: length) }
-                    return await group.next() ?? 0
-                })
+                measured.append(
+                    await withTaskGroup(of: Double.self) { group in
+                        group.addTask { Self.timedUsleep(milliseconds: length) }
+                        return await group.next() ?? 0
+                    })
                 async let child = Self.timedUsleep(milliseconds: length)
                 measured.append(await child)
                 measured.append(await ledger.recordSlowly(milliseconds: length))
@@ -252,7 +278,9 @@ struct BlockingGroundTruthTests {
                 // Controls: the same waits, awaited.
                 try? await Task.sleep(for: .milliseconds(length))
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(length)) { continuation.resume() }
+                    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(length)) {
+                        continuation.resume()
+                    }
                 }
             }
             return measured
@@ -260,7 +288,8 @@ struct BlockingGroundTruthTests {
         let calls = detector.takeCalls().filter { $0.frames.contains { $0.function?.contains("timedUsleep") == true } }
         try #require(calls.count == measured.count, "\(calls.count) recorded for \(measured.count) calls: \(calls)")
         for (call, ownClock) in zip(calls, measured) {
-            let recorded = Double(call.duration.components.attoseconds) / 1e15 + Double(call.duration.components.seconds) * 1000
+            let recorded =
+                Double(call.duration.components.attoseconds) / 1e15 + Double(call.duration.components.seconds) * 1000
             #expect(call.call == "usleep" && call.inTask)
             #expect(abs(recorded - ownClock) <= 0.5, "recorded \(recorded) ms, the caller's clock \(ownClock) ms")
         }

@@ -1,8 +1,9 @@
 import Foundation
 import MetricsTestKit
-@testable import StallMonitor
 import StallReportModel
 import Testing
+
+@testable import StallMonitor
 
 /// A monitor with `blockingCalls` set, on the real concurrency pool: its blocking calls are
 /// written as `blocking-*.json` reports aggregated by call site, timed as the caller's own clock
@@ -16,11 +17,14 @@ struct BlockingCallReportTests {
     /// The blocking-calls reports in `directory`, decoded.
     static func blockingReports(in directory: ReportDirectory) throws -> [BlockingCallsReport] {
         try directory.entries().filter(BlockingCallsReport.isFileName).map { name in
-            try ReportCoding.makeDecoder().decode(BlockingCallsReport.self, from: Data(contentsOf: directory.url.appendingPathComponent(name)))
+            try ReportCoding.makeDecoder().decode(
+                BlockingCallsReport.self, from: Data(contentsOf: directory.url.appendingPathComponent(name)))
         }
     }
 
-    @Test("pool tasks that block 20 ms four times: one call site, four durations within 0.5 ms of the caller's clock, one timer value each; awaiting gives none")
+    @Test(
+        "pool tasks that block 20 ms four times: one call site, four durations within 0.5 ms of the caller's clock, one timer value each; awaiting gives none"
+    )
     func poolCallsReported() async throws {
         let directory = ReportDirectory()
         defer { directory.remove() }
@@ -41,7 +45,9 @@ struct BlockingCallReportTests {
 
         let reports = try Self.blockingReports(in: directory)
         try #require(!reports.isEmpty, "no blocking-calls report in \(directory.entries())")
-        let sites = reports.flatMap(\.callSites).filter { site in site.stack.contains { $0.symbol?.contains("blockInPoolForReportTest") == true } }
+        let sites = reports.flatMap(\.callSites).filter { site in
+            site.stack.contains { $0.symbol?.contains("blockInPoolForReportTest") == true }
+        }
         try #require(Set(sites.map(\.fingerprint)).count == 1, "\(sites)")
         #expect(sites.allSatisfy { $0.call == "usleep" && $0.loopKind == "concurrencyPool" })
         #expect(sites.allSatisfy { $0.callSite?.contains("timedUsleep") == true }, "\(sites.map(\.callSite))")
@@ -56,7 +62,10 @@ struct BlockingCallReportTests {
             #expect(report.callSites.allSatisfy { $0.totalMs >= $0.maxMs && $0.maxMs >= 5 })
         }
         let timed = metrics.timers(label: "stallmonitor.blocking.duration")
-            .filter { $0.dimensions.contains { $0 == ("loop.kind", "concurrencyPool") } && $0.dimensions.contains { $0 == ("call", "usleep") } }
+            .filter {
+                $0.dimensions.contains { $0 == ("loop.kind", "concurrencyPool") }
+                    && $0.dimensions.contains { $0 == ("call", "usleep") }
+            }
         #expect(timed.flatMap(\.values).filter { $0 >= 19_000_000 }.count == measured.count, "\(timed.map(\.values))")
     }
 
@@ -65,7 +74,8 @@ struct BlockingCallReportTests {
         let directory = ReportDirectory()
         defer { directory.remove() }
         var configuration = directory.configuration()
-        configuration.blockingCalls = .init(threshold: .milliseconds(5), reportInterval: .seconds(60), maxCallSitesPerReport: 1)
+        configuration.blockingCalls = .init(
+            threshold: .milliseconds(5), reportInterval: .seconds(60), maxCallSitesPerReport: 1)
         let monitor = try StallMonitor.start(configuration, loops: [.concurrencyPool], pollInterval: .milliseconds(5))
         _ = await Task.detached { Self.blockInPoolForReportTest(milliseconds: 30) }.value
         _ = await Task.detached { BlockingGroundTruthTests.timedUsleep(milliseconds: 10) }.value
@@ -74,7 +84,9 @@ struct BlockingCallReportTests {
         let reports = try Self.blockingReports(in: directory)
         try #require(reports.count == 1, "\(directory.entries())")
         #expect(reports[0].callSites.count == 1 && reports[0].omittedCallSites == 1, "\(reports[0].callSites)")
-        #expect(reports[0].callSites.first?.stack.contains { $0.symbol?.contains("blockInPoolForReportTest") == true } == true)
+        #expect(
+            reports[0].callSites.first?.stack.contains { $0.symbol?.contains("blockInPoolForReportTest") == true }
+                == true)
         #expect(reports[0].callSites.allSatisfy { $0.durationsMs.allSatisfy { $0 >= 5 } })
     }
 
@@ -106,7 +118,8 @@ struct BlockingCallVisibilityTests {
         if !BlockingVisibility.detectorStarts {
             #expect(said == 1 && notSeen == nil, "ThreadSanitizer: nothing is watched, and start says so")
         } else {
-            let defined = ["usleep", "read", "pthread_mutex_lock", "nanosleep"].filter(BlockingVisibility.executableDefines)
+            let defined = ["usleep", "read", "pthread_mutex_lock", "nanosleep"].filter(
+                BlockingVisibility.executableDefines)
             #expect(said == (defined.isEmpty ? 0 : 1), "the executable defines \(defined)")
             #expect(notSeen != nil && notSeen?.contains("read") == false, "\(notSeen ?? [])")
         }

@@ -30,8 +30,10 @@ struct DependencyGraphTests {
     /// StallMonitor itself left out. `traits` is the dependency's `traits:` argument, or nil for none.
     static func resolvedPackages(traits: String?) throws -> Set<String> {
         let root = PackageRoot.url.standardizedFileURL
-        let app = FileManager.default.temporaryDirectory.appendingPathComponent("StallMonitorTests-app-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: app.appendingPathComponent("Sources/App"), withIntermediateDirectories: true)
+        let app = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "StallMonitorTests-app-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(
+            at: app.appendingPathComponent("Sources/App"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: app) }
         let traitsArgument = traits.map { ", traits: \($0)" } ?? ""
         let manifest = """
@@ -46,15 +48,17 @@ struct DependencyGraphTests {
             )
             """
         try manifest.write(to: app.appendingPathComponent("Package.swift"), atomically: true, encoding: .utf8)
-        try "import StallMonitor\n".write(to: app.appendingPathComponent("Sources/App/main.swift"), atomically: true, encoding: .utf8)
+        try "import StallMonitor\n".write(
+            to: app.appendingPathComponent("Sources/App/main.swift"), atomically: true, encoding: .utf8)
         let pins = root.appendingPathComponent("Package.resolved")
         if FileManager.default.fileExists(atPath: pins.path) {
             try FileManager.default.copyItem(at: pins, to: app.appendingPathComponent("Package.resolved"))
         }
 
         // Resolving copies three checkouts from SwiftPM's cache: seconds, minutes on a loaded machine.
-        let run = try runTool(["swift", "package", "--package-path", app.path, "show-dependencies", "--format", "json"],
-                              timeout: .seconds(600))
+        let run = try runTool(
+            ["swift", "package", "--package-path", app.path, "show-dependencies", "--format", "json"],
+            timeout: .seconds(600))
         try #require(run.status == 0, "swift package show-dependencies: \(run.errors)")
 
         let graph = try JSONSerialization.jsonObject(with: Data(run.output.utf8))

@@ -1,7 +1,9 @@
 import Testing
 
 extension DocSnippetsTests {
-    @Test("the check itself: a new block, a drifted copy, a stale copy, a dangling fragment marker and a misplaced marker are caught")
+    @Test(
+        "the check itself: a new block, a drifted copy, a stale copy, a dangling fragment marker and a misplaced marker are caught"
+    )
     func checkCatchesEachKindOfMistake() {
         let doc = """
             Start it:
@@ -59,7 +61,8 @@ extension DocSnippetsTests {
 
         var drifted = copied.copies
         drifted[1].lines = ["monitor.stop(); monitor.flush()"]
-        let problems = Self.problems(blocks: found.blocks, copies: drifted + [Snippet(doc: "B.md", place: "B.swift:1", lines: ["x"])])
+        let problems = Self.problems(
+            blocks: found.blocks, copies: drifted + [Snippet(doc: "B.md", place: "B.swift:1", lines: ["x"])])
         #expect(problems.count == 3, "\(problems)")
         #expect(problems.first?.hasPrefix("A.md:17: this ```swift block has no identical copy") == true)
         #expect(problems.last?.hasPrefix("B.swift:1: this copy of a snippet of B.md is no block of that doc") == true)

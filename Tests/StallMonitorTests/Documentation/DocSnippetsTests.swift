@@ -49,7 +49,9 @@ struct DocSnippetsTests {
         lines.compactMap { line -> String? in
             var trimmed = line.trimmingCharacters(in: .whitespaces)
             if dropsMain, trimmed == "@main" { return nil }
-            if dropsMain, trimmed.hasPrefix("@main ") { trimmed = String(trimmed.dropFirst(6)).trimmingCharacters(in: .whitespaces) }
+            if dropsMain, trimmed.hasPrefix("@main ") {
+                trimmed = String(trimmed.dropFirst(6)).trimmingCharacters(in: .whitespaces)
+            }
             return trimmed.isEmpty ? nil : trimmed
         }
     }
@@ -76,7 +78,8 @@ struct DocSnippetsTests {
             if trimmed.hasPrefix("```") {
                 let isSwift = trimmed.dropFirst(3).trimmingCharacters(in: .whitespaces) == "swift"
                 if isSwift {
-                    blocks.append(Snippet(doc: file, place: "\(file):\(index + 1)", lines: [], isFragment: markerLine != nil))
+                    blocks.append(
+                        Snippet(doc: file, place: "\(file):\(index + 1)", lines: [], isFragment: markerLine != nil))
                 } else if let marker = markerLine {
                     problems.append("\(file):\(marker + 1): \(fragmentMarker) is not followed by a ```swift block")
                 }
@@ -90,7 +93,9 @@ struct DocSnippetsTests {
             }
         }
         if let open = fence { problems.append("\(file):\(open.start + 1): a code block is never closed") }
-        if let marker = markerLine { problems.append("\(file):\(marker + 1): \(fragmentMarker) is not followed by a ```swift block") }
+        if let marker = markerLine {
+            problems.append("\(file):\(marker + 1): \(fragmentMarker) is not followed by a ```swift block")
+        }
         return (blocks, problems)
     }
 
@@ -108,8 +113,10 @@ struct DocSnippetsTests {
             }
             switch (trimmed.dropFirst("// snippet:".count).trimmingCharacters(in: .whitespaces), open) {
             case ("end", let current?):
-                copies.append(Snippet(doc: current.snippet.doc, place: current.snippet.place,
-                                      lines: normalized(current.body, dropsMain: false)))
+                copies.append(
+                    Snippet(
+                        doc: current.snippet.doc, place: current.snippet.place,
+                        lines: normalized(current.body, dropsMain: false)))
                 open = nil
             case ("pause", let current?) where !current.paused: open?.paused = true
             case ("resume", let current?) where current.paused: open?.paused = false
@@ -132,12 +139,15 @@ struct DocSnippetsTests {
             if let match = unmatched.firstIndex(where: { $0.doc == block.doc && $0.lines == block.lines }) {
                 unmatched.remove(at: match)
             } else {
-                problems.append("\(block.place): this ```swift block has no identical copy in \(snippetsFolder) or an example's Sources "
-                                + "(copy it there, or mark it \(fragmentMarker) if it cannot compile on its own)")
+                problems.append(
+                    "\(block.place): this ```swift block has no identical copy in \(snippetsFolder) or an example's Sources "
+                        + "(copy it there, or mark it \(fragmentMarker) if it cannot compile on its own)")
             }
         }
         for copy in unmatched {
-            problems.append("\(copy.place): this copy of a snippet of \(copy.doc) is no block of that doc (changed or removed there?)")
+            problems.append(
+                "\(copy.place): this copy of a snippet of \(copy.doc) is no block of that doc (changed or removed there?)"
+            )
         }
         return problems
     }
@@ -150,9 +160,10 @@ struct DocSnippetsTests {
         let root = PackageRoot.url
         let examples = root.appendingPathComponent("Examples")
         let examplePackages = (try? FileManager.default.contentsOfDirectory(atPath: examples.path)) ?? []
-        let folders = [root.appendingPathComponent(snippetsFolder)]
+        let folders =
+            [root.appendingPathComponent(snippetsFolder)]
             + examplePackages.sorted().map { examples.appendingPathComponent($0).appendingPathComponent("Sources") }
-                .filter { FileManager.default.fileExists(atPath: $0.path) }
+            .filter { FileManager.default.fileExists(atPath: $0.path) }
         let rootPrefix = root.standardizedFileURL.path + "/"
         var files: [String] = []
         for folder in folders {
@@ -166,27 +177,35 @@ struct DocSnippetsTests {
         return files.sorted()
     }
 
-    @Test("every ```swift block of README.md and the DocC catalogs is compiled in Tests/DocSnippets, or marked a fragment")
+    @Test(
+        "every ```swift block of README.md and the DocC catalogs is compiled in Tests/DocSnippets, or marked a fragment"
+    )
     func everySnippetIsCompiledOrAFragment() throws {
         let root = PackageRoot.url
         var blocks: [Snippet] = []
         var copies: [Snippet] = []
         var problems: [String] = []
         for file in try DocumentedFiguresTests.documentationFiles() {
-            let found = Self.blocks(in: try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8), file: file)
+            let found = Self.blocks(
+                in: try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8), file: file)
             blocks += found.blocks
             problems += found.problems
         }
         for file in try Self.snippetFiles() {
-            let found = Self.copies(in: try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8), file: file)
+            let found = Self.copies(
+                in: try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8), file: file)
             copies += found.copies
             problems += found.problems
         }
         problems += Self.problems(blocks: blocks, copies: copies)
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
-        #expect(blocks.count > 25 && copies.count > 20, "the docs have snippets (\(blocks.count)) and most are compiled (\(copies.count))")
+        #expect(
+            blocks.count > 25 && copies.count > 20,
+            "the docs have snippets (\(blocks.count)) and most are compiled (\(copies.count))")
         let manifest = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
-        #expect(manifest.contains("path: \"\(Self.snippetsFolder)\""), "Package.swift declares the target that compiles the copies")
+        #expect(
+            manifest.contains("path: \"\(Self.snippetsFolder)\""),
+            "Package.swift declares the target that compiles the copies")
     }
 }
 

@@ -38,7 +38,10 @@ struct DocumentedFiguresTests {
     static func latestValues() throws -> [String: String] {
         struct Latest: Decodable {
             struct Figure: Decodable { var rows: [Row] }
-            struct Row: Decodable { var figure: String; var value: String }
+            struct Row: Decodable {
+                var figure: String
+                var value: String
+            }
             var figures: [Figure]
         }
         let data = try Data(contentsOf: PackageRoot.url.appendingPathComponent("Reports/benchmarks/latest.json"))
@@ -56,10 +59,14 @@ struct DocumentedFiguresTests {
     }
 
     /// Regexes are not Sendable: each use makes its own.
-    static var marker: Regex<(Substring, Substring, Substring?, Substring?)> { #/<!--\s*figure\s+([0-9]+[a-z]?)\s*-->(`([^`\n]+)`)?/# }
+    static var marker: Regex<(Substring, Substring, Substring?, Substring?)> {
+        #/<!--\s*figure\s+([0-9]+[a-z]?)\s*-->(`([^`\n]+)`)?/#
+    }
     /// A reference to figures by id: "figure 10", "figures 7d and 7e", "Figures 7b to 7f",
     /// "figure 10e/10f", "--figure 1,5".
-    static var reference: Regex<Substring> { #/[Ff]igures?\s+[0-9]{1,2}[a-z]?(?:\s*(?:,|/|and|or|to)\s*[0-9]{1,2}[a-z]?)*/# }
+    static var reference: Regex<Substring> {
+        #/[Ff]igures?\s+[0-9]{1,2}[a-z]?(?:\s*(?:,|/|and|or|to)\s*[0-9]{1,2}[a-z]?)*/#
+    }
 
     static func quotes(in line: Substring) -> [Quote] {
         line.matches(of: marker).map { Quote(id: String($0.output.1), text: $0.output.3.map(String.init)) }
@@ -71,7 +78,10 @@ struct DocumentedFiguresTests {
         var inFence = false
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let place = "\(file):\(index + 1)"
-            if line.trimmingCharacters(in: .whitespaces).hasPrefix("```") { inFence.toggle(); continue }
+            if line.trimmingCharacters(in: .whitespaces).hasPrefix("```") {
+                inFence.toggle()
+                continue
+            }
             if inFence { continue }
             if line.trimmingCharacters(in: .whitespaces).hasPrefix("<!--") && line.contains(marker) {
                 problems.append("\(place): a figure marker begins the line (an HTML block: the line would not render)")
@@ -82,23 +92,30 @@ struct DocumentedFiguresTests {
                     continue
                 }
                 guard let quoted = quote.text else {
-                    problems.append("\(place): the marker of figure \(quote.id) is not followed by a code span with the quoted value")
+                    problems.append(
+                        "\(place): the marker of figure \(quote.id) is not followed by a code span with the quoted value"
+                    )
                     continue
                 }
                 if !value.contains(quoted) {
-                    problems.append("\(place): figure \(quote.id) quoted as \"\(quoted)\", but latest.json says \"\(value)\"")
+                    problems.append(
+                        "\(place): figure \(quote.id) quoted as \"\(quoted)\", but latest.json says \"\(value)\"")
                 }
             }
             guard line.contains(reference) else { continue }
             let rest = line.replacing(marker, with: "").replacing(reference, with: "")
             if rest.contains(where: \.isNumber) {
-                problems.append("\(place): names a figure and a number without a `<!-- figure ID -->` marker: \(line.trimmingCharacters(in: .whitespaces))")
+                problems.append(
+                    "\(place): names a figure and a number without a `<!-- figure ID -->` marker: \(line.trimmingCharacters(in: .whitespaces))"
+                )
             }
         }
         return problems
     }
 
-    @Test("every figure quoted in README.md and the DocC catalogs is the value in latest.json, and no other line quotes one")
+    @Test(
+        "every figure quoted in README.md and the DocC catalogs is the value in latest.json, and no other line quotes one"
+    )
     func quotedFiguresMatchLatest() throws {
         let values = try Self.latestValues()
         #expect(values.count > 20, "latest.json has rows")
@@ -115,9 +132,13 @@ struct DocumentedFiguresTests {
         #expect(quoteCount > 0, "the convention is in use (the NIO and MainActor articles quote figures)")
     }
 
-    @Test("the check itself: a wrong value, an unknown figure, a bare marker, a marker at a line's start and an unmarked number are caught")
+    @Test(
+        "the check itself: a wrong value, an unknown figure, a bare marker, a marker at a line's start and an unmarked number are caught"
+    )
     func checkCatchesEachKindOfMistake() {
-        let values = ["11b": "49.8/s, 1852.3 µs of CPU per second (both loops idle)", "12a": "49.7/s, 1906 µs of CPU per second"]
+        let values = [
+            "11b": "49.8/s, 1852.3 µs of CPU per second (both loops idle)", "12a": "49.7/s, 1906 µs of CPU per second",
+        ]
         let good = """
             the watchdog wakes <!-- figure 11b -->`49.8/s` and uses <!-- figure 11b -->`1852.3 µs of CPU per second`;
             figure 11b measures the idle cost; figures 7d and 7e the memory (see `Reports/benchmarks/latest.md`).

@@ -17,14 +17,19 @@ struct PublicSurfaceTests {
     /// comment comes right before it (attribute lines in between are allowed).
     static func publicDeclarations(module: String) throws -> [(place: String, documented: Bool)] {
         let folder = PackageRoot.url.appendingPathComponent("Sources/\(module)")
-        let files = try FileManager.default.subpathsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") }.sorted()
+        let files = try FileManager.default.subpathsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") }
+            .sorted()
         var found: [(place: String, documented: Bool)] = []
         for file in files {
             let lines = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
                 .split(separator: "\n", omittingEmptySubsequences: false)
             for (index, line) in lines.enumerated() where line.prefixMatch(of: declaration) != nil {
                 let above = lines[..<index].last { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("@") }
-                found.append(("\(module)/\(file):\(index + 1)", above?.trimmingCharacters(in: .whitespaces).hasPrefix("///") == true))
+                found.append(
+                    (
+                        "\(module)/\(file):\(index + 1)",
+                        above?.trimmingCharacters(in: .whitespaces).hasPrefix("///") == true
+                    ))
             }
         }
         return found
@@ -34,7 +39,9 @@ struct PublicSurfaceTests {
     func stallReportKitSurface() throws {
         let declarations = try Self.publicDeclarations(module: "StallReportKit")
         #expect(!declarations.isEmpty)
-        #expect(declarations.count <= Self.limit, "\(declarations.count) public declarations: make what only this package uses `package`")
+        #expect(
+            declarations.count <= Self.limit,
+            "\(declarations.count) public declarations: make what only this package uses `package`")
         let undocumented = declarations.filter { !$0.documented }.map(\.place)
         #expect(undocumented.isEmpty, "public without a /// doc comment: \(undocumented)")
     }

@@ -12,9 +12,12 @@ struct StallMetricsTests {
     @Test("a stall gives one duration close to its report's, one count, with loop and classification dimensions only")
     func stallDurationAndCount() throws {
         let metrics = TestMetrics()
-        try withMonitoredLoop("metrics-stall", configure: { configuration in
-            configuration.metrics = .init(factory: metrics, dimensions: [("service", "tests")])
-        }) { directory, loop, monitor in
+        try withMonitoredLoop(
+            "metrics-stall",
+            configure: { configuration in
+                configuration.metrics = .init(factory: metrics, dimensions: [("service", "tests")])
+            }
+        ) { directory, loop, monitor in
             try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 400) }
             #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
             monitor.stop()
@@ -38,14 +41,16 @@ struct StallMetricsTests {
 
             // Every drop reason is there from the start, at zero here.
             let dropped = metrics.counters(label: "stallmonitor.reports.dropped")
-            #expect(Set(dropped.compactMap { $0.dimensions.first { $0.0 == "reason" }?.1 }) == [
-                "rateLimitedToSummary", "deletedForQuota", "reportWrite", "reportEncoding", "watchdogStarved",
-                "debuggerAttached", "processStopped",
-            ])
+            #expect(
+                Set(dropped.compactMap { $0.dimensions.first { $0.0 == "reason" }?.1 }) == [
+                    "rateLimitedToSummary", "deletedForQuota", "reportWrite", "reportEncoding", "watchdogStarved",
+                    "debuggerAttached", "processStopped",
+                ])
             #expect(metrics.counterTotal(label: "stallmonitor.reports.dropped") == 0)
 
             // Low cardinality: no fingerprint, thread id or path in any dimension of any metric.
-            let everyDimension = metrics.timers.flatMap(\.dimensions) + metrics.counters.flatMap(\.dimensions)
+            let everyDimension =
+                metrics.timers.flatMap(\.dimensions) + metrics.counters.flatMap(\.dimensions)
                 + metrics.recorders.flatMap(\.dimensions)
             let forbidden = [report.fingerprint, "\(report.loop.threadID)", directory.url.path]
             for (key, value) in everyDimension {
@@ -58,10 +63,13 @@ struct StallMetricsTests {
     @Test("a stall past maxReportsPerFingerprint is counted as dropped, rate limited; every stall is timed")
     func rateLimitedReportCountedAsDropped() throws {
         let metrics = TestMetrics()
-        try withMonitoredLoop("metrics-rate", configure: { configuration in
-            configuration.maxReportsPerFingerprint = 1
-            configuration.metrics = .init(factory: metrics)
-        }) { directory, loop, monitor in
+        try withMonitoredLoop(
+            "metrics-rate",
+            configure: { configuration in
+                configuration.maxReportsPerFingerprint = 1
+                configuration.metrics = .init(factory: metrics)
+            }
+        ) { directory, loop, monitor in
             // One closure, one call site, a spin that calls nothing: the same fingerprint each time
             // (three stalls: even if a loaded machine gave one of them another, two would share one).
             let stall: @Sendable () -> Void = { ProductionWork.spinWithoutCallsForRateLimit(milliseconds: 320) }
@@ -74,7 +82,10 @@ struct StallMetricsTests {
             let compact = reports.filter { $0.rateLimited == true }.count
             #expect(compact >= 1, "\(reports.map(\.fingerprint))")
             #expect(monitor.statistics.reportsRateLimited == compact)
-            #expect(metrics.counterTotal(label: "stallmonitor.reports.dropped", dimensions: [("reason", "rateLimitedToSummary")]) == Int64(compact))
+            #expect(
+                metrics.counterTotal(
+                    label: "stallmonitor.reports.dropped", dimensions: [("reason", "rateLimitedToSummary")])
+                    == Int64(compact))
             #expect(metrics.counterTotal(label: "stallmonitor.reports.dropped") == Int64(compact))
             #expect(metrics.counterTotal(label: "stallmonitor.stalls") == 3)
             #expect(metrics.timers(label: "stallmonitor.stall.duration").flatMap(\.values).count == 3)
@@ -85,12 +96,18 @@ struct StallMetricsTests {
     func loopUtilisation() throws {
         let busyDirectory = ReportDirectory("busy")
         let idleDirectory = ReportDirectory("idle")
-        defer { busyDirectory.remove(); idleDirectory.remove() }
+        defer {
+            busyDirectory.remove()
+            idleDirectory.remove()
+        }
         let busyMetrics = TestMetrics()
         let idleMetrics = TestMetrics()
         let busy = try MonitoredLoopThread(name: "metrics-busy")
         let idle = try MonitoredLoopThread(name: "metrics-idle")
-        defer { busy.stop(); idle.stop() }
+        defer {
+            busy.stop()
+            idle.stop()
+        }
         // A threshold no span here reaches: only the loop times are looked at. The session
         // heartbeat (at least 1 s) is when they are emitted, and once more at stop.
         func configuration(_ directory: ReportDirectory, _ metrics: TestMetrics) -> StallMonitor.Configuration {
@@ -117,14 +134,20 @@ struct StallMetricsTests {
         #expect((busyUtilisation.max() ?? 0) >= 0.5, "\(busyUtilisation)")
         // Seconds, in whole units with TestMetrics (swift-metrics' default floating-point counter
         // rounds for backends without one): 2.5 s awake is at least 1.
-        #expect(busyMetrics.counterTotal(label: "stallmonitor.loop.time", dimensions: busyLoop + [("loop.state", "active")]) >= 1)
+        #expect(
+            busyMetrics.counterTotal(label: "stallmonitor.loop.time", dimensions: busyLoop + [("loop.state", "active")])
+                >= 1)
 
         let idleLoop = [("loop.kind", "runLoop"), ("loop.name", "metrics-idle")]
         let idleUtilisation = try idleMetrics.expectGauge("stallmonitor.loop.utilization", idleLoop).values
         #expect(!idleUtilisation.isEmpty)
         #expect(idleUtilisation.allSatisfy { (0...0.2).contains($0) }, "\(idleUtilisation)")
-        #expect(idleMetrics.counterTotal(label: "stallmonitor.loop.time", dimensions: idleLoop + [("loop.state", "active")]) == 0)
-        #expect(idleMetrics.counterTotal(label: "stallmonitor.loop.time", dimensions: idleLoop + [("loop.state", "idle")]) >= 1)
+        #expect(
+            idleMetrics.counterTotal(label: "stallmonitor.loop.time", dimensions: idleLoop + [("loop.state", "active")])
+                == 0)
+        #expect(
+            idleMetrics.counterTotal(label: "stallmonitor.loop.time", dimensions: idleLoop + [("loop.state", "idle")])
+                >= 1)
     }
 }
 
@@ -135,9 +158,14 @@ struct StallMetricsLoopNameTests {
     @Test("main for the main thread and the MainActor, pool for the pool, else the loop thread's name")
     func loopNames() {
         #expect(StallMetrics.loopName(kind: "runLoop", threadName: "async-main-ho", isMainThread: true) == "main")
-        #expect(StallMetrics.loopName(kind: "runLoop", threadName: "metrics-stall", isMainThread: false) == "metrics-stall")
-        #expect(StallMetrics.loopName(kind: "nioEventLoop", threadName: "NIO-ELT-0-#1", isMainThread: false) == "NIO-ELT-0-#1")
+        #expect(
+            StallMetrics.loopName(kind: "runLoop", threadName: "metrics-stall", isMainThread: false) == "metrics-stall")
+        #expect(
+            StallMetrics.loopName(kind: "nioEventLoop", threadName: "NIO-ELT-0-#1", isMainThread: false)
+                == "NIO-ELT-0-#1")
         #expect(StallMetrics.loopName(kind: "mainActor", threadName: "-qos.overcommit", isMainThread: false) == "main")
-        #expect(StallMetrics.loopName(kind: "concurrencyPool", threadName: "oot.default-qos", isMainThread: false) == "pool")
+        #expect(
+            StallMetrics.loopName(kind: "concurrencyPool", threadName: "oot.default-qos", isMainThread: false) == "pool"
+        )
     }
 }

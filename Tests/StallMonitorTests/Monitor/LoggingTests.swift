@@ -49,10 +49,13 @@ struct LoggingTests {
     @Test("each report written is said at info level with its file, fingerprint and class in metadata")
     func reportsAreLogged() throws {
         let (logger, log) = CapturingLogHandler.logger()
-        try withMonitoredLoop("logged-stall", configure: { configuration in
-            configuration.threshold = .milliseconds(200)
-            configuration.logger = logger
-        }) { directory, loop, monitor in
+        try withMonitoredLoop(
+            "logged-stall",
+            configure: { configuration in
+                configuration.threshold = .milliseconds(200)
+                configuration.logger = logger
+            }
+        ) { directory, loop, monitor in
             try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 500) }
             #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
             let report = try #require(try directory.reports().first)
@@ -64,7 +67,9 @@ struct LoggingTests {
             #expect(entry.metadata["stallmonitor.classification"] == report.classification.rawValue)
             #expect(entry.metadata["stallmonitor.loop"] == "runLoop")
             #expect(entry.metadata["stallmonitor.thread"] == "logged-stall")
-            #expect(entry.metadata["path"].map { $0.hasSuffix(".json") && FileManager.default.fileExists(atPath: $0) } == true)
+            #expect(
+                entry.metadata["path"].map { $0.hasSuffix(".json") && FileManager.default.fileExists(atPath: $0) }
+                    == true)
             #expect(entry.message.contains("ms stall"))
         }
     }

@@ -8,7 +8,8 @@ import Testing
 struct LoopSilenceTests {
     /// A configuration writing to `directory` whose loop-silence warning comes after 300 ms, and
     /// the log it writes to.
-    static func configuration(in directory: ReportDirectory) -> (StallMonitor.Configuration, CapturingLogHandler.Store) {
+    static func configuration(in directory: ReportDirectory) -> (StallMonitor.Configuration, CapturingLogHandler.Store)
+    {
         var configuration = directory.configuration()
         let log = CapturingLogHandler.capture(&configuration)
         configuration.loopSilenceWarning = .milliseconds(300)
@@ -39,7 +40,8 @@ struct LoopSilenceTests {
         #expect(monitor.watchedLoops.map(\.hasRun) == [false])
 
         let deadline = Date().addingTimeInterval(5)
-        while Date() < deadline && !log.all.contains(where: { $0.metadata["stallmonitor.problem"] == "loopNotRunning" }) {
+        while Date() < deadline && !log.all.contains(where: { $0.metadata["stallmonitor.problem"] == "loopNotRunning" })
+        {
             Thread.sleep(forTimeInterval: 0.05)
         }
         let warnings = log.all.filter { $0.metadata["stallmonitor.problem"] == "loopNotRunning" }

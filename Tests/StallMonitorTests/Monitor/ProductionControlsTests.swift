@@ -25,7 +25,9 @@ struct ProductionControlsTests {
             let reports = try directory.reports()
             try #require(reports.count == 1)
             // The reported stall is the 350 ms one, not the 900 ms paused one.
-            #expect(reports[0].durationMs >= 350 && reports[0].durationMs < 900, "the paused stall must not be reported: \(reports[0].durationMs)")
+            #expect(
+                reports[0].durationMs >= 350 && reports[0].durationMs < 900,
+                "the paused stall must not be reported: \(reports[0].durationMs)")
         }
     }
 
@@ -37,10 +39,17 @@ struct ProductionControlsTests {
             #expect(!monitor.resume(), "nothing to undo")
             monitor.pause()
             try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 400) }
-            #expect(waitUntil { monitor.statistics.expectedLongWork == 1 }, "the pause after an extra resume must hold: \(monitor.statistics)")
+            #expect(
+                waitUntil { monitor.statistics.expectedLongWork == 1 },
+                "the pause after an extra resume must hold: \(monitor.statistics)")
             #expect(monitor.resume())
 
-            let result = try loop.run { monitor.whilePaused { () -> Int in StallingWork.spinOnCPUForStallTest(milliseconds: 400); return 7 } }
+            let result = try loop.run {
+                monitor.whilePaused { () -> Int in
+                    StallingWork.spinOnCPUForStallTest(milliseconds: 400)
+                    return 7
+                }
+            }
             #expect(result == 7)
             #expect(waitUntil { monitor.statistics.expectedLongWork == 2 }, "\(monitor.statistics)")
             try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 350) }

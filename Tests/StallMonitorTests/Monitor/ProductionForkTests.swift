@@ -8,7 +8,9 @@ import Testing
 /// the inherited handler is harmless) and the parent's stall is still reported.
 @Suite("Production: fork and process spawning", .serialized)
 struct ProductionForkTests {
-    @Test("fork() during a sampled stall: a child that gets the sampling signal, or calls stop(), exits 0; the stall is reported")
+    @Test(
+        "fork() during a sampled stall: a child that gets the sampling signal, or calls stop(), exits 0; the stall is reported"
+    )
     func forkDuringStall() throws {
         try withMonitoredLoop("fork") { directory, loop, monitor in
             let signal = monitor.signal
@@ -28,7 +30,8 @@ struct ProductionForkTests {
                 try #require(pid > 0, "fork failed: \(errno)")
                 statuses.append(waitForChild(pid))
             }
-            #expect(statuses.allSatisfy { $0.map { exitedNormally($0, code: 0) } ?? false }, "child statuses: \(statuses)")
+            #expect(
+                statuses.allSatisfy { $0.map { exitedNormally($0, code: 0) } ?? false }, "child statuses: \(statuses)")
             try stall.wait()
             #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
             let report = try #require(try directory.reports().first)
@@ -40,7 +43,9 @@ struct ProductionForkTests {
         }
     }
 
-    @Test("20 Foundation Process spawns of /bin/true from another thread during a sampled stall all exit 0; the stall is reported")
+    @Test(
+        "20 Foundation Process spawns of /bin/true from another thread during a sampled stall all exit 0; the stall is reported"
+    )
     func processSpawnsDuringStall() throws {
         try withMonitoredLoop("spawn-outside") { directory, loop, monitor in
             let stall = loop.perform { measureMilliseconds { StallingWork.spinOnCPUForStallTest(milliseconds: 1_500) } }
@@ -59,13 +64,17 @@ struct ProductionForkTests {
             #expect(statuses == Array(repeating: 0, count: 20), "\(statuses)")
             #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
             let report = try #require(try directory.reports().first)
-            #expect(durationCovers(report.durationMs, measured: measured), "\(report.durationMs) ms, measured \(measured) ms")
+            #expect(
+                durationCovers(report.durationMs, measured: measured),
+                "\(report.durationMs) ms, measured \(measured) ms")
             #expect(report.sampling.taken > 20 && sampledBefore > 0, "\(report.sampling)")
             #expect(report.sampling.attempted == report.sampling.accountedFor, "\(report.sampling)")
         }
     }
 
-    @Test("the monitored thread itself posix_spawns /bin/true again and again for 600 ms while sampled: all exit 0, reported, nothing hangs")
+    @Test(
+        "the monitored thread itself posix_spawns /bin/true again and again for 600 ms while sampled: all exit 0, reported, nothing hangs"
+    )
     func posixSpawnOnTheMonitoredThread() throws {
         try withMonitoredLoop("spawn-inside") { directory, loop, monitor in
             let result = try loop.run { ProductionWork.spawnTrueRepeatedly(milliseconds: 600) }

@@ -15,8 +15,10 @@ import Testing
 struct ProductionHostileStallTests {
     /// Runs `work` as one stall on a fresh monitored loop; checks it is reported once with every
     /// sample accounted for and the loop still answering. Returns the report and the closure's time.
-    static func stallAndCheck(name: String, expectedMs: Double,
-                              _ work: @escaping @Sendable () -> Void) throws -> (StallReport, Double) {
+    static func stallAndCheck(
+        name: String, expectedMs: Double,
+        _ work: @escaping @Sendable () -> Void
+    ) throws -> (StallReport, Double) {
         try withMonitoredLoop(name) { directory, loop, monitor in
             let measured = try loop.run(timeout: .seconds(10)) { measureMilliseconds(work) }
             #expect(measured < expectedMs + 150, "the stall took \(measured) ms, expected about \(expectedMs) ms")
@@ -29,7 +31,9 @@ struct ProductionHostileStallTests {
             #expect(report.sampling.attempted == report.sampling.accountedFor, "\(report.sampling)")
             // Freeing and unmapping after the measured part still belong to the span, and are slow
             // under the sanitizers.
-            #expect(durationCovers(report.durationMs, measured: measured, slackMs: 150), "report \(report.durationMs) ms, measured \(measured) ms")
+            #expect(
+                durationCovers(report.durationMs, measured: measured, slackMs: 150),
+                "report \(report.durationMs) ms, measured \(measured) ms")
             return (report, measured)
         }
     }
@@ -51,11 +55,14 @@ struct ProductionHostileStallTests {
         if Self.underSanitizer {
             let inRuntime = { (sample: StallReport.Sample) -> Bool in
                 guard sample.truncated == true, let leaf = report.symbols(of: sample).first else { return false }
-                return ["__tsan", "__asan", "__sanitizer", "__interceptor", "___interceptor"].contains { leaf.hasPrefix($0) }
+                return ["__tsan", "__asan", "__sanitizer", "__interceptor", "___interceptor"].contains {
+                    leaf.hasPrefix($0)
+                }
             }
             let stacks = report.samples.filter { $0.kind == .stack }
-            #expect(namesWork || (!stacks.isEmpty && stacks.allSatisfy(inRuntime)),
-                    "\(report.samples.map { ($0.kind.rawValue, report.symbols(of: $0).prefix(2)) })")
+            #expect(
+                namesWork || (!stacks.isEmpty && stacks.allSatisfy(inRuntime)),
+                "\(report.samples.map { ($0.kind.rawValue, report.symbols(of: $0).prefix(2)) })")
         } else {
             #expect(namesWork)
         }

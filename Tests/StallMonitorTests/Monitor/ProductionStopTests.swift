@@ -10,22 +10,34 @@ import Testing
 struct ProductionStopTests {
     @Test("stop() right after a stall ended (within the sampling interval) still writes it as ended, not inProgress")
     func stallJustBeforeStop() throws {
-        try withMonitoredLoop("stop-after", configure: { configuration in
-            configuration.samplingInterval = .milliseconds(50)  // the watchdog is unlikely to notice the end before stop()
-        }) { directory, loop, monitor in
-            let measured = try loop.run { measureMilliseconds { StallingWork.spinOnCPUForStallTest(milliseconds: 300) } }
+        try withMonitoredLoop(
+            "stop-after",
+            configure: { configuration in
+                // the watchdog is unlikely to notice the end before stop()
+                configuration.samplingInterval = .milliseconds(50)
+            }
+        ) { directory, loop, monitor in
+            let measured = try loop.run {
+                measureMilliseconds { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
+            }
             monitor.stop()
 
             let reports = try directory.reports()
             try #require(reports.count == 1, "\(directory.entries())")
-            #expect(reports[0].status == .ended, "a cleanly stopped monitor must not leave an inProgress report (the next start would call it fatal)")
-            #expect(durationCovers(reports[0].durationMs, measured: measured), "report \(reports[0].durationMs) ms, measured \(measured) ms")
+            #expect(
+                reports[0].status == .ended,
+                "a cleanly stopped monitor must not leave an inProgress report (the next start would call it fatal)")
+            #expect(
+                durationCovers(reports[0].durationMs, measured: measured),
+                "report \(reports[0].durationMs) ms, measured \(measured) ms")
             #expect(monitor.statistics.stallsDetected == 1)
             #expect(try SessionRecordFile(monitor.sessionRecordURL).stalls == 1)
         }
     }
 
-    @Test("four monitors of one process started at once on four threads, one directory: distinct session records and report names, no errors")
+    @Test(
+        "four monitors of one process started at once on four threads, one directory: distinct session records and report names, no errors"
+    )
     func monitorsShareADirectory() throws {
         let directory = ReportDirectory()
         defer { directory.remove() }

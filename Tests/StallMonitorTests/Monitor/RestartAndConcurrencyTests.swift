@@ -9,7 +9,10 @@ struct RestartAndConcurrencyTests {
     func startStopStart() throws {
         let first = ReportDirectory("first")
         let second = ReportDirectory("second")
-        defer { first.remove(); second.remove() }
+        defer {
+            first.remove()
+            second.remove()
+        }
         let loop = try MonitoredLoopThread(name: "restart")
         defer { loop.stop() }
 
@@ -32,8 +35,10 @@ struct RestartAndConcurrencyTests {
         #expect(again.waitForStalls(1), "\(again.statistics)")
         let reports = try second.reports()
         try #require(reports.count == 1)
-        #expect(reports[0].representativeSymbols.contains { $0.contains("spinOnCPUForStallTest") },
-                "\(reports[0].representativeSymbols) \(reports[0].sampling) \(reports[0].samples.map { ($0.kind, $0.frames.count, $0.truncated ?? false) })")
+        #expect(
+            reports[0].representativeSymbols.contains { $0.contains("spinOnCPUForStallTest") },
+            "\(reports[0].representativeSymbols) \(reports[0].sampling) \(reports[0].samples.map { ($0.kind, $0.frames.count, $0.truncated ?? false) })"
+        )
         #expect(reports[0].loop.threadID == Int(loop.tid))
         #expect(first.reportFiles().count == 1)
     }
@@ -42,7 +47,10 @@ struct RestartAndConcurrencyTests {
     func twoMonitorsAtOnce() throws {
         let firstDirectory = ReportDirectory("first")
         let secondDirectory = ReportDirectory("second")
-        defer { firstDirectory.remove(); secondDirectory.remove() }
+        defer {
+            firstDirectory.remove()
+            secondDirectory.remove()
+        }
         let firstLoop = try MonitoredLoopThread(name: "first-loop")
         defer { firstLoop.stop() }
         let secondLoop = try MonitoredLoopThread(name: "second-loop")

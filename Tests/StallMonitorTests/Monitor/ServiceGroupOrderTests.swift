@@ -27,13 +27,17 @@ struct ShutdownStallingService: Service {
 /// Testing's: its main thread is parked), listed first as documented; and what it refuses at once.
 @Suite("StallMonitorService picks its watch and is listed first", .serialized)
 struct ServiceGroupOrderTests {
-    @Test("listed first, it watches the MainActor and the pool and reports a stall in a later service's graceful shutdown")
+    @Test(
+        "listed first, it watches the MainActor and the pool and reports a stall in a later service's graceful shutdown"
+    )
     func watchesTheAppsGracefulShutdown() async throws {
         let directory = ReportDirectory()
         defer { directory.remove() }
         let stalls = try StallMonitorService(directory.configuration())
-        let group = ServiceGroup(configuration: .init(
-            services: [.init(service: stalls), .init(service: ShutdownStallingService())], logger: Logger(label: "ServiceGroupOrderTests")))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: stalls), .init(service: ShutdownStallingService())],
+                logger: Logger(label: "ServiceGroupOrderTests")))
         let running = Task { try await group.run() }
         let monitor = try await waitForMonitor(of: stalls)
         let kinds = monitor.watchedLoops.map(\.kind)
@@ -49,11 +53,14 @@ struct ServiceGroupOrderTests {
         #expect(reports[0].durationMs >= 300, "\(reports[0].durationMs)")
     }
 
-    @Test("`.main` in a program whose main thread never runs RunLoop.main is refused at construction, saying what to use")
+    @Test(
+        "`.main` in a program whose main thread never runs RunLoop.main is refused at construction, saying what to use")
     func refusesTheMainRunLoopOfAnAsyncProgram() throws {
         let directory = ReportDirectory()
         defer { directory.remove() }
-        let error = #expect(throws: StallMonitorError.self) { try StallMonitorService(directory.configuration(), loop: .main) }
+        let error = #expect(throws: StallMonitorError.self) {
+            try StallMonitorService(directory.configuration(), loop: .main)
+        }
         #expect(error?.code == .loopNotRunning)
         #expect(error?.reason.contains("StallMonitorService(configuration)") == true, "\(String(describing: error))")
     }
@@ -62,7 +69,9 @@ struct ServiceGroupOrderTests {
     func refusesWhatCanNeverWork() throws {
         let directory = ReportDirectory()
         defer { directory.remove() }
-        let current = #expect(throws: StallMonitorError.self) { try StallMonitorService(directory.configuration(), loop: .current) }
+        let current = #expect(throws: StallMonitorError.self) {
+            try StallMonitorService(directory.configuration(), loop: .current)
+        }
         #expect(current?.code == .invalidConfiguration)
         var invalid = directory.configuration()
         invalid.threshold = .zero

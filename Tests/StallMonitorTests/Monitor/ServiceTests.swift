@@ -13,7 +13,8 @@ struct ServiceTests {
         try await withLoopThread("service-loop") { directory, loop in
             let configuration = directory.configuration()
             let service = StallMonitorService { try loop.startMonitor(configuration) }
-            let group = ServiceGroup(configuration: .init(services: [.init(service: service)], logger: Logger(label: "ServiceTests")))
+            let group = ServiceGroup(
+                configuration: .init(services: [.init(service: service)], logger: Logger(label: "ServiceTests")))
             let running = Task { try await group.run() }
             let monitor = try await waitForMonitor(of: service)
             _ = try loop.run { usleep(400_000) }

@@ -14,7 +14,8 @@ struct StopReleasesTests {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
         return names.compactMap { name in
             guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)"),
-                  target.contains("/task/\(tid)/") else { return nil }
+                target.contains("/task/\(tid)/")
+            else { return nil }
             return target
         }.sorted()
     }
@@ -28,7 +29,9 @@ struct StopReleasesTests {
             try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 350) }
             #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
             let during = Self.threadProcDescriptors(tid: loop.tid)
-            #expect(during.contains { $0.hasSuffix("/task/\(loop.tid)/syscall") }, "the watchdog reads the thread's files: \(during)")
+            #expect(
+                during.contains { $0.hasSuffix("/task/\(loop.tid)/syscall") },
+                "the watchdog reads the thread's files: \(during)")
 
             monitor.stop()
             let after = Self.threadProcDescriptors(tid: loop.tid)
@@ -37,24 +40,32 @@ struct StopReleasesTests {
         }
     }
 
-    @Test("naming and unwinding load no debuginfod client into the host (no libcurl or OpenSSL, no downloads during a stall)")
+    @Test(
+        "naming and unwinding load no debuginfod client into the host (no libcurl or OpenSSL, no downloads during a stall)"
+    )
     func noDebuginfodInTheHost() throws {
         try withMonitoredLoop("no-debuginfod") { directory, loop, monitor in
             try loop.run { StallingWork.sleepInUsleepUntilElapsed(milliseconds: 350) }
             #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
             let report = try #require(try directory.reports().first)
-            #expect(report.representativeSymbols.contains { $0.contains("sleepInUsleepUntilElapsed") }, "names still come: \(report.representativeSymbols)")
+            #expect(
+                report.representativeSymbols.contains { $0.contains("sleepInUsleepUntilElapsed") },
+                "names still come: \(report.representativeSymbols)")
             // Read to the end (String(contentsOfFile:) stops after 4 KiB of a /proc file).
             let handle = try #require(FileHandle(forReadingAtPath: "/proc/self/maps"))
             defer { try? handle.close() }
             let maps = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
             let loaded = Set(maps.split(separator: "\n").compactMap { $0.split(separator: " ").last.map(String.init) })
             #expect(loaded.contains { $0.contains("libdw") }, "libdw is in use")
-            #expect(!loaded.contains { $0.contains("libdebuginfod") || $0.contains("libcurl") }, "\(loaded.filter { $0.contains("debuginfod") || $0.contains("curl") })")
+            #expect(
+                !loaded.contains { $0.contains("libdebuginfod") || $0.contains("libcurl") },
+                "\(loaded.filter { $0.contains("debuginfod") || $0.contains("curl") })")
         }
     }
 
-    @Test("releasing a monitor without stop() does not block the releasing thread; the shutdown finishes on its own thread")
+    @Test(
+        "releasing a monitor without stop() does not block the releasing thread; the shutdown finishes on its own thread"
+    )
     func deinitDoesNotBlock() throws {
         try withLoopThread("deinit-stop") { directory, loop in
             // The writer is held inside onReport until `gate` opens: a blocking stop() in deinit
@@ -87,25 +98,29 @@ struct StopReleasesTests {
             #expect(waitUntil(timeout: .seconds(10)) { (try? SessionRecordFile(sessionURL).cleanStop) == true })
             #expect(try directory.reports().count == 1)
             // Its last step, as the last monitor, restores the signal's disposition (SIG_DFL).
-            #expect(waitUntil(timeout: .seconds(10)) {
-                var action = sigaction()
-                sigaction(signal, nil, &action)
-                return unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self) == 0
-            })
+            #expect(
+                waitUntil(timeout: .seconds(10)) {
+                    var action = sigaction()
+                    sigaction(signal, nil, &action)
+                    return unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self) == 0
+                })
         }
     }
 
-    @Test("a sample still pending when the last monitor stops is discarded, not delivered with the default action (which kills)")
+    @Test(
+        "a sample still pending when the last monitor stops is discarded, not delivered with the default action (which kills)"
+    )
     func pendingSampleDoesNotKillTheHost() throws {
         // This monitor must be the last to stop: wait until monitors released by earlier tests
         // (whose shutdown runs on a thread of its own) have put every disposition back.
-        #expect(waitUntil(timeout: .seconds(10)) {
-            (realTimeSignalMin...realTimeSignalMax).allSatisfy { candidate in
-                var action = sigaction()
-                sigaction(candidate, nil, &action)
-                return action.sa_flags & SA_SIGINFO == 0
-            }
-        }, "a monitor of an earlier test is still installed")
+        #expect(
+            waitUntil(timeout: .seconds(10)) {
+                (realTimeSignalMin...realTimeSignalMax).allSatisfy { candidate in
+                    var action = sigaction()
+                    sigaction(candidate, nil, &action)
+                    return action.sa_flags & SA_SIGINFO == 0
+                }
+            }, "a monitor of an earlier test is still installed")
         try withMonitoredLoop("stop-pending") { directory, loop, monitor in
             let signal = monitor.signal
 

@@ -15,10 +15,14 @@ enum IdleWorkSpin {
 struct IdleWorkMonitoringTests {
     @Test("600 ms of CPU work drained through the idle queue is no stall; the same work in one callout is one")
     func drainingIsNotAStall() throws {
-        try withMonitoredLoop("idle-monitored", configure: { configuration in
-            configuration.threshold = .milliseconds(300)
-        }) { directory, loop, monitor in
-            let queue = try loop.run { Result { () throws(StallMonitorError) in try IdleWorkQueue(loop: .current) } }.get()
+        try withMonitoredLoop(
+            "idle-monitored",
+            configure: { configuration in
+                configuration.threshold = .milliseconds(300)
+            }
+        ) { directory, loop, monitor in
+            let queue = try loop.run { Result { () throws(StallMonitorError) in try IdleWorkQueue(loop: .current) } }
+                .get()
             let spansBefore = monitor.statistics.spans
 
             // Spinning, not sleeping: the thread never gives up the CPU, so only the queue's word
@@ -44,10 +48,14 @@ struct IdleWorkMonitoringTests {
 
     @Test("an idle item longer than the threshold is a stall, reported with the item's stack")
     func longItemIsReported() throws {
-        try withMonitoredLoop("idle-long-item", configure: { configuration in
-            configuration.threshold = .milliseconds(300)
-        }) { directory, loop, monitor in
-            let queue = try loop.run { Result { () throws(StallMonitorError) in try IdleWorkQueue(loop: .current) } }.get()
+        try withMonitoredLoop(
+            "idle-long-item",
+            configure: { configuration in
+                configuration.threshold = .milliseconds(300)
+            }
+        ) { directory, loop, monitor in
+            let queue = try loop.run { Result { () throws(StallMonitorError) in try IdleWorkQueue(loop: .current) } }
+                .get()
 
             queue.submit { IdleWorkSpin.spinPastThresholdInIdleWork(milliseconds: 700) }
             #expect(monitor.waitForStalls(1))

@@ -20,8 +20,11 @@ private final class DropLog: Sendable {
 @Suite("Idle-time work queue", .serialized)
 struct IdleWorkQueueTests {
     /// A queue on `loop`'s run loop, created on that thread.
-    private func makeQueue(on loop: MonitoredLoopThread, _ configuration: IdleWorkQueue.Configuration = .init()) throws -> IdleWorkQueue {
-        try loop.run { Result { () throws(StallMonitorError) in try IdleWorkQueue(loop: .current, configuration) } }.get()
+    private func makeQueue(
+        on loop: MonitoredLoopThread, _ configuration: IdleWorkQueue.Configuration = .init()
+    ) throws -> IdleWorkQueue {
+        try loop.run { Result { () throws(StallMonitorError) in try IdleWorkQueue(loop: .current, configuration) } }
+            .get()
     }
 
     @Test("work submitted from another thread runs on the loop's thread, in order, at most a budget's worth per pass")
@@ -100,8 +103,10 @@ struct IdleWorkQueueTests {
         #expect(tickets[7].status == .cancelled)
         #expect(!tickets[6].cancel(), "a completed ticket cannot be cancelled")
         let statistics = queue.statistics
-        #expect(statistics.submitted == 10 && statistics.dropped == 6 && statistics.cancelled == 1 && statistics.completed == 3,
-                "\(statistics)")
+        #expect(
+            statistics.submitted == 10 && statistics.dropped == 6 && statistics.cancelled == 1
+                && statistics.completed == 3,
+            "\(statistics)")
 
         let allCancelled = try loop.run { () -> Int in
             for sequence in 11...13 { queue.submit { log.record(sequence) } }
@@ -112,7 +117,9 @@ struct IdleWorkQueueTests {
         #expect(log.sequences == [7, 9, 10])
     }
 
-    @Test("close hands back the work that did not run; later work and a released queue's work are dropped, never lost silently")
+    @Test(
+        "close hands back the work that did not run; later work and a released queue's work are dropped, never lost silently"
+    )
     func shutdownAccountsForEveryItem() throws {
         let loop = try MonitoredLoopThread(name: "idle-close")
         defer { loop.stop() }
@@ -147,7 +154,8 @@ struct IdleWorkQueueTests {
         #expect(releasedDrops.all.allSatisfy { $0.reason == .released })
     }
 
-    @Test("an item that releases the last reference to its queue ends it safely; the waiting work is dropped as released")
+    @Test(
+        "an item that releases the last reference to its queue ends it safely; the waiting work is dropped as released")
     func releasedByItsOwnItem() throws {
         let loop = try MonitoredLoopThread(name: "idle-self-release")
         defer { loop.stop() }

@@ -18,9 +18,11 @@ private func kernelThreadName(_ tid: Int32) -> String? {
 /// CF run loop opens), by number.
 private func anonymousDescriptors() -> Set<String> {
     let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-    return Set(names.filter { name in
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)"))?.hasPrefix("anon_inode:") == true
-    })
+    return Set(
+        names.filter { name in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)"))?.hasPrefix(
+                "anon_inode:") == true
+        })
 }
 
 private struct ExpectedFailure: Error, Equatable {}
@@ -118,11 +120,14 @@ struct ResidentLoopThreadTests {
         #expect(waitUntil(timeout: .seconds(5)) { !threadExists(tid) })
     }
 
-    @Test("a monitored resident thread reports a stall of its very first work, with its name, and writes it before stop returns")
+    @Test(
+        "a monitored resident thread reports a stall of its very first work, with its name, and writes it before stop returns"
+    )
     func monitoredFromFirstPass() throws {
         let directory = ReportDirectory()
         defer { directory.remove() }
-        let resident = try ResidentLoopThread(name: "resident-mon", monitor: directory.configuration(threshold: .milliseconds(300)))
+        let resident = try ResidentLoopThread(
+            name: "resident-mon", monitor: directory.configuration(threshold: .milliseconds(300)))
         let monitor = try #require(resident.monitor)
         resident.perform { ResidentSpin.spinOnResidentThread(milliseconds: 700) }
         #expect(waitUntil(timeout: .seconds(10)) { monitor.statistics.stallsDetected == 1 })

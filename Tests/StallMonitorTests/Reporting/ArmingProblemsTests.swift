@@ -19,7 +19,10 @@ struct ArmingProblemsTests {
         let harness = ThreadWatchHarness(arming: steps)
         let reported = harness.armingReports
         #expect(reported.count == 2, "\(reported)")
-        #expect(reported.contains { $0.contains("no alternate signal stack") && $0.contains(String(cString: strerror(ENOMEM))) }, "\(reported)")
+        #expect(
+            reported.contains {
+                $0.contains("no alternate signal stack") && $0.contains(String(cString: strerror(ENOMEM)))
+            }, "\(reported)")
         #expect(reported.contains { $0.contains("warm-up sample timed out") }, "\(reported)")
 
         // The thread is watched anyway: a stall is tracked and its report says what failed.
@@ -28,11 +31,15 @@ struct ArmingProblemsTests {
         harness.tracker.loopWillWait(at: 1_400 * Self.ms)
         _ = harness.watch.step(now: 1_401 * Self.ms)
         let stall = try #require(harness.endedStalls.first, "\(harness.emitted)")
-        let report = ReportBuilder(symbolicator: .shared, process: HostFacts.process(appVersion: nil), tags: [:], symbolicateInProcess: false)
-            .build(stall, naming: .none).report
+        let report = ReportBuilder(
+            symbolicator: .shared, process: HostFacts.process(appVersion: nil), tags: [:], symbolicateInProcess: false
+        )
+        .build(stall, naming: .none).report
         let problems = try #require(report.loop.armingProblems)
         #expect(problems.count == 2)
-        #expect(problems.allSatisfy { message in reported.contains { $0.hasSuffix(message) } }, "\(problems) vs \(reported)")
+        #expect(
+            problems.allSatisfy { message in reported.contains { $0.hasSuffix(message) } }, "\(problems) vs \(reported)"
+        )
         let decoded = try StallReport.decode(from: report.encoded())
         #expect(decoded.loop.armingProblems == problems)
     }
@@ -48,8 +55,10 @@ struct ArmingProblemsTests {
         harness.tracker.loopWillWait(at: 1_400 * Self.ms)
         _ = harness.watch.step(now: 1_401 * Self.ms)
         let stall = try #require(harness.endedStalls.first)
-        let report = ReportBuilder(symbolicator: .shared, process: HostFacts.process(appVersion: nil), tags: [:], symbolicateInProcess: false)
-            .build(stall, naming: .none).report
+        let report = ReportBuilder(
+            symbolicator: .shared, process: HostFacts.process(appVersion: nil), tags: [:], symbolicateInProcess: false
+        )
+        .build(stall, naming: .none).report
         #expect(report.loop.armingProblems == nil)
     }
 }

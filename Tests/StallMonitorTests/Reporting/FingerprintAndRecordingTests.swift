@@ -15,14 +15,25 @@ struct FingerprintAndRecordingTests {
         let stack = [
             frame("__lll_lock_wait", app: false), frame("pthread_mutex_lock", app: false),
             frame("App.a()", app: true), frame(nil, app: true), frame("App.b()", app: true),
-            frame("App.c()", app: true), frame("App.d()", app: true), frame("App.e()", app: true), frame("App.f()", app: true),
+            frame("App.c()", app: true), frame("App.d()", app: true), frame("App.e()", app: true),
+            frame("App.f()", app: true),
         ]
-        #expect(Fingerprint.components(stack: stack, classification: .blocked, syscall: "futex")
-            == ["app", "App.a()", "App.b()", "App.c()", "App.d()", "App.e()"])
+        #expect(
+            Fingerprint.components(stack: stack, classification: .blocked, syscall: "futex")
+                == ["app", "App.a()", "App.b()", "App.c()", "App.d()", "App.e()"])
         let system = [frame("usleep", app: false), frame(nil, app: false), frame("main", app: false)]
-        #expect(Fingerprint.components(stack: system, classification: .blocked, syscall: nil) == ["system", "usleep", "main"])
-        #expect(Fingerprint.components(stack: [], classification: .blocked, syscall: "clock_nanosleep") == ["nostack", "blocked", "clock_nanosleep"])
-        #expect(Fingerprint.components(stack: [frame(nil, app: true)], classification: .cpu, syscall: nil) == ["nostack", "cpu", "-"])
+        #expect(
+            Fingerprint.components(stack: system, classification: .blocked, syscall: nil) == [
+                "system", "usleep", "main",
+            ])
+        #expect(
+            Fingerprint.components(stack: [], classification: .blocked, syscall: "clock_nanosleep") == [
+                "nostack", "blocked", "clock_nanosleep",
+            ])
+        #expect(
+            Fingerprint.components(stack: [frame(nil, app: true)], classification: .cpu, syscall: nil) == [
+                "nostack", "cpu", "-",
+            ])
     }
 
     @Test("linker stubs and sanitizer runtime frames (an instrumented build) are left out")
@@ -53,10 +64,15 @@ struct FingerprintAndRecordingTests {
             requestedInterval: 10_000_000, maxSamples: 4, cpuAtTrackingStart: 0, trackingStart: 0,
             unwinder: SamplingUnwinder(name: "libdw", snapshot: .libdw, note: nil))
         for offset in 0..<4 {
-            recording.append(RawSample(offset: UInt64(offset), kind: .none, threadState: "R", syscall: nil, note: nil, addresses: [], truncated: false))
+            recording.append(
+                RawSample(
+                    offset: UInt64(offset), kind: .none, threadState: "R", syscall: nil, note: nil, addresses: [],
+                    truncated: false))
         }
         #expect(!recording.thinned)
-        recording.append(RawSample(offset: 4, kind: .none, threadState: "R", syscall: nil, note: nil, addresses: [], truncated: false))
+        recording.append(
+            RawSample(
+                offset: 4, kind: .none, threadState: "R", syscall: nil, note: nil, addresses: [], truncated: false))
         #expect(recording.thinned)
         #expect(recording.samples.map(\.offset) == [0, 2, 4])
         #expect(recording.dropped == 2)
@@ -64,13 +80,19 @@ struct FingerprintAndRecordingTests {
         #expect(recording.requestedInterval == 10_000_000)
     }
 
-    @Test("the representative stack is the heaviest common path of the kind most samples have; one sample never decides")
+    @Test(
+        "the representative stack is the heaviest common path of the kind most samples have; one sample never decides")
     func representative() {
         let frames = [frame("App.x()", app: true), frame("App.y()", app: true), frame("nanosleep", app: false)]
         func sample(_ kind: StallReport.Sample.Kind, _ indices: [Int]) -> StallReport.Sample {
-            StallReport.Sample(offsetMs: 0, kind: kind, threadState: "R", syscall: kind == .syscall ? "nanosleep" : nil, note: nil, frames: indices, truncated: nil)
+            StallReport.Sample(
+                offsetMs: 0, kind: kind, threadState: "R", syscall: kind == .syscall ? "nanosleep" : nil, note: nil,
+                frames: indices, truncated: nil)
         }
-        let samples = [sample(.syscall, [2]), sample(.syscall, [2]), sample(.stack, [0]), sample(.stack, [1]), sample(.stack, [1]), sample(.none, [])]
+        let samples = [
+            sample(.syscall, [2]), sample(.syscall, [2]), sample(.stack, [0]), sample(.stack, [1]), sample(.stack, [1]),
+            sample(.none, []),
+        ]
         #expect(RepresentativeStack.find(samples: samples, frames: frames)?.stack == [1])
         #expect(RepresentativeStack.find(samples: Array(samples.prefix(2)), frames: frames)?.stack == [2])
         #expect(RepresentativeStack.find(samples: Array(samples.prefix(2)), frames: frames)?.syscall == "nanosleep")
@@ -88,7 +110,8 @@ struct FingerprintAndRecordingTests {
         // Two PCs in the same function: the first sample's has no line, the second's has.
         let frames = [frame("App.spin()", app: true), withLine, frame("App.main()", app: true)]
         func stack(_ indices: [Int]) -> StallReport.Sample {
-            StallReport.Sample(offsetMs: 0, kind: .stack, threadState: "R", syscall: nil, note: nil, frames: indices, truncated: nil)
+            StallReport.Sample(
+                offsetMs: 0, kind: .stack, threadState: "R", syscall: nil, note: nil, frames: indices, truncated: nil)
         }
         let found = RepresentativeStack.find(samples: [stack([0, 2]), stack([1, 2]), stack([0, 2])], frames: frames)
         #expect(found?.stack == [1, 2])
@@ -99,25 +122,37 @@ struct FingerprintAndRecordingTests {
         // Stacks leaf first: the loop (1) called from main (0), sometimes inside its helper (2).
         let frames = [frame("App.main()", app: true), frame("App.loop()", app: true), frame("App.helper()", app: true)]
         func stack(_ indices: [Int]) -> StallReport.Sample {
-            StallReport.Sample(offsetMs: 0, kind: .stack, threadState: "R", syscall: nil, note: nil, frames: indices, truncated: nil)
+            StallReport.Sample(
+                offsetMs: 0, kind: .stack, threadState: "R", syscall: nil, note: nil, frames: indices, truncated: nil)
         }
         let mostlyHelper = [stack([2, 1, 0]), stack([2, 1, 0]), stack([2, 1, 0]), stack([1, 0]), stack([1, 0])]
         let mostlyLoop = [stack([2, 1, 0]), stack([2, 1, 0]), stack([1, 0]), stack([1, 0]), stack([1, 0])]
-        #expect(RepresentativeStack.find(samples: mostlyHelper, frames: frames)?.stack == [2, 1, 0], "3 of 5 in the helper: it is on the path")
-        #expect(RepresentativeStack.find(samples: mostlyLoop, frames: frames)?.stack == [1, 0], "2 of 5 in the helper: the loop is the leaf")
+        #expect(
+            RepresentativeStack.find(samples: mostlyHelper, frames: frames)?.stack == [2, 1, 0],
+            "3 of 5 in the helper: it is on the path")
+        #expect(
+            RepresentativeStack.find(samples: mostlyLoop, frames: frames)?.stack == [1, 0],
+            "2 of 5 in the helper: the loop is the leaf")
     }
 
     @Test("truncated stacks do not vote when whole stacks exist; alone, they decide")
     func representativeIgnoresTruncated() {
         // Leaf first: the spin (2) called by the closure (1) from main (0); truncated walks that
         // ended in the vDSO (3) after one frame.
-        let frames = [frame("main", app: true), frame("App.closure()", app: true), frame("App.spin()", app: true), frame("__vdso_clock_gettime", app: false)]
+        let frames = [
+            frame("main", app: true), frame("App.closure()", app: true), frame("App.spin()", app: true),
+            frame("__vdso_clock_gettime", app: false),
+        ]
         func stack(_ indices: [Int], truncated: Bool = false) -> StallReport.Sample {
-            StallReport.Sample(offsetMs: 0, kind: .stack, threadState: "R", syscall: nil, note: nil, frames: indices, truncated: truncated ? true : nil)
+            StallReport.Sample(
+                offsetMs: 0, kind: .stack, threadState: "R", syscall: nil, note: nil, frames: indices,
+                truncated: truncated ? true : nil)
         }
         // 6 whole stacks, 5 in the spin; 5 truncated ones. Counted together, 5 of 11 would reach
         // the spin (below half) and the closure would be the leaf.
-        let samples = Array(repeating: stack([2, 1, 0]), count: 5) + [stack([1, 0])] + Array(repeating: stack([3], truncated: true), count: 5)
+        let samples =
+            Array(repeating: stack([2, 1, 0]), count: 5) + [stack([1, 0])]
+            + Array(repeating: stack([3], truncated: true), count: 5)
         #expect(RepresentativeStack.find(samples: samples, frames: frames)?.stack == [2, 1, 0])
         let onlyTruncated = Array(repeating: stack([3], truncated: true), count: 3)
         #expect(RepresentativeStack.find(samples: onlyTruncated, frames: frames)?.stack == [3])
@@ -163,9 +198,11 @@ struct FingerprintAndRecordingTests {
         defer { directory.remove() }
         var configuration = directory.configuration(threshold: .seconds(Int64.max))
         // (Not `reentryGrace`: an endless grace rightly makes the loop's activity one span.)
-        for keyPath in [\StallMonitor.Configuration.samplingInterval, \.sampleTimeout,
-                        \.inProgressRefresh, \.rateLimitWindow, \.sessionHeartbeatInterval, \.logInterval,
-                        \.releaseCachesAfter, \.loopSilenceWarning] {
+        for keyPath in [
+            \StallMonitor.Configuration.samplingInterval, \.sampleTimeout,
+            \.inProgressRefresh, \.rateLimitWindow, \.sessionHeartbeatInterval, \.logInterval,
+            \.releaseCachesAfter, \.loopSilenceWarning,
+        ] {
             configuration[keyPath: keyPath] = .seconds(Int64.max)
         }
         let loop = try MonitoredLoopThread(name: "huge-durations")

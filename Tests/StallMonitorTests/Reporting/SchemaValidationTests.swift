@@ -9,12 +9,17 @@ import Testing
 struct SchemaValidationTests {
     static let schema = PackageRoot.url.appendingPathComponent("Reports/stall-report.schema.json")
 
-    @Test("real reports (interrupted and sleeping full stacks, no stack) validate against Reports/stall-report.schema.json")
+    @Test(
+        "real reports (interrupted and sleeping full stacks, no stack) validate against Reports/stall-report.schema.json"
+    )
     func reportsValidate() throws {
-        try withMonitoredLoop("schema", configure: { configuration in
-            configuration.appVersion = "1.2.3"
-            configuration.tags = ["suite": "schema"]
-        }) { directory, loop, monitor in
+        try withMonitoredLoop(
+            "schema",
+            configure: { configuration in
+                configuration.appVersion = "1.2.3"
+                configuration.tags = ["suite": "schema"]
+            }
+        ) { directory, loop, monitor in
             let signal = monitor.signal
 
             try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 320) }
@@ -77,7 +82,9 @@ struct SchemaValidationTests {
 
 /// Runs `python3 -c script arguments…`, waiting at most `timeout`; returns its status and its
 /// output (standard output, then standard error).
-func runPython(_ script: String, arguments: [String], timeout: Duration = .seconds(60)) throws -> (status: Int32, output: String) {
+func runPython(
+    _ script: String, arguments: [String], timeout: Duration = .seconds(60)
+) throws -> (status: Int32, output: String) {
     let run = try runTool(["python3", "-c", script] + arguments, timeout: timeout)
     return (run.status, run.output + run.errors)
 }

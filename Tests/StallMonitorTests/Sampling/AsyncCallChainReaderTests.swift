@@ -1,6 +1,7 @@
 import Foundation
-@testable import StallMonitor
 import Testing
+
+@testable import StallMonitor
 
 /// The async call chain reader on the test's own task: from inside five nested async functions,
 /// the chain read (as the watchdog reads another thread's, with process_vm_readv) must reach the
@@ -19,7 +20,9 @@ struct AsyncCallChainReaderTests {
         Kernel.currentStackBounds().map { .init(low: $0.low, high: $0.high) }
     }
 
-    @Test("from five nested async functions: the running frame is found and the chain names the five callers, down to the root")
+    @Test(
+        "from five nested async functions: the running frame is found and the chain names the five callers, down to the root"
+    )
     func nestedChain() async throws {
         let reader = try Self.reader()
         let outcome = await readerLevel1(reader)
@@ -36,7 +39,9 @@ struct AsyncCallChainReaderTests {
             #expect(chain.jobFrames != nil)
             Symbolicator.shared.retain()
             defer { Symbolicator.shared.release() }
-            let names = chain.callers.map { Symbolicator.shared.symbolicate([$0], images: ["async-chain-test"])[$0]?.name ?? "?" }
+            let names = chain.callers.map {
+                Symbolicator.shared.symbolicate([$0], images: ["async-chain-test"])[$0]?.name ?? "?"
+            }
             for level in 1...4 {
                 #expect(names.contains { $0.contains("readerLevel\(level)") }, "\(names)")
             }
@@ -49,7 +54,8 @@ struct AsyncCallChainReaderTests {
         var layout = try Self.reader().layout
         layout.taskMetadata &+= 8
         let reader = AsyncCallChainReader(layout: layout)
-        let outcome = reader.read(threadPointer: Kernel.threadPointer(), stack: nil, physical: [], now: Kernel.monotonicNanoseconds())
+        let outcome = reader.read(
+            threadPointer: Kernel.threadPointer(), stack: nil, physical: [], now: Kernel.monotonicNanoseconds())
         guard case .omitted(let omission) = outcome else {
             Issue.record("not refused: \(outcome)")
             return
@@ -65,13 +71,22 @@ struct AsyncCallChainReaderTests {
 }
 
 #if os(Linux) && arch(x86_64)
-@inline(never) func readerLevel1(_ reader: AsyncCallChainReader) async -> AsyncChainOutcome { await readerLevel2(reader) }
-@inline(never) func readerLevel2(_ reader: AsyncCallChainReader) async -> AsyncChainOutcome { await readerLevel3(reader) }
-@inline(never) func readerLevel3(_ reader: AsyncCallChainReader) async -> AsyncChainOutcome { await readerLevel4(reader) }
-@inline(never) func readerLevel4(_ reader: AsyncCallChainReader) async -> AsyncChainOutcome { await readerLevel5(reader) }
+@inline(never) func readerLevel1(_ reader: AsyncCallChainReader) async -> AsyncChainOutcome {
+    await readerLevel2(reader)
+}
+@inline(never) func readerLevel2(_ reader: AsyncCallChainReader) async -> AsyncChainOutcome {
+    await readerLevel3(reader)
+}
+@inline(never) func readerLevel3(_ reader: AsyncCallChainReader) async -> AsyncChainOutcome {
+    await readerLevel4(reader)
+}
+@inline(never) func readerLevel4(_ reader: AsyncCallChainReader) async -> AsyncChainOutcome {
+    await readerLevel5(reader)
+}
 @inline(never) func readerLevel5(_ reader: AsyncCallChainReader) async -> AsyncChainOutcome {
     let physical = Thread.callStackReturnAddresses.map { UInt(truncating: $0) }
-    return reader.read(threadPointer: Kernel.threadPointer(), stack: AsyncCallChainReaderTests.bounds(),
-                       physical: [0] + physical, now: Kernel.monotonicNanoseconds())
+    return reader.read(
+        threadPointer: Kernel.threadPointer(), stack: AsyncCallChainReaderTests.bounds(),
+        physical: [0] + physical, now: Kernel.monotonicNanoseconds())
 }
 #endif

@@ -5,7 +5,9 @@ import Testing
 
 @Suite("A stall waiting for a mutex", .serialized)
 struct BlockedStallTests {
-    @Test("a wait of about 800 ms for a mutex held by another thread is classified blocked, with the lock and its caller in the stack")
+    @Test(
+        "a wait of about 800 ms for a mutex held by another thread is classified blocked, with the lock and its caller in the stack"
+    )
     func mutexWaitIsBlocked() throws {
         try withMonitoredLoop("mutex-stall") { directory, loop, monitor in
             let mutex = TestMutex()
@@ -20,9 +22,12 @@ struct BlockedStallTests {
             let reports = try directory.reports()
             try #require(reports.count == 1)
             let report = reports[0]
-            #expect(report.classification == .blocked, "CPU \(report.mainThreadCPUMs) ms of \(report.cpuObservedMs) ms observed")
+            #expect(
+                report.classification == .blocked,
+                "CPU \(report.mainThreadCPUMs) ms of \(report.cpuObservedMs) ms observed")
             let symbols = report.representativeSymbols
-            #expect(symbols.contains { $0.contains("pthread_mutex_lock") || $0.contains("__lll_lock_wait") }, "\(symbols)")
+            #expect(
+                symbols.contains { $0.contains("pthread_mutex_lock") || $0.contains("__lll_lock_wait") }, "\(symbols)")
             #expect(symbols.contains { $0.contains("waitForMutexHeldElsewhere") }, "\(symbols)")
             #expect(report.samples.contains { $0.kind == .stack && $0.syscall == "futex" })
             #expect(report.samples.contains { $0.threadState == "S" })

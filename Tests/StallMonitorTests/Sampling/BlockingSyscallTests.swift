@@ -11,12 +11,17 @@ struct BlockingSyscallTests {
     static let callsPerKind = 23
     static let callMs = 100
 
-    @Test("207 blocking stalls in 9 kinds of syscall: every call returns exactly, every report has the caller's full stack")
+    @Test(
+        "207 blocking stalls in 9 kinds of syscall: every call returns exactly, every report has the caller's full stack"
+    )
     func everyBlockingCallIsUnwoundAndNeverCutShort() throws {
-        try withMonitoredLoop("blocking-calls", configure: { configuration in
-            configuration.threshold = .milliseconds(50)
-            configuration.maxReportsPerFingerprint = 1_000
-        }) { directory, loop, monitor in
+        try withMonitoredLoop(
+            "blocking-calls",
+            configure: { configuration in
+                configuration.threshold = .milliseconds(50)
+                configuration.maxReportsPerFingerprint = 1_000
+            }
+        ) { directory, loop, monitor in
             var outcomes: [(kind: BlockingCalls.Kind, outcome: BlockingCalls.Outcome)] = []
             for kind in BlockingCalls.all {
                 for _ in 0..<Self.callsPerKind {
@@ -41,9 +46,12 @@ struct BlockingSyscallTests {
 
             // Exactly what each call must return: nothing was cut short.
             for (kind, outcome) in outcomes {
-                #expect(outcome.value == kind.expectedValue && outcome.error == kind.expectedError,
-                        "\(kind.function): \(outcome)")
-                #expect(outcome.elapsedMs >= Double(Self.callMs) - kind.earlyByMs, "\(kind.function) woke early: \(outcome)")
+                #expect(
+                    outcome.value == kind.expectedValue && outcome.error == kind.expectedError,
+                    "\(kind.function): \(outcome)")
+                #expect(
+                    outcome.elapsedMs >= Double(Self.callMs) - kind.earlyByMs, "\(kind.function) woke early: \(outcome)"
+                )
             }
 
             let reports = try directory.reports()
@@ -57,16 +65,22 @@ struct BlockingSyscallTests {
                 let asleep = report.samples.filter { $0.kind == .stack && $0.interrupted == false }
                 #expect(report.samples.allSatisfy { $0.interrupted != true || $0.syscall == nil })
                 guard let first = asleep.first else { continue }
-                let kind = try #require(BlockingCalls.all.first { kind in report.symbols(of: first).contains { $0.contains(kind.function) } },
-                                        "a sleeping sample names no blocking call: \(report.symbols(of: first))")
+                let kind = try #require(
+                    BlockingCalls.all.first { kind in report.symbols(of: first).contains { $0.contains(kind.function) }
+                    },
+                    "a sleeping sample names no blocking call: \(report.symbols(of: first))")
                 reportsPerKind[kind.function, default: 0] += 1
                 for sample in asleep {
                     let symbols = report.symbols(of: sample)
                     #expect(sample.unwinder == "libdw")
-                    #expect(kind.syscalls.contains(sample.syscall ?? "-"), "\(kind.function) slept in \(sample.syscall ?? "-")")
+                    #expect(
+                        kind.syscalls.contains(sample.syscall ?? "-"),
+                        "\(kind.function) slept in \(sample.syscall ?? "-")")
                     #expect(symbols.contains { $0.contains(kind.function) }, "\(kind.function): \(symbols)")
                     if sample.truncated != true {
-                        #expect(symbols.suffix(3).contains { $0.contains("clone") || $0.contains("start_thread") }, "\(symbols)")
+                        #expect(
+                            symbols.suffix(3).contains { $0.contains("clone") || $0.contains("start_thread") },
+                            "\(symbols)")
                     }
                 }
                 if report.representativeSymbols.contains(where: { $0.contains(kind.function) }) {

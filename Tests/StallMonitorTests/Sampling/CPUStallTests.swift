@@ -18,18 +18,27 @@ struct CPUStallTests {
             let reports = try directory.reports()
             try #require(reports.count == 1)
             let report = reports[0]
-            #expect(durationCovers(report.durationMs, measured: measured), "report says \(report.durationMs) ms, the test measured \(measured) ms")
+            #expect(
+                durationCovers(report.durationMs, measured: measured),
+                "report says \(report.durationMs) ms, the test measured \(measured) ms")
             #expect(report.status == .ended)
             #expect(report.thresholdMs == 250)
-            #expect(report.classification == .cpu, "CPU \(report.mainThreadCPUMs) ms of \(report.cpuObservedMs) ms observed")
-            #expect(report.representativeSymbols.contains { $0.contains("spinOnCPUForStallTest") }, "\(report.representativeSymbols)")
+            #expect(
+                report.classification == .cpu, "CPU \(report.mainThreadCPUMs) ms of \(report.cpuObservedMs) ms observed"
+            )
+            #expect(
+                report.representativeSymbols.contains { $0.contains("spinOnCPUForStallTest") },
+                "\(report.representativeSymbols)")
             #expect(report.loop.threadID == Int(loop.tid))
             #expect(report.loop.threadName == loop.name)
             #expect(report.loop.isMainThread == false)
             #expect(report.loop.mode == "kCFRunLoopDefaultMode")
             #expect(report.process.pid == Int(getpid()))
             #expect(report.sampling.unwinder == "libdw")
-            #expect(report.samples.filter { $0.kind == .stack }.allSatisfy { $0.unwinder == "libdw" && $0.interrupted == true })
+            #expect(
+                report.samples.filter { $0.kind == .stack }.allSatisfy {
+                    $0.unwinder == "libdw" && $0.interrupted == true
+                })
             #expect(report.sampling.taken > 0)
             #expect(report.samples.allSatisfy { $0.offsetMs <= report.durationMs + 1 })
 

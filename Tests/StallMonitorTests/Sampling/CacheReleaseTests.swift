@@ -1,23 +1,30 @@
 import Foundation
-@testable import StallMonitor
 import StallReportKit
 import Testing
+
+@testable import StallMonitor
 
 /// libdw's sessions (CFI and DWARF caches, mapped debug files) are released once stalls have
 /// been quiet for `releaseCachesAfter`, and the next stall opens them again, fully symbolicated.
 @Suite("Cache release after a quiet period", .serialized)
 struct CacheReleaseTests {
-    @Test("the libdw sessions close after the quiet period; a stall right after, and one later, are still unwound and named with file:line")
+    @Test(
+        "the libdw sessions close after the quiet period; a stall right after, and one later, are still unwound and named with file:line"
+    )
     func releasedThenReopened() throws {
-        try withMonitoredLoop("cache-release", configure: { configuration in
-            configuration.releaseCachesAfter = .milliseconds(300)
-        }) { directory, loop, monitor in
+        try withMonitoredLoop(
+            "cache-release",
+            configure: { configuration in
+                configuration.releaseCachesAfter = .milliseconds(300)
+            }
+        ) { directory, loop, monitor in
             for round in 1...3 {
                 try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 600) }
                 #expect(monitor.waitForStalls(round), "\(monitor.statistics)")
                 // The stall's report was written with both sessions open; quiet now, they close.
-                #expect(waitUntil(timeout: .seconds(20)) { !SnapshotUnwinder.shared.isOpen && !Symbolicator.shared.isOpen },
-                        "round \(round): the sessions were not released within 20 s")
+                #expect(
+                    waitUntil(timeout: .seconds(20)) { !SnapshotUnwinder.shared.isOpen && !Symbolicator.shared.isOpen },
+                    "round \(round): the sessions were not released within 20 s")
                 try #require(try directory.reports().count == round)
             }
             let reports = try directory.reports()
@@ -25,9 +32,12 @@ struct CacheReleaseTests {
             for report in reports {
                 #expect(report.symbolication.symbolicator == "libdw")
                 #expect(report.anySampleNames("spinOnCPUForStallTest"), "\(report.representativeSymbols)")
-                let named = report.representativeStack.map { report.frames[$0] }.first { ($0.symbol ?? "").contains("spinOnCPUForStallTest") }
-                #expect(named?.file?.hasSuffix("StallingWork.swift") == true && (named?.line ?? 0) > 0,
-                        "file:line from DWARF line tables after a reopen: \(String(describing: named))")
+                let named = report.representativeStack.map { report.frames[$0] }.first {
+                    ($0.symbol ?? "").contains("spinOnCPUForStallTest")
+                }
+                #expect(
+                    named?.file?.hasSuffix("StallingWork.swift") == true && (named?.line ?? 0) > 0,
+                    "file:line from DWARF line tables after a reopen: \(String(describing: named))")
                 #expect(report.samples.contains { $0.unwinder == "libdw" && $0.kind == .stack })
             }
         }
@@ -47,7 +57,9 @@ struct CacheReleaseTests {
         }
     }
 
-    @Test("the symbolication session of a binary with large DWARF (this test bundle) is closed after its batch; the names stay cached")
+    @Test(
+        "the symbolication session of a binary with large DWARF (this test bundle) is closed after its batch; the names stay cached"
+    )
     func symbolicationSessionBounded() throws {
         // quiet release: 30 s
         try withMonitoredLoop("cache-bound") { directory, loop, monitor in
@@ -56,19 +68,25 @@ struct CacheReleaseTests {
                 #expect(monitor.waitForStalls(round), "\(monitor.statistics)")
                 if round == 1 {
                     // The first report names the spinning function: its line table is in this bundle.
-                    #expect(!Symbolicator.shared.isOpen, "this test bundle has more than \(Symbolicator.sessionGrowthLimit) bytes of DWARF")
+                    #expect(
+                        !Symbolicator.shared.isOpen,
+                        "this test bundle has more than \(Symbolicator.sessionGrowthLimit) bytes of DWARF")
                 } else {
                     // Later ones look up only addresses not named yet (a new PC in the spin, a runtime
                     // frame): a session that read no large DWARF for them may stay open.
                     let read = Symbolicator.shared.openSessionDWARFBytes
-                    #expect(read == nil || read! <= Symbolicator.sessionGrowthLimit, "open with \(read ?? 0) bytes of DWARF read")
+                    #expect(
+                        read == nil || read! <= Symbolicator.sessionGrowthLimit,
+                        "open with \(read ?? 0) bytes of DWARF read")
                 }
             }
             let reports = try directory.reports()
             try #require(reports.count == 2)
             for report in reports {
                 #expect(report.symbolication.symbolicator == "libdw")
-                let named = report.representativeStack.map { report.frames[$0] }.first { ($0.symbol ?? "").contains("spinOnCPUForStallTest") }
+                let named = report.representativeStack.map { report.frames[$0] }.first {
+                    ($0.symbol ?? "").contains("spinOnCPUForStallTest")
+                }
                 #expect(named?.file?.hasSuffix("StallingWork.swift") == true, "\(String(describing: named))")
             }
         }
@@ -76,8 +94,9 @@ struct CacheReleaseTests {
 
     @Test("a session counts the DWARF it read: for this test bundle, the .debug_* section sizes readelf lists")
     func dwarfBytesCounted() throws {
-        let readelf = try #require(["/usr/bin/readelf", "/usr/bin/eu-readelf"].first { FileManager.default.isExecutableFile(atPath: $0) },
-                                   "readelf is needed for this test")
+        let readelf = try #require(
+            ["/usr/bin/readelf", "/usr/bin/eu-readelf"].first { FileManager.default.isExecutableFile(atPath: $0) },
+            "readelf is needed for this test")
         let bundle = try #require(Self.imagePath(of: Self.addressInThisBundle()))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: readelf)
@@ -94,9 +113,12 @@ struct CacheReleaseTests {
             guard fields.count > 4, fields[0].hasPrefix(".debug_"), fields[1] != "NOBITS" else { return total }
             return total + (Int(fields[4], radix: 16) ?? 0)
         }
-        try #require(expected > Symbolicator.sessionGrowthLimit, "a debug build's test bundle has DWARF: \(expected) bytes")
+        try #require(
+            expected > Symbolicator.sessionGrowthLimit, "a debug build's test bundle has DWARF: \(expected) bytes")
 
-        let read = try Symbolicator.dwarfBytesRead(lookingUp: [Self.addressInThisBundle(), Self.addressInThisBundle() + 1])
+        let read = try Symbolicator.dwarfBytesRead(lookingUp: [
+            Self.addressInThisBundle(), Self.addressInThisBundle() + 1,
+        ])
         #expect(read.before == 0, "nothing read before a lookup")
         try #require(read.after.count == 2)
         #expect(read.after[0].found)

@@ -1,14 +1,17 @@
 import Foundation
 import Glibc
-@testable import StallMonitor
 import StallReportModel
 import Testing
+
+@testable import StallMonitor
 
 /// What a process spawned by the host inherits of the monitor (nothing), and what happens when the
 /// process runs out of descriptors during a stall (one stall without stacks, not the monitor's life).
 @Suite("Descriptors: close-on-exec, transient failures", .serialized)
 struct CloseOnExecTests {
-    @Test("after a stall unwound and named by libdw, a child spawned with posix_spawn inherits no ELF file and no /proc file")
+    @Test(
+        "after a stall unwound and named by libdw, a child spawned with posix_spawn inherits no ELF file and no /proc file"
+    )
     func spawnedChildInheritsNothingOfTheMonitor() throws {
         try withMonitoredLoop("cloexec-stall") { directory, loop, monitor in
             try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 600) }
@@ -29,7 +32,8 @@ struct CloseOnExecTests {
         }
     }
 
-    @Test("a stall during which no descriptor can be opened (EMFILE) has no libdw stacks; the next stall has them again")
+    @Test(
+        "a stall during which no descriptor can be opened (EMFILE) has no libdw stacks; the next stall has them again")
     func unwinderOpenFailureIsRetriedAtTheNextStall() throws {
         try withMonitoredLoop("emfile-stall") { directory, loop, monitor in
             try #require(!SnapshotUnwinder.shared.isOpen, "an unwinder session is open before the first stall")
@@ -44,7 +48,10 @@ struct CloseOnExecTests {
             try #require(setrlimit(Int32(RLIMIT_NOFILE.rawValue), &lowered) == 0)
             var restored = false
             defer {
-                if !restored { var limit = saved; _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) }
+                if !restored {
+                    var limit = saved
+                    _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+                }
                 release.signal()
             }
             let first = loop.perform { release.wait() }
@@ -68,7 +75,8 @@ struct CloseOnExecTests {
             let (withoutDescriptors, after) = (reports[0], reports[1])
             #expect(!withoutDescriptors.samples.contains { $0.unwinder == "libdw" }, "\(withoutDescriptors.sampling)")
             #expect(after.sampling.unwinder == "libdw", "\(after.sampling)")
-            #expect(after.samples.contains { $0.kind == .stack && $0.unwinder == "libdw" }, "\(after.samples.map(\.kind))")
+            #expect(
+                after.samples.contains { $0.kind == .stack && $0.unwinder == "libdw" }, "\(after.samples.map(\.kind))")
             #expect(after.anySampleNames("sleepInUsleepUntilElapsed"))
         }
     }
@@ -102,7 +110,8 @@ enum DescriptorTable {
             var buffer = [CChar](repeating: 0, count: 4096)
             let count = readlink("\(path)/\(name)", &buffer, buffer.count - 1)
             guard count > 0 else { return nil }
-            return Entry(fd: fd, target: String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            return Entry(
+                fd: fd, target: String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }.sorted { $0.fd < $1.fd }
     }
 

@@ -49,12 +49,16 @@ struct MaskedSignalTests {
             let reports = try directory.reports()
             try #require(reports.count == 1)
             let report = reports[0]
-            #expect(durationCovers(report.durationMs, measured: observed.milliseconds), "\(report.durationMs) ms, measured \(observed.milliseconds) ms")
+            #expect(
+                durationCovers(report.durationMs, measured: observed.milliseconds),
+                "\(report.durationMs) ms, measured \(observed.milliseconds) ms")
             #expect(report.representativeStack.isEmpty)
             // While the signal is blocked nothing is sent: no sample has a stack, each says why.
             #expect(!report.samples.isEmpty)
             #expect(report.samples.allSatisfy { $0.kind == .none && $0.frames.isEmpty })
-            #expect(report.samples.allSatisfy { ($0.note ?? "").contains("blocks the sampling signal") }, "\(report.samples.map(\.note))")
+            #expect(
+                report.samples.allSatisfy { ($0.note ?? "").contains("blocks the sampling signal") },
+                "\(report.samples.map(\.note))")
             #expect(report.sampling.skipped["signalBlocked"] == report.sampling.attempted, "\(report.sampling)")
             #expect(report.sampling.taken == 0)
             #expect(report.sampling.timedOut == 0)
@@ -94,7 +98,9 @@ struct InheritedMaskTests {
             try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 320) }
             #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
             let report = try #require(try directory.reports().first)
-            #expect(report.sampling.skipped["signalBlocked"] == nil, "\(report.samples.map { ($0.offsetMs, $0.kind, $0.note ?? "") }) duration \(report.durationMs)")
+            #expect(
+                report.sampling.skipped["signalBlocked"] == nil,
+                "\(report.samples.map { ($0.offsetMs, $0.kind, $0.note ?? "") }) duration \(report.durationMs)")
             #expect(report.representativeSymbols.contains { $0.contains("spinOnCPUForStallTest") })
         }
     }

@@ -47,7 +47,8 @@ struct OffCPUSamplingTests {
 
     static func sampler(_ clock: HandClock) -> ThreadSampler {
         let sampler = ThreadSampler(
-            settings: .init(signal: 0, sampleTimeout: 10 * ms, maxFrames: 64, stackCopyBytes: 65_536, unwinding: .snapshot),
+            settings: .init(
+                signal: 0, sampleTimeout: 10 * ms, maxFrames: 64, stackCopyBytes: 65_536, unwinding: .snapshot),
             counters: MonitorCounters(), knownBounds: { _ in nil })
         sampler.threadCPUNanos = { _ in clock.nanos }
         sampler.samplingHandlerInstalled = { true }

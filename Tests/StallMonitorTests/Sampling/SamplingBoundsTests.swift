@@ -15,7 +15,8 @@ struct SamplingBoundsTests {
             let reports = try directory.reports()
             try #require(reports.count == 1)
             let report = reports[0]
-            let deepest = try #require(report.samples.filter { $0.kind == .stack }.max { $0.frames.count < $1.frames.count })
+            let deepest = try #require(
+                report.samples.filter { $0.kind == .stack }.max { $0.frames.count < $1.frames.count })
             #expect(deepest.frames.count >= 200)
             #expect(deepest.truncated == nil)
             let symbols = report.symbols(of: deepest)
@@ -27,10 +28,13 @@ struct SamplingBoundsTests {
 
     @Test("with maxSamplesPerStall 8, a 1 s stall sampled every 10 ms keeps at most 8 samples and says it thinned")
     func samplesAreBounded() throws {
-        try withMonitoredLoop("bounded", configure: { configuration in
-            configuration.maxSamplesPerStall = 8
-            configuration.samplingInterval = .milliseconds(10)
-        }) { directory, loop, monitor in
+        try withMonitoredLoop(
+            "bounded",
+            configure: { configuration in
+                configuration.maxSamplesPerStall = 8
+                configuration.samplingInterval = .milliseconds(10)
+            }
+        ) { directory, loop, monitor in
             try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 1_000) }
             #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
 
@@ -46,8 +50,11 @@ struct SamplingBoundsTests {
             #expect(report.sampling.effectiveIntervalMs > 10)
             // Every attempt is a kept or a dropped sample, or one discarded without a sample: finished
             // after the span ended, or of a thread that moved while its stack was copied.
-            let discarded = (report.sampling.skipped["afterSpanEnd"] ?? 0) + (report.sampling.skipped["threadMoved"] ?? 0)
-            #expect(report.sampling.attempted == report.samples.count + report.sampling.dropped + discarded, "\(report.sampling)")
+            let discarded =
+                (report.sampling.skipped["afterSpanEnd"] ?? 0) + (report.sampling.skipped["threadMoved"] ?? 0)
+            #expect(
+                report.sampling.attempted == report.samples.count + report.sampling.dropped + discarded,
+                "\(report.sampling)")
             #expect(report.sampling.attempted == report.sampling.accountedFor, "\(report.sampling)")
             // The kept samples still span the stall, oldest first.
             let offsets = report.samples.map(\.offsetMs)

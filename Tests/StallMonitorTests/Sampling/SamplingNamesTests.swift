@@ -1,4 +1,5 @@
 import Testing
+
 @testable import StallMonitor
 
 /// The typed names of sampling keep the strings reports, session records and `stallreport` read.
@@ -7,7 +8,8 @@ import Testing
     @Test func skipReasonsKeepTheirNames() {
         let names: [SkipReason: String] = [
             .afterSpanEnd: "afterSpanEnd", .noUnwinder: "noUnwinder", .blockedWithoutLibdw: "blockedWithoutLibdw",
-            .threadMoved: "threadMoved", .unwindFailed: "unwindFailed", .signalTakenOver: "signalTakenOver", .busy: "busy",
+            .threadMoved: "threadMoved", .unwindFailed: "unwindFailed", .signalTakenOver: "signalTakenOver",
+            .busy: "busy",
             .signalBlocked: "signalBlocked", .signalPending: "signalPending", .notClearlyRunning: "notClearlyRunning",
             .sendFailed: "sendFailed", .threadUnreadable: "threadUnreadable", .watchdogStarved: "watchdogStarved",
         ]

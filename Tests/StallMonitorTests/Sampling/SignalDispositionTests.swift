@@ -62,7 +62,8 @@ struct SignalDispositionTests {
                 guard let error = error as? StallMonitorError, error.code == .signalUnavailable else { return false }
                 return error.reason.contains("\(taken)")
             }
-            #expect(Disposition.of(taken) == .handler(siginfo: false), "the refused start left the host's handler alone")
+            #expect(
+                Disposition.of(taken) == .handler(siginfo: false), "the refused start left the host's handler alone")
 
             // Left to choose, the monitor picks another signal and leaves the taken one alone.
             let monitor = try loop.startMonitor(directory.configuration())

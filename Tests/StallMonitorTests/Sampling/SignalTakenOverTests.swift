@@ -48,7 +48,9 @@ struct SignalTakenOverTests {
         return seen
     }
 
-    @Test("the host's own handler: never run by the monitor, said once; blocked stacks still taken; sampling resumes when ours is back")
+    @Test(
+        "the host's own handler: never run by the monitor, said once; blocked stacks still taken; sampling resumes when ours is back"
+    )
     func hostHandlerIsNeverSignalled() throws {
         let (logger, log) = CapturingLogHandler.logger()
         try withMonitoredLoop("signal-host", configure: { $0.logger = logger }) { directory, loop, monitor in
@@ -74,7 +76,9 @@ struct SignalTakenOverTests {
             #expect((spinning.sampling.skipped["signalTakenOver"] ?? 0) >= 1, "\(spinning.sampling)")
             #expect(!spinning.samples.contains { $0.interrupted == true }, "\(spinning.samples)")
             #expect(spinning.sampling.timedOut == 0)
-            #expect(blocked.samples.contains { $0.kind == .stack && $0.interrupted == false }, "\(blocked.samples.map(\.kind))")
+            #expect(
+                blocked.samples.contains { $0.kind == .stack && $0.interrupted == false },
+                "\(blocked.samples.map(\.kind))")
             #expect(blocked.anySampleNames("sleepInUsleepUntilElapsed"))
 
             // Our handler back: running threads are sampled again.
@@ -113,11 +117,15 @@ struct SignalTakenOverTests {
             stopped = true
             var now = sigaction()
             sigaction(signal, nil, &now)
-            #expect(unsafeBitCast(now.__sigaction_handler.sa_handler, to: Int.self) == 1, "stop() replaced the host's SIG_IGN")
+            #expect(
+                unsafeBitCast(now.__sigaction_handler.sa_handler, to: Int.self) == 1,
+                "stop() replaced the host's SIG_IGN")
         }
     }
 
-    @Test("SIG_DFL set by the host (whose action for a real-time signal would kill the process): a CPU stall is still reported, the process lives")
+    @Test(
+        "SIG_DFL set by the host (whose action for a real-time signal would kill the process): a CPU stall is still reported, the process lives"
+    )
     func defaultActionIsNeverSent() throws {
         try withMonitoredLoop("signal-dfl") { directory, loop, monitor in
             let signal = monitor.signal

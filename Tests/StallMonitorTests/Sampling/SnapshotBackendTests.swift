@@ -1,6 +1,7 @@
 import Foundation
-@testable import StallMonitor
 import Testing
+
+@testable import StallMonitor
 
 /// The two snapshot unwinders against each other: libunwind's remote unwinder (unwind tables read
 /// from the files with pread) must walk a thread asleep in the kernel to exactly the frames libdw
@@ -8,7 +9,9 @@ import Testing
 /// stack) and the C library, down to the thread's entry.
 @Suite("Snapshot unwinders agree", .serialized, .enabled(if: SnapshotUnwinder.Backend.libunwindRemote.loadable().loads))
 struct SnapshotBackendTests {
-    @Test("a thread asleep in each of 9 kinds of syscall: libunwind-remote gives libdw's frames, whole, naming the caller")
+    @Test(
+        "a thread asleep in each of 9 kinds of syscall: libunwind-remote gives libdw's frames, whole, naming the caller"
+    )
     func bothBackendsWalkABlockedThreadAlike() throws {
         let loop = try MonitoredLoopThread(name: "two-unwinders")
         defer { loop.stop() }
@@ -27,15 +30,23 @@ struct SnapshotBackendTests {
             }
             let names = Symbolicator.shared.symbolicate(remote.frames, images: images)
             let symbols = remote.frames.map { names[$0]?.name ?? "?" }
-            #expect(remote.frames == libdw.frames, "\(kind.function)\nlibunwind-remote: \(remote.frames.map { String($0, radix: 16) })\nlibdw: \(libdw.frames.map { String($0, radix: 16) })\n\(symbols)")
-            #expect(remote.complete && libdw.complete, "\(kind.function): whole? remote \(remote.complete), libdw \(libdw.complete)\n\(symbols)")
+            #expect(
+                remote.frames == libdw.frames,
+                "\(kind.function)\nlibunwind-remote: \(remote.frames.map { String($0, radix: 16) })\nlibdw: \(libdw.frames.map { String($0, radix: 16) })\n\(symbols)"
+            )
+            #expect(
+                remote.complete && libdw.complete,
+                "\(kind.function): whole? remote \(remote.complete), libdw \(libdw.complete)\n\(symbols)")
             #expect(symbols.contains { $0.contains(kind.function) }, "\(kind.function): \(symbols)")
         }
     }
 
-    @Test("with names deferred, a spinning and a sleeping stall are unwound by libunwind-remote, whole, naming the function")
+    @Test(
+        "with names deferred, a spinning and a sleeping stall are unwound by libunwind-remote, whole, naming the function"
+    )
     func deferredNamesUseTheRemoteUnwinder() throws {
-        try withMonitoredLoop("remote-unwinder", configure: { $0.symbolicateInProcess = false }) { directory, loop, monitor in
+        try withMonitoredLoop("remote-unwinder", configure: { $0.symbolicateInProcess = false }) {
+            directory, loop, monitor in
             try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 600) }
             try loop.waitUntilSleeping()
             try loop.run { StallingWork.sleepInUsleepForStallTest(microseconds: 600_000) }
@@ -48,21 +59,33 @@ struct SnapshotBackendTests {
             defer { Symbolicator.shared.release() }
             for (function, interrupted) in [("spinOnCPUForStallTest", true), ("sleepInUsleepForStallTest", false)] {
                 let named = reports.map { report in
-                    (report, Symbolicator.shared.symbolicate(report.frames.compactMap { UInt($0.address.dropFirst(2), radix: 16) },
-                                                             images: ["remote-unwinder-test"]))
+                    (
+                        report,
+                        Symbolicator.shared.symbolicate(
+                            report.frames.compactMap { UInt($0.address.dropFirst(2), radix: 16) },
+                            images: ["remote-unwinder-test"])
+                    )
                 }
                 let found = named.first { report, names in
-                    report.representativeStack.contains { names[UInt(report.frames[$0].address.dropFirst(2), radix: 16) ?? 0]?.name?.contains(function) == true }
+                    report.representativeStack.contains {
+                        names[UInt(report.frames[$0].address.dropFirst(2), radix: 16) ?? 0]?.name?.contains(function)
+                            == true
+                    }
                 }
                 let (report, _) = try #require(found, "no report names \(function)")
                 #expect(report.sampling.unwinder == "libunwind-remote")
                 let stacks = report.samples.filter { $0.kind == .stack }
-                #expect(!stacks.isEmpty && stacks.allSatisfy { $0.unwinder == "libunwind-remote" && $0.interrupted == interrupted },
-                        "\(function): \(report.samples.map { ($0.kind, $0.unwinder ?? "-", $0.interrupted ?? false, $0.note ?? "") })")
+                #expect(
+                    !stacks.isEmpty
+                        && stacks.allSatisfy { $0.unwinder == "libunwind-remote" && $0.interrupted == interrupted },
+                    "\(function): \(report.samples.map { ($0.kind, $0.unwinder ?? "-", $0.interrupted ?? false, $0.note ?? "") })"
+                )
                 // A sample taken at an awkward instant (a prologue, the signal landing in the C
                 // library) may stop early; most reach the thread's entry.
                 let whole = stacks.filter { $0.truncated != true }.count
-                #expect(whole * 2 > stacks.count, "\(function): \(whole) of \(stacks.count) samples reach the thread's entry")
+                #expect(
+                    whole * 2 > stacks.count,
+                    "\(function): \(whole) of \(stacks.count) samples reach the thread's entry")
             }
         }
     }

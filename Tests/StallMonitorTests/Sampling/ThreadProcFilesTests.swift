@@ -17,7 +17,9 @@ struct ThreadProcFilesTests {
             Issue.record("not in a syscall: \(files.syscallState())")
             return
         }
-        #expect(["epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll"].contains(SyscallTable.name(number)), "\(SyscallTable.name(number))")
+        #expect(
+            ["epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll"].contains(SyscallTable.name(number)),
+            "\(SyscallTable.name(number))")
         #expect(pc != 0)
         #expect(sp != 0)
         #expect(files.signalMasks() != nil)

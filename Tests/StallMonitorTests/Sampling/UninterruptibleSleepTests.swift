@@ -23,7 +23,10 @@ struct UninterruptibleSleepTests {
         var fds: [Int32] = [-1, -1]
         try #require(pipe(&fds) == 0)
         let (readEnd, writeEnd) = (fds[0], fds[1])
-        defer { close(readEnd); close(writeEnd) }
+        defer {
+            close(readEnd)
+            close(writeEnd)
+        }
         try Self.expectSampledInD(name: "d-vfork", release: { _ = write(writeEnd, "x", 1) }) {
             // The child shares the parent's memory and stack: it only calls libc's read (which
             // blocks until the test writes) and _exit, through pointers taken before the vfork.
@@ -39,13 +42,16 @@ struct UninterruptibleSleepTests {
             }
             return Spawned(milliseconds: elapsed, started: pid > 0, childStatus: pid > 0 ? waitForChild(pid) : nil)
         } check: { report in
-            #expect(report.samples.contains { $0.syscall == "vfork" || $0.syscall == "clone" }, "\(report.samples.map(\.syscall))")
+            #expect(
+                report.samples.contains { $0.syscall == "vfork" || $0.syscall == "clone" },
+                "\(report.samples.map(\.syscall))")
         }
     }
 
     @Test("posix_spawn: the parent in D (every signal blocked around CLONE_VFORK) is unwound without a signal")
     func posixSpawnParentBlocksSignals() throws {
-        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("d-state-\(UUID().uuidString).fifo").path
+        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("d-state-\(UUID().uuidString).fifo")
+            .path
         try #require(mkfifo(fifo, 0o600) == 0, "mkfifo: \(String(cString: strerror(errno)))")
         defer { unlink(fifo) }
         // The child's first file action opens the FIFO for reading, which blocks until the test
@@ -70,9 +76,12 @@ struct UninterruptibleSleepTests {
             var pid: pid_t = 0
             var result: Int32 = -1
             let elapsed = measureMilliseconds { result = posix_spawn(&pid, path, &actions, nil, &argv, environ) }
-            return Spawned(milliseconds: elapsed, started: result == 0, childStatus: result == 0 ? waitForChild(pid) : nil)
+            return Spawned(
+                milliseconds: elapsed, started: result == 0, childStatus: result == 0 ? waitForChild(pid) : nil)
         } check: { report in
-            #expect(report.samples.contains { $0.syscall == "clone3" || $0.syscall == "clone" }, "\(report.samples.map(\.syscall))")
+            #expect(
+                report.samples.contains { $0.syscall == "clone3" || $0.syscall == "clone" },
+                "\(report.samples.map(\.syscall))")
         }
     }
 
@@ -80,8 +89,10 @@ struct UninterruptibleSleepTests {
     /// state from /proc), calls `release`, and expects one report of the stall that never
     /// signalled the thread while it was in D (no sample timed out), kept sampling every 10 ms
     /// and passes `check`; then a CPU stall on the same loop is sampled as usual.
-    static func expectSampledInD(name: String, release: () -> Void, spawn: @escaping @Sendable () -> Spawned,
-                                 check: (StallReport) throws -> Void) throws {
+    static func expectSampledInD(
+        name: String, release: () -> Void, spawn: @escaping @Sendable () -> Spawned,
+        check: (StallReport) throws -> Void
+    ) throws {
         let directory = ReportDirectory(name)
         defer { directory.remove() }
         let loop = try MonitoredLoopThread(name: name)
@@ -107,13 +118,16 @@ struct UninterruptibleSleepTests {
         #expect(spawned.milliseconds >= 700)
         // Once the spawn holds it (the first reading may come before), the thread stays in D.
         let held = states.drop { $0 != "D" }
-        #expect(held.count >= states.count / 2 && held.allSatisfy { $0 == "D" }, "the thread should wait in D: \(states)")
+        #expect(
+            held.count >= states.count / 2 && held.allSatisfy { $0 == "D" }, "the thread should wait in D: \(states)")
         #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
 
         let reports = try directory.reports()
         try #require(reports.count == 1)
         let report = reports[0]
-        #expect(durationCovers(report.durationMs, measured: spawned.milliseconds), "\(report.durationMs) ms, spawn took \(spawned.milliseconds) ms")
+        #expect(
+            durationCovers(report.durationMs, measured: spawned.milliseconds),
+            "\(report.durationMs) ms, spawn took \(spawned.milliseconds) ms")
         let sampling = report.sampling
         // A thread in D sits in a syscall: it is never signalled, its stack is copied and unwound
         // (or, where the unwinder cannot, the syscall's PC is kept). The span goes on for a moment
@@ -122,8 +136,9 @@ struct UninterruptibleSleepTests {
         let stacks = report.samples.filter { $0.kind == .stack }
         // None is interrupted; they name the syscall, except one read while the thread was
         // blocked outside a syscall (a page fault, slow on a VM whose vCPU was descheduled).
-        #expect(!inD.isEmpty && inD.allSatisfy { $0.interrupted != true } && inD.contains { $0.syscall != nil },
-                "\(report.samples.map { ($0.offsetMs, $0.kind, $0.interrupted as Any, $0.syscall as Any) })")
+        #expect(
+            !inD.isEmpty && inD.allSatisfy { $0.interrupted != true } && inD.contains { $0.syscall != nil },
+            "\(report.samples.map { ($0.offsetMs, $0.kind, $0.interrupted as Any, $0.syscall as Any) })")
         #expect(sampling.timedOut == 0, "\(sampling)")
         #expect(sampling.taken == stacks.count, "\(sampling)")
         #expect(sampling.attempted >= 20, "the watchdog kept sampling every 10 ms: \(sampling.attempted)")
@@ -140,7 +155,9 @@ struct UninterruptibleSleepTests {
         // Sampling works normally again (a sample may time out when the VM deschedules the vCPU
         // the thread runs on; stacks are still taken).
         #expect(second.sampling.taken > 0, "\(second.sampling)")
-        #expect(second.representativeSymbols.contains { $0.contains("spinOnCPUForStallTest") }, "\(second.representativeSymbols)")
+        #expect(
+            second.representativeSymbols.contains { $0.contains("spinOnCPUForStallTest") },
+            "\(second.representativeSymbols)")
     }
 }
 
@@ -153,10 +170,11 @@ private struct LibC: @unchecked Sendable {
 
     static func load() -> LibC? {
         guard let handle = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD),
-              let vfork = dlsym(handle, "vfork"), let read = dlsym(handle, "read"), let exit = dlsym(handle, "_exit")
+            let vfork = dlsym(handle, "vfork"), let read = dlsym(handle, "read"), let exit = dlsym(handle, "_exit")
         else { return nil }
-        return LibC(vfork: unsafeBitCast(vfork, to: (@convention(c) () -> pid_t).self),
-                    read: unsafeBitCast(read, to: (@convention(c) (Int32, UnsafeMutableRawPointer?, Int) -> Int).self),
-                    exit: unsafeBitCast(exit, to: (@convention(c) (Int32) -> Void).self))
+        return LibC(
+            vfork: unsafeBitCast(vfork, to: (@convention(c) () -> pid_t).self),
+            read: unsafeBitCast(read, to: (@convention(c) (Int32, UnsafeMutableRawPointer?, Int) -> Int).self),
+            exit: unsafeBitCast(exit, to: (@convention(c) (Int32) -> Void).self))
     }
 }

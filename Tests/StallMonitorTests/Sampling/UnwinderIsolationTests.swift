@@ -7,8 +7,10 @@ import Testing
 struct UnwinderIsolationTests {
     /// dladdr(3); `Dl_info` (four pointers: file name, base, symbol name, symbol address) is not
     /// imported into Swift without _GNU_SOURCE, so it is passed as an array of pointers.
-    private typealias DladdrFunction = @convention(c) (UnsafeRawPointer?, UnsafeMutablePointer<UnsafeRawPointer?>) -> Int32
-    private typealias BacktraceFunction = @convention(c) (UnsafeMutablePointer<UnsafeMutableRawPointer?>, Int32) -> Int32
+    private typealias DladdrFunction =
+        @convention(c) (UnsafeRawPointer?, UnsafeMutablePointer<UnsafeRawPointer?>) -> Int32
+    private typealias BacktraceFunction =
+        @convention(c) (UnsafeMutablePointer<UnsafeMutableRawPointer?>, Int32) -> Int32
 
     /// A function as the process resolves it (RTLD_DEFAULT).
     private static func resolve(_ symbol: String) -> UnsafeMutableRawPointer? {
@@ -70,7 +72,9 @@ struct UnwinderIsolationTests {
                 #expect(Self.imageDefining(symbol) == nil, "\(symbol) is globally visible")
             }
 
-            #expect(Self.isExpected(Self.imageDefining("backtrace"), "libc.so"), "\(String(describing: Self.imageDefining("backtrace")))")
+            #expect(
+                Self.isExpected(Self.imageDefining("backtrace"), "libc.so"),
+                "\(String(describing: Self.imageDefining("backtrace")))")
             #expect(Self.glibcBacktraceDepth() > 2)
             let onLoop = try loop.run { Self.glibcBacktraceDepth() }
             #expect(onLoop > 2)

@@ -1,6 +1,7 @@
 import Foundation
-@testable import StallMonitor
 import Testing
+
+@testable import StallMonitor
 
 /// What unwinding costs the host in memory. libdw finds a frame's CFI through `.eh_frame_hdr`'s
 /// search table, also in binaries linked with `.eh_frame` before `.eh_frame_hdr` (lld, this test
@@ -43,11 +44,16 @@ struct UnwinderMemoryTests {
         try body(loop)
     }
 
-    @Test("unwinding a stall in this test bundle (94,000 FDEs) with names deferred grows the heap by less than 3 MiB (6.7–8.6 MiB before), and its stacks are whole")
+    @Test(
+        "unwinding a stall in this test bundle (94,000 FDEs) with names deferred grows the heap by less than 3 MiB (6.7–8.6 MiB before), and its stacks are whole"
+    )
     func cfiLookupsStaySmall() throws {
-        try withMonitoredLoop("unwinder-memory", configure: { configuration in
-            configuration.symbolicateInProcess = false  // only the unwinder's session
-        }) { directory, loop, monitor in
+        try withMonitoredLoop(
+            "unwinder-memory",
+            configure: { configuration in
+                configuration.symbolicateInProcess = false  // only the unwinder's session
+            }
+        ) { directory, loop, monitor in
             Self.releaseSessions()
             let before = Self.heapInUse()
             try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 600) }
@@ -79,8 +85,9 @@ struct UnwinderMemoryTests {
         }
     }
 
-    @Test("libunwind-remote maps no file and grows the heap by less than 1 MiB (its 256 KiB stack copy included)",
-          .enabled(if: SnapshotUnwinder.Backend.libunwindRemote.loadable().loads))
+    @Test(
+        "libunwind-remote maps no file and grows the heap by less than 1 MiB (its 256 KiB stack copy included)",
+        .enabled(if: SnapshotUnwinder.Backend.libunwindRemote.loadable().loads))
     func remoteUnwinderMapsNothing() throws {
         try Self.withUnwinderSession("remote-memory") { loop in
             // Loaded once beforehand: the library's own mappings are not the session's.
@@ -88,7 +95,8 @@ struct UnwinderMemoryTests {
             Self.releaseSessions()
             var mappingsBefore: [String: Int] = [:]
             var heapBefore = 0
-            let walks = try AsleepThreadUnwinding.unwind(BlockingCalls.all[0], on: loop, backends: [.libunwindRemote]) { _ in
+            let walks = try AsleepThreadUnwinding.unwind(BlockingCalls.all[0], on: loop, backends: [.libunwindRemote]) {
+                _ in
                 mappingsBefore = (try? Self.fileMappings()) ?? [:]
                 heapBefore = Self.heapInUse()
             }

@@ -1,5 +1,6 @@
-@testable import StallMonitor
 import Testing
+
+@testable import StallMonitor
 
 /// The session's alive marks' schedule: frequent at first, then spaced out to the heartbeat
 /// interval, so that a session that dies without `stop()` is dated within max(1 s, 10 %) of its
@@ -17,7 +18,9 @@ struct AliveMarkScheduleTests {
         return times
     }
 
-    @Test("ramping up to 60 s: a death at any time within its first hour is at most max(1 s, 10 %) after the last run, once the interval is reached one run a minute")
+    @Test(
+        "ramping up to 60 s: a death at any time within its first hour is at most max(1 s, 10 %) after the last run, once the interval is reached one run a minute"
+    )
     func rampingUp() {
         let second: UInt64 = 1_000_000_000
         let schedule = RepeatingTimer.Schedule.rampingUp(to: .seconds(60))
@@ -41,6 +44,7 @@ struct AliveMarkScheduleTests {
         #expect(RepeatingTimer.Schedule.every(.seconds(5)).period(afterRunAt: 0) == 5_000_000_000)
         #expect(RepeatingTimer.Schedule.every(.seconds(5)).period(afterRunAt: 1_000_000_000_000) == 5_000_000_000)
         #expect(RepeatingTimer.Schedule.every(.zero).period(afterRunAt: 0) == 1_000_000)
-        #expect(RepeatingTimer.Schedule.rampingUp(to: .seconds(2)).period(afterRunAt: 1_000_000_000_000) == 2_000_000_000)
+        #expect(
+            RepeatingTimer.Schedule.rampingUp(to: .seconds(2)).period(afterRunAt: 1_000_000_000_000) == 2_000_000_000)
     }
 }

@@ -1,9 +1,10 @@
 import Foundation
 import Glibc
-@testable import StallMonitor
 import StallReportKit
 import StallReportModel
 import Testing
+
+@testable import StallMonitor
 
 /// Names taken by files that are not ours (links another local user planted at the names the
 /// monitor would use next, in a shared directory): the monitor takes other names, never writes
@@ -47,11 +48,16 @@ struct PlantedNameTests {
         let first = Int64((start.timeIntervalSince1970 * 1000).rounded())
         let last = Int64((end.timeIntervalSince1970 * 1000).rounded())
         return (first...last).map { milliseconds in
-            String(ReportCoding.formatDate(Date(timeIntervalSince1970: Double(milliseconds) / 1000)).filter { $0 != "-" && $0 != ":" })
+            String(
+                ReportCoding.formatDate(Date(timeIntervalSince1970: Double(milliseconds) / 1000)).filter {
+                    $0 != "-" && $0 != ":"
+                })
         }
     }
 
-    @Test("a new file whose name is a planted link goes under the next name; the link and its target are untouched; all names taken is an error")
+    @Test(
+        "a new file whose name is a planted link goes under the next name; the link and its target are untouched; all names taken is an error"
+    )
     func storeTakesTheNextName() throws {
         try Self.withPlantedDirectory { reports, victim in
             let store = ReportFileStore(directory: reports)
@@ -80,7 +86,9 @@ struct PlantedNameTests {
         }
     }
 
-    @Test("links planted at every report and session name of the next seconds: the monitor's report and session record go under other names")
+    @Test(
+        "links planted at every report and session name of the next seconds: the monitor's report and session record go under other names"
+    )
     func monitorAvoidsPlantedNames() throws {
         try Self.withPlantedDirectory { reports, victim in
             // Links at the names the next session record and report of this process would take, for
@@ -90,7 +98,9 @@ struct PlantedNameTests {
             let sessionNumber = SessionRecorder.monitorsStarted.load(ordering: .relaxed) + 1
             let sessionSuffix = sessionNumber > 1 ? "-\(sessionNumber)" : ""
             var planted: [String] = []
-            for stamp in Self.stamps(from: Date() - 0.2, to: Date() + 2) { planted.append("session-\(stamp)-p\(pid)\(sessionSuffix).session") }
+            for stamp in Self.stamps(from: Date() - 0.2, to: Date() + 2) {
+                planted.append("session-\(stamp)-p\(pid)\(sessionSuffix).session")
+            }
             for name in planted { Self.plantLink(at: reports.appendingPathComponent(name).path, to: victim) }
 
             let loop = try MonitoredLoopThread(name: "planted-names")
@@ -99,9 +109,13 @@ struct PlantedNameTests {
             defer { monitor.stop() }
             #expect(monitor.flush())
 
-            func padded(_ number: Int) -> String { String(repeating: "0", count: max(0, 4 - String(number).count)) + String(number) }
+            func padded(_ number: Int) -> String {
+                String(repeating: "0", count: max(0, 4 - String(number).count)) + String(number)
+            }
             let reportNumber = ReportFileStore.sequence.load(ordering: .relaxed) + 1
-            let plantedReports = Self.stamps(from: Date() - 0.2, to: Date() + 2).map { "stall-\($0)-p\(pid)-\(padded(reportNumber)).json" }
+            let plantedReports = Self.stamps(from: Date() - 0.2, to: Date() + 2).map {
+                "stall-\($0)-p\(pid)-\(padded(reportNumber)).json"
+            }
             for name in plantedReports { Self.plantLink(at: reports.appendingPathComponent(name).path, to: victim) }
             planted += plantedReports
             try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 400) }
@@ -116,7 +130,8 @@ struct PlantedNameTests {
             try #require(report.count == 1, "\(ours)")
             // Its first name was taken (unless the stall began outside the planted 2.2 s, which would
             // take a preemption of seconds): it went under the next number, same time stamp.
-            let firstChoice = report[0].replacingOccurrences(of: "-\(padded(reportNumber + 1)).json", with: "-\(padded(reportNumber)).json")
+            let firstChoice = report[0].replacingOccurrences(
+                of: "-\(padded(reportNumber + 1)).json", with: "-\(padded(reportNumber)).json")
             if plantedSet.contains(firstChoice) {
                 #expect(report[0].hasSuffix("-p\(pid)-\(padded(reportNumber + 1)).json"), "\(report[0])")
             }
@@ -130,8 +145,9 @@ struct PlantedNameTests {
         }
     }
 
-    @Test("the disk fills between the inProgress write and the final one: no inProgress report is left behind, the failure is counted",
-          .enabled(if: ScratchMount.available, "needs root and mount(8)"))
+    @Test(
+        "the disk fills between the inProgress write and the final one: no inProgress report is left behind, the failure is counted",
+        .enabled(if: ScratchMount.available, "needs root and mount(8)"))
     func failedFinalWriteLeavesNoInProgressReport() throws {
         try withTmpfsDirectory(size: "256k") { root in
             let reports = root.url.appendingPathComponent("reports")
@@ -156,7 +172,9 @@ struct PlantedNameTests {
             let statistics = monitor.statistics
             #expect(statistics.reportsWritten == 0, "\(statistics)")
             #expect((statistics.errors["reportWrite"] ?? 0) >= 1, "\(statistics.errors)")
-            let left = ((try? FileManager.default.contentsOfDirectory(atPath: reports.path)) ?? []).filter { $0.hasPrefix("stall-") }
+            let left = ((try? FileManager.default.contentsOfDirectory(atPath: reports.path)) ?? []).filter {
+                $0.hasPrefix("stall-")
+            }
             #expect(left.isEmpty, "an inProgress report outlived its failed final write: \(left)")
 
             // With space again, the session record written at stop counts the failure.

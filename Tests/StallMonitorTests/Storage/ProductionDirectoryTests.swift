@@ -44,8 +44,9 @@ struct ProductionDirectoryTests {
 
     // 256 KiB: after the repair an inProgress report and its final version (about 30 KiB each,
     // more under ThreadSanitizer) must fit side by side for the atomic replace.
-    @Test("a full disk (a 256 KiB tmpfs, filled): ENOSPC is counted and said once; after space is freed reports are written again",
-          .enabled(if: ScratchMount.available, "needs root and mount(8)"))
+    @Test(
+        "a full disk (a 256 KiB tmpfs, filled): ENOSPC is counted and said once; after space is freed reports are written again",
+        .enabled(if: ScratchMount.available, "needs root and mount(8)"))
     func fullDisk() throws {
         try withTmpfsDirectory(size: "256k") { root in
             let filler = root.url.appendingPathComponent("filler")
@@ -56,12 +57,14 @@ struct ProductionDirectoryTests {
             } repair: {
                 try FileManager.default.removeItem(at: filler)
             }
-            #expect(lastError?.description.contains("No space left on device") == true, "\(String(describing: lastError))")
+            #expect(
+                lastError?.description.contains("No space left on device") == true, "\(String(describing: lastError))")
         }
     }
 
-    @Test("a read-only bind mount: EROFS is counted and said once, the loop is never blocked; writable again, reports resume",
-          .enabled(if: ScratchMount.available, "needs root and mount(8)"))
+    @Test(
+        "a read-only bind mount: EROFS is counted and said once, the loop is never blocked; writable again, reports resume",
+        .enabled(if: ScratchMount.available, "needs root and mount(8)"))
     func readOnlyDirectory() throws {
         let root = ReportDirectory()
         defer { root.remove() }
@@ -83,9 +86,11 @@ struct ProductionDirectoryTests {
     /// disk), a no-op closure must come back at once, write errors must be counted, and each kind
     /// of error must be logged exactly once. Then `repair` and one more stall must be written.
     /// Returns the last error seen before the repair.
-    static func expectUnblockedAndSaidOnce(_ configuration: StallMonitor.Configuration, log: CapturingLogHandler.Store,
-                                           name: String, breakDirectory: () throws -> Void,
-                                           repair: () throws -> Void) throws -> StallMonitorError? {
+    static func expectUnblockedAndSaidOnce(
+        _ configuration: StallMonitor.Configuration, log: CapturingLogHandler.Store,
+        name: String, breakDirectory: () throws -> Void,
+        repair: () throws -> Void
+    ) throws -> StallMonitorError? {
         let loop = try MonitoredLoopThread(name: name)
         defer { loop.stop() }
         let monitor = try loop.startMonitor(configuration)
@@ -121,7 +126,8 @@ struct ProductionDirectoryTests {
         #expect(monitor.statistics.reportsWritten == 1, "\(monitor.statistics)")
         // No new problem is said; the report now written is (one line with its fingerprint).
         let after = log.all.dropFirst(lines.count)
-        #expect(after.count == 1 && after.allSatisfy { $0.metadata["stallmonitor.fingerprint"] != nil }, "\(log.messages)")
+        #expect(
+            after.count == 1 && after.allSatisfy { $0.metadata["stallmonitor.fingerprint"] != nil }, "\(log.messages)")
         return statistics.lastError
     }
 

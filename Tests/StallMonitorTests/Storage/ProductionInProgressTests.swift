@@ -15,17 +15,22 @@ struct ProductionInProgressTests {
         var durationMs: Double
     }
 
-    @Test("a 3 s stall: inProgress on disk within threshold + a few intervals, refreshed every 400 ms, then ended under the same name")
+    @Test(
+        "a 3 s stall: inProgress on disk within threshold + a few intervals, refreshed every 400 ms, then ended under the same name"
+    )
     func inProgressIsWrittenRefreshedAndEnded() throws {
-        try withMonitoredLoop("in-progress", configure: { configuration in
-            // 250 ms, 10 ms interval
-            // Refreshed every 400 ms (default 1 s), so a 3 s stall has several versions to catch even
-            // when reading a report is slow (sanitizers), and even when libdw's first unwinding and
-            // symbolication (reading the test binary's CFI and DWARF) hold up the watchdog and the
-            // writer for most of a second: under AddressSanitizer on a loaded machine the first
-            // symbolicated version came 1 s into the stall.
-            configuration.inProgressRefresh = .milliseconds(400)
-        }) { directory, loop, monitor in
+        try withMonitoredLoop(
+            "in-progress",
+            configure: { configuration in
+                // 250 ms, 10 ms interval
+                // Refreshed every 400 ms (default 1 s), so a 3 s stall has several versions to catch even
+                // when reading a report is slow (sanitizers), and even when libdw's first unwinding and
+                // symbolication (reading the test binary's CFI and DWARF) hold up the watchdog and the
+                // writer for most of a second: under AddressSanitizer on a loaded machine the first
+                // symbolicated version came 1 s into the stall.
+                configuration.inProgressRefresh = .milliseconds(400)
+            }
+        ) { directory, loop, monitor in
             let start = monotonicNow()
             let stall = loop.perform { measureMilliseconds { StallingWork.spinOnCPUForStallTest(milliseconds: 3_000) } }
             // Poll the directory from this thread while the loop thread stalls (deadline 10 s). Each
@@ -44,7 +49,8 @@ struct ProductionInProgressTests {
                     // Inode numbers are reused: the change time tells two files with one number apart.
                     let identity = "\(info.st_ino)@\(info.st_ctim.tv_sec).\(info.st_ctim.tv_nsec)"
                     guard !versions.contains(where: { $0.name == file.lastPathComponent && $0.identity == identity }),
-                          let data = try? handle.readToEnd() else { continue }
+                        let data = try? handle.readToEnd()
+                    else { continue }
                     versions.append((file.lastPathComponent, identity, Double(monotonicNow() - start) / 1e6, data))
                 }
                 measured = try? stall.wait(timeout: .milliseconds(3))
@@ -52,7 +58,8 @@ struct ProductionInProgressTests {
             let elapsed = try #require(measured, "the stalling closure did not finish in 10 s")
             let seen = try versions.map { version in
                 let report = try StallReport.decode(from: version.data)  // never half-written
-                return Seen(name: version.name, atMs: version.atMs, status: report.status, durationMs: report.durationMs)
+                return Seen(
+                    name: version.name, atMs: version.atMs, status: report.status, durationMs: report.durationMs)
             }
             #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
 
@@ -73,7 +80,9 @@ struct ProductionInProgressTests {
             #expect(Set(inProgress.map(\.name)) == [first.name])
             let report = try StallReport.read(from: files[0])
             #expect(report.status == .ended)
-            #expect(durationCovers(report.durationMs, measured: elapsed), "report \(report.durationMs) ms, measured \(elapsed) ms")
+            #expect(
+                durationCovers(report.durationMs, measured: elapsed),
+                "report \(report.durationMs) ms, measured \(elapsed) ms")
             #expect(permissionBits(files[0]) == 0o600)
             #expect(!directory.entries().contains { $0.hasSuffix(".tmp") }, "\(directory.entries())")
         }

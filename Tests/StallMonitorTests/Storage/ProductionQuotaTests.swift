@@ -8,13 +8,17 @@ import Testing
 /// deleted is counted in the statistics and in the session record.
 @Suite("Production: report directory quota", .serialized)
 struct ProductionQuotaTests {
-    @Test("with maxReportFiles 3, five stalls leave the newest 3 files; 2 deletions counted, also in the session record")
+    @Test(
+        "with maxReportFiles 3, five stalls leave the newest 3 files; 2 deletions counted, also in the session record")
     func oldestReportsGoFirst() throws {
         let written = Mutex<[String]>([])
-        try withMonitoredLoop("quota", configure: { configuration in
-            configuration.maxReportFiles = 3
-            configuration.onReport = { _, url in written.withLock { $0.append(url.lastPathComponent) } }
-        }) { directory, loop, monitor in
+        try withMonitoredLoop(
+            "quota",
+            configure: { configuration in
+                configuration.maxReportFiles = 3
+                configuration.onReport = { _, url in written.withLock { $0.append(url.lastPathComponent) } }
+            }
+        ) { directory, loop, monitor in
             for count in 1...5 {
                 try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
                 #expect(monitor.waitForStalls(count), "\(monitor.statistics)")
@@ -34,12 +38,14 @@ struct ProductionQuotaTests {
             let session = try SessionRecordFile(monitor.sessionRecordURL)
             #expect(session.reportsDropped["deletedForQuota"] == 2, "\(session.json)")
             #expect(session.stalls == 5)
-            #expect(directory.entries().filter { $0.hasSuffix(".session") } == [monitor.sessionRecordURL.lastPathComponent])
+            #expect(
+                directory.entries().filter { $0.hasSuffix(".session") } == [monitor.sessionRecordURL.lastPathComponent])
         }
     }
 
-    @Test("an old report that cannot be deleted is reported once as a reportQuota error, passed over, and the newer ones still go",
-          .enabled(if: ScratchMount.available, "needs root and mount(8)"))
+    @Test(
+        "an old report that cannot be deleted is reported once as a reportQuota error, passed over, and the newer ones still go",
+        .enabled(if: ScratchMount.available, "needs root and mount(8)"))
     func undeletableReportIsCounted() throws {
         let directory = ReportDirectory()
         defer { directory.remove() }
@@ -49,7 +55,8 @@ struct ProductionQuotaTests {
         try exited.run()
         exited.waitUntilExit()
         try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
-        let stuck = directory.url.appendingPathComponent("stall-20200101T000000.000Z-p\(exited.processIdentifier)-0001.json")
+        let stuck = directory.url.appendingPathComponent(
+            "stall-20200101T000000.000Z-p\(exited.processIdentifier)-0001.json")
         let source = FileManager.default.temporaryDirectory.appendingPathComponent("quota-bind-\(UUID().uuidString)")
         try Data("{}".utf8).write(to: stuck)
         try Data("{}".utf8).write(to: source)
@@ -99,10 +106,13 @@ struct ProductionQuotaTests {
 
         let long = holder.perform { StallingWork.spinOnCPUForStallTest(milliseconds: 3_000) }
         var held: String?
-        #expect(waitUntil(timeout: .seconds(10)) {
-            held = directory.reportFiles().first { (try? StallReport.read(from: $0))?.status == .inProgress }?.lastPathComponent
-            return held != nil
-        }, "the holder's inProgress report did not appear")
+        #expect(
+            waitUntil(timeout: .seconds(10)) {
+                held =
+                    directory.reportFiles().first { (try? StallReport.read(from: $0))?.status == .inProgress }?
+                    .lastPathComponent
+                return held != nil
+            }, "the holder's inProgress report did not appear")
         for count in 1...2 {
             try writer.run { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
             #expect(writing.waitForStalls(count), "\(writing.statistics)")
@@ -118,9 +128,12 @@ struct ProductionQuotaTests {
 
     @Test("maxReportBytes keeps the directory under its byte budget, deleting oldest first")
     func byteBudget() throws {
-        try withMonitoredLoop("quota-bytes", configure: { configuration in
-            configuration.maxReportBytes = 4096  // smaller than one full report: only the newest stays
-        }) { directory, loop, monitor in
+        try withMonitoredLoop(
+            "quota-bytes",
+            configure: { configuration in
+                configuration.maxReportBytes = 4096  // smaller than one full report: only the newest stays
+            }
+        ) { directory, loop, monitor in
             for count in 1...3 {
                 try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 300) }
                 #expect(monitor.waitForStalls(count), "\(monitor.statistics)")

@@ -8,10 +8,13 @@ import Testing
 struct ProductionRateLimitTests {
     @Test("with maxReportsPerFingerprint 2, four identical stalls give 2 full and 2 compact reports with exact fields")
     func fourIdenticalStalls() throws {
-        try withMonitoredLoop("rate-limit", configure: { configuration in
-            configuration.maxReportsPerFingerprint = 2
-            configuration.rateLimitWindow = .seconds(600)
-        }) { directory, loop, monitor in
+        try withMonitoredLoop(
+            "rate-limit",
+            configure: { configuration in
+                configuration.maxReportsPerFingerprint = 2
+                configuration.rateLimitWindow = .seconds(600)
+            }
+        ) { directory, loop, monitor in
             // One closure, one call site: the same in-app frames every time.
             let stall: @Sendable () -> Double = {
                 measureMilliseconds { ProductionWork.spinWithoutCallsForRateLimit(milliseconds: 320) }
@@ -27,7 +30,9 @@ struct ProductionRateLimitTests {
             #expect(Set(reports.map(\.fingerprint)).count == 1, "\(reports.map(\.representativeSymbols))")
             for (report, milliseconds) in zip(reports, measured) {
                 #expect(report.status == .ended)
-                #expect(durationCovers(report.durationMs, measured: milliseconds), "report \(report.durationMs) ms, measured \(milliseconds) ms")
+                #expect(
+                    durationCovers(report.durationMs, measured: milliseconds),
+                    "report \(report.durationMs) ms, measured \(milliseconds) ms")
             }
             for full in reports.prefix(2) {
                 #expect(full.rateLimited != true)
@@ -40,9 +45,12 @@ struct ProductionRateLimitTests {
                 #expect((compact.omittedSamples ?? 0) > 0)
                 #expect(!compact.representativeStack.isEmpty)
                 #expect(compact.representativeStack.allSatisfy { compact.frames.indices.contains($0) })
-                #expect(compact.frames.allSatisfy { frame in frame.image.map { compact.images.indices.contains($0) } ?? true })
-                #expect(compact.representativeSymbols.contains { $0.contains("spinWithoutCallsForRateLimit") },
-                        "\(compact.representativeSymbols)")
+                #expect(
+                    compact.frames.allSatisfy { frame in frame.image.map { compact.images.indices.contains($0) } ?? true
+                    })
+                #expect(
+                    compact.representativeSymbols.contains { $0.contains("spinWithoutCallsForRateLimit") },
+                    "\(compact.representativeSymbols)")
                 #expect(compact.sampling.attempted > 0)
             }
             // The compact form keeps the full form's stack: the same stall, so the same chain of
@@ -50,8 +58,9 @@ struct ProductionRateLimitTests {
             // stall (where most samples fell: the loop body, or in a debug build the range iterator
             // it calls, or the sanitizer runtime), as it does between two full reports.
             let callers = { (report: StallReport) in
-                Array(report.representativeSymbols.filter { !Fingerprint.isIgnored($0) }
-                    .drop { !$0.contains("spinWithoutCallsForRateLimit") })
+                Array(
+                    report.representativeSymbols.filter { !Fingerprint.isIgnored($0) }
+                        .drop { !$0.contains("spinWithoutCallsForRateLimit") })
             }
             #expect(!callers(reports[0]).isEmpty)
             #expect(callers(reports[2]) == callers(reports[0]))

@@ -6,7 +6,9 @@ import Testing
 /// The per-process session record next to the reports.
 @Suite("Production: session record", .serialized)
 struct ProductionSessionTests {
-    @Test("the session record exists while running (not a clean stop); after stop() it has cleanStop and the counts, mode 0600")
+    @Test(
+        "the session record exists while running (not a clean stop); after stop() it has cleanStop and the counts, mode 0600"
+    )
     func sessionRecordAfterStop() throws {
         try withMonitoredLoop("session") { directory, loop, monitor in
             let url = monitor.sessionRecordURL

@@ -18,12 +18,16 @@ struct SessionQuotaTests {
         return child
     }
 
-    @Test("with maxReportFiles 4, eight start/stop cycles keep 4 session records: a dead process's and a live one's older records go, its newest stays, and ours newest first")
+    @Test(
+        "with maxReportFiles 4, eight start/stop cycles keep 4 session records: a dead process's and a live one's older records go, its newest stays, and ours newest first"
+    )
     func sessionRecordsStayWithinTheFileQuota() throws {
         try withCreatedDirectory { directory in
             let dead = try Self.deadPID()
             let live = getppid()  // runs as long as this test does
-            let deadRecords = ["session-20200101T000000.000Z-p\(dead).session", "session-20200101T000001.000Z-p\(dead).session"]
+            let deadRecords = [
+                "session-20200101T000000.000Z-p\(dead).session", "session-20200101T000001.000Z-p\(dead).session",
+            ]
             let liveOlder = "session-20200101T000002.000Z-p\(live).session"
             let liveNewest = "session-20200101T000003.000Z-p\(live).session"
             for name in deadRecords + [liveOlder, liveNewest] {

@@ -9,7 +9,9 @@ import Testing
 @Suite("Start: an unusable report directory", .serialized)
 struct StartDirectoryTests {
     /// Starts a monitor of a loop thread of its own, on that thread (`loop: .current`).
-    private static func start(_ configuration: StallMonitor.Configuration) throws -> Result<StallMonitor, StallMonitorError> {
+    private static func start(
+        _ configuration: StallMonitor.Configuration
+    ) throws -> Result<StallMonitor, StallMonitorError> {
         let loop = try MonitoredLoopThread(name: "start-dir")
         defer { loop.stop() }
         let result = try loop.run { () -> Result<StallMonitor, StallMonitorError> in
@@ -54,8 +56,9 @@ struct StartDirectoryTests {
         }
     }
 
-    @Test("a directory this process cannot create files in (read-only bind mount as root, mode 0500 otherwise) is refused",
-          .enabled(if: getuid() != 0 || ScratchMount.available, "as root needs mount(8)"))
+    @Test(
+        "a directory this process cannot create files in (read-only bind mount as root, mode 0500 otherwise) is refused",
+        .enabled(if: getuid() != 0 || ScratchMount.available, "as root needs mount(8)"))
     func unwritableDirectoryIsRefused() throws {
         try withCreatedDirectory { root in
             var mount: ScratchMount?
@@ -79,7 +82,9 @@ struct StartDirectoryTests {
         }
     }
 
-    @Test("with requireUsableReportDirectory off, start succeeds on a dangling link, says it once, and reports once the target exists")
+    @Test(
+        "with requireUsableReportDirectory off, start succeeds on a dangling link, says it once, and reports once the target exists"
+    )
     func laterDirectoryIsAllowedWhenConfigured() throws {
         try withCreatedDirectory { root in
             let link = root.url.appendingPathComponent("reports")

@@ -1,7 +1,8 @@
 import Foundation
-@testable import StallMonitor
 import Synchronization
 import Testing
+
+@testable import StallMonitor
 
 /// Unwinds a loop thread while it sleeps in a blocking call, with each snapshot unwinder in turn,
 /// as the watchdog would (its `/proc` syscall file, a copy of its frozen stack, no signal).
@@ -20,9 +21,11 @@ enum AsleepThreadUnwinding {
 
     /// Runs `kind`'s call for `milliseconds` on `loop` and, once the thread sleeps in it, unwinds
     /// it with `backends` in order (`between` runs before each). Returns after the call returned.
-    static func unwind(_ kind: BlockingCalls.Kind, on loop: MonitoredLoopThread, milliseconds: Int = 700,
-                       backends: [SnapshotUnwinder.Backend],
-                       between: (SnapshotUnwinder.Backend) -> Void = { _ in }) throws -> Walks {
+    static func unwind(
+        _ kind: BlockingCalls.Kind, on loop: MonitoredLoopThread, milliseconds: Int = 700,
+        backends: [SnapshotUnwinder.Backend],
+        between: (SnapshotUnwinder.Backend) -> Void = { _ in }
+    ) throws -> Walks {
         let started = Atomic<Bool>(false)
         let call = kind.call
         let pending = loop.perform { () -> BlockingCalls.Outcome in

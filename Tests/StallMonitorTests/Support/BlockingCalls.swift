@@ -31,15 +31,33 @@ enum BlockingCalls {
     }
 
     static let all: [Kind] = [
-        Kind(function: "blockInUsleepForTest", syscalls: ["clock_nanosleep", "nanosleep"], expectedValue: 0, expectedError: 0, call: blockInUsleepForTest),
-        Kind(function: "blockInNanosleepForTest", syscalls: ["clock_nanosleep", "nanosleep"], expectedValue: 0, expectedError: 0, call: blockInNanosleepForTest),
-        Kind(function: "blockInPollForTest", syscalls: ["poll", "ppoll"], expectedValue: 0, expectedError: 0, call: blockInPollForTest),
-        Kind(function: "blockInEpollWaitForTest", syscalls: ["epoll_wait", "epoll_pwait"], expectedValue: 0, expectedError: 0, call: blockInEpollWaitForTest),
-        Kind(function: "blockInSelectForTest", syscalls: ["select", "pselect6"], expectedValue: 0, expectedError: 0, call: blockInSelectForTest),
-        Kind(function: "blockInRecvForTest", syscalls: ["recvfrom"], expectedValue: -1, expectedError: EAGAIN, earlyByMs: 25, call: blockInRecvForTest),
-        Kind(function: "blockInAcceptForTest", syscalls: ["accept", "accept4"], expectedValue: -1, expectedError: EAGAIN, earlyByMs: 25, call: blockInAcceptForTest),
-        Kind(function: "blockInConditionWaitForTest", syscalls: ["futex"], expectedValue: Int(ETIMEDOUT), expectedError: 0, call: blockInConditionWaitForTest),
-        Kind(function: "blockInPipeReadForTest", syscalls: ["read"], expectedValue: 1, expectedError: 0, call: blockInPipeReadForTest),
+        Kind(
+            function: "blockInUsleepForTest", syscalls: ["clock_nanosleep", "nanosleep"], expectedValue: 0,
+            expectedError: 0, call: blockInUsleepForTest),
+        Kind(
+            function: "blockInNanosleepForTest", syscalls: ["clock_nanosleep", "nanosleep"], expectedValue: 0,
+            expectedError: 0, call: blockInNanosleepForTest),
+        Kind(
+            function: "blockInPollForTest", syscalls: ["poll", "ppoll"], expectedValue: 0, expectedError: 0,
+            call: blockInPollForTest),
+        Kind(
+            function: "blockInEpollWaitForTest", syscalls: ["epoll_wait", "epoll_pwait"], expectedValue: 0,
+            expectedError: 0, call: blockInEpollWaitForTest),
+        Kind(
+            function: "blockInSelectForTest", syscalls: ["select", "pselect6"], expectedValue: 0, expectedError: 0,
+            call: blockInSelectForTest),
+        Kind(
+            function: "blockInRecvForTest", syscalls: ["recvfrom"], expectedValue: -1, expectedError: EAGAIN,
+            earlyByMs: 25, call: blockInRecvForTest),
+        Kind(
+            function: "blockInAcceptForTest", syscalls: ["accept", "accept4"], expectedValue: -1, expectedError: EAGAIN,
+            earlyByMs: 25, call: blockInAcceptForTest),
+        Kind(
+            function: "blockInConditionWaitForTest", syscalls: ["futex"], expectedValue: Int(ETIMEDOUT),
+            expectedError: 0, call: blockInConditionWaitForTest),
+        Kind(
+            function: "blockInPipeReadForTest", syscalls: ["read"], expectedValue: 1, expectedError: 0,
+            call: blockInPipeReadForTest),
     ]
 
     private static func measure(_ body: () -> Int) -> Outcome {
@@ -93,7 +111,8 @@ enum BlockingCalls {
         typealias Create = @convention(c) (Int32) -> Int32
         typealias Control = @convention(c) (Int32, Int32, Int32, UnsafeMutableRawPointer?) -> Int32
         typealias Wait = @convention(c) (Int32, UnsafeMutableRawPointer?, Int32, Int32) -> Int32
-        static let create = unsafeBitCast(dlsym(UnsafeMutableRawPointer(bitPattern: 0), "epoll_create1"), to: Create.self)
+        static let create = unsafeBitCast(
+            dlsym(UnsafeMutableRawPointer(bitPattern: 0), "epoll_create1"), to: Create.self)
         static let control = unsafeBitCast(dlsym(UnsafeMutableRawPointer(bitPattern: 0), "epoll_ctl"), to: Control.self)
         static let wait = unsafeBitCast(dlsym(UnsafeMutableRawPointer(bitPattern: 0), "epoll_wait"), to: Wait.self)
     }
@@ -197,7 +216,9 @@ enum BlockingCalls {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
         _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         return socket
     }

@@ -128,7 +128,9 @@ final class CPUContention: Sendable {
     private let hogs: [CPUHog]
 
     init(hogsPerCPU: Int = 2) {
-        hogs = (0..<ProcessInfo.processInfo.activeProcessorCount).flatMap { cpu in (0..<hogsPerCPU).map { _ in CPUHog(cpu: cpu) } }
+        hogs = (0..<ProcessInfo.processInfo.activeProcessorCount).flatMap { cpu in
+            (0..<hogsPerCPU).map { _ in CPUHog(cpu: cpu) }
+        }
     }
 
     /// Stops every hog (waits for each).

@@ -48,7 +48,9 @@ final class MonitoredLoopThread: @unchecked Sendable {
         }
         thread.stackSize = 4 << 20
         thread.start()
-        guard started.wait(timeout: .now() + 5) == .success else { throw TestTimeout(what: "loop thread \(name) to start") }
+        guard started.wait(timeout: .now() + 5) == .success else {
+            throw TestTimeout(what: "loop thread \(name) to start")
+        }
         let (tid, loop) = identity.withLock { $0 }
         self.tid = tid
         self.runLoop = loop?.loop
@@ -100,7 +102,8 @@ final class MonitoredLoopThread: @unchecked Sendable {
     /// The thread's scheduler state letter from `/proc/self/task/<tid>/stat`.
     func schedulerState() -> String {
         guard let text = try? String(contentsOfFile: "/proc/self/task/\(tid)/stat", encoding: .utf8),
-              let close = text.lastIndex(of: ")") else { return "?" }
+            let close = text.lastIndex(of: ")")
+        else { return "?" }
         return text[text.index(after: close)...].drop { $0 == " " }.first.map(String.init) ?? "?"
     }
 

@@ -50,10 +50,11 @@ enum ProductionWork {
         var duration = milliseconds
         let start = Kernel.monotonicNanoseconds()
         _ = withUnsafeMutablePointer(to: &duration) { pointer in
-            iterate({ _, _, data in
-                ProductionWork.spinInsideLoaderCallback(milliseconds: data!.load(as: Int.self))
-                return 1  // stop after the first image
-            }, UnsafeMutableRawPointer(pointer))
+            iterate(
+                { _, _, data in
+                    ProductionWork.spinInsideLoaderCallback(milliseconds: data!.load(as: Int.self))
+                    return 1  // stop after the first image
+                }, UnsafeMutableRawPointer(pointer))
         }
         return Double(Kernel.monotonicNanoseconds() - start) / 1e6
     }

@@ -9,10 +9,12 @@ struct ScratchMount {
     /// Whether this process may mount (root with CAP_SYS_ADMIN, `mount` present); checked once.
     static let available: Bool = {
         guard getuid() == 0 else { return false }
-        let probe = FileManager.default.temporaryDirectory.appendingPathComponent("StallMonitorTests-mount-\(UUID().uuidString)")
+        let probe = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "StallMonitorTests-mount-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: probe) }
         guard (try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: true)) != nil,
-              let mount = try? tmpfs(at: probe, size: "16k") else { return false }
+            let mount = try? tmpfs(at: probe, size: "16k")
+        else { return false }
         mount.unmount()
         return true
     }()
@@ -50,7 +52,9 @@ struct ScratchMount {
 
     private static func run(_ arguments: [String], tool: String = "/usr/bin/mount") throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: FileManager.default.fileExists(atPath: tool) ? tool : "/bin/" + (tool as NSString).lastPathComponent)
+        process.executableURL = URL(
+            fileURLWithPath: FileManager.default.fileExists(atPath: tool)
+                ? tool : "/bin/" + (tool as NSString).lastPathComponent)
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -59,7 +63,9 @@ struct ScratchMount {
             process.terminate()
             throw TestTimeout(what: "\(tool) \(arguments)")
         }
-        guard process.terminationStatus == 0 else { throw MountFailed(arguments: arguments, status: process.terminationStatus) }
+        guard process.terminationStatus == 0 else {
+            throw MountFailed(arguments: arguments, status: process.terminationStatus)
+        }
     }
 }
 

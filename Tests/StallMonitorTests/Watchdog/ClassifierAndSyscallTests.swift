@@ -7,8 +7,13 @@ import Testing
 struct StallClassifierTests {
     private static let ms: UInt64 = 1_000_000
 
-    private func classify(duration: UInt64 = 400 * ms, passes: Int = 1, longestPass: UInt64 = 400 * ms, cpu: Int64, observed: UInt64 = 300 * ms, states: [String] = []) -> StallClassification {
-        StallClassifier.classify(duration: duration, passes: passes, longestPass: longestPass, cpu: cpu, observed: observed, states: states.map(SchedulerState.init(rawValue:)))
+    private func classify(
+        duration: UInt64 = 400 * ms, passes: Int = 1, longestPass: UInt64 = 400 * ms, cpu: Int64,
+        observed: UInt64 = 300 * ms, states: [String] = []
+    ) -> StallClassification {
+        StallClassifier.classify(
+            duration: duration, passes: passes, longestPass: longestPass, cpu: cpu, observed: observed,
+            states: states.map(SchedulerState.init(rawValue:)))
     }
 
     @Test("CPU share of the observed window decides cpu, blocked or mixed")

@@ -25,13 +25,13 @@ struct LateWakeTests {
         let cpu = SimulatedCPU()
         if cpuDuringSleep == nil { cpu.nanos = -1 }
         harness.watch.threadCPUNanos = { _ in cpu.nanos }
-        harness.tracker.loopWoke(at: 1_000 * ms)                 // afterWaiting: the span opens
-        _ = harness.watch.step(now: 1_130 * ms)                    // past the lead: tracking begins
-        harness.watch.noteWatchdogSleeps(now: 1_140 * ms)           // asks to wake at 1,150 ms
+        harness.tracker.loopWoke(at: 1_000 * ms)  // afterWaiting: the span opens
+        _ = harness.watch.step(now: 1_130 * ms)  // past the lead: tracking begins
+        harness.watch.noteWatchdogSleeps(now: 1_140 * ms)  // asks to wake at 1,150 ms
         if let cpuDuringSleep { cpu.nanos += cpuDuringSleep }
         harness.watch.noteProcessStopped(lateness: 400 * ms, now: 1_550 * ms)
         _ = harness.watch.step(now: 1_550 * ms)
-        harness.tracker.loopWillWait(at: 1_600 * ms)                 // beforeWaiting
+        harness.tracker.loopWillWait(at: 1_600 * ms)  // beforeWaiting
         _ = harness.watch.step(now: 1_601 * ms)
         return harness
     }
@@ -40,13 +40,20 @@ struct LateWakeTests {
     func latenessFromWaitStart() {
         let ms: UInt64 = 1_000_000
         // Asleep before the deadline, woke 600 ms after it: late.
-        #expect(Watchdog.lateness(deadline: 1_000 * ms, sleptAt: 990 * ms, woke: 1_600 * ms, stoppedAfter: 250 * ms) == 600 * ms)
+        #expect(
+            Watchdog.lateness(deadline: 1_000 * ms, sleptAt: 990 * ms, woke: 1_600 * ms, stoppedAfter: 250 * ms) == 600
+                * ms)
         // Woke 100 ms late: not late enough to mean anything.
-        #expect(Watchdog.lateness(deadline: 1_000 * ms, sleptAt: 990 * ms, woke: 1_100 * ms, stoppedAfter: 250 * ms) == nil)
+        #expect(
+            Watchdog.lateness(deadline: 1_000 * ms, sleptAt: 990 * ms, woke: 1_100 * ms, stoppedAfter: 250 * ms) == nil)
         // A 900 ms unwinding ran past the deadline; the wait then returned at once: not late.
-        #expect(Watchdog.lateness(deadline: 1_000 * ms, sleptAt: 1_900 * ms, woke: 1_900 * ms + 20_000, stoppedAfter: 250 * ms) == nil)
+        #expect(
+            Watchdog.lateness(
+                deadline: 1_000 * ms, sleptAt: 1_900 * ms, woke: 1_900 * ms + 20_000, stoppedAfter: 250 * ms) == nil)
         // Started waiting late, and then overslept by 400 ms on top: late by those 400 ms only.
-        #expect(Watchdog.lateness(deadline: 1_000 * ms, sleptAt: 1_900 * ms, woke: 2_300 * ms, stoppedAfter: 250 * ms) == 400 * ms)
+        #expect(
+            Watchdog.lateness(deadline: 1_000 * ms, sleptAt: 1_900 * ms, woke: 2_300 * ms, stoppedAfter: 250 * ms)
+                == 400 * ms)
     }
 
     @Test("the thread ran the whole time the watchdog overslept: a 600 ms stall, nothing subtracted")
@@ -82,7 +89,7 @@ struct LateWakeTests {
     @Test("the scheduler says the watchdog waited for a CPU the whole time: nothing counts as stopped")
     func waitedForCPU() throws {
         let harness = ThreadWatchHarness()
-        harness.watch.threadCPUNanos = { _ in -1 }                 // no CPU clock: only the scheduler tells
+        harness.watch.threadCPUNanos = { _ in -1 }  // no CPU clock: only the scheduler tells
         harness.tracker.loopWoke(at: 1_000 * Self.ms)
         _ = harness.watch.step(now: 1_130 * Self.ms)
         harness.watch.noteWatchdogSleeps(now: 1_140 * Self.ms)
@@ -100,13 +107,14 @@ struct LateWakeTests {
     private static func lateWakeFromPark(waitedForCPU: UInt64, spanEndsBeforeWake: Bool = false) -> ThreadWatchHarness {
         let harness = ThreadWatchHarness()
         #expect(harness.watch.step(now: 900 * Self.ms) == nil)
-        harness.tracker.loopWoke(at: 1_000 * Self.ms)            // afterWaiting: the span opens
+        harness.tracker.loopWoke(at: 1_000 * Self.ms)  // afterWaiting: the span opens
         if spanEndsBeforeWake {
-            harness.tracker.loopWillWait(at: 1_400 * Self.ms)        // it ends before the watchdog runs
+            harness.tracker.loopWillWait(at: 1_400 * Self.ms)  // it ends before the watchdog runs
             harness.tracker.loopWoke(at: 1_450 * Self.ms)
         }
-        harness.watch.noteWokeFromPark(parkedAt: 900 * Self.ms, now: 1_500 * Self.ms,
-                                       stoppedAfter: 250 * Self.ms, waitedForCPU: waitedForCPU)
+        harness.watch.noteWokeFromPark(
+            parkedAt: 900 * Self.ms, now: 1_500 * Self.ms,
+            stoppedAfter: 250 * Self.ms, waitedForCPU: waitedForCPU)
         _ = harness.watch.step(now: 1_500 * Self.ms)
         if !spanEndsBeforeWake {
             harness.tracker.loopWillWait(at: 1_700 * Self.ms)

@@ -28,11 +28,14 @@ struct MachineSuspendTests {
 
     @Test("the real clocks: BOOTTIME − MONOTONIC is what SuspendClock reads, and it never goes back")
     func realClock() {
-        var boot = timespec(), monotonic = timespec()
+        var boot = timespec()
+        var monotonic = timespec()
         clock_gettime(CLOCK_BOOTTIME, &boot)
         let first = SuspendClock.suspendedNanos()
         clock_gettime(CLOCK_MONOTONIC, &monotonic)
-        let expected = (Int64(boot.tv_sec) - Int64(monotonic.tv_sec)) * 1_000_000_000 + Int64(boot.tv_nsec) - Int64(monotonic.tv_nsec)
+        let expected =
+            (Int64(boot.tv_sec) - Int64(monotonic.tv_sec)) * 1_000_000_000 + Int64(boot.tv_nsec)
+            - Int64(monotonic.tv_nsec)
         #expect(abs(Int64(first) - max(expected, 0)) < 5 * Int64(Self.ms), "\(first) vs \(expected)")
         #expect(SuspendClock.suspendedNanos() + 1_000_000 >= first)
         #expect(spanClockIsMonotonic(), "spans are timed on CLOCK_MONOTONIC")
@@ -41,10 +44,10 @@ struct MachineSuspendTests {
     @Test("a 100 ms span with a 1 h suspend in the middle is no stall")
     func suspendInShortSpan() {
         let (harness, suspend) = Self.harnessWithSimulatedSuspend()
-        harness.tracker.loopWoke(at: 1_000 * Self.ms)          // afterWaiting: the span opens
+        harness.tracker.loopWoke(at: 1_000 * Self.ms)  // afterWaiting: the span opens
         _ = harness.watch.step(now: 1_050 * Self.ms)
-        suspend.nanos += Self.hour                                // the machine sleeps for an hour
-        harness.tracker.loopWillWait(at: 1_100 * Self.ms)          // beforeWaiting, 100 ms of monotonic time later
+        suspend.nanos += Self.hour  // the machine sleeps for an hour
+        harness.tracker.loopWillWait(at: 1_100 * Self.ms)  // beforeWaiting, 100 ms of monotonic time later
         _ = harness.watch.step(now: 1_101 * Self.ms)
         _ = harness.watch.step(now: 1_102 * Self.ms)
         #expect(harness.endedStalls.isEmpty)
@@ -54,9 +57,9 @@ struct MachineSuspendTests {
     func suspendInStall() throws {
         let (harness, suspend) = Self.harnessWithSimulatedSuspend()
         harness.tracker.loopWoke(at: 1_000 * Self.ms)
-        _ = harness.watch.step(now: 1_130 * Self.ms)              // past the lead: tracking begins
+        _ = harness.watch.step(now: 1_130 * Self.ms)  // past the lead: tracking begins
         suspend.nanos += Self.hour
-        _ = harness.watch.step(now: 1_300 * Self.ms)              // past the threshold: inProgress
+        _ = harness.watch.step(now: 1_300 * Self.ms)  // past the threshold: inProgress
         harness.tracker.loopWillWait(at: 1_400 * Self.ms)
         _ = harness.watch.step(now: 1_401 * Self.ms)
         let stalls = harness.endedStalls
@@ -64,10 +67,13 @@ struct MachineSuspendTests {
         let stall = stalls[0]
         #expect(stall.end - stall.spanStart == 400 * Self.ms)
         #expect(stall.machineSuspendedNanos == Self.hour)
-        let inProgress = harness.emitted.compactMap { if case .inProgress(let recording) = $0 { recording } else { nil } }
+        let inProgress = harness.emitted.compactMap {
+            if case .inProgress(let recording) = $0 { recording } else { nil }
+        }
         #expect(inProgress.first?.machineSuspendedNanos == Self.hour)
 
-        let builder = ReportBuilder(symbolicator: .shared, process: HostFacts.process(appVersion: nil), tags: [:], symbolicateInProcess: false)
+        let builder = ReportBuilder(
+            symbolicator: .shared, process: HostFacts.process(appVersion: nil), tags: [:], symbolicateInProcess: false)
         let report = builder.build(stall, naming: .none).report
         #expect(report.durationMs == 400)
         #expect(report.machineSuspendedMs == 3_600_000)
@@ -84,15 +90,18 @@ struct MachineSuspendTests {
         _ = harness.watch.step(now: 1_401 * Self.ms)
         let stall = try #require(harness.endedStalls.first)
         #expect(stall.machineSuspendedNanos == 0)
-        let report = ReportBuilder(symbolicator: .shared, process: HostFacts.process(appVersion: nil), tags: [:], symbolicateInProcess: false)
-            .build(stall, naming: .none).report
+        let report = ReportBuilder(
+            symbolicator: .shared, process: HostFacts.process(appVersion: nil), tags: [:], symbolicateInProcess: false
+        )
+        .build(stall, naming: .none).report
         #expect(report.machineSuspendedMs == nil)
     }
 }
 
 /// Whether the monitor's span clock reads CLOCK_MONOTONIC (not BOOTTIME or REALTIME).
 private func spanClockIsMonotonic() -> Bool {
-    var before = timespec(), after = timespec()
+    var before = timespec()
+    var after = timespec()
     clock_gettime(CLOCK_MONOTONIC, &before)
     let span = Kernel.monotonicNanoseconds()
     clock_gettime(CLOCK_MONOTONIC, &after)

@@ -13,10 +13,10 @@ struct MissedStallTests {
         let harness = ThreadWatchHarness()
         let (tracker, watch) = (harness.tracker, harness.watch)
         #expect(watch.step(now: 1 * Self.ms) == nil, "nothing open yet: the watchdog would park")
-        tracker.loopWoke(at: 1_000 * Self.ms)       // afterWaiting: span 1 opens
-        tracker.loopWillWait(at: 1_400 * Self.ms)       // beforeWaiting: suspended
-        tracker.loopWoke(at: 2_000 * Self.ms)       // afterWaiting: span 1 ended at 1,400 ms, span 2 opens
-        _ = watch.step(now: 2_001 * Self.ms)           // the watchdog finally runs
+        tracker.loopWoke(at: 1_000 * Self.ms)  // afterWaiting: span 1 opens
+        tracker.loopWillWait(at: 1_400 * Self.ms)  // beforeWaiting: suspended
+        tracker.loopWoke(at: 2_000 * Self.ms)  // afterWaiting: span 1 ended at 1,400 ms, span 2 opens
+        _ = watch.step(now: 2_001 * Self.ms)  // the watchdog finally runs
         let recorded = harness.emitted
         try #require(recorded.count == 1)
         guard case .ended(let stall) = recorded[0] else {
@@ -34,11 +34,11 @@ struct MissedStallTests {
     func missedAtStop() throws {
         let harness = ThreadWatchHarness()
         let (tracker, watch) = (harness.tracker, harness.watch)
-        tracker.loopWoke(at: 1_000 * Self.ms)       // span 1: 300 ms, published when span 2 opens
+        tracker.loopWoke(at: 1_000 * Self.ms)  // span 1: 300 ms, published when span 2 opens
         tracker.loopWillWait(at: 1_300 * Self.ms)
-        tracker.loopWoke(at: 2_000 * Self.ms)       // span 2: 350 ms, then the loop waits for good
+        tracker.loopWoke(at: 2_000 * Self.ms)  // span 2: 350 ms, then the loop waits for good
         tracker.loopWillWait(at: 2_350 * Self.ms)
-        watch.finishOnStop()                          // the watchdog got no CPU before stop()
+        watch.finishOnStop()  // the watchdog got no CPU before stop()
         let stalls = harness.endedStalls
         try #require(stalls.count == 2, "\(harness.emitted)")
         #expect(stalls.map(\.sequence) == [1, 2])
@@ -51,10 +51,10 @@ struct MissedStallTests {
         let harness = ThreadWatchHarness()
         let (tracker, watch) = (harness.tracker, harness.watch)
         tracker.loopWoke(at: 1_000 * Self.ms)
-        _ = watch.step(now: 1_130 * Self.ms)          // past the lead: tracked
+        _ = watch.step(now: 1_130 * Self.ms)  // past the lead: tracked
         tracker.loopWillWait(at: 1_400 * Self.ms)
-        tracker.loopWoke(at: 1_500 * Self.ms)       // span 2 opens: span 1 is published
-        tracker.loopWillWait(at: 1_510 * Self.ms)       // a short span 2
+        tracker.loopWoke(at: 1_500 * Self.ms)  // span 2 opens: span 1 is published
+        tracker.loopWillWait(at: 1_510 * Self.ms)  // a short span 2
         watch.finishOnStop()
         let stalls = harness.endedStalls
         try #require(stalls.count == 1, "\(harness.emitted)")
@@ -67,7 +67,7 @@ struct MissedStallTests {
         let harness = ThreadWatchHarness()
         let (tracker, watch) = (harness.tracker, harness.watch)
         tracker.loopWoke(at: 1_000 * Self.ms)
-        tracker.loopWillWait(at: 1_200 * Self.ms)       // 200 ms: published (past the lead), below the threshold
+        tracker.loopWillWait(at: 1_200 * Self.ms)  // 200 ms: published (past the lead), below the threshold
         tracker.loopWoke(at: 2_000 * Self.ms)
         _ = watch.step(now: 2_001 * Self.ms)
         #expect(harness.emitted.isEmpty)
@@ -78,12 +78,12 @@ struct MissedStallTests {
         let harness = ThreadWatchHarness()
         let tracker = harness.tracker
         var now: UInt64 = 1_000 * Self.ms
-        for length: UInt64 in [300, 100, 500, 700] {                 // ms; 100 is below the threshold
+        for length: UInt64 in [300, 100, 500, 700] {  // ms; 100 is below the threshold
             tracker.loopWoke(at: now)
             tracker.loopWillWait(at: now + length * Self.ms)
             now += length * Self.ms + 50 * Self.ms
         }
-        tracker.loopWoke(at: now)                                   // the last one ends
+        tracker.loopWoke(at: now)  // the last one ends
         _ = harness.watch.step(now: now + 1)
         let stalls = harness.endedStalls
         #expect(stalls.map { ($0.end - $0.spanStart) / Self.ms } == [300, 500, 700])
@@ -116,11 +116,11 @@ struct MissedStallTests {
         var now: UInt64 = 1_000 * Self.ms
         var longSequences: [UInt64] = []
         for round in 0..<3 {
-            harness.tracker.loopWoke(at: now)                                // a 300 ms stall
+            harness.tracker.loopWoke(at: now)  // a 300 ms stall
             harness.tracker.loopWillWait(at: now + 300 * Self.ms)
             longSequences.append(UInt64(round * 16 + 1))
             now += 400 * Self.ms
-            for _ in 0..<15 {                                                  // then 15 passes of 1 ms
+            for _ in 0..<15 {  // then 15 passes of 1 ms
                 harness.tracker.loopWoke(at: now)
                 harness.tracker.loopWillWait(at: now + 1 * Self.ms)
                 now += 2 * Self.ms
@@ -137,10 +137,10 @@ struct MissedStallTests {
         let harness = ThreadWatchHarness()
         var now: UInt64 = 1_000 * Self.ms
         harness.tracker.loopWoke(at: now)
-        _ = harness.watch.step(now: now + 130 * Self.ms)                       // past the lead: tracking span 1
+        _ = harness.watch.step(now: now + 130 * Self.ms)  // past the lead: tracking span 1
         harness.tracker.loopWillWait(at: now + 300 * Self.ms)
         now += 400 * Self.ms
-        for _ in 0..<20 {                                                      // the watchdog starves: 20 more stalls
+        for _ in 0..<20 {  // the watchdog starves: 20 more stalls
             harness.tracker.loopWoke(at: now)
             harness.tracker.loopWillWait(at: now + 300 * Self.ms)
             now += 400 * Self.ms

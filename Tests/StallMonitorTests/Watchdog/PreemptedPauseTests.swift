@@ -12,18 +12,20 @@ struct PreemptedPauseTests {
     func trackedSpanSurvivesPreemption() throws {
         let harness = ThreadWatchHarness()
         let (tracker, watch, switches) = (harness.tracker, harness.watch, harness.switches)
-        tracker.loopWoke(at: 1_000 * Self.ms)                        // span 1 opens
-        _ = watch.step(now: 1_130 * Self.ms)                           // past the lead: tracked
+        tracker.loopWoke(at: 1_000 * Self.ms)  // span 1 opens
+        _ = watch.step(now: 1_130 * Self.ms)  // past the lead: tracked
         switches.preempted.store(true, ordering: .relaxed)
-        tracker.loopWillWait(at: 1_200 * Self.ms)                        // beforeWaiting, then off the CPU
+        tracker.loopWillWait(at: 1_200 * Self.ms)  // beforeWaiting, then off the CPU
         let deadline = watch.step(now: 1_205 * Self.ms)
         #expect(harness.emitted.isEmpty, "a preemption is not the end of the span")
-        #expect(deadline.map { $0 > 1_205 * Self.ms } == true, "the watchdog does not spin: \(String(describing: deadline))")
-        tracker.loopWoke(at: 1_206 * Self.ms)                        // awake again: same span
+        #expect(
+            deadline.map { $0 > 1_205 * Self.ms } == true, "the watchdog does not spin: \(String(describing: deadline))"
+        )
+        tracker.loopWoke(at: 1_206 * Self.ms)  // awake again: same span
         #expect(tracker.currentSpan().sequence == 1)
 
         switches.preempted.store(false, ordering: .relaxed)
-        tracker.loopWillWait(at: 1_400 * Self.ms)                        // this time it sleeps
+        tracker.loopWillWait(at: 1_400 * Self.ms)  // this time it sleeps
         _ = watch.step(now: 1_401 * Self.ms)
         let stalls = harness.endedStalls
         try #require(stalls.count == 1, "\(harness.emitted)")
@@ -37,10 +39,10 @@ struct PreemptedPauseTests {
         let (tracker, watch, switches) = (harness.tracker, harness.watch, harness.switches)
         tracker.loopWoke(at: 1_000 * Self.ms)
         switches.preempted.store(true, ordering: .relaxed)
-        tracker.loopWillWait(at: 1_050 * Self.ms)                        // 50 ms in, then preempted 10 ms
+        tracker.loopWillWait(at: 1_050 * Self.ms)  // 50 ms in, then preempted 10 ms
         #expect(watch.step(now: 1_060 * Self.ms) != nil, "not done with the span")
         tracker.loopWoke(at: 1_060 * Self.ms)
-        _ = watch.step(now: 1_130 * Self.ms)                           // past the lead: tracked
+        _ = watch.step(now: 1_130 * Self.ms)  // past the lead: tracked
         switches.preempted.store(false, ordering: .relaxed)
         tracker.loopWillWait(at: 1_300 * Self.ms)
         _ = watch.step(now: 1_301 * Self.ms)

@@ -1,19 +1,24 @@
 import Foundation
-import Synchronization
 import StallMonitor
 import StallReportKit
+import Synchronization
 import Testing
 
 /// A spinning stall cut off by `stop()` after few samples is classified by the README's rule:
 /// the larger of the CPU-time share and the share of samples in state R, however few samples.
 @Suite("Classification of a stall cut off by stop()", .serialized)
 struct StopCutOffClassificationTests {
-    @Test("a loop spinning on a CPU it shares with another spinning thread, stopped after one or two samples (all R): cpu")
+    @Test(
+        "a loop spinning on a CPU it shares with another spinning thread, stopped after one or two samples (all R): cpu"
+    )
     func spinningStallCutOffByStopIsCPU() throws {
         let cpu = try #require(CPUPinning.firstAllowedCPU(), "no CPU in this thread's affinity mask")
-        try withMonitoredLoop("cut-by-stop", configure: { configuration in
-            configuration.samplingInterval = .seconds(2)  // one sample at the start of tracking, the next far later
-        }) { directory, loop, monitor in
+        try withMonitoredLoop(
+            "cut-by-stop",
+            configure: { configuration in
+                configuration.samplingInterval = .seconds(2)  // one sample at the start of tracking, the next far later
+            }
+        ) { directory, loop, monitor in
             // Both threads on one CPU: the loop gets about half of it (its CPU share stays under
             // 70 %), and is runnable (R) whenever the watchdog looks.
             let hog = CPUHog(cpu: cpu)
@@ -41,8 +46,9 @@ struct StopCutOffClassificationTests {
                 #expect(report.classification == .cpu, "states \(known), CPU share \(share)")
             } else {
                 // The watchdog read no state or saw the thread not runnable: the CPU share decides.
-                #expect(report.classification == (share >= 0.7 ? .cpu : share <= 0.3 && share >= 0 ? .blocked : .mixed),
-                        "states \(known), CPU share \(share)")
+                #expect(
+                    report.classification == (share >= 0.7 ? .cpu : share <= 0.3 && share >= 0 ? .blocked : .mixed),
+                    "states \(known), CPU share \(share)")
             }
         }
     }

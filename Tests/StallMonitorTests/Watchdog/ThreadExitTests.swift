@@ -57,7 +57,9 @@ private func spinThenExitThread() -> Never {
 
 @Suite("A watched thread that exits during a stall", .serialized)
 struct ThreadExitTests {
-    @Test("pthread_exit in a 600 ms stall: the stall ends by itself (not at stop), no longer than the thread ran; the watchdog stops looking; said once")
+    @Test(
+        "pthread_exit in a 600 ms stall: the stall ends by itself (not at stop), no longer than the thread ran; the watchdog stops looking; said once"
+    )
     func exitedThreadEndsItsSpan() throws {
         let directory = ReportDirectory()
         defer { directory.remove() }
@@ -66,7 +68,13 @@ struct ThreadExitTests {
         exitingLoop.configuration = configuration
 
         var thread = pthread_t()
-        try #require(pthread_create(&thread, nil, { _ in exitingLoopThreadMain(); return nil }, nil) == 0)
+        try #require(
+            pthread_create(
+                &thread, nil,
+                { _ in
+                    exitingLoopThreadMain()
+                    return nil
+                }, nil) == 0)
         try #require(exitingLoop.started.wait(timeout: .now() + 10) == .success, "the loop thread did not start")
         let monitor = try #require(exitingLoop.monitor, "start failed: \(String(describing: exitingLoop.startError))")
         defer { monitor.stop() }
@@ -105,7 +113,9 @@ struct ThreadExitTests {
         // The watchdog no longer looks at the dead thread (it woke every 10 ms before).
         let wakeups = monitor.statistics.watchdogWakeups
         usleep(300_000)
-        #expect(monitor.statistics.watchdogWakeups - wakeups <= 3, "\(monitor.statistics.watchdogWakeups - wakeups) wake-ups in 300 ms")
+        #expect(
+            monitor.statistics.watchdogWakeups - wakeups <= 3,
+            "\(monitor.statistics.watchdogWakeups - wakeups) wake-ups in 300 ms")
 
         // stop() reports nothing more (the span is not taken to last until now) and is prompt.
         let detected = monitor.statistics.stallsDetected

@@ -38,7 +38,8 @@ struct ThreadPerSpanTests {
             if stall.unwinder.snapshot != nil {
                 // Asleep in nanosleep: unwound from /proc without a signal, its stack found from
                 // /proc/self/maps (the thread never armed itself).
-                #expect(stall.samples.contains { $0.kind == .stack && $0.syscall != nil }, "\(stall.samples.map(\.note))")
+                #expect(
+                    stall.samples.contains { $0.kind == .stack && $0.syscall != nil }, "\(stall.samples.map(\.note))")
             }
         }
     }

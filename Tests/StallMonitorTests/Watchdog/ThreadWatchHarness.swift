@@ -24,21 +24,25 @@ final class ThreadWatchHarness: @unchecked Sendable {
     init(threshold: UInt64 = 250 * ThreadWatchHarness.ms, arming: MonitoredThread.ArmingSteps? = nil) {
         let ms = Self.ms
         let switches = self.switches
-        tracker = SpanTracker(publishAfter: threshold / 2, reentryGrace: 200_000, wakeup: WakeupSignal(),
-                              voluntarySwitches: { switches.next() })
+        tracker = SpanTracker(
+            publishAfter: threshold / 2, reentryGrace: 200_000, wakeup: WakeupSignal(),
+            voluntarySwitches: { switches.next() })
         let thread = MonitoredThread(tracker: tracker, probe: HandFedProbe())
         let events = self.events
         if let arming {
-            thread.arm(signal: 40, sampleTimeout: 10 * ms, maxFrames: 64,
-                       report: { message in events.armingReports.withLock { $0.append(message) } }, steps: arming)
+            thread.arm(
+                signal: 40, sampleTimeout: 10 * ms, maxFrames: 64,
+                report: { message in events.armingReports.withLock { $0.append(message) } }, steps: arming)
         } else {
             thread.armedTID.store(Kernel.currentThreadID(), ordering: .releasing)
         }
         watch = ThreadWatch(
             thread: thread,
-            settings: .init(threshold: threshold, lead: threshold / 2, interval: 10 * ms, sampleTimeout: 10 * ms,
-                            maxSamples: 200, maxFrames: 64, reentryGrace: 200_000, unwinding: .snapshot, symbolicateInProcess: true, stackCopyBytes: 65_536,
-                            signal: 0, inProgressRefresh: 1_000 * ms, reportWhileDebugged: true),
+            settings: .init(
+                threshold: threshold, lead: threshold / 2, interval: 10 * ms, sampleTimeout: 10 * ms,
+                maxSamples: 200, maxFrames: 64, reentryGrace: 200_000, unwinding: .snapshot, symbolicateInProcess: true,
+                stackCopyBytes: 65_536,
+                signal: 0, inProgressRefresh: 1_000 * ms, reportWhileDebugged: true),
             counters: counters, controls: MonitorControls(),
             emit: { event in events.list.withLock { $0.append(event) } })
         watch.threadVoluntarySwitches = { switches.next() }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StallReportKit
 
 @Suite("Export formats")
@@ -39,7 +40,9 @@ struct ExportFormatTests {
         #expect(FoldedExport.clean("a\nb\tc") == "a b c")
     }
 
-    @Test("speedscope: the stacks written by hand make the bytes JSONEncoder makes of the whole file, even with a name like the key")
+    @Test(
+        "speedscope: the stacks written by hand make the bytes JSONEncoder makes of the whole file, even with a name like the key"
+    )
     func speedscopeBytes() throws {
         let tricky = ProfileFixtures.report(["App.\"samples\":[]()", "App.tick()"], stack: 5, syscall: 2, none: 1)
         let profiles = ProfileFixtures.profiles + [StallProfile(report: tricky, path: "/r/tricky.json")]

@@ -11,7 +11,8 @@ struct FoldedLinesTests {
         var weights: [String: Double] = [:]
         for profile in profiles {
             for sample in profile.samples {
-                let line = sample.stack.map { FoldedExport.clean(FrameNameStyle.simplified.display($0)) }.joined(separator: ";")
+                let line = sample.stack.map { FoldedExport.clean(FrameNameStyle.simplified.display($0)) }.joined(
+                    separator: ";")
                 weights[line, default: 0] += sample.weightMs
             }
         }
@@ -31,13 +32,15 @@ struct FoldedLinesTests {
         // that is only spaces. (Strings that differ only in composition are not ordered by
         // their spelling-independent form by Swift: see `composedAndDecomposed`.)
         let names = ["a", "a!", "a.b", "a;b", "ab", "a b", "caf\u{E9}", "Z", "\u{1F600}x", "   ", "a\tb"]
-        let frames = names.enumerated().map { ProfileFrame(name: $1, file: $0 % 2 == 0 ? "/f\($0).swift" : nil) }
+        let frames =
+            names.enumerated().map { ProfileFrame(name: $1, file: $0 % 2 == 0 ? "/f\($0).swift" : nil) }
             + [ProfileFrame(name: "a", image: "other.so")]
         var profiles: [StallProfile] = []
         for (index, weight) in [12.5, 0.0004, 3.3333].enumerated() {
             var profile = ProfileFixtures.profiles[index % ProfileFixtures.profiles.count]
             profile.samples = (0..<300).map { sample in
-                let stack = (0..<Int.random(in: 0...4, using: &random)).map { _ in frames.randomElement(using: &random)! }
+                let stack = (0..<Int.random(in: 0...4, using: &random)).map { _ in frames.randomElement(using: &random)!
+                }
                 return StallProfile.Sample(offsetMs: Double(sample), weightMs: weight, stack: stack)
             }
             profiles.append(profile)
@@ -50,7 +53,9 @@ struct FoldedLinesTests {
         for first in ["caf\u{E9}", "cafe\u{301}"] {
             let second = first == "caf\u{E9}" ? "cafe\u{301}" : "caf\u{E9}"
             var profile = ProfileFixtures.profiles[0]
-            profile.samples = [first, "a", second].map { StallProfile.Sample(offsetMs: 0, weightMs: 2, stack: [ProfileFrame(name: $0)]) }
+            profile.samples = [first, "a", second].map {
+                StallProfile.Sample(offsetMs: 0, weightMs: 2, stack: [ProfileFrame(name: $0)])
+            }
             #expect(Array(FoldedExport.render([profile]).utf8) == Array("a 2000\ncaf\u{E9} 4000\n".utf8))
         }
     }

@@ -1,12 +1,15 @@
 import Foundation
-import Testing
-@testable import StallReportKit
 import StallReportKitTestSupport
+import Testing
+
+@testable import StallReportKit
 
 @Suite("Comparing base and head")
 struct ComparisonTests {
     private func entry(_ fingerprint: String, count: Int, p95: Double) -> Baseline.Entry {
-        Baseline.Entry(fingerprint: fingerprint, count: count, p50Ms: p95, p95Ms: p95, maxMs: p95, totalMs: p95 * Double(count), topFrame: "App.\(fingerprint)()")
+        Baseline.Entry(
+            fingerprint: fingerprint, count: count, p50Ms: p95, p95Ms: p95, maxMs: p95, totalMs: p95 * Double(count),
+            topFrame: "App.\(fingerprint)()")
     }
 
     @Test("Tolerance is relative and strict: exactly +25 % is not a regression, more is")
@@ -23,8 +26,13 @@ struct ComparisonTests {
     func kinds() {
         let policy = RegressionPolicy(tolerance: 0, minOccurrences: 2)
         let changes = policy.compare(
-            base: [entry("kept", count: 2, p95: 300), entry("worse", count: 1, p95: 300), entry("fixed", count: 3, p95: 300)],
-            head: [entry("kept", count: 2, p95: 300), entry("worse", count: 3, p95: 300), entry("new", count: 1, p95: 900)])
+            base: [
+                entry("kept", count: 2, p95: 300), entry("worse", count: 1, p95: 300),
+                entry("fixed", count: 3, p95: 300),
+            ],
+            head: [
+                entry("kept", count: 2, p95: 300), entry("worse", count: 3, p95: 300), entry("new", count: 1, p95: 900),
+            ])
         #expect(changes.map(\.fingerprint) == ["new", "worse", "fixed", "kept"])
         #expect(changes.map(\.kind) == [.new, .regressed, .fixed, .unchanged])
         #expect(changes[0].belowMinimum && !changes[0].isFailure)

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StallReportKit
 import StallReportKitTestSupport
+import Testing
+
+@testable import StallReportKit
 
 @Suite("Gate config, baseline and suppressions files")
 struct ConfigFileTests {
@@ -17,15 +18,20 @@ struct ConfigFileTests {
 
     @Test("Every key is read, comments are ignored, relative paths resolve against the file")
     func config() throws {
-        let path = try file("gate.json", """
-        {"_comment": "budgets", "maxStalls": 5, "maxStallsPerFingerprint": 2, "maxStallMs": 2000, "maxP95Ms": 800,
-         "maxTotalStallMs": 6000, "ignoreShorterThanMs": 300, "baseline": "stall-baseline.json",
-         "suppressions": "/etc/s.json", "tolerance": 0.5, "minOccurrences": 3}
-        """)
+        let path = try file(
+            "gate.json",
+            """
+            {"_comment": "budgets", "maxStalls": 5, "maxStallsPerFingerprint": 2, "maxStallMs": 2000, "maxP95Ms": 800,
+             "maxTotalStallMs": 6000, "ignoreShorterThanMs": 300, "baseline": "stall-baseline.json",
+             "suppressions": "/etc/s.json", "tolerance": 0.5, "minOccurrences": 3}
+            """)
         let config = try GateConfig.load(path: path)
-        #expect(config == GateConfig(maxStalls: 5, maxStallsPerFingerprint: 2, maxStallMs: 2_000, maxP95Ms: 800, maxTotalStallMs: 6_000,
-                                     ignoreShorterThanMs: 300, baseline: directory.path + "/stall-baseline.json",
-                                     suppressions: "/etc/s.json", tolerance: 0.5, minOccurrences: 3))
+        #expect(
+            config
+                == GateConfig(
+                    maxStalls: 5, maxStallsPerFingerprint: 2, maxStallMs: 2_000, maxP95Ms: 800, maxTotalStallMs: 6_000,
+                    ignoreShorterThanMs: 300, baseline: directory.path + "/stall-baseline.json",
+                    suppressions: "/etc/s.json", tolerance: 0.5, minOccurrences: 3))
         let merged = config.merging(GateConfig(maxStalls: 1, tolerance: 0.1))
         #expect(merged.maxStalls == 1 && merged.tolerance == 0.1 && merged.maxP95Ms == 800)
     }
@@ -34,10 +40,12 @@ struct ConfigFileTests {
     func example() throws {
         let root = PackageRoot.url
         let path = root.appendingPathComponent("Reports/stallreport-gate.example.json").path
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
         #expect(Set(object.keys.filter { !$0.hasPrefix("_") }) == GateConfig.knownKeys)
         _ = try GateConfig.load(path: path)
-        _ = try SuppressionList.load(path: root.appendingPathComponent("Reports/stallreport-suppressions.example.json").path)
+        _ = try SuppressionList.load(
+            path: root.appendingPathComponent("Reports/stallreport-suppressions.example.json").path)
         _ = try Baseline.load(path: root.appendingPathComponent("Reports/stallreport-baseline.example.json").path)
     }
 
@@ -72,13 +80,18 @@ struct ConfigFileTests {
 
     @Test("Suppressions need a date, a reason and unique fingerprints")
     func suppressionErrors() throws {
-        let good = try SuppressionList.load(path: try file("s.json", #"{"suppressions":[{"fingerprint":"a","reason":"APP-1","expires":"2026-06-30"}]}"#))
+        let good = try SuppressionList.load(
+            path: try file("s.json", #"{"suppressions":[{"fingerprint":"a","reason":"APP-1","expires":"2026-06-30"}]}"#)
+        )
         #expect(good.suppressions.first?.expiryInstant == ReportCoding.parseDate("2026-07-01T00:00:00Z"))
         for (text, fragment) in [
             (#"{"suppressions":[{"fingerprint":"a","reason":"r","expires":"soon"}]}"#, "is not a date"),
             (#"{"suppressions":[{"fingerprint":"a","expires":"2026-01-01"}]}"#, "missing key 'reason'"),
             (#"{"suppressions":[{"fingerprint":"a","reason":" ","expires":"2026-01-01"}]}"#, "must not be empty"),
-            (#"{"suppressions":[{"fingerprint":"a","reason":"r","expires":"2026-01-01"},{"fingerprint":"a","reason":"r","expires":"2026-01-01"}]}"#, "listed twice"),
+            (
+                #"{"suppressions":[{"fingerprint":"a","reason":"r","expires":"2026-01-01"},{"fingerprint":"a","reason":"r","expires":"2026-01-01"}]}"#,
+                "listed twice"
+            ),
         ] {
             do {
                 _ = try SuppressionList.load(path: try file("t.json", text))
@@ -93,21 +106,32 @@ struct ConfigFileTests {
 
     @Test("A baseline round-trips through its file; other files are refused")
     func baselineFile() throws {
-        let stats = ReportFixtures.collection([ReportFixtures.record("b", 300), ReportFixtures.record("a", 500), ReportFixtures.record("a", 700)]).stats()
+        let stats = ReportFixtures.collection([
+            ReportFixtures.record("b", 300), ReportFixtures.record("a", 500), ReportFixtures.record("a", 700),
+        ]).stats()
         let baseline = Baseline(stats: stats, createdAt: Date(timeIntervalSince1970: 1_772_366_400))
         #expect(baseline.fingerprints.map(\.fingerprint) == ["a", "b"])
-        #expect(baseline.fingerprints[0] == Baseline.Entry(fingerprint: "a", count: 2, p50Ms: 500, p95Ms: 700, maxMs: 700, totalMs: 1_200, topFrame: "App.a()"))
+        #expect(
+            baseline.fingerprints[0]
+                == Baseline.Entry(
+                    fingerprint: "a", count: 2, p50Ms: 500, p95Ms: 700, maxMs: 700, totalMs: 1_200, topFrame: "App.a()")
+        )
         let path = directory.appendingPathComponent("baseline.json").path
         try baseline.encoded().write(to: URL(fileURLWithPath: path))
         #expect(try Baseline.load(path: path) == baseline)
         do {
-            _ = try Baseline.load(path: try file("v9.json", #"{"baselineVersion":9,"createdAt":"2026-01-01T00:00:00Z","reports":0,"fingerprints":[]}"#))
+            _ = try Baseline.load(
+                path: try file(
+                    "v9.json",
+                    #"{"baselineVersion":9,"createdAt":"2026-01-01T00:00:00Z","reports":0,"fingerprints":[]}"#))
             Issue.record("accepted version 9")
         } catch let error as ConfigFileError {
             #expect(error.message == "unsupported baselineVersion 9 (this tool reads 1)")
         } catch {
             Issue.record(error)
         }
-        #expect(throws: ConfigFileError.self) { try Baseline.load(path: directory.appendingPathComponent("missing.json").path) }
+        #expect(throws: ConfigFileError.self) {
+            try Baseline.load(path: directory.appendingPathComponent("missing.json").path)
+        }
     }
 }

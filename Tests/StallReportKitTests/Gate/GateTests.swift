@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StallReportKit
 import StallReportKitTestSupport
+import Testing
+
+@testable import StallReportKit
 
 @Suite("Gate budgets, baseline and suppressions")
 struct GateTests {
@@ -35,12 +36,16 @@ struct GateTests {
 
         #expect(check(GateConfig(maxTotalStallMs: 2_400), .maxTotalStallMs)?.passed == true)
         let total = try #require(check(GateConfig(maxTotalStallMs: 2_399), .maxTotalStallMs))
-        #expect(!total.passed && total.offenders.map(\.fingerprint) == ["spin", "lock"])  // equal totals: more stalls first
+        // equal totals: more stalls first
+        #expect(!total.passed && total.offenders.map(\.fingerprint) == ["spin", "lock"])
     }
 
     @Test("ignoreShorterThanMs works through the filter: short stalls are not counted")
     func ignoreShort() {
-        let records = [ReportFixtures.record("spin", 300), ReportFixtures.record("spin", 400), ReportFixtures.record("lock", 1_200)]
+        let records = [
+            ReportFixtures.record("spin", 300), ReportFixtures.record("spin", 400),
+            ReportFixtures.record("lock", 1_200),
+        ]
         let collection = ReportFixtures.collection(records, filter: RecordFilter(minDurationMs: 350))
         let result = Gate(config: GateConfig(maxStalls: 2, ignoreShorterThanMs: 350)).evaluate(collection)
         #expect(result.passed)
@@ -55,14 +60,16 @@ struct GateTests {
             .init(fingerprint: "spin", reason: "old", expires: "2026-02-01T00:00:00Z"),
         ])
         let lastDay = try #require(ReportCoding.parseDate("2026-03-01T23:59:59Z"))
-        let result = Gate(config: GateConfig(maxStallMs: 1_000), suppressions: list, now: lastDay).evaluate(Self.collection)
+        let result = Gate(config: GateConfig(maxStallMs: 1_000), suppressions: list, now: lastDay).evaluate(
+            Self.collection)
         #expect(result.passed)
         #expect(result.suppressed.map(\.suppression.fingerprint) == ["lock"])
         #expect(result.expired.map(\.suppression.fingerprint) == ["spin"])
         #expect(result.stallsCounted == 3)
 
         let nextDay = try #require(ReportCoding.parseDate("2026-03-02T00:00:00Z"))
-        let later = Gate(config: GateConfig(maxStallMs: 1_000), suppressions: list, now: nextDay).evaluate(Self.collection)
+        let later = Gate(config: GateConfig(maxStallMs: 1_000), suppressions: list, now: nextDay).evaluate(
+            Self.collection)
         #expect(!later.passed)
         #expect(later.expired.map(\.suppression.fingerprint) == ["lock", "spin"])
         #expect(later.failedChecks.first?.offenders.map(\.fingerprint) == ["lock"])
@@ -70,10 +77,16 @@ struct GateTests {
 
     @Test("Baseline: new and regressed fail, fixed is good news, below-minimum is a warning")
     func baseline() {
-        let base = Baseline(createdAt: Date(timeIntervalSince1970: 0), reports: 6, fingerprints: [
-            .init(fingerprint: "spin", count: 2, p50Ms: 350, p95Ms: 400, maxMs: 400, totalMs: 700, topFrame: "App.spin()"),
-            .init(fingerprint: "gone", count: 4, p50Ms: 300, p95Ms: 300, maxMs: 300, totalMs: 1_200, topFrame: "App.old()"),
-        ])
+        let base = Baseline(
+            createdAt: Date(timeIntervalSince1970: 0), reports: 6,
+            fingerprints: [
+                .init(
+                    fingerprint: "spin", count: 2, p50Ms: 350, p95Ms: 400, maxMs: 400, totalMs: 700,
+                    topFrame: "App.spin()"),
+                .init(
+                    fingerprint: "gone", count: 4, p50Ms: 300, p95Ms: 300, maxMs: 300, totalMs: 1_200,
+                    topFrame: "App.old()"),
+            ])
         let result = Gate(config: GateConfig(baseline: "b.json"), baseline: base).evaluate(Self.collection)
         #expect(!result.passed)
         #expect(result.failingChanges.map(\.fingerprint) == ["lock", "spin"])
@@ -82,7 +95,8 @@ struct GateTests {
         #expect(spin.reasons == ["count 2 → 3 (+50%)"])  // p95 500 is exactly +25 %: within tolerance
         #expect(result.fixed.map(\.fingerprint) == ["gone"])
 
-        let tolerant = Gate(config: GateConfig(baseline: "b.json", tolerance: 0.5, minOccurrences: 2), baseline: base).evaluate(Self.collection)
+        let tolerant = Gate(config: GateConfig(baseline: "b.json", tolerance: 0.5, minOccurrences: 2), baseline: base)
+            .evaluate(Self.collection)
         #expect(tolerant.passed)  // spin: +50 % is within 0.5; lock: new but only once
         #expect(tolerant.toleratedChanges.map(\.fingerprint) == ["lock"])
     }
@@ -91,7 +105,8 @@ struct GateTests {
     func suppressedAgainstBaseline() {
         let base = Baseline(createdAt: Date(timeIntervalSince1970: 0), reports: 0, fingerprints: [])
         let list = SuppressionList(suppressions: [.init(fingerprint: "lock", reason: "r", expires: "2999-01-01")])
-        let result = Gate(config: GateConfig(maxStalls: 10, baseline: "b"), baseline: base, suppressions: list).evaluate(Self.collection)
+        let result = Gate(config: GateConfig(maxStalls: 10, baseline: "b"), baseline: base, suppressions: list)
+            .evaluate(Self.collection)
         #expect(result.changes?.map(\.fingerprint) == ["spin"])
     }
 }

@@ -1,13 +1,16 @@
 import Foundation
-import Testing
-@testable import StallReportKit
 import StallReportKitTestSupport
+import Testing
+
+@testable import StallReportKit
 
 @Suite("Fatal stall budget")
 struct SessionFatalBudgetTests {
     static let collection = ReportFixtures.collection([
-        ReportFixtures.record("lock", 1_500, status: .fatal), ReportFixtures.record("lock", 1_400, at: 1, status: .fatal),
-        ReportFixtures.record("spin", 900, at: 2, status: .fatal), ReportFixtures.record("spin", 300, at: 3), ReportFixtures.record("sleep", 400, at: 4),
+        ReportFixtures.record("lock", 1_500, status: .fatal),
+        ReportFixtures.record("lock", 1_400, at: 1, status: .fatal),
+        ReportFixtures.record("spin", 900, at: 2, status: .fatal), ReportFixtures.record("spin", 300, at: 3),
+        ReportFixtures.record("sleep", 400, at: 4),
     ])
 
     @Test("maxFatalStalls holds at the limit and fails above it, naming only fingerprints with fatal stalls")

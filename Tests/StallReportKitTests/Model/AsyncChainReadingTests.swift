@@ -23,15 +23,18 @@ struct AsyncChainReadingTests {
         func frame(_ symbol: String) -> Int {
             if let known = index[symbol] { return known }
             let inApp = !symbol.hasPrefix("completeTask")
-            report.frames.append(StallReport.Frame(address: ReportCoding.formatAddress(address), image: inApp ? 0 : 2, symbol: symbol,
-                                                   offset: 0, file: nil, line: nil, inApp: inApp))
+            report.frames.append(
+                StallReport.Frame(
+                    address: ReportCoding.formatAddress(address), image: inApp ? 0 : 2, symbol: symbol,
+                    offset: 0, file: nil, line: nil, inApp: inApp))
             address += 0x100
             index[symbol] = report.frames.count - 1
             return report.frames.count - 1
         }
         let resume = { (name: String) in "(1) await resume partial function for \(name)" }
         let running = (Self.entered + Self.before).map { frame(resume($0)) } + [frame("completeTaskWithClosure")]
-        let fromStart = [frame("(2) suspend resume partial function for App.Responder.respond()")]
+        let fromStart =
+            [frame("(2) suspend resume partial function for App.Responder.respond()")]
             + Self.before.map { frame(resume($0)) } + [frame("completeTaskWithClosure")]
         for sample in report.samples.indices {
             let way = ways[sample % ways.count]
@@ -39,8 +42,9 @@ struct AsyncChainReadingTests {
             report.samples[sample].asyncJobCallers = way ? Self.entered.count : 1
             report.samples[sample].asyncCallersFromJobStart = way ? nil : true
         }
-        let identity = StallIdentity.derive(samples: report.samples, frames: report.frames, classification: report.classification,
-                                            images: report.images)
+        let identity = StallIdentity.derive(
+            samples: report.samples, frames: report.frames, classification: report.classification,
+            images: report.images)
         report.representativeAsyncCallers = identity.asyncCallers
         report.representativeAsyncCallersInJob = identity.asyncCallersInJob
         report.fingerprint = identity.fingerprint
@@ -60,7 +64,8 @@ struct AsyncChainReadingTests {
         var other = Self.report([true])
         let serve = try #require(other.frames.firstIndex { $0.symbol?.contains("Connection.serve") == true })
         other.frames[serve].symbol = "(1) await resume partial function for App.OtherConnection.serve()"
-        let identity = StallIdentity.derive(samples: other.samples, frames: other.frames, classification: other.classification, images: other.images)
+        let identity = StallIdentity.derive(
+            samples: other.samples, frames: other.frames, classification: other.classification, images: other.images)
         #expect(identity.fingerprint != running.fingerprint)
         // Of the agreeing samples, one read from the running frame stands for them: the whole chain.
         let shown = (mixed.representativeAsyncCallers ?? []).compactMap { mixed.frames[$0].symbol }
@@ -69,9 +74,10 @@ struct AsyncChainReadingTests {
         #expect(fromStart.representativeAsyncCallersInJob == 1)
         // The fingerprint recomputed from the stored chain (a compact report has no samples) agrees.
         for report in [running, fromStart, mixed] {
-            let stored = Fingerprint.of(stack: report.representativeStack, asyncCallers: report.representativeAsyncCallers,
-                                        asyncCallersInJob: report.representativeAsyncCallersInJob, frames: report.frames,
-                                        classification: report.classification, syscall: nil, images: report.images)
+            let stored = Fingerprint.of(
+                stack: report.representativeStack, asyncCallers: report.representativeAsyncCallers,
+                asyncCallersInJob: report.representativeAsyncCallersInJob, frames: report.frames,
+                classification: report.classification, syscall: nil, images: report.images)
             #expect(stored == report.fingerprint)
         }
     }
@@ -80,7 +86,9 @@ struct AsyncChainReadingTests {
     func olderReports() {
         var report = Self.report([true])
         for sample in report.samples.indices { report.samples[sample].asyncJobCallers = nil }
-        let identity = StallIdentity.derive(samples: report.samples, frames: report.frames, classification: report.classification, images: report.images)
+        let identity = StallIdentity.derive(
+            samples: report.samples, frames: report.frames, classification: report.classification, images: report.images
+        )
         #expect(identity.asyncCallersInJob == nil)
         #expect(identity.fingerprint != Self.report([true]).fingerprint, "the callers entered in the job count again")
     }

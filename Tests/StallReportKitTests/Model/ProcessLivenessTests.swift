@@ -1,6 +1,7 @@
 import Foundation
 import StallReportKitTestSupport
 import Testing
+
 @testable import StallReportKit
 
 /// The one liveness rule: pid and start time, the executable's name only when no start time was recorded.
@@ -8,7 +9,8 @@ import Testing
 struct ProcessLivenessTests {
     @Test("/proc/<pid>/stat is parsed after the last ')' of the command name")
     func parsesStat() throws {
-        let text = "4242 (odd) (name ) S 1 4242 4242 0 -1 4194304 100 0 0 0 5 2 0 0 20 0 3 0 987654 1000 200 18446744073709551615\n"
+        let text =
+            "4242 (odd) (name ) S 1 4242 4242 0 -1 4194304 100 0 0 0 5 2 0 0 20 0 3 0 987654 1000 200 18446744073709551615\n"
         let stat = try #require(ProcessLiveness.parseStat(text))
         #expect(stat.state == "S")
         #expect(stat.startTicks == 987_654)
@@ -18,7 +20,9 @@ struct ProcessLivenessTests {
         #expect(own.state == "R" || own.state == "S")
     }
 
-    @Test("an inProgress report is live only while a process with its pid and start time runs; a reused pid makes it fatal")
+    @Test(
+        "an inProgress report is live only while a process with its pid and start time runs; a reused pid makes it fatal"
+    )
     func inProgressReportStatus() throws {
         let pid = Int(getpid())
         let ticks = try #require(ProcessLiveness.startTicks(pid: pid))

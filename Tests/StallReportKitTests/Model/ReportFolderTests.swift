@@ -9,7 +9,8 @@ import Testing
 struct ReportFolderTests {
     /// A fresh directory under the temporary directory, removed by `body`'s caller.
     private static func scratch() throws -> ReportFolder {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("ReportFolderTests-\(UUID().uuidString)")
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "ReportFolderTests-\(UUID().uuidString)")
         let folder = ReportFolder(url)
         try folder.prepare()
         return folder
@@ -23,7 +24,8 @@ struct ReportFolderTests {
         #expect(report == "stall-20231114T221320.123Z-p4242-0007.json")
         #expect(ReportFileName.isReport(report) && !ReportFileName.isSession(report))
         #expect(ReportFileName.reportWriterPID(report) == 4242)
-        #expect(ReportFileName.session(stamp: stamp, pid: 4242, number: 1) == "session-20231114T221320.123Z-p4242.session")
+        #expect(
+            ReportFileName.session(stamp: stamp, pid: 4242, number: 1) == "session-20231114T221320.123Z-p4242.session")
         let second = ReportFileName.session(stamp: stamp, pid: 4242, number: 2)
         #expect(second == "session-20231114T221320.123Z-p4242-2.session")
         #expect(ReportFileName.isSession(second) && !ReportFileName.isReport(second))
@@ -52,7 +54,9 @@ struct ReportFolderTests {
         try folder.write(Data("1".utf8), name: "stall-a.json", replacing: false)
         let next = try folder.write(Data("2".utf8), name: "stall-a.json", replacing: false) { "stall-b.json" }
         #expect(next.name == "stall-b.json")
-        #expect(throws: ReportFolder.WriteFailure.self) { try folder.write(Data("3".utf8), name: "stall-a.json", replacing: false) }
+        #expect(throws: ReportFolder.WriteFailure.self) {
+            try folder.write(Data("3".utf8), name: "stall-a.json", replacing: false)
+        }
         try folder.write(Data("4".utf8), name: "stall-a.json", replacing: true)
         #expect((try? String(contentsOfFile: folder.path(of: "stall-a.json"), encoding: .utf8)) == "4")
     }
@@ -62,7 +66,9 @@ struct ReportFolderTests {
         let pid = Int(getpid())
         let ticks = try #require(ProcessLiveness.startTicks(pid: pid))
         let here = StaleStatus.hostName
-        #expect(WriterLiveness.state(hostName: "elsewhere.invalid", pid: pid, startTicks: ticks, executableName: "x") == .elsewhere)
+        #expect(
+            WriterLiveness.state(hostName: "elsewhere.invalid", pid: pid, startTicks: ticks, executableName: "x")
+                == .elsewhere)
         #expect(WriterLiveness.state(hostName: here, pid: pid, startTicks: ticks, executableName: "x") == .running)
         #expect(WriterLiveness.state(hostName: here, pid: pid, startTicks: ticks + 1, executableName: "x") == .gone)
         #expect(WriterLiveness.mayRun(pid: pid))

@@ -9,8 +9,10 @@ enum SessionFixtures {
 
     /// A session record of `minutes` monitored minutes starting `offsetMinutes` after ``start``:
     /// cleanly stopped (monitoredMs exact), or not (then only the heartbeat times tell its length).
-    static func session(pid: Int, minutes: Double, offsetMinutes: Double = 0, clean: Bool = true, stalls: Int = 0,
-                        dropped: [String: Int] = [:], host: String = "ci-runner", ticks: UInt64 = 123_456) -> SessionRecord {
+    static func session(
+        pid: Int, minutes: Double, offsetMinutes: Double = 0, clean: Bool = true, stalls: Int = 0,
+        dropped: [String: Int] = [:], host: String = "ci-runner", ticks: UInt64 = 123_456
+    ) -> SessionRecord {
         let begin = start.addingTimeInterval(offsetMinutes * 60)
         let end = begin.addingTimeInterval(minutes * 60)
         return SessionRecord(
@@ -22,21 +24,30 @@ enum SessionFixtures {
     }
 
     /// A record of process `pid` on `ci-runner` starting `minute` minutes after ``start``.
-    static func record(_ fingerprint: String, _ durationMs: Double, minute: Double, pid: Int = 4242, scene: String? = nil,
-                       status: StallStatus = .ended, rateLimited: Bool = false) -> StallRecord {
-        StallRecord(fingerprint: fingerprint, durationMs: durationMs, startedAt: start.addingTimeInterval(minute * 60),
-                    status: status, classification: .cpu, path: "/reports/\(fingerprint)-\(Int(durationMs))-\(Int(minute)).json",
-                    stack: [StackFrameSummary(symbol: "App.\(fingerprint)()", file: ReportFixtures.appFile, line: 10, inApp: true)],
-                    syscall: nil, scene: scene, rateLimited: rateLimited, hostName: "ci-runner", pid: pid)
+    static func record(
+        _ fingerprint: String, _ durationMs: Double, minute: Double, pid: Int = 4242, scene: String? = nil,
+        status: StallStatus = .ended, rateLimited: Bool = false
+    ) -> StallRecord {
+        StallRecord(
+            fingerprint: fingerprint, durationMs: durationMs, startedAt: start.addingTimeInterval(minute * 60),
+            status: status, classification: .cpu,
+            path: "/reports/\(fingerprint)-\(Int(durationMs))-\(Int(minute)).json",
+            stack: [
+                StackFrameSummary(symbol: "App.\(fingerprint)()", file: ReportFixtures.appFile, line: 10, inApp: true)
+            ],
+            syscall: nil, scene: scene, rateLimited: rateLimited, hostName: "ci-runner", pid: pid)
     }
 
     /// A collection of `records` and `sessions` (read from made-up paths), as the collector builds it.
-    static func collection(_ records: [StallRecord], sessions: [SessionRecord], grouping: SummaryGrouping = .fingerprint,
-                           filter: RecordFilter = RecordFilter()) -> ReportCollection {
+    static func collection(
+        _ records: [StallRecord], sessions: [SessionRecord], grouping: SummaryGrouping = .fingerprint,
+        filter: RecordFilter = RecordFilter()
+    ) -> ReportCollection {
         var collection = ReportCollection(grouping: grouping)
         for (index, session) in sessions.enumerated() {
-            collection.sessions.add(session, path: "/reports/session-\(index).session", since: filter.since, until: filter.until,
-                                    isRunning: { _ in false })
+            collection.sessions.add(
+                session, path: "/reports/session-\(index).session", since: filter.since, until: filter.until,
+                isRunning: { _ in false })
         }
         collection.sessionFilesFound = sessions.count
         let index = SessionIndex(sessions)

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StallReportKit
 import StallReportKitTestSupport
+import Testing
+
+@testable import StallReportKit
 
 @Suite("Session records")
 struct SessionRecordTests {
@@ -43,7 +44,9 @@ struct SessionRecordTests {
         #expect(record.reportsDropped == ["deletedForQuota": 2, "rateLimitedToSummary": 5])
         #expect(record.effectiveMonitoredMs == 1_799_998.5)
         let keys = try #require(try JSONSerialization.jsonObject(with: record.encoded()) as? [String: Any]).keys
-        let monitorKeys = try #require(try JSONSerialization.jsonObject(with: Data(Self.monitorText.utf8)) as? [String: Any]).keys
+        let monitorKeys = try #require(
+            try JSONSerialization.jsonObject(with: Data(Self.monitorText.utf8)) as? [String: Any]
+        ).keys
         #expect(Set(keys) == Set(monitorKeys).subtracting(["futureKey"]))
         #expect(try SessionRecord.decode(from: record.encoded()) == record)
     }
@@ -88,14 +91,17 @@ struct SessionRecordTests {
         #expect(clean.effectiveMonitoredMs == 1_800_000)
     }
 
-    @Test("aliveMs: twelve digits; any mix of two values' digits (an overwrite met half done) decodes; other strings are refused")
+    @Test(
+        "aliveMs: twelve digits; any mix of two values' digits (an overwrite met half done) decodes; other strings are refused"
+    )
     func aliveMilliseconds() throws {
         #expect(AliveMilliseconds(42).text == "000000000042")
         #expect(AliveMilliseconds(UInt64.max).value == AliveMilliseconds.largest)
         func decode(_ text: String) throws -> AliveMilliseconds {
             try JSONDecoder().decode(AliveMilliseconds.self, from: Data("\"\(text)\"".utf8))
         }
-        let old = Array(AliveMilliseconds(99_999).text.utf8), new = Array(AliveMilliseconds(100_000).text.utf8)
+        let old = Array(AliveMilliseconds(99_999).text.utf8)
+        let new = Array(AliveMilliseconds(100_000).text.utf8)
         for cut in 0...AliveMilliseconds.digits {
             let mixed = String(decoding: new[..<cut] + old[cut...], as: UTF8.self)
             #expect(try decode(mixed).text == mixed)
@@ -108,17 +114,19 @@ struct SessionRecordTests {
         }
     }
 
-    @Test("Broken records: each failure says what is wrong", arguments: [
-        ("", "session record is empty"),
-        ("{\"kind\": \"session\", \"schemaVersion\": 1, \"pid\": 4", "session record is not valid JSON"),
-        ("\u{0}\u{1}binary", "session record is not valid JSON: binary data"),
-        ("[1, 2]", "not a session record: top level is not a JSON object"),
-        ("{\"schemaVersion\": 1, \"kind\": \"report\"}", "not a session record: kind is \"report\""),
-        ("{\"schemaVersion\": 1}", "not a session record: no kind \"session\""),
-        ("{\"kind\": \"session\"}", "not a session record: no schemaVersion"),
-        ("{\"kind\": \"session\", \"schemaVersion\": 2}", "unsupported session schemaVersion 2"),
-        ("{\"kind\": \"session\", \"schemaVersion\": 1, \"pid\": 1}", "not a session record: missing key"),
-    ])
+    @Test(
+        "Broken records: each failure says what is wrong",
+        arguments: [
+            ("", "session record is empty"),
+            ("{\"kind\": \"session\", \"schemaVersion\": 1, \"pid\": 4", "session record is not valid JSON"),
+            ("\u{0}\u{1}binary", "session record is not valid JSON: binary data"),
+            ("[1, 2]", "not a session record: top level is not a JSON object"),
+            ("{\"schemaVersion\": 1, \"kind\": \"report\"}", "not a session record: kind is \"report\""),
+            ("{\"schemaVersion\": 1}", "not a session record: no kind \"session\""),
+            ("{\"kind\": \"session\"}", "not a session record: no schemaVersion"),
+            ("{\"kind\": \"session\", \"schemaVersion\": 2}", "unsupported session schemaVersion 2"),
+            ("{\"kind\": \"session\", \"schemaVersion\": 1, \"pid\": 1}", "not a session record: missing key"),
+        ])
     func broken(_ text: String, _ expected: String) {
         switch SessionLoader().load(data: Data(text.utf8)) {
         case .success: Issue.record("decoded: \(text)")
@@ -130,16 +138,21 @@ struct SessionRecordTests {
     func negativeValues() throws {
         var record = SessionFixtures.session(pid: 1, minutes: 1)
         record.stalls = -1
-        #expect(throws: SessionReadError.notASession("stalls must be 0 or more")) { try SessionRecord.decode(from: record.encoded()) }
+        #expect(throws: SessionReadError.notASession("stalls must be 0 or more")) {
+            try SessionRecord.decode(from: record.encoded())
+        }
         record = SessionFixtures.session(pid: 1, minutes: 1, dropped: ["reportWrite": -3])
-        #expect(throws: SessionReadError.notASession("reportsDropped.reportWrite must be 0 or more")) { try SessionRecord.decode(from: record.encoded()) }
+        #expect(throws: SessionReadError.notASession("reportsDropped.reportWrite must be 0 or more")) {
+            try SessionRecord.decode(from: record.encoded())
+        }
     }
 
     @Test("Limits: a file above the size limit and JSON nested too deep are refused before decoding")
     func limits() throws {
         let record = try SessionFixtures.session(pid: 1, minutes: 1).encoded()
         guard case .failure(let error) = SessionLoader(maxFileSize: 100).load(data: record), error.code == .read,
-              case .tooLarge? = error.fileFailure else {
+            case .tooLarge? = error.fileFailure
+        else {
             Issue.record("size limit not applied")
             return
         }
@@ -151,7 +164,8 @@ struct SessionRecordTests {
     func liveness() throws {
         let pid = Int(ProcessInfo.processInfo.processIdentifier)
         let ticks = try #require(ProcessLiveness.startTicks(pid: pid))
-        var record = SessionFixtures.session(pid: pid, minutes: 1, clean: false, host: StaleStatus.hostName, ticks: ticks)
+        var record = SessionFixtures.session(
+            pid: pid, minutes: 1, clean: false, host: StaleStatus.hostName, ticks: ticks)
         #expect(record.processIsRunning())
         record.processStartTicks = ticks + 1  // same pid, another process
         #expect(!record.processIsRunning())
@@ -165,8 +179,11 @@ struct SessionRecordTests {
     func scanner() throws {
         let directory = try ReportFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try ReportFixtures.write(ReportFixtures.report(appSymbols: ["App.spin()"], durationMs: 300), to: directory, name: "r1.json")
-        try SessionFixtures.write(SessionFixtures.session(pid: 1, minutes: 1).encoded(), to: directory, name: "session-20260301T120000.000Z-p1.session")
+        try ReportFixtures.write(
+            ReportFixtures.report(appSymbols: ["App.spin()"], durationMs: 300), to: directory, name: "r1.json")
+        try SessionFixtures.write(
+            SessionFixtures.session(pid: 1, minutes: 1).encoded(), to: directory,
+            name: "session-20260301T120000.000Z-p1.session")
         let sub = directory.appendingPathComponent("only-sessions")
         try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
         let named = try SessionFixtures.write(Data("{}".utf8), to: sub, name: "session-b.SESSION")
@@ -174,7 +191,10 @@ struct SessionRecordTests {
 
         let scan = ReportScanner().scan([directory.path])
         #expect(scan.files.map { URL(fileURLWithPath: $0).lastPathComponent } == ["r1.json"])
-        #expect(scan.sessionFiles.map { URL(fileURLWithPath: $0).lastPathComponent } == ["session-b.SESSION", "session-20260301T120000.000Z-p1.session"])
+        #expect(
+            scan.sessionFiles.map { URL(fileURLWithPath: $0).lastPathComponent } == [
+                "session-b.SESSION", "session-20260301T120000.000Z-p1.session",
+            ])
         #expect(scan.problems.isEmpty)
 
         // A directory with session records only is not "empty"; a named *.session file is a session record.

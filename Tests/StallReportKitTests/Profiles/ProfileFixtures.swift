@@ -7,19 +7,28 @@ import StallReportKitTestSupport
 enum ProfileFixtures {
     /// A report with `stack` full samples, `syscall` syscall samples (one frame) and `none`
     /// samples without a stack, each weighing `intervalMs`.
-    static func report(_ symbols: [String], stack: Int, syscall: Int = 0, none: Int = 0, intervalMs: Double = 12.5,
-                       startedAt: Date = Date(timeIntervalSince1970: 1_772_366_400), pid: Int = 4242, tid: Int = 4243) -> StallReport {
+    static func report(
+        _ symbols: [String], stack: Int, syscall: Int = 0, none: Int = 0, intervalMs: Double = 12.5,
+        startedAt: Date = Date(timeIntervalSince1970: 1_772_366_400), pid: Int = 4242, tid: Int = 4243
+    ) -> StallReport {
         var report = ReportFixtures.report(appSymbols: symbols, durationMs: 1_000, startedAt: startedAt)
         let full = report.representativeStack
         var samples: [StallReport.Sample] = []
-        for index in 0..<stack { samples.append(.init(offsetMs: Double(index) * intervalMs, kind: .stack, threadState: "R", frames: full)) }
+        for index in 0..<stack {
+            samples.append(.init(offsetMs: Double(index) * intervalMs, kind: .stack, threadState: "R", frames: full))
+        }
         for index in 0..<syscall {
-            samples.append(.init(offsetMs: Double(stack + index) * intervalMs, kind: .syscall, threadState: "S", syscall: "nanosleep",
-                                 note: "not interrupted", frames: [full[0]]))
+            samples.append(
+                .init(
+                    offsetMs: Double(stack + index) * intervalMs, kind: .syscall, threadState: "S",
+                    syscall: "nanosleep",
+                    note: "not interrupted", frames: [full[0]]))
         }
         for index in 0..<none {
-            samples.append(.init(offsetMs: Double(stack + syscall + index) * intervalMs, kind: .none, threadState: "R",
-                                 note: "signal blocked", frames: []))
+            samples.append(
+                .init(
+                    offsetMs: Double(stack + syscall + index) * intervalMs, kind: .none, threadState: "R",
+                    note: "signal blocked", frames: []))
         }
         report.samples = samples
         report.sampling.intervalMs = 10
@@ -33,8 +42,10 @@ enum ProfileFixtures {
     /// `App.wait()` (4 stack + 3 syscall samples of 10 ms), one minute apart.
     static let profiles: [StallProfile] = [
         StallProfile(report: report(["App.spin()", "App.tick()"], stack: 8, none: 2), path: "/r/spin.json"),
-        StallProfile(report: report(["App.wait()", "App.tick()"], stack: 4, syscall: 3, intervalMs: 10,
-                                    startedAt: Date(timeIntervalSince1970: 1_772_366_460)), path: "/r/wait.json"),
+        StallProfile(
+            report: report(
+                ["App.wait()", "App.tick()"], stack: 4, syscall: 3, intervalMs: 10,
+                startedAt: Date(timeIntervalSince1970: 1_772_366_460)), path: "/r/wait.json"),
     ]
 
     /// 10 × 12.5 + 7 × 10 milliseconds.

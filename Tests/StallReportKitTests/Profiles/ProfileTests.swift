@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StallReportKit
 
 @Suite("Stall profiles and call trees")
@@ -67,7 +68,10 @@ struct ProfileTests {
         #expect(plain.contains("2 skipped (signalBlocked 2)"))
         #expect(plain.contains("Representative stack (leaf first):"))
         // Image names are padded to the longest one (libFoundation.so).
-        #expect(plain.contains("  1  App\(String(repeating: " ", count: 13))  0x555500001040  App.spin() + 24  /work/app/Sources/App/Stalls.swift:40"))
+        #expect(
+            plain.contains(
+                "  1  App\(String(repeating: " ", count: 13))  0x555500001040  App.spin() + 24  /work/app/Sources/App/Stalls.swift:40"
+            ))
         #expect(plain.contains("Call tree of all 10 samples (125 ms sampled; heaviest path first):"))
         #expect(plain.contains("   80.0%  8  CFRunLoopRunSpecific"))
         #expect(plain.contains("   20.0%  2  [no stack]"))

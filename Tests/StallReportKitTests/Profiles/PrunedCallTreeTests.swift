@@ -17,7 +17,9 @@ struct PrunedCallTreeTests {
             profile.samples = (0..<samples / 3).map { sample in
                 // Shallow frames from a few, deeper ones from all: shared prefixes and distinct tails.
                 let depth = Int.random(in: 0...maxDepth, using: &random)
-                let stack = (0..<depth).map { level in frames[Int.random(in: 0..<(level < 2 ? 4 : pool), using: &random)] }
+                let stack = (0..<depth).map { level in
+                    frames[Int.random(in: 0..<(level < 2 ? 4 : pool), using: &random)]
+                }
                 return StallProfile.Sample(offsetMs: Double(sample) * weight, weightMs: weight, stack: stack)
             }
             profiles.append(profile)
@@ -25,7 +27,9 @@ struct PrunedCallTreeTests {
         return profiles
     }
 
-    @Test("the text of a tree built without small nodes is the text of the full tree", arguments: [0.0, 0.5, 1, 5, 15, 40])
+    @Test(
+        "the text of a tree built without small nodes is the text of the full tree",
+        arguments: [0.0, 0.5, 1, 5, 15, 40])
     func sameText(minPercent: Double) {
         for seed in UInt64(1)...6 {
             let profiles = Self.randomProfiles(seed: seed, samples: 900, pool: 40, maxDepth: 8)

@@ -1,7 +1,8 @@
 import Foundation
-@testable import StallReportKit
 import StallReportKitTestSupport
 import Testing
+
+@testable import StallReportKit
 
 /// `FastRecordExtractor` lists the keys of every object it reads by hand: each list and its
 /// required bits must match `Reports/stall-report.schema.json`, and a property the schema gains
@@ -38,11 +39,14 @@ struct FastRecordExtractorSchemaTests {
             let properties = Set(try #require(schema["properties"] as? [String: Any]).keys)
             let required = Set(schema["required"] as? [String] ?? [])
             let keys = Set(table.keys)
-            let requiredByTable = Set(table.keys.enumerated().filter { table.required & (1 << UInt64($0.offset)) != 0 }.map(\.element))
+            let requiredByTable = Set(
+                table.keys.enumerated().filter { table.required & (1 << UInt64($0.offset)) != 0 }.map(\.element))
             #expect(requiredByTable == required, "\(object.isEmpty ? "report" : object): required keys differ")
-            #expect(keys.subtracting(properties) == Self.extra[object, default: []], "\(object): keys not in the schema")
-            #expect(properties.subtracting(keys) == Self.skipped[object, default: []],
-                    "\(object): schema properties neither read nor listed as skipped")
+            #expect(
+                keys.subtracting(properties) == Self.extra[object, default: []], "\(object): keys not in the schema")
+            #expect(
+                properties.subtracting(keys) == Self.skipped[object, default: []],
+                "\(object): schema properties neither read nor listed as skipped")
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import StallReportKitTestSupport
 import Testing
+
 @testable import StallReportKit
 
 /// The fast path (``FastRecordExtractor``) must give exactly the record the full decoder gives,
@@ -38,7 +39,8 @@ struct FastRecordExtractorTests {
     }
 
     private static var sample: StallReport {
-        var report = ReportFixtures.report(appSymbols: ["App.refresh()", "App.load(_:)"], durationMs: 731.125, syscall: "futex")
+        var report = ReportFixtures.report(
+            appSymbols: ["App.refresh()", "App.load(_:)"], durationMs: 731.125, syscall: "futex")
         report.scene = "feed"
         report.rateLimited = false
         report.tags = ["build": "ci"]
@@ -86,12 +88,15 @@ struct FastRecordExtractorTests {
         #expect(Self.check(try escaped.encoded(), "escapes"))
         // Escapes the encoder does not write: \u sequences (with a surrogate pair), \/ and an escaped key.
         var text = String(decoding: try report.encoded(pretty: false), as: UTF8.self)
-        text = text.replacingOccurrences(of: "\"scene\":\"feed\"", with: "\"sc\\u0065ne\":\"f\\u00e9\\ud83d\\ude00\\/ed\"")
+        text = text.replacingOccurrences(
+            of: "\"scene\":\"feed\"", with: "\"sc\\u0065ne\":\"f\\u00e9\\ud83d\\ude00\\/ed\"")
         #expect(Self.check(Data(text.utf8), "unicode escapes"))
         #expect(Self.fast(Data(text.utf8))?.scene == "f\u{e9}\u{1F600}/ed")
 
         var older = try Self.json(report)
-        for key in ["scene", "tags", "rateLimited", "omittedSamples", "processStoppedMs", "machineSuspendedMs"] { older[key] = nil }
+        for key in ["scene", "tags", "rateLimited", "omittedSamples", "processStoppedMs", "machineSuspendedMs"] {
+            older[key] = nil
+        }
         var process = try #require(older["process"] as? [String: Any])
         process["startTicks"] = nil
         process["appVersion"] = nil
@@ -126,7 +131,10 @@ struct FastRecordExtractorTests {
         #expect(Self.fast(try rateLimited.encoded())?.rateLimited == true)
 
         var symbolless = report
-        for index in symbolless.frames.indices { symbolless.frames[index].symbol = index == 0 ? "" : nil; symbolless.frames[index].inApp = false }
+        for index in symbolless.frames.indices {
+            symbolless.frames[index].symbol = index == 0 ? "" : nil
+            symbolless.frames[index].inApp = false
+        }
         #expect(Self.check(try symbolless.encoded(), "no symbols, no app frames"))
 
         var fractional = report
@@ -154,47 +162,97 @@ struct FastRecordExtractorTests {
         cases.append(("duration as text", try mutated { $0["durationMs"] = "731" }))
         cases.append(("kind is a number", try mutated { $0["kind"] = 3 }))
         cases.append(("bad date", try mutated { $0["startedAt"] = "yesterday" }))
-        cases.append(("image path missing", try mutated { object in
-            var images = object["images"] as! [[String: Any]]
-            images[2]["path"] = nil
-            object["images"] = images
-        }))
+        cases.append(
+            (
+                "image path missing",
+                try mutated { object in
+                    var images = object["images"] as! [[String: Any]]
+                    images[2]["path"] = nil
+                    object["images"] = images
+                }
+            ))
         cases.append(("frame index past the table", try mutated { $0["representativeStack"] = [0, 99] }))
-        cases.append(("sample frame past the table", try mutated { object in
-            var samples = object["samples"] as! [[String: Any]]
-            samples[samples.count - 1]["frames"] = [0, 42]
-            object["samples"] = samples
-        }))
-        cases.append(("image index past the table", try mutated { object in
-            var frames = object["frames"] as! [[String: Any]]
-            frames[1]["image"] = 7
-            object["frames"] = frames
-        }))
-        cases.append(("line zero", try mutated { object in
-            var frames = object["frames"] as! [[String: Any]]
-            frames[1]["line"] = 0
-            object["frames"] = frames
-        }))
-        cases.append(("pid zero", try mutated { object in
-            var process = object["process"] as! [String: Any]
-            process["pid"] = 0
-            object["process"] = process
-        }))
-        cases.append(("negative skipped count", try mutated { object in
-            var sampling = object["sampling"] as! [String: Any]
-            sampling["skipped"] = ["busy": -1]
-            object["sampling"] = sampling
-        }))
+        cases.append(
+            (
+                "sample frame past the table",
+                try mutated { object in
+                    var samples = object["samples"] as! [[String: Any]]
+                    samples[samples.count - 1]["frames"] = [0, 42]
+                    object["samples"] = samples
+                }
+            ))
+        cases.append(
+            (
+                "image index past the table",
+                try mutated { object in
+                    var frames = object["frames"] as! [[String: Any]]
+                    frames[1]["image"] = 7
+                    object["frames"] = frames
+                }
+            ))
+        cases.append(
+            (
+                "line zero",
+                try mutated { object in
+                    var frames = object["frames"] as! [[String: Any]]
+                    frames[1]["line"] = 0
+                    object["frames"] = frames
+                }
+            ))
+        cases.append(
+            (
+                "pid zero",
+                try mutated { object in
+                    var process = object["process"] as! [String: Any]
+                    process["pid"] = 0
+                    object["process"] = process
+                }
+            ))
+        cases.append(
+            (
+                "negative skipped count",
+                try mutated { object in
+                    var sampling = object["sampling"] as! [String: Any]
+                    sampling["skipped"] = ["busy": -1]
+                    object["sampling"] = sampling
+                }
+            ))
         cases.append(("not an object", Data("[1,2]".utf8)))
         let compact = try report.encoded(pretty: false)
         cases.append(("truncated", compact.prefix(compact.count / 2)))
         cases.append(("trailing garbage", compact + Data("x".utf8)))
-        cases.append(("duplicate key", Data(String(decoding: compact, as: UTF8.self).replacingOccurrences(of: "{\"classification\"", with: "{\"durationMs\":1,\"classification\"").utf8)))
-        var invalidUTF8 = Data(String(decoding: compact, as: UTF8.self).replacingOccurrences(of: "\"scene\":\"feed\"", with: "\"scene\":\"f__d\"").utf8)
-        if let range = invalidUTF8.range(of: Data("f__d".utf8)) { invalidUTF8.replaceSubrange(range, with: [0x66, 0xC3, 0x28, 0x64]) }
+        cases.append(
+            (
+                "duplicate key",
+                Data(
+                    String(decoding: compact, as: UTF8.self).replacingOccurrences(
+                        of: "{\"classification\"", with: "{\"durationMs\":1,\"classification\""
+                    ).utf8)
+            ))
+        var invalidUTF8 = Data(
+            String(decoding: compact, as: UTF8.self).replacingOccurrences(
+                of: "\"scene\":\"feed\"", with: "\"scene\":\"f__d\""
+            ).utf8)
+        if let range = invalidUTF8.range(of: Data("f__d".utf8)) {
+            invalidUTF8.replaceSubrange(range, with: [0x66, 0xC3, 0x28, 0x64])
+        }
         cases.append(("invalid UTF-8", invalidUTF8))
-        cases.append(("control character in a string", Data(String(decoding: compact, as: UTF8.self).replacingOccurrences(of: "\"scene\":\"feed\"", with: "\"scene\":\"fe\u{1}ed\"").utf8)))
-        cases.append(("lone surrogate", Data(String(decoding: compact, as: UTF8.self).replacingOccurrences(of: "\"scene\":\"feed\"", with: "\"scene\":\"\\ud83d\"").utf8)))
+        cases.append(
+            (
+                "control character in a string",
+                Data(
+                    String(decoding: compact, as: UTF8.self).replacingOccurrences(
+                        of: "\"scene\":\"feed\"", with: "\"scene\":\"fe\u{1}ed\""
+                    ).utf8)
+            ))
+        cases.append(
+            (
+                "lone surrogate",
+                Data(
+                    String(decoding: compact, as: UTF8.self).replacingOccurrences(
+                        of: "\"scene\":\"feed\"", with: "\"scene\":\"\\ud83d\""
+                    ).utf8)
+            ))
         for (name, data) in cases {
             #expect(Self.fast(data) == nil, "\(name): the fast path must leave it to the full decoder")
             Self.check(data, name)
@@ -207,11 +265,13 @@ struct FastRecordExtractorTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let symbols = [["App.spin(milliseconds:)"], ["App.waitOnLock()", "App.refresh()"], ["App.parse\u{e9}(_:)"]]
         for index in 0..<120 {
-            var report = ReportFixtures.report(appSymbols: symbols[index % 3], durationMs: Double(250 + (index * 37) % 900) + 0.125,
-                                               startedAt: Date(timeIntervalSince1970: 1_772_366_400.25 + Double(index)),
-                                               status: index % 5 == 0 ? .inProgress : .ended)
+            var report = ReportFixtures.report(
+                appSymbols: symbols[index % 3], durationMs: Double(250 + (index * 37) % 900) + 0.125,
+                startedAt: Date(timeIntervalSince1970: 1_772_366_400.25 + Double(index)),
+                status: index % 5 == 0 ? .inProgress : .ended)
             report.scene = index % 2 == 0 ? "s\(index % 4)" : nil
-            try report.encoded(pretty: index % 2 == 0).write(to: directory.appendingPathComponent(String(format: "r%04d.json", index)))
+            try report.encoded(pretty: index % 2 == 0).write(
+                to: directory.appendingPathComponent(String(format: "r%04d.json", index)))
         }
         try Data("{\"schemaVersion\":1}".utf8).write(to: directory.appendingPathComponent("not-a-report.json"))
         let files = ReportScanner().scan([directory.path]).files

@@ -1,6 +1,7 @@
 import Foundation
 import StallReportKitTestSupport
 import Testing
+
 @testable import StallReportKit
 
 /// Inputs the fuzzer (Scripts/fuzz) found problems with, kept as regression tests: each file in

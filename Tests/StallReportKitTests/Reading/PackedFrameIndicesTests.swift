@@ -1,8 +1,9 @@
 import Foundation
+import StallReportKitTestSupport
 import Testing
+
 @testable import StallReportKit
 @testable import StallReportModel
-import StallReportKitTestSupport
 
 /// ``LargeReportDecoder`` reads every sample's frame indices into one shared buffer of 4-byte
 /// ids (`FrameIndices`): what the subcommands make of the report is what they make of the
@@ -22,17 +23,23 @@ struct PackedFrameIndicesTests {
         let few = [[0, 1, 2], [3, 1, 2], [], [4]]
         return (0..<(distinct + repeated)).map { index in
             let frames = index < distinct ? own[index] : few[index % few.count]
-            var sample: [String: Any] = ["offsetMs": Double(index) * 10, "kind": ["stack", "stack", "syscall", "none"][index % 4],
-                                         "threadState": "R", "frames": frames]
+            var sample: [String: Any] = [
+                "offsetMs": Double(index) * 10, "kind": ["stack", "stack", "syscall", "none"][index % 4],
+                "threadState": "R", "frames": frames,
+            ]
             if index % 4 == 2 { sample["syscall"] = "futex" }
-            if index % 10 == 1 { sample["asyncCallers"] = [frameCount - 1, 0]; sample["asyncJobFrames"] = 1 }
+            if index % 10 == 1 {
+                sample["asyncCallers"] = [frameCount - 1, 0]
+                sample["asyncJobFrames"] = 1
+            }
             return sample
         }
     }
 
     @Test("Stacks, call tree, folded lines, pprof samples and encoded bytes are those of the ordinary decoder's arrays")
     func sameStacks() throws {
-        let data = try LargeReportDecoderTests.json(samples: Self.samples(frameCount: 5, distinct: 3_000, repeated: 3_000))
+        let data = try LargeReportDecoderTests.json(
+            samples: Self.samples(frameCount: 5, distinct: 3_000, repeated: 3_000))
         let ordinary = try StallReport.decode(from: data)
         let packed = try #require(LargeReportDecoder.decode(data, depthLimit: 64, minimumSize: 0))
         #expect(ordinary.samples.allSatisfy { $0.frameIndices.shared == nil })
@@ -50,8 +57,12 @@ struct PackedFrameIndicesTests {
         #expect(packedStacks.contains { $0.count > 3 }, "the distinct stacks are there")
 
         let tree = CallTreeTextRenderer(minPercent: 0)
-        #expect(tree.render(CallTree(report: packed, minPercent: 0)) == tree.render(CallTree(report: ordinary, minPercent: 0)))
-        #expect(FoldedExport.render(SampleStacks(report: packed), names: .full) == FoldedExport.render(SampleStacks(report: ordinary), names: .full))
+        #expect(
+            tree.render(CallTree(report: packed, minPercent: 0))
+                == tree.render(CallTree(report: ordinary, minPercent: 0)))
+        #expect(
+            FoldedExport.render(SampleStacks(report: packed), names: .full)
+                == FoldedExport.render(SampleStacks(report: ordinary), names: .full))
         #expect(PprofStall(report: packed, path: path).samples == PprofStall(report: ordinary, path: path).samples)
         #expect(try packed.encoded() == ordinary.encoded())
         #expect(try packed.encoded(pretty: false) == ordinary.encoded(pretty: false))

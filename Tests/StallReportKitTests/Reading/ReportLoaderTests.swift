@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StallReportKit
 import StallReportKitTestSupport
+import Testing
+
+@testable import StallReportKit
 
 #if canImport(Glibc)
 import Glibc
@@ -36,12 +37,20 @@ struct ReportLoaderTests {
     func brokenFiles() throws {
         let report = try ReportFixtures.report(appSymbols: ["App.spin()"], durationMs: 300).encoded()
         #expect(failure(try file("empty.json", Data())) == .read(.empty))
-        #expect(failure(try file("truncated.json", report.prefix(report.count / 2)))?.description == "invalid JSON: the document ends early (truncated file?)")
+        #expect(
+            failure(try file("truncated.json", report.prefix(report.count / 2)))?.description
+                == "invalid JSON: the document ends early (truncated file?)")
         let garbage = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) })
         #expect(failure(try file("garbage.json", garbage))?.description == "invalid JSON: binary data, not JSON text")
-        #expect(failure(try file("array.json", Data("[1,2,3]".utf8))) == .read(.notAReport("top level is not a JSON object")))
-        #expect(failure(try file("other.json", Data(#"{"name":"package.json"}"#.utf8))) == .read(.notAReport("no schemaVersion")))
-        #expect(failure(try file("v2.json", Data(#"{"schemaVersion":2,"id":"x"}"#.utf8))) == .read(.unsupportedSchemaVersion(2)))
+        #expect(
+            failure(try file("array.json", Data("[1,2,3]".utf8)))
+                == .read(.notAReport("top level is not a JSON object")))
+        #expect(
+            failure(try file("other.json", Data(#"{"name":"package.json"}"#.utf8)))
+                == .read(.notAReport("no schemaVersion")))
+        #expect(
+            failure(try file("v2.json", Data(#"{"schemaVersion":2,"id":"x"}"#.utf8)))
+                == .read(.unsupportedSchemaVersion(2)))
         let missing = failure(try file("partial.json", Data(#"{"schemaVersion":1,"id":"x"}"#.utf8)))
         #expect(missing?.description.hasPrefix("not a stall report: missing key") == true)
     }
@@ -62,7 +71,9 @@ struct ReportLoaderTests {
         let handle = try FileHandle(forWritingTo: url)
         try handle.truncate(atOffset: 50 * 1024 * 1024)  // sparse 50 MiB
         try handle.close()
-        #expect(failure(url.path, loader: ReportLoader(maxFileSize: 10 * 1024 * 1024)) == .tooLarge(size: 50 * 1024 * 1024, limit: 10 * 1024 * 1024))
+        #expect(
+            failure(url.path, loader: ReportLoader(maxFileSize: 10 * 1024 * 1024))
+                == .tooLarge(size: 50 * 1024 * 1024, limit: 10 * 1024 * 1024))
         // Under the default 64 MiB limit the file is read and judged: NUL bytes are binary.
         #expect(failure(url.path)?.description == "invalid JSON: binary data, not JSON text")
     }
@@ -74,7 +85,9 @@ struct ReportLoaderTests {
         #expect(failure(path) == .read(.unreadable("not a regular file")))
     }
 
-    @Test("A file without read permission is reported as unreadable", .enabled(if: geteuid() != 0, "root reads mode-000 files"))
+    @Test(
+        "A file without read permission is reported as unreadable",
+        .enabled(if: geteuid() != 0, "root reads mode-000 files"))
     func unreadable() throws {
         let path = try file("locked.json", Data("{}".utf8))
         #expect(chmod(path, 0) == 0)

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StallReportKit
 import StallReportKitTestSupport
+import Testing
+
+@testable import StallReportKit
 
 @Suite("Finding report files")
 struct ReportScannerTests {
@@ -18,7 +19,8 @@ struct ReportScannerTests {
     }
 
     private func link(_ relative: String, to target: String) throws {
-        try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent(relative).path, withDestinationPath: target)
+        try FileManager.default.createSymbolicLink(
+            atPath: root.appendingPathComponent(relative).path, withDestinationPath: target)
     }
 
     @Test("Recursive, *.json only, hidden entries skipped, sorted")
@@ -59,7 +61,10 @@ struct ReportScannerTests {
         try link("alias.json", to: "real.json")
         let result = ReportScanner().scan([root.path, root.appendingPathComponent("real.json").path])
         #expect(result.files == [root.path + "/alias.json"])
-        let messages = Dictionary(uniqueKeysWithValues: result.problems.map { ($0.path.replacingOccurrences(of: root.path + "/", with: ""), $0.message) })
+        let messages = Dictionary(
+            uniqueKeysWithValues: result.problems.map {
+                ($0.path.replacingOccurrences(of: root.path + "/", with: ""), $0.message)
+            })
         #expect(messages["self.json"]?.contains("symbolic link loop") == true)
         #expect(messages["gone.json"] == "dangling symbolic link (target missing.json does not exist)")
         #expect(messages.count == 2)
@@ -70,7 +75,8 @@ struct ReportScannerTests {
         try touch("a.json")
         try touch("b.json")
         try touch("c.json")
-        try FileManager.default.linkItem(atPath: root.appendingPathComponent("c.json").path, toPath: root.appendingPathComponent("d.json").path)
+        try FileManager.default.linkItem(
+            atPath: root.appendingPathComponent("c.json").path, toPath: root.appendingPathComponent("d.json").path)
         let b = root.appendingPathComponent("b.json").path
         let directoryFirst = ReportScanner().scan([root.path, b])
         #expect(directoryFirst.files == ["a.json", "b.json", "c.json"].map { root.path + "/" + $0 })
@@ -90,14 +96,16 @@ struct ReportScannerTests {
 
     @Test("A directory without reports and a missing path are problems; allow-empty mode drops the first")
     func emptyAndMissing() throws {
-        try FileManager.default.createDirectory(at: root.appendingPathComponent("empty"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: root.appendingPathComponent("empty"), withIntermediateDirectories: true)
         let empty = root.appendingPathComponent("empty").path
         let missing = root.appendingPathComponent("nope").path
         let strict = ReportScanner().scan([empty, missing])
-        #expect(strict.problems == [
-            ReportProblem(path: empty, message: "no report files (*.json) found in this directory"),
-            ReportProblem(path: missing, message: "no such file or directory"),
-        ])
+        #expect(
+            strict.problems == [
+                ReportProblem(path: empty, message: "no report files (*.json) found in this directory"),
+                ReportProblem(path: missing, message: "no such file or directory"),
+            ])
         let lenient = ReportScanner(reportEmptyDirectories: false).scan([empty, missing])
         #expect(lenient.problems.map(\.path) == [missing])
     }

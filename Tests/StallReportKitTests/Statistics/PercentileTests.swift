@@ -1,4 +1,5 @@
 import Testing
+
 @testable import StallReportKit
 
 @Suite("Nearest-rank percentiles")

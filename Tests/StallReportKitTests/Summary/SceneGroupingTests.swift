@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StallReportKit
 import StallReportKitTestSupport
+import Testing
+
+@testable import StallReportKit
 
 @Suite("Grouping by scene")
 struct SceneGroupingTests {
@@ -20,7 +21,8 @@ struct SceneGroupingTests {
         Summary(collection: SessionFixtures.collection(records, sessions: sessions, grouping: .scene), top: top)
     }
 
-    @Test("One group per scene with the same numbers as fingerprint groups; no or empty scene is one '(no scene)' group")
+    @Test(
+        "One group per scene with the same numbers as fingerprint groups; no or empty scene is one '(no scene)' group")
     func groups() throws {
         let summary = Self.summary()
         #expect(summary.grouping == .scene)
@@ -44,9 +46,12 @@ struct SceneGroupingTests {
     @Test("Text: a SCENE column, distinct fingerprints, fatal counts and the longest stall's fingerprint per scene")
     func text() {
         let text = SummaryTextRenderer().render(Self.summary())
-        #expect(text.hasPrefix("7 stalls, 3 distinct (by fingerprint) in 3 scenes, total stall time 4.05 s\n"), "\(text)")
+        #expect(
+            text.hasPrefix("7 stalls, 3 distinct (by fingerprint) in 3 scenes, total stall time 4.05 s\n"), "\(text)")
         #expect(text.contains("#  SCENE             COUNT  FPS   TOTAL     P95"), "\(text)")
-        #expect(SummaryTextRenderer(wide: true).render(Self.summary()).contains("#  SCENE             COUNT  FPS   TOTAL     P50"))
+        #expect(
+            SummaryTextRenderer(wide: true).render(Self.summary()).contains(
+                "#  SCENE             COUNT  FPS   TOTAL     P50"))
         #expect(text.contains("1  checkout    2 (1 fatal)    2  1.80 s"), "\(text)")
         #expect(text.contains("3  (no scene)            2    1"), "\(text)")
         #expect(text.contains("#1 checkout — longest stall: lock\n"))
@@ -64,10 +69,14 @@ struct SceneGroupingTests {
         #expect(markdown.contains("**#1** checkout (longest stall `lock`)"))
     }
 
-    @Test("JSON: groupBy, scenes[] with the group numbers (scene absent for no scene), fingerprints[] empty; keys in the schema")
+    @Test(
+        "JSON: groupBy, scenes[] with the group numbers (scene absent for no scene), fingerprints[] empty; keys in the schema"
+    )
     func json() throws {
         let sessions = [SessionFixtures.session(pid: 4242, minutes: 30)]
-        let object = try #require(try JSONSerialization.jsonObject(with: SummaryJSON(Self.summary(sessions: sessions)).encoded()) as? [String: Any])
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: SummaryJSON(Self.summary(sessions: sessions)).encoded())
+                as? [String: Any])
         #expect(object["groupBy"] as? String == "scene")
         #expect((object["fingerprints"] as? [Any])?.isEmpty == true)
         #expect(object["omittedFingerprints"] as? Int == 0)
@@ -75,8 +84,13 @@ struct SceneGroupingTests {
         let scenes = try #require(object["scenes"] as? [[String: Any]])
         #expect(scenes.map { $0["scene"] as? String } == ["checkout", "feed", nil])
         let checkout = scenes[0]
-        #expect(Set(checkout.keys) == ["scene", "count", "fingerprints", "totalMs", "p50Ms", "p95Ms", "p99Ms", "maxMs", "firstSeen", "lastSeen",
-                                       "classifications", "statuses", "worstFingerprint", "stack", "exampleReport", "stallsPerHour", "stallMsPerHour"])
+        #expect(
+            Set(checkout.keys) == [
+                "scene", "count", "fingerprints", "totalMs", "p50Ms", "p95Ms", "p99Ms", "maxMs", "firstSeen",
+                "lastSeen",
+                "classifications", "statuses", "worstFingerprint", "stack", "exampleReport", "stallsPerHour",
+                "stallMsPerHour",
+            ])
         #expect(checkout["count"] as? Int == 2)
         #expect(checkout["fingerprints"] as? Int == 2)
         #expect(checkout["worstFingerprint"] as? String == "lock")
@@ -85,10 +99,17 @@ struct SceneGroupingTests {
         #expect(checkout["stallMsPerHour"] as? Double == 3_600)
 
         let root = PackageRoot.url
-        let schema = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: root.appendingPathComponent("Reports/stallreport-summary.schema.json"))) as? [String: Any])
+        let schema = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: root.appendingPathComponent("Reports/stallreport-summary.schema.json")))
+                as? [String: Any])
         let sceneSchema = try #require((schema["$defs"] as? [String: Any])?["scene"] as? [String: Any])
-        #expect(Set((sceneSchema["properties"] as? [String: Any])?.keys.map { $0 } ?? []) == Set(checkout.keys).union(["syscall"]))
-        #expect(Set(sceneSchema["required"] as? [String] ?? []) == Set(checkout.keys).subtracting(["scene", "stallsPerHour", "stallMsPerHour"]))
+        #expect(
+            Set((sceneSchema["properties"] as? [String: Any])?.keys.map { $0 } ?? [])
+                == Set(checkout.keys).union(["syscall"]))
+        #expect(
+            Set(sceneSchema["required"] as? [String] ?? [])
+                == Set(checkout.keys).subtracting(["scene", "stallsPerHour", "stallMsPerHour"]))
         let optional = try #require(((schema["allOf"] as? [[String: Any]])?.first?["properties"]) as? [String: Any])
         let documented = Set(((schema["properties"] as? [String: Any]) ?? [:]).keys).union(optional.keys)
         #expect(Set(object.keys).isSubset(of: documented))

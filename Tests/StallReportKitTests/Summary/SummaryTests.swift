@@ -1,12 +1,14 @@
 import Foundation
-import Testing
-@testable import StallReportKit
 import StallReportKitTestSupport
+import Testing
+
+@testable import StallReportKit
 
 @Suite("Summaries")
 struct SummaryTests {
     static let records = [
-        ReportFixtures.record("spin", 300, at: 0), ReportFixtures.record("spin", 320, at: 5), ReportFixtures.record("spin", 340, at: 9),
+        ReportFixtures.record("spin", 300, at: 0), ReportFixtures.record("spin", 320, at: 5),
+        ReportFixtures.record("spin", 340, at: 9),
         ReportFixtures.record("lock", 1_500, at: 3, status: .fatal, classification: .blocked),
         ReportFixtures.record("lock", 400, at: 4, classification: .mixed),
         ReportFixtures.record("parse", 260, at: 7, status: .inProgress),
@@ -52,13 +54,25 @@ struct SummaryTests {
     @Test("JSON output has the documented keys")
     func jsonKeys() throws {
         let summary = Summary(collection: ReportFixtures.collection(Self.records))
-        let object = try #require(try JSONSerialization.jsonObject(with: SummaryJSON(summary).encoded()) as? [String: Any])
-        #expect(Set(object.keys) == ["formatVersion", "kind", "filters", "totals", "worst", "histogram", "fingerprints", "omittedFingerprints", "problems"])
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: SummaryJSON(summary).encoded()) as? [String: Any])
+        #expect(
+            Set(object.keys) == [
+                "formatVersion", "kind", "filters", "totals", "worst", "histogram", "fingerprints",
+                "omittedFingerprints", "problems",
+            ])
         let totals = try #require(object["totals"] as? [String: Any])
-        #expect(Set(totals.keys) == ["files", "reportsRead", "filteredOut", "stalls", "fingerprints", "totalMs", "ended", "inProgress", "fatal", "problems"])
+        #expect(
+            Set(totals.keys) == [
+                "files", "reportsRead", "filteredOut", "stalls", "fingerprints", "totalMs", "ended", "inProgress",
+                "fatal", "problems",
+            ])
         let first = try #require((object["fingerprints"] as? [[String: Any]])?.first)
-        #expect(Set(first.keys) == ["fingerprint", "count", "totalMs", "p50Ms", "p95Ms", "p99Ms", "maxMs", "firstSeen", "lastSeen",
-                                     "classifications", "statuses", "stack", "exampleReport"])
+        #expect(
+            Set(first.keys) == [
+                "fingerprint", "count", "totalMs", "p50Ms", "p95Ms", "p99Ms", "maxMs", "firstSeen", "lastSeen",
+                "classifications", "statuses", "stack", "exampleReport",
+            ])
         #expect((first["statuses"] as? [String: Int]) == ["ended": 1, "inProgress": 0, "fatal": 1])
         #expect(first["firstSeen"] as? String == "2026-03-01T12:00:03.000Z")
 

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import StallReportKit
 import StallReportKitTestSupport
+import Testing
+
+@testable import StallReportKit
 
 /// Offline symbolication gives a stall the fingerprint the monitor gives it when it names the
 /// frames in process: for a stripped binary (system frames named in process, the app's not) and
@@ -13,16 +14,20 @@ struct OfflineFingerprintTests {
     static func namedInProcess() -> StallReport {
         var report = ReportFixtures.report(appSymbols: ["App.spin()", "App.work()", "App.handle()"], durationMs: 600)
         let callers = ["App.caller(request:)", "App.serve()"].map { name -> Int in
-            report.frames.append(.init(address: ReportCoding.formatAddress(0x5555_0000_9000 + UInt(report.frames.count) * 0x40), image: 0,
-                                       symbol: name, offset: 0, file: ReportFixtures.appFile, line: 90, inApp: true))
+            report.frames.append(
+                .init(
+                    address: ReportCoding.formatAddress(0x5555_0000_9000 + UInt(report.frames.count) * 0x40), image: 0,
+                    symbol: name, offset: 0, file: ReportFixtures.appFile, line: 90, inApp: true))
             return report.frames.count - 1
         }
         let stack = report.samples[0].frames
         for index in report.samples.indices {
             // Each sample's leaf is another address of the same app function.
             let leaf = report.frames[stack[1]]
-            report.frames.append(.init(address: ReportCoding.formatAddress(0x5555_0000_5000 + UInt(index) * 8), image: 0,
-                                       symbol: leaf.symbol, offset: 8 * index, file: leaf.file, line: leaf.line, inApp: true))
+            report.frames.append(
+                .init(
+                    address: ReportCoding.formatAddress(0x5555_0000_5000 + UInt(index) * 8), image: 0,
+                    symbol: leaf.symbol, offset: 8 * index, file: leaf.file, line: leaf.line, inApp: true))
             report.samples[index].frames = [stack[0], report.frames.count - 1] + stack.dropFirst(2)
             report.samples[index].asyncCallers = callers
         }
@@ -32,7 +37,9 @@ struct OfflineFingerprintTests {
     /// `report` with the representative stack, async callers and fingerprint the monitor derives.
     static func stamped(_ report: StallReport) -> StallReport {
         var report = report
-        let identity = StallIdentity.derive(samples: report.samples, frames: report.frames, classification: report.classification, images: report.images)
+        let identity = StallIdentity.derive(
+            samples: report.samples, frames: report.frames, classification: report.classification, images: report.images
+        )
         report.representativeStack = identity.stack
         report.representativeAsyncCallers = identity.asyncCallers
         report.fingerprint = identity.fingerprint
@@ -61,16 +68,20 @@ struct OfflineFingerprintTests {
         }
     }
 
-    static let symbolicator = ReportSymbolicator(tools: SymbolizerTools(symbolizer: "/bin/false", demangler: nil),
-                                                 locator: SymbolFileLocator(debugDirectories: []))
+    static let symbolicator = ReportSymbolicator(
+        tools: SymbolizerTools(symbolizer: "/bin/false", demangler: nil),
+        locator: SymbolFileLocator(debugDirectories: []))
 
-    @Test("A stripped binary's report (system frames named, app frames not) gets the in-process fingerprint, async callers included")
+    @Test(
+        "A stripped binary's report (system frames named, app frames not) gets the in-process fingerprint, async callers included"
+    )
     func strippedBinary() throws {
         let named = Self.namedInProcess()
         let callers = try #require(named.representativeAsyncCallers)
         #expect(callers.count == 2, "the fixture's async callers are in its identity")
-        let withoutCallers = Fingerprint.of(stack: named.representativeStack, asyncCallers: nil, frames: named.frames,
-                                            classification: named.classification, syscall: nil, images: named.images)
+        let withoutCallers = Fingerprint.of(
+            stack: named.representativeStack, asyncCallers: nil, frames: named.frames,
+            classification: named.classification, syscall: nil, images: named.images)
         #expect(withoutCallers != named.fingerprint, "the async callers are part of the fingerprint")
 
         let stripped = Self.withoutNames(named) { $0.inApp }
@@ -80,7 +91,9 @@ struct OfflineFingerprintTests {
         #expect(outcome.report.fingerprint == named.fingerprint)
         #expect(outcome.previousFingerprint == stripped.fingerprint)
         #expect(outcome.report.representativeAsyncCallers == named.representativeAsyncCallers)
-        #expect(outcome.report.representativeStack.map { outcome.report.frames[$0].symbol } == named.representativeStack.map { named.frames[$0].symbol })
+        #expect(
+            outcome.report.representativeStack.map { outcome.report.frames[$0].symbol }
+                == named.representativeStack.map { named.frames[$0].symbol })
     }
 
     @Test("A report written without names (symbolicateInProcess: false) gets the in-process fingerprint")
@@ -114,8 +127,9 @@ struct OfflineFingerprintTests {
         let outcome = Self.symbolicator.apply(to: compact, lookup: Self.lookup(from: named))
         #expect(outcome.report.representativeStack == compact.representativeStack)
         #expect(outcome.report.representativeAsyncCallers == compact.representativeAsyncCallers)
-        let expected = Fingerprint.of(stack: compact.representativeStack, asyncCallers: compact.representativeAsyncCallers,
-                                      frames: outcome.report.frames, classification: compact.classification, syscall: nil, images: compact.images)
+        let expected = Fingerprint.of(
+            stack: compact.representativeStack, asyncCallers: compact.representativeAsyncCallers,
+            frames: outcome.report.frames, classification: compact.classification, syscall: nil, images: compact.images)
         #expect(outcome.report.fingerprint == expected)
         #expect(outcome.report.fingerprint != strippedFingerprint)
     }

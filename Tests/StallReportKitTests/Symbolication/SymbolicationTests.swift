@@ -1,12 +1,14 @@
 import Foundation
-import Testing
-@testable import StallReportKit
 import StallReportKitTestSupport
+import Testing
+
+@testable import StallReportKit
 
 @Suite("Offline symbolication parts")
 struct SymbolicationTests {
     /// A minimal ELF file with one PT_NOTE segment holding a GNU build ID note.
-    static func elf(buildID: [UInt8], is64: Bool = true, littleEndian: Bool = true, extraNoteFirst: Bool = true) -> Data {
+    static func elf(buildID: [UInt8], is64: Bool = true, littleEndian: Bool = true, extraNoteFirst: Bool = true) -> Data
+    {
         func int(_ value: UInt64, _ width: Int) -> [UInt8] {
             let bytes = (0..<width).map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) }
             return littleEndian ? bytes : bytes.reversed()
@@ -19,12 +21,14 @@ struct SymbolicationTests {
             while descBytes.count % 4 != 0 { descBytes.append(0) }
             return int(UInt64(nameSize), 4) + int(UInt64(desc.count), 4) + int(type, 4) + nameBytes + descBytes
         }
-        let notes = (extraNoteFirst ? note(name: "GNU", type: 1, desc: [0, 0, 0, 0, 3, 2, 0, 0]) : [])
+        let notes =
+            (extraNoteFirst ? note(name: "GNU", type: 1, desc: [0, 0, 0, 0, 3, 2, 0, 0]) : [])
             + note(name: "GNU", type: 3, desc: buildID)
         let headerSize = is64 ? 64 : 52
         let phentsize = is64 ? 56 : 32
         let noteOffset = UInt64(headerSize + phentsize)
-        var header: [UInt8] = [0x7F, 0x45, 0x4C, 0x46, is64 ? 2 : 1, littleEndian ? 1 : 2, 1, 0] + [UInt8](repeating: 0, count: 8)
+        var header: [UInt8] =
+            [0x7F, 0x45, 0x4C, 0x46, is64 ? 2 : 1, littleEndian ? 1 : 2, 1, 0] + [UInt8](repeating: 0, count: 8)
         header += int(3, 2) + int(62, 2) + int(1, 4)  // e_type DYN, e_machine, e_version
         if is64 {
             header += int(0, 8) + int(UInt64(headerSize), 8) + int(0, 8)  // entry, phoff, shoff
@@ -35,9 +39,13 @@ struct SymbolicationTests {
         }
         var phdr: [UInt8]
         if is64 {
-            phdr = int(4, 4) + int(4, 4) + int(noteOffset, 8) + int(0, 8) + int(0, 8) + int(UInt64(notes.count), 8) + int(UInt64(notes.count), 8) + int(4, 8)
+            phdr =
+                int(4, 4) + int(4, 4) + int(noteOffset, 8) + int(0, 8) + int(0, 8) + int(UInt64(notes.count), 8)
+                + int(UInt64(notes.count), 8) + int(4, 8)
         } else {
-            phdr = int(4, 4) + int(noteOffset, 4) + int(0, 4) + int(0, 4) + int(UInt64(notes.count), 4) + int(UInt64(notes.count), 4) + int(4, 4) + int(4, 4)
+            phdr =
+                int(4, 4) + int(noteOffset, 4) + int(0, 4) + int(0, 4) + int(UInt64(notes.count), 4)
+                + int(UInt64(notes.count), 4) + int(4, 4) + int(4, 4)
         }
         return Data(header + phdr + notes)
     }
@@ -53,11 +61,18 @@ struct SymbolicationTests {
     func buildIDs() throws {
         let directory = try ReportFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let id: [UInt8] = [0x7f, 0x36, 0x97, 0x41, 0xee, 0x8e, 0x9e, 0xb7, 0xc4, 0xdd, 0x1f, 0xb4, 0x73, 0x7e, 0x7b, 0x2e, 0xf4, 0x7b, 0x9b, 0x1c]
+        let id: [UInt8] = [
+            0x7f, 0x36, 0x97, 0x41, 0xee, 0x8e, 0x9e, 0xb7, 0xc4, 0xdd, 0x1f, 0xb4, 0x73, 0x7e, 0x7b, 0x2e, 0xf4, 0x7b,
+            0x9b, 0x1c,
+        ]
         for is64 in [true, false] {
             for littleEndian in [true, false] {
-                let path = try Self.write(Self.elf(buildID: id, is64: is64, littleEndian: littleEndian), "e-\(is64)-\(littleEndian)", in: directory)
-                #expect(ELFBuildID.read(path: path) == "7f369741ee8e9eb7c4dd1fb4737e7b2ef47b9b1c", "64-bit \(is64), LE \(littleEndian)")
+                let path = try Self.write(
+                    Self.elf(buildID: id, is64: is64, littleEndian: littleEndian), "e-\(is64)-\(littleEndian)",
+                    in: directory)
+                #expect(
+                    ELFBuildID.read(path: path) == "7f369741ee8e9eb7c4dd1fb4737e7b2ef47b9b1c",
+                    "64-bit \(is64), LE \(littleEndian)")
             }
         }
     }
@@ -72,15 +87,21 @@ struct SymbolicationTests {
             #expect(ELFBuildID.read(path: try Self.write(good.prefix(cut), "cut-\(cut)", in: directory)) == nil)
         }
         var huge = good
-        huge[120] = 0xFF; huge[121] = 0xFF; huge[122] = 0xFF; huge[123] = 0x7F  // the first note's name size
+        huge[120] = 0xFF
+        huge[121] = 0xFF
+        huge[122] = 0xFF
+        huge[123] = 0x7F  // the first note's name size
         #expect(ELFBuildID.read(path: try Self.write(huge, "huge", in: directory)) == nil)
-        #expect(ELFBuildID.read(path: try Self.write(Data("not an ELF file at all".utf8), "text", in: directory)) == nil)
+        #expect(
+            ELFBuildID.read(path: try Self.write(Data("not an ELF file at all".utf8), "text", in: directory)) == nil)
         #expect(ELFBuildID.read(path: directory.appendingPathComponent("missing").path) == nil)
     }
 
     @Test("A real binary's build ID matches readelf's")
     func realBinary() throws {
-        let readelf = ["/usr/bin/readelf", "/usr/bin/eu-readelf"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let readelf = ["/usr/bin/readelf", "/usr/bin/eu-readelf"].first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
         try #require(readelf != nil, "readelf is needed for this test")
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         let output = try ToolRunner.run(readelf!, ["-n", executable], input: "")
@@ -95,13 +116,18 @@ struct SymbolicationTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let recorded = try Self.write(Self.elf(buildID: [0xab, 0xcd, 0xef, 0x01]), "bin/App", in: directory)
         let debug = directory.appendingPathComponent("debug").path
-        let image = StallReport.Image(path: recorded, loadAddress: "0x1000", loadBias: "0x1000", buildID: "abcdef01", isMainExecutable: true)
+        let image = StallReport.Image(
+            path: recorded, loadAddress: "0x1000", loadBias: "0x1000", buildID: "abcdef01", isMainExecutable: true)
         let locator = SymbolFileLocator(debugDirectories: [debug])
-        #expect(locator.candidates(for: image).map(\.0) == ["\(debug)/.build-id/ab/cdef01.debug", "\(debug)/App.debug", "\(debug)/App", recorded])
+        #expect(
+            locator.candidates(for: image).map(\.0) == [
+                "\(debug)/.build-id/ab/cdef01.debug", "\(debug)/App.debug", "\(debug)/App", recorded,
+            ])
         #expect(try locator.locate(image).get() == .init(path: recorded, source: .recordedPath))
         _ = try Self.write(Self.elf(buildID: [0xab, 0xcd, 0xef, 0x01]), "debug/App", in: directory)
         #expect(try locator.locate(image).get() == .init(path: "\(debug)/App", source: .debugDirectoryName))
-        _ = try Self.write(Self.elf(buildID: [0xab, 0xcd, 0xef, 0x01]), "debug/.build-id/ab/cdef01.debug", in: directory)
+        _ = try Self.write(
+            Self.elf(buildID: [0xab, 0xcd, 0xef, 0x01]), "debug/.build-id/ab/cdef01.debug", in: directory)
         #expect(try locator.locate(image).get().source == .debugDirectoryBuildID)
         var other = image
         other.buildID = "12345678"
@@ -115,12 +141,12 @@ struct SymbolicationTests {
     @Test("llvm-symbolizer JSON: names, offsets from the function start, file:line only with a line")
     func parseSymbolizer() {
         let output = """
-        {"Address":"0x28881e","ModuleName":"/b","Symbol":[{"Column":50,"FileName":"/s/Scenarios.swift","FunctionName":"$s4main4spinyyF","Line":14,"StartAddress":"0x2885a0","StartFileName":"","StartLine":10}]}
-        {"Address":"0x28b068","ModuleName":"/b","Symbol":[{"Column":0,"FileName":"/<compiler-generated>","FunctionName":"$s4main1fyyF","Line":0,"StartAddress":"0x28b020"}]}
-        {"Address":"0x1000","ModuleName":"/b","Symbol":[{"Column":0,"FileName":"crtstuff.c","FunctionName":"memcpy","Line":0,"StartAddress":""}]}
-        {"Address":"0x2000","ModuleName":"/b","Symbol":[{"Column":0,"FileName":"","FunctionName":"","Line":0,"StartAddress":""}]}
-        not json
-        """
+            {"Address":"0x28881e","ModuleName":"/b","Symbol":[{"Column":50,"FileName":"/s/Scenarios.swift","FunctionName":"$s4main4spinyyF","Line":14,"StartAddress":"0x2885a0","StartFileName":"","StartLine":10}]}
+            {"Address":"0x28b068","ModuleName":"/b","Symbol":[{"Column":0,"FileName":"/<compiler-generated>","FunctionName":"$s4main1fyyF","Line":0,"StartAddress":"0x28b020"}]}
+            {"Address":"0x1000","ModuleName":"/b","Symbol":[{"Column":0,"FileName":"crtstuff.c","FunctionName":"memcpy","Line":0,"StartAddress":""}]}
+            {"Address":"0x2000","ModuleName":"/b","Symbol":[{"Column":0,"FileName":"","FunctionName":"","Line":0,"StartAddress":""}]}
+            not json
+            """
         let symbols = LLVMSymbolizer.parse(output)
         #expect(symbols[0x28881e] == .init(name: "$s4main4spinyyF", offset: 638, file: "/s/Scenarios.swift", line: 14))
         #expect(symbols[0x28b068] == .init(name: "$s4main1fyyF", offset: 72, file: nil, line: nil))
@@ -129,7 +155,9 @@ struct SymbolicationTests {
         #expect(symbols.count == 3)
     }
 
-    @Test("Only missing fields are filled; a named report keeps its fingerprint, one without names gets its named stack's")
+    @Test(
+        "Only missing fields are filled; a named report keeps its fingerprint, one without names gets its named stack's"
+    )
     func applying() throws {
         let tools = SymbolizerTools(symbolizer: "/bin/false", demangler: nil)
         let symbolicator = ReportSymbolicator(tools: tools, locator: SymbolFileLocator(debugDirectories: []))
@@ -153,8 +181,11 @@ struct SymbolicationTests {
         stripped.fingerprint = Fingerprint.make(["nostack", "cpu", "-"])
         let filled = symbolicator.apply(to: stripped, lookup: lookup)
         #expect(filled.named == stripped.frames.count && filled.unnamed == 0)
-        #expect(filled.report.frames[1].symbol == "offline \(named.frames[1].address)" && filled.report.frames[1].offset == 7)
-        let expected = Fingerprint.make(Fingerprint.components(stack: filled.report.frames, classification: .cpu, syscall: nil))
+        #expect(
+            filled.report.frames[1].symbol == "offline \(named.frames[1].address)"
+                && filled.report.frames[1].offset == 7)
+        let expected = Fingerprint.make(
+            Fingerprint.components(stack: filled.report.frames, classification: .cpu, syscall: nil))
         #expect(filled.report.fingerprint == expected)
         #expect(filled.previousFingerprint == stripped.fingerprint)
         #expect(filled.report.symbolication.note?.contains("fingerprint was \(stripped.fingerprint)") == true)

@@ -27,7 +27,9 @@ final class PoolDelayRecorder: MetricsFactory, Sendable {
         values.withLock { $0.append(nanoseconds) }
     }
 
-    func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler { NOOPMetricsHandler.instance }
+    func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
+        NOOPMetricsHandler.instance
+    }
     func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
         NOOPMetricsHandler.instance
     }

@@ -19,7 +19,8 @@ import StallMonitorNIO
 // SIGTERM or SIGINT stops it gracefully.
 let arguments = CommandLine.arguments
 guard arguments.count == 3 || (arguments.count == 4 && arguments[3] == "unwatched") else {
-    FileHandle.standardError.write(Data("usage: hummingbird-stall-demo <report-directory> <port-file> [unwatched]\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: hummingbird-stall-demo <report-directory> <port-file> [unwatched]\n".utf8))
     exit(64)
 }
 let reports = URL(fileURLWithPath: arguments[1], isDirectory: true)
@@ -33,10 +34,14 @@ configuration.metrics = .init(factory: poolDelay)
 // written as blocking-calls reports beside the stall reports, aggregated by call site.
 configuration.blockingCalls = .init()
 configuration.onReport = { report, url in
-    print("wrote \(url.lastPathComponent)  \(Int(report.durationMs.rounded())) ms  \(report.loop.kind)  \(report.representativeFunction)")
+    print(
+        "wrote \(url.lastPathComponent)  \(Int(report.durationMs.rounded())) ms  \(report.loop.kind)  \(report.representativeFunction)"
+    )
     fflush(nil)
 }
-let monitor = arguments.count == 4 ? nil : try StallMonitor.start(configuration, eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+let monitor =
+    arguments.count == 4
+    ? nil : try StallMonitor.start(configuration, eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
 
 let router = Router()
 router.get("fast") { _, _ in "ok" }
@@ -59,7 +64,8 @@ enum RouteClock {
     static func timed(_ body: () async -> String) async -> String {
         let start = DispatchTime.now().uptimeNanoseconds
         let answer = await body()
-        return answer + " took " + String(format: "%.1f", Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6) + " ms"
+        return answer + " took " + String(format: "%.1f", Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+            + " ms"
     }
 }
 
@@ -74,7 +80,9 @@ try await app.runService()
 if let monitor {
     monitor.stop()
     let statistics = monitor.statistics
-    print("stalls \(statistics.stallsDetected), reports \(statistics.reportsWritten), pool starvations \(statistics.poolStarvations)")
+    print(
+        "stalls \(statistics.stallsDetected), reports \(statistics.reportsWritten), pool starvations \(statistics.poolStarvations)"
+    )
     print(poolDelay.summary())
 }
 

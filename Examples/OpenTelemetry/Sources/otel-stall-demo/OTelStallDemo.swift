@@ -30,17 +30,18 @@ struct OTelStallDemo {
         let reports = URL(fileURLWithPath: CommandLine.arguments.dropFirst().first ?? "stall-reports")
         let configuration = StallMonitor.Configuration(reportDirectory: reports, logger: Logger(label: "StallMonitor"))
         let stalls = try StallMonitorService(configuration)
-        let app = StallingWork(stalls: stalls)   // your services (here: two stalls, then it returns)
+        let app = StallingWork(stalls: stalls)  // your services (here: two stalls, then it returns)
 
         // swift-otel first: it starts first and stops last, after the monitor's last reports.
-        let group = ServiceGroup(configuration: .init(
-            services: [
-                .init(service: observability),
-                .init(service: stalls),
-                .init(service: app, successTerminationBehavior: .gracefullyShutdownGroup),
-            ],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: Logger(label: "app")))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [
+                    .init(service: observability),
+                    .init(service: stalls),
+                    .init(service: app, successTerminationBehavior: .gracefullyShutdownGroup),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: Logger(label: "app")))
         try await group.run()
     }
 }

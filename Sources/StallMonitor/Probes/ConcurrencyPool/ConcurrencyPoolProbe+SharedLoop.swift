@@ -4,17 +4,22 @@ extension ConcurrencyPoolProbe: SharedLoop {
     func observe(_ parts: SharedLoopObservers) {
         let (metrics, counters, errors, controls) = (parts.metrics, parts.counters, parts.errors, parts.controls)
         observers.withLock {
-            $0 = .init(delay: { metrics.recordPoolDelay(nanoseconds: $0) }, starved: { waited, workers in
-                counters.poolStarvations.add(1, ordering: .relaxed)
-                errors.report(.poolStarved(StallMonitor.starvationMessage(waited: waited, workers: workers)))
-            }, report: PoolStarvationReport(settings: parts.settings, emit: { [weak writer = parts.writer] recording in
-                // Weak: the writer's session record reads the monitored threads, which hold
-                // the pool, which holds this closure.
-                // A paused monitor reports nothing (as for a loop's stalls).
-                guard !controls.isPaused, let writer else { return }
-                counters.stallsDetected.add(1, ordering: .relaxed)
-                writer.submit(.ended(recording))
-            }))
+            $0 = .init(
+                delay: { metrics.recordPoolDelay(nanoseconds: $0) },
+                starved: { waited, workers in
+                    counters.poolStarvations.add(1, ordering: .relaxed)
+                    errors.report(.poolStarved(StallMonitor.starvationMessage(waited: waited, workers: workers)))
+                },
+                report: PoolStarvationReport(
+                    settings: parts.settings,
+                    emit: { [weak writer = parts.writer] recording in
+                        // Weak: the writer's session record reads the monitored threads, which hold
+                        // the pool, which holds this closure.
+                        // A paused monitor reports nothing (as for a loop's stalls).
+                        guard !controls.isPaused, let writer else { return }
+                        counters.stallsDetected.add(1, ordering: .relaxed)
+                        writer.submit(.ended(recording))
+                    }))
         }
     }
 }

@@ -164,7 +164,9 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
 
     /// Runs `body` on worker `tid`, the span the watchdog next begins there marked as expected
     /// long work (for a worker it has not met yet).
-    func expectingLongWork<Result, Failure: Error>(on tid: Int32, _ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+    func expectingLongWork<Result, Failure: Error>(
+        on tid: Int32, _ body: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
         expectedOn.withLock { $0[tid, default: 0] += 1 }
         defer {
             expectedOn.withLock { open in
@@ -207,7 +209,9 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
             // The new job, when enqueued since the last look, from its enqueue (the watchdog may
             // have woken late, the interval grown long); the job before ends at the middle, or
             // before its task was enqueued again if that came first.
-            if newJob { worker.taskSince = job.startEstimate(lastLook: worker.lastLook, now: now, tick: coarseTick) ?? changedAt }
+            if newJob {
+                worker.taskSince = job.startEstimate(lastLook: worker.lastLook, now: now, tick: coarseTick) ?? changedAt
+            }
             if worker.spanOpen, newJob {
                 let endedAt = endOfJob(worker, middle: changedAt)
                 if let slot = worker.slot { trackers[slot]?.spanEnded(at: endedAt) }
@@ -235,8 +239,9 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
                 observers?.delay(ran - queued)
             } else if starvation == nil, now &- queued > threshold, let observers {
                 let held = workers.sorted { $0.key < $1.key }.map { tid, worker in
-                    HeldWorker(tid: tid, name: ThreadProcFiles.threadName(tid: tid),
-                               heldFor: worker.job.task == 0 ? nil : now &- min(now, worker.taskSince))
+                    HeldWorker(
+                        tid: tid, name: ThreadProcFiles.threadName(tid: tid),
+                        heldFor: worker.job.task == 0 ? nil : now &- min(now, worker.taskSince))
                 }
                 observers.starved(now &- queued, held)
                 starvation = observers.report.begin(queuedAt: queued, now: now, workers: held)
@@ -245,7 +250,8 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         if tokenQueuedAt == nil, busy { queueToken(at: CStallMonitor_monotonic_ns()) }
         // Young threads whose names are still looked at need no look while the pool sleeps: the
         // next enqueue wakes the watchdog, and its first look scans them again.
-        return looks.nextLook(now: now, idle: !busy && tokenQueuedAt == nil && starvation == nil && CStallMonitor_pool_hook_active() != 0)
+        return looks.nextLook(
+            now: now, idle: !busy && tokenQueuedAt == nil && starvation == nil && CStallMonitor_pool_hook_active() != 0)
     }
 
     /// When the job a worker ran at its last look ended, seen gone at a look whose interval's
@@ -260,7 +266,8 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     /// there are slots) the slot of a worker that runs none, its span dated from when its job
     /// began (not before the slot's last span ended): a slot is lent, not kept while its worker idles.
     private func lendSlots() {
-        var donors = workers.filter { $0.value.slot != nil && $0.value.job.task == 0 && !$0.value.spanOpen }.map(\.key).sorted()
+        var donors = workers.filter { $0.value.slot != nil && $0.value.job.task == 0 && !$0.value.spanOpen }.map(\.key)
+            .sorted()
         for tid in workers.keys.sorted() {
             guard var worker = workers[tid], worker.slot == nil, worker.job.task != 0 else { continue }
             guard let donorTid = donors.popLast(), var donor = workers[donorTid], let slot = donor.slot else { return }
@@ -286,14 +293,17 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     private func noteEnqueues(now: UInt64) -> UInt64? {
         let (enqueued, woke) = looks.noteEnqueues(now: now)
         guard enqueued, let woke else { return woke }
-        for (tid, worker) in workers where worker.job.task == 0 && worker.lastLook < woke { workers[tid]?.lastLook = woke }
+        for (tid, worker) in workers where worker.job.task == 0 && worker.lastLook < woke {
+            workers[tid]?.lastLook = woke
+        }
         if let scanned = lastScan, scanned < woke { lastScan = woke }
         return woke
     }
 
     /// Whether a thread met in the last second is still looked at (its name may change).
     private func isSettling(now: UInt64) -> Bool {
-        workers.values.contains { now &- $0.metAt < 1_000_000_000 } || others.values.contains { now &- $0 < 1_000_000_000 }
+        workers.values.contains { now &- $0.metAt < 1_000_000_000 }
+            || others.values.contains { now &- $0 < 1_000_000_000 }
     }
 
     /// The watchdog is about to sleep: while the pool is quiet, the next enqueue wakes it.
@@ -389,7 +399,9 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
             }
         }
         for tid in Array(workers.keys) { forget(tid, at: now) }
-        if let starvation, let observers = observers.withLock({ $0 }) { observers.report.end(starvation, at: now, ongoing: true) }
+        if let starvation, let observers = observers.withLock({ $0 }) {
+            observers.report.end(starvation, at: now, ongoing: true)
+        }
         starvation = nil
     }
 }

@@ -28,7 +28,10 @@ struct PoolJobKey: Equatable {
     /// cannot be read (the thread is gone).
     static func read(threadPointer pointer: UInt, layout: PoolLayout) -> PoolJobKey? {
         var key = PoolJobKey()
-        guard CStallMonitor_read_memory(UInt(bitPattern: Int(bitPattern: pointer) &+ layout.activeTaskOffset), &key.task, 8) == 0 else {
+        guard
+            CStallMonitor_read_memory(
+                UInt(bitPattern: Int(bitPattern: pointer) &+ layout.activeTaskOffset), &key.task, 8) == 0
+        else {
             return nil
         }
         guard key.task != 0 else { return key }

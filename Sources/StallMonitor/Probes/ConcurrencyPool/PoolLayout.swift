@@ -50,8 +50,10 @@ struct PoolLayout: Sendable {
             if let unreadable = SyscallDenialWatch.ownMemoryUnreadable {
                 return .failure(.unsupportedLoop("the concurrency pool cannot be watched: \(unreadable)"))
             }
-            return .failure(.unsupportedLoop(
-                "the concurrency pool cannot be watched: this C library's thread layout is not the one StallMonitor knows (glibc on x86_64)"))
+            return .failure(
+                .unsupportedLoop(
+                    "the concurrency pool cannot be watched: this C library's thread layout is not the one StallMonitor knows (glibc on x86_64)"
+                ))
         }
         let found: Result<TaskFindings, StallMonitorError>
         if let here = findingsInCurrentTask() {
@@ -61,16 +63,22 @@ struct PoolLayout: Sendable {
         }
         switch found {
         case .success(let findings):
-            let note = findings.idProblem.map { "pool jobs are told apart by task address and enqueues only, not by task id: \($0)" }
-            return .success(PoolLayout(activeTaskOffset: findings.activeTaskOffset, stackEndDistance: thread.distance, tidOffset: thread.tidOffset,
-                                       taskIDOffset: note == nil ? jobIDOffset : nil, taskIDNote: note))
+            let note = findings.idProblem.map {
+                "pool jobs are told apart by task address and enqueues only, not by task id: \($0)"
+            }
+            return .success(
+                PoolLayout(
+                    activeTaskOffset: findings.activeTaskOffset, stackEndDistance: thread.distance,
+                    tidOffset: thread.tidOffset,
+                    taskIDOffset: note == nil ? jobIDOffset : nil, taskIDNote: note))
         case .failure(let error):
             return .failure(error)
         }
         #else
-        return .failure(.unsupportedLoop(
-            "watching the concurrency pool reads the Swift runtime's per-thread state, whose layout StallMonitor knows for "
-                + "x86_64 Linux with glibc only"))
+        return .failure(
+            .unsupportedLoop(
+                "watching the concurrency pool reads the Swift runtime's per-thread state, whose layout StallMonitor knows for "
+                    + "x86_64 Linux with glibc only"))
         #endif
     }
 
@@ -108,23 +116,28 @@ struct PoolLayout: Sendable {
         let result = Locked<Result<TaskFindings, StallMonitorError>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task.detached {
-            let found = currentTaskAddress().map(findings(in:))
+            let found =
+                currentTaskAddress().map(findings(in:))
                 ?? .failure(.unsupportedLoop("a task on the concurrency pool found no current task"))
             result.withLock { $0 = found }
             done.signal()
         }
         guard done.wait(timeout: .now() + .nanoseconds(Int(timeout.nanoseconds))) == .success,
-              let found = result.withLock({ $0 })
+            let found = result.withLock({ $0 })
         else {
-            return .failure(.loopNotRunning(
-                "the concurrency pool did not run a task within \(timeout) of start: it is stuck (every worker held), so it cannot be checked and watched"))
+            return .failure(
+                .loopNotRunning(
+                    "the concurrency pool did not run a task within \(timeout) of start: it is stuck (every worker held), so it cannot be checked and watched"
+                ))
         }
         return found
     }
 
     /// The active-task offset and the task-id check, on the calling thread inside the task at `task`.
     private static func findings(in task: UInt) -> Result<TaskFindings, StallMonitorError> {
-        activeTaskOffset(holding: task).map { TaskFindings(activeTaskOffset: $0, idProblem: TaskIDCheck.problem(inRunningTask: task)) }
+        activeTaskOffset(holding: task).map {
+            TaskFindings(activeTaskOffset: $0, idProblem: TaskIDCheck.problem(inRunningTask: task))
+        }
     }
 
     /// The address of the task the calling thread runs, if any.
@@ -137,20 +150,26 @@ struct PoolLayout: Sendable {
     private static func activeTaskOffset(holding task: UInt) -> Result<Int, StallMonitorError> {
         var block = 0
         guard CStallMonitor_tls_block_offset(concurrencyModule, &block) == 0 else {
-            return .failure(.unsupportedLoop("the Swift concurrency runtime (\(concurrencyModule)) has no static TLS block here: the pool cannot be watched"))
+            return .failure(
+                .unsupportedLoop(
+                    "the Swift concurrency runtime (\(concurrencyModule)) has no static TLS block here: the pool cannot be watched"
+                ))
         }
         let pointer = CStallMonitor_thread_pointer()
         var matches: [Int] = []
         // The runtime's block is 32 bytes in Swift 6.x; look a little further in case it grows.
         for word in stride(from: 0, to: 128, by: 8) {
             var value: UInt = 0
-            guard CStallMonitor_read_memory(UInt(bitPattern: Int(bitPattern: pointer) &+ block &+ word), &value, 8) == 0 else { break }
+            guard CStallMonitor_read_memory(UInt(bitPattern: Int(bitPattern: pointer) &+ block &+ word), &value, 8) == 0
+            else { break }
             if value == task { matches.append(block + word) }
         }
         guard matches.count == 1, let offset = matches.first else {
-            return .failure(.unsupportedLoop(
-                "the Swift concurrency runtime's per-thread state is not laid out as StallMonitor expects "
-                    + "(\(matches.count) words hold the current task): the pool cannot be watched with this runtime"))
+            return .failure(
+                .unsupportedLoop(
+                    "the Swift concurrency runtime's per-thread state is not laid out as StallMonitor expects "
+                        + "(\(matches.count) words hold the current task): the pool cannot be watched with this runtime"
+                ))
         }
         return .success(offset)
     }

@@ -16,25 +16,32 @@ struct PoolStarvationReport: Sendable {
     /// started; `workers` hold the pool.
     func begin(queuedAt: UInt64, now: UInt64, workers: [ConcurrencyPoolProbe.HeldWorker]) -> StallRecording {
         let unwinder = SamplingUnwinder.choose(settings.unwinding, symbolicateInProcess: settings.symbolicateInProcess)
-        let stacks = OneShotStack.Settings(unwinder: unwinder, signal: settings.signal, sampleTimeout: settings.sampleTimeout,
-                                           stackCopyBytes: settings.stackCopyBytes, maxFrames: settings.maxFrames)
+        let stacks = OneShotStack.Settings(
+            unwinder: unwinder, signal: settings.signal, sampleTimeout: settings.sampleTimeout,
+            stackCopyBytes: settings.stackCopyBytes, maxFrames: settings.maxFrames)
         var samples: [RawSample] = []
         var described: [StallReport.Starvation.Worker] = []
         for worker in workers {
             var sample = OneShotStack.take(tid: worker.tid, offset: now &- queuedAt, settings: stacks)
             let held = worker.heldFor.map { "a task has held it \($0 / 1_000_000) ms" } ?? "no task"
-            sample.note = ["thread \(worker.tid) \(worker.name): \(held)", sample.note].compactMap { $0 }.joined(separator: "; ")
-            described.append(.init(threadID: Int(worker.tid), threadName: worker.name,
-                                   heldMs: worker.heldFor.map(Self.milliseconds), sample: samples.count))
+            sample.note = ["thread \(worker.tid) \(worker.name): \(held)", sample.note].compactMap { $0 }.joined(
+                separator: "; ")
+            described.append(
+                .init(
+                    threadID: Int(worker.tid), threadName: worker.name,
+                    heldMs: worker.heldFor.map(Self.milliseconds), sample: samples.count))
             samples.append(sample)
         }
         let waited = now &- queuedAt
         let taken = samples.filter { $0.kind == .stack }.count
         return StallRecording(
-            thread: .init(tid: workers.first?.tid ?? CStallMonitor_gettid(), name: "concurrency pool (starved)", isMainThread: false,
-                          loopKind: ConcurrencyPoolProbe.loopKind),
+            thread: .init(
+                tid: workers.first?.tid ?? CStallMonitor_gettid(), name: "concurrency pool (starved)",
+                isMainThread: false,
+                loopKind: ConcurrencyPoolProbe.loopKind),
             sequence: 0, spanStart: queuedAt, wallClockStart: Date(timeIntervalSinceNow: -Double(waited) / 1e9),
-            threshold: settings.threshold, samples: samples, interval: settings.interval, requestedInterval: settings.interval,
+            threshold: settings.threshold, samples: samples, interval: settings.interval,
+            requestedInterval: settings.interval,
             maxSamples: max(settings.maxSamples, samples.count), attempted: samples.count, taken: taken,
             cpuAtTrackingStart: -1, trackingStart: now, unwinder: unwinder,
             starvation: .init(waitedMs: Self.milliseconds(waited), workers: described))

@@ -40,7 +40,8 @@ enum PoolWorkerScan {
         let capacity = 4096
         var tids = [pid_t](repeating: 0, count: capacity)
         var pointers = [UInt](repeating: 0, count: capacity)
-        let count = CStallMonitor_find_thread_pointers(layout.stackEndDistance, layout.tidOffset, &tids, &pointers, Int32(capacity))
+        let count = CStallMonitor_find_thread_pointers(
+            layout.stackEndDistance, layout.tidOffset, &tids, &pointers, Int32(capacity))
         guard count > 0 else { return [:] }
         var found: [Int32: UInt] = [:]
         for index in 0..<Int(count) where wanted.contains(tids[index]) { found[tids[index]] = pointers[index] }

@@ -18,7 +18,8 @@ enum TaskIDCheck {
             }
             var code = ExecutableRanges()
             guard code.contains(resume, now: CStallMonitor_monotonic_ns()) else {
-                return "the running task's resume function (byte \(PoolLayout.resumeTaskOffset) of its header) is not in executable code"
+                return
+                    "the running task's resume function (byte \(PoolLayout.resumeTaskOffset) of its header) is not in executable code"
             }
             return nil
         }
@@ -31,10 +32,12 @@ enum TaskIDCheck {
             return "a task's header cannot be read"
         }
         guard let runtime = runtimeID(of: address) else {
-            return "the runtime does not say a task's id (UnownedJob's description is \"\(unsafeBitCast(address, to: UnownedJob.self))\")"
+            return
+                "the runtime does not say a task's id (UnownedJob's description is \"\(unsafeBitCast(address, to: UnownedJob.self))\")"
         }
         guard word != 0, UInt64(word) == runtime & 0xffff_ffff else {
-            return "byte \(PoolLayout.jobIDOffset) of a task's header holds \(word), the runtime says its id is \(runtime)"
+            return
+                "byte \(PoolLayout.jobIDOffset) of a task's header holds \(word), the runtime says its id is \(runtime)"
         }
         return nil
     }

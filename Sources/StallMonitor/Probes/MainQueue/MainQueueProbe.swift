@@ -94,7 +94,9 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
     /// The next look (see ``EnqueueWakeSchedule``): the queue is quiet while idle with no span
     /// and no token out, once the pass-through has seen an enqueue at all.
     private func nextLook(now: UInt64, idle: Bool) -> UInt64 {
-        looks.nextLook(now: now, idle: idle && spanThread == nil && tokenQueuedAt == nil && CStallMonitor_main_enqueues_seen() != 0)
+        looks.nextLook(
+            now: now, idle: idle && spanThread == nil && tokenQueuedAt == nil && CStallMonitor_main_enqueues_seen() != 0
+        )
     }
 
     func poll(now: UInt64) -> UInt64? {
@@ -129,7 +131,9 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
         }
         if spanThread == nil {
             var start = now
-            if let lastEnd, lastEnd.at < now { start = lastEnd.exact ? lastEnd.at : lastEnd.at + (now - lastEnd.at) / 2 }
+            if let lastEnd, lastEnd.at < now {
+                start = lastEnd.exact ? lastEnd.at : lastEnd.at + (now - lastEnd.at) / 2
+            }
             tracker.spanBegan(at: start, switches: 0, thread: owner)
             spanThread = owner
         }

@@ -28,13 +28,16 @@ struct MainQueueState: @unchecked Sendable {
     static func locate() -> Result<MainQueueState, StallMonitorError> {
         #if compiler(>=6.3) && !compiler(>=6.4) && (arch(x86_64) || arch(arm64))
         guard let queue = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "_dispatch_main_q") else {
-            return .failure(.unsupportedLoop("libdispatch does not export its main queue (_dispatch_main_q): the MainActor cannot be watched"))
+            return .failure(
+                .unsupportedLoop(
+                    "libdispatch does not export its main queue (_dispatch_main_q): the MainActor cannot be watched"))
         }
         return .success(MainQueueState(state: UnsafeRawPointer(queue) + stateOffset))
         #else
-        return .failure(.unsupportedLoop(
-            "watching the MainActor reads libdispatch's main queue state, whose layout this StallMonitor knows for "
-                + "Swift 6.3 on 64-bit Linux only: this build's compiler is not that one"))
+        return .failure(
+            .unsupportedLoop(
+                "watching the MainActor reads libdispatch's main queue state, whose layout this StallMonitor knows for "
+                    + "Swift 6.3 on 64-bit Linux only: this build's compiler is not that one"))
         #endif
     }
 

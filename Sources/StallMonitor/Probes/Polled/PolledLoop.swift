@@ -12,9 +12,11 @@ package struct PolledLoop: Sendable {
     /// Called once when the monitor stops watching the loop.
     package var detach: @Sendable () -> Void
 
-    package init(kind: String, idleSyscalls: Set<Int>,
-                 execute: @escaping @Sendable (@escaping @Sendable () -> Void) -> Bool,
-                 detach: @escaping @Sendable () -> Void = {}) {
+    package init(
+        kind: String, idleSyscalls: Set<Int>,
+        execute: @escaping @Sendable (@escaping @Sendable () -> Void) -> Bool,
+        detach: @escaping @Sendable () -> Void = {}
+    ) {
         self.kind = kind
         self.idleSyscalls = idleSyscalls
         self.execute = execute

@@ -81,8 +81,10 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
             mustNotBlock.registerCallingThread()
             // The arming task ran: the loop was at its task queue now, a point of progress to
             // date a span from when the loop is busy at the first look.
-            facts.armedAt = (CStallMonitor_monotonic_ns(), CStallMonitor_thread_voluntary_switches(),
-                             SchedStat.callingThread()?.runnable)
+            facts.armedAt = (
+                CStallMonitor_monotonic_ns(), CStallMonitor_thread_voluntary_switches(),
+                SchedStat.callingThread()?.runnable
+            )
             facts.tid.store(CStallMonitor_gettid(), ordering: .releasing)
         }
     }
@@ -120,9 +122,12 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
     /// idle look moves there.
     private func takeWake() -> Bool {
         let (wokeBeforeSleep, wokeFromSleep) = sleep.take()
-        let returned = (wakeWatch.map { sleep.slot != nil && CStallMonitor_loop_watch_woke($0) != 0 } ?? true) || wokeBeforeSleep
+        let returned =
+            (wakeWatch.map { sleep.slot != nil && CStallMonitor_loop_watch_woke($0) != 0 } ?? true) || wokeBeforeSleep
         producerWoke = wokeFromSleep != nil
-        if returned, let posted = wokeFromSleep, let idle = lastIdle, idle.at < posted { lastIdle = (posted, idle.switches, idle.runnable) }
+        if returned, let posted = wokeFromSleep, let idle = lastIdle, idle.at < posted {
+            lastIdle = (posted, idle.switches, idle.runnable)
+        }
         return returned
     }
 
@@ -131,7 +136,8 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
     /// parked: new events, a scheduled task due, a wake-up of the loop, its shutdown), else after
     /// the interval.
     private func nextLook(now: UInt64, idle: Bool, returned: Bool) -> UInt64? {
-        quiet = idle && !returned && !spanOpen && tokenQueuedAt == nil && sleep.slot != nil
+        quiet =
+            idle && !returned && !spanOpen && tokenQueuedAt == nil && sleep.slot != nil
             && wakeWatch.map { CStallMonitor_loop_watch_entered($0) != 0 } == true
         return quiet ? nil : now &+ lookInterval
     }
@@ -192,7 +198,8 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
         }
         if !spanOpen, let lastIdle {
             let switches = files.voluntarySwitches()
-            let start = Self.estimatedWake(idleLook: lastIdle, now: now, switches: switches, runnable: files.runnableNanos())
+            let start = Self.estimatedWake(
+                idleLook: lastIdle, now: now, switches: switches, runnable: files.runnableNanos())
             tracker.spanBegan(at: start, switches: switches ?? 0)
             spanOpen = true
         }
@@ -203,8 +210,10 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
     }
 
     /// When a loop found busy at `now` most likely woke, after `idleLook` found it waiting.
-    static func estimatedWake(idleLook: (at: UInt64, switches: UInt64?, runnable: UInt64?), now: UInt64,
-                              switches: UInt64?, runnable: UInt64?) -> UInt64 {
+    static func estimatedWake(
+        idleLook: (at: UInt64, switches: UInt64?, runnable: UInt64?), now: UInt64,
+        switches: UInt64?, runnable: UInt64?
+    ) -> UInt64 {
         guard now > idleLook.at else { return now }
         var latest = now
         if let before = idleLook.runnable, let after = runnable, after >= before {

@@ -5,8 +5,10 @@ import CoreFoundation
 enum RunLoopObserver {
     /// A repeating observer of `activities` at `order` (lower runs first) calling `callout` with
     /// `object` as its `info`.
-    static func make(_ activities: CFOptionFlags, order: Int, info object: AnyObject,
-                     callout: CFRunLoopObserverCallBack) -> CFRunLoopObserver {
+    static func make(
+        _ activities: CFOptionFlags, order: Int, info object: AnyObject,
+        callout: CFRunLoopObserverCallBack
+    ) -> CFRunLoopObserver {
         var context = CFRunLoopObserverContext(
             version: 0,
             info: Unmanaged.passUnretained(object).toOpaque(),

@@ -14,8 +14,8 @@ import StallReportModel
 final class RunLoopProbe: LoopProbe, @unchecked Sendable {
     /// The activities observed first: entry, beforeTimers (loop passes), afterWaiting.
     static let openingActivities: CFOptionFlags =
-        CFRunLoopActivity.entry.rawValue | CFRunLoopActivity.beforeTimers.rawValue |
-        CFRunLoopActivity.afterWaiting.rawValue
+        CFRunLoopActivity.entry.rawValue | CFRunLoopActivity.beforeTimers.rawValue
+        | CFRunLoopActivity.afterWaiting.rawValue
     /// The activities observed last: beforeWaiting and exit.
     static let suspendingActivities: CFOptionFlags =
         CFRunLoopActivity.beforeWaiting.rawValue | CFRunLoopActivity.exit.rawValue

@@ -72,7 +72,9 @@ final class AsyncCallChainReader {
 
     /// The chain of the task the thread with thread pointer `threadPointer` runs; `physical` is
     /// the sample's stack (leaf first), `stack` the thread's stack bounds when known.
-    func read(threadPointer: UInt, stack: SnapshotUnwinder.StackBounds?, physical: [UInt], now: UInt64) -> AsyncChainOutcome {
+    func read(
+        threadPointer: UInt, stack: SnapshotUnwinder.StackBounds?, physical: [UInt], now: UInt64
+    ) -> AsyncChainOutcome {
         guard let task = word(threadPointer &+ UInt(bitPattern: layout.activeTaskOffset)) else {
             return .omitted(AsyncChainOmission("the thread's active-task word could not be read"))
         }
@@ -80,7 +82,8 @@ final class AsyncCallChainReader {
         // The task's first words in one read: its metadata, ResumeTask and ResumeContext.
         var header = [UInt](repeating: 0, count: layout.resumeContextOffset / 8 + 1)
         guard header.withUnsafeMutableBytes({ CStallMonitor_read_memory(task, $0.baseAddress, $0.count) }) == 0,
-              header[0] == layout.taskMetadata else {
+            header[0] == layout.taskMetadata
+        else {
             return .omitted(AsyncChainOmission("the running task's header is not an AsyncTask's"))
         }
         let resumeTask = header[layout.resumeTaskOffset / 8]
@@ -116,12 +119,15 @@ final class AsyncCallChainReader {
         }
         // The job must not have changed while the chain was read.
         guard word(threadPointer &+ UInt(bitPattern: layout.activeTaskOffset)) == task,
-              word(task &+ UInt(layout.resumeContextOffset)) == resumeContext,
-              running.map({ word($0.slot) == $0.context }) ?? true else {
+            word(task &+ UInt(layout.resumeContextOffset)) == resumeContext,
+            running.map({ word($0.slot) == $0.context }) ?? true
+        else {
             return .omitted(AsyncChainOmission("the task moved on while its chain was read"))
         }
-        return .chain(AsyncCallChain(callers: callers, jobFrames: running?.jobFrames, fromJobStart: running == nil, jobCallers: jobCallers,
-                                     complete: walk.complete && callers.count == (running == nil ? 1 : 0) + walk.resumeParents.count))
+        return .chain(
+            AsyncCallChain(
+                callers: callers, jobFrames: running?.jobFrames, fromJobStart: running == nil, jobCallers: jobCallers,
+                complete: walk.complete && callers.count == (running == nil ? 1 : 0) + walk.resumeParents.count))
     }
 
     /// A walk up a context chain.
@@ -147,7 +153,10 @@ final class AsyncCallChainReader {
             let start = address & ~UInt(Self.pageSize - 1)
             if address &+ 16 <= start &+ UInt(Self.pageSize) {
                 if !pageValid || page.start != start {
-                    pageValid = page.words.withUnsafeMutableBytes { CStallMonitor_read_memory(start, $0.baseAddress, Self.pageSize) } == 0
+                    pageValid =
+                        page.words.withUnsafeMutableBytes {
+                            CStallMonitor_read_memory(start, $0.baseAddress, Self.pageSize)
+                        } == 0
                     page.start = start
                 }
                 if pageValid {
@@ -184,8 +193,11 @@ final class AsyncCallChainReader {
     /// frame pointer (pointing higher up the stack) followed by a return address of the sample,
     /// with a context below it whose parents lead to the job's `resumeContext` (that walk is
     /// kept: it is the chain).
-    private func runningFrame(in bounds: SnapshotUnwinder.StackBounds, physical: [UInt], resumeContext: UInt)
-        -> (context: UInt, slot: UInt, jobFrames: Int, walk: Walk)? {
+    private func runningFrame(
+        in bounds: SnapshotUnwinder.StackBounds, physical: [UInt], resumeContext: UInt
+    )
+        -> (context: UInt, slot: UInt, jobFrames: Int, walk: Walk)?
+    {
         guard bounds.high > bounds.low, physical.count > 1 else { return nil }
         let limit = min(UInt(Self.stackScanBytes), bounds.high - bounds.low) & ~7
         let returns = physical.dropFirst()
@@ -203,7 +215,8 @@ final class AsyncCallChainReader {
                 defer { index -= 1 }
                 let address = base &+ UInt(index * 8)
                 let savedFP = words[index]
-                guard savedFP > address, savedFP < bounds.high, let frame = returns.firstIndex(of: words[index + 1]) else { continue }
+                guard savedFP > address, savedFP < bounds.high, let frame = returns.firstIndex(of: words[index + 1])
+                else { continue }
                 let context = words[index - 1]
                 guard context != 0, context & 7 == 0 else { continue }
                 let walk = walk(from: context)

@@ -22,7 +22,9 @@ package enum AsyncChainCost {
     package static func measure(rounds: Int) -> Result {
         var failed = Result(unwindNanoseconds: 0, chainNanoseconds: 0, frames: 0, callers: 0)
         #if os(Linux) && arch(x86_64)
-        guard case .success(let pool) = PoolLayout.learn(), case .success(let layout) = AsyncTaskLayout.verify(activeTaskOffset: pool.activeTaskOffset) else {
+        guard case .success(let pool) = PoolLayout.learn(),
+            case .success(let layout) = AsyncTaskLayout.verify(activeTaskOffset: pool.activeTaskOffset)
+        else {
             failed.problem = "the runtime's task layout is not known here"
             return failed
         }
@@ -31,7 +33,10 @@ package enum AsyncChainCost {
             failed.problem = "no pipe"
             return failed
         }
-        defer { close(ends[0]); close(ends[1]) }
+        defer {
+            close(ends[0])
+            close(ends[1])
+        }
         let blocked = Locked<(tid: Int32, pointer: UInt)?>(nil)
         let ready = DispatchSemaphore(value: 0)
         let readEnd = ends[0]
@@ -69,7 +74,8 @@ package enum AsyncChainCost {
         for _ in 0..<max(rounds, 1) {
             let began = CStallMonitor_monotonic_ns()
             let outcome = SnapshotUnwinder.shared.unwindBlocked(
-                tid: tid, sp: sp, pc: pc, bounds: bounds, copyBytes: 256 * 1024, maxFrames: 128, backend: .libdw, stillAsleep: { true })
+                tid: tid, sp: sp, pc: pc, bounds: bounds, copyBytes: 256 * 1024, maxFrames: 128, backend: .libdw,
+                stillAsleep: { true })
             let unwound = CStallMonitor_monotonic_ns()
             guard case .stack(let stack, _) = outcome else {
                 failed.problem = "the stack was not unwound"
@@ -87,7 +93,8 @@ package enum AsyncChainCost {
             callers = found.callers.count
         }
         func median(_ values: [UInt64]) -> Double { Double(values.sorted()[values.count / 2]) }
-        return Result(unwindNanoseconds: median(unwinds), chainNanoseconds: median(chains), frames: frames, callers: callers)
+        return Result(
+            unwindNanoseconds: median(unwinds), chainNanoseconds: median(chains), frames: frames, callers: callers)
         #else
         failed.problem = "async callers are read on x86_64 Linux only"
         return failed

@@ -30,17 +30,24 @@ struct AsyncTaskLayout: Sendable {
         #if os(Linux) && arch(x86_64)
         let handle = UnsafeMutableRawPointer(bitPattern: 0)  // RTLD_DEFAULT
         guard let version = dlsym(handle, "_swift_concurrency_debug_internal_layout_version"),
-              let metadata = dlsym(handle, "_swift_concurrency_debug_asyncTaskMetadata") else {
-            return .failure(AsyncChainOmission("the Swift runtime exports no task layout version: async callers are not read"))
+            let metadata = dlsym(handle, "_swift_concurrency_debug_asyncTaskMetadata")
+        else {
+            return .failure(
+                AsyncChainOmission("the Swift runtime exports no task layout version: async callers are not read"))
         }
         let found = version.load(as: UInt32.self)
         guard found == verifiedLayoutVersion else {
-            return .failure(AsyncChainOmission(
-                "the Swift runtime's task layout version is \(found), not \(verifiedLayoutVersion): async callers are not read"))
+            return .failure(
+                AsyncChainOmission(
+                    "the Swift runtime's task layout version is \(found), not \(verifiedLayoutVersion): async callers are not read"
+                ))
         }
         // The variable holds the metadata's address.
         let address = metadata.load(as: UInt.self)
-        guard address != 0 else { return .failure(AsyncChainOmission("the Swift runtime's task metadata is unknown: async callers are not read")) }
+        guard address != 0 else {
+            return .failure(
+                AsyncChainOmission("the Swift runtime's task metadata is unknown: async callers are not read"))
+        }
         return .success(AsyncTaskLayout(activeTaskOffset: activeTaskOffset, taskMetadata: address))
         #else
         return .failure(AsyncChainOmission("async callers are read on x86_64 Linux only"))

@@ -13,9 +13,13 @@ struct StackBoundsCache {
 
     /// The stack bounds of thread `tid`: `known` (it armed itself) when they hold its stack
     /// pointer `sp`, otherwise the mapping that holds `sp`, cached per thread.
-    mutating func bounds(of tid: Int32, sp: UInt?, known: SnapshotUnwinder.StackBounds?) -> SnapshotUnwinder.StackBounds? {
+    mutating func bounds(
+        of tid: Int32, sp: UInt?, known: SnapshotUnwinder.StackBounds?
+    ) -> SnapshotUnwinder.StackBounds? {
         // Bounds that do not hold the known stack pointer are another thread's (a reused id).
-        func holds(_ bounds: SnapshotUnwinder.StackBounds) -> Bool { sp.map { bounds.low <= $0 && $0 < bounds.high } ?? true }
+        func holds(_ bounds: SnapshotUnwinder.StackBounds) -> Bool {
+            sp.map { bounds.low <= $0 && $0 < bounds.high } ?? true
+        }
         if let known, holds(known) { return known }
         if let cached = mapped[tid], holds(cached) { return cached }
         guard let sp else { return nil }

@@ -5,8 +5,10 @@ extension ThreadSampler {
     /// Samples a thread on a CPU, in user space or in the kernel: signals it only once it has
     /// clearly run since the last reading without sleeping (then it is not returning from a
     /// syscall), its mask lets the signal through and an unwinder is there.
-    func sampleRunning(_ reading: SampleReading, files: ThreadProcFiles, now: UInt64, interval: UInt64,
-                       unwinder: SamplingUnwinder) -> SampleOutcome {
+    func sampleRunning(
+        _ reading: SampleReading, files: ThreadProcFiles, now: UInt64, interval: UInt64,
+        unwinder: SamplingUnwinder
+    ) -> SampleOutcome {
         let cpu = threadCPUNanos(reading.tid)
         let switches = files.voluntarySwitches()
         let waiting = files.waitingNanos()
@@ -22,7 +24,8 @@ extension ThreadSampler {
         guard cpu >= 0, previous.cpu >= 0, let switches, switches == previous.switches else {
             lastRunningReading = nil
             offCPURetries = 0
-            return .noStack(.notClearlyRunning, note: "not interrupted: the thread may be finishing a syscall or waiting for a CPU")
+            return .noStack(
+                .notClearlyRunning, note: "not interrupted: the thread may be finishing a syscall or waiting for a CPU")
         }
         guard cpu - previous.cpu >= Int64(Self.minimumRunBeforeSignal) || previous.proven else {
             // Not asleep, but barely ran: kept off the CPU. Looked at again shortly, from the
@@ -33,14 +36,17 @@ extension ThreadSampler {
                 return .lookAgain
             }
             offCPURetries = 0
-            return .noStack(.notClearlyRunning, note: "not interrupted: the thread got too little CPU to be sure it runs in user space")
+            return .noStack(
+                .notClearlyRunning,
+                note: "not interrupted: the thread got too little CPU to be sure it runs in user space")
         }
         offCPURetries = 0
         lastRunningReading?.proven = true
         if unwinder.isUnavailable {
             return .noStack(.noUnwinder, note: unwinder.note ?? "no unwinder available")
         }
-        return interrupt(reading, unwinder: unwinder, timeout: answerTimeout(since: previous, now: now, waiting: waiting))
+        return interrupt(
+            reading, unwinder: unwinder, timeout: answerTimeout(since: previous, now: now, waiting: waiting))
     }
 
     /// How long to wait for the thread's answer: the sample timeout, or longer while the thread
@@ -49,7 +55,8 @@ extension ThreadSampler {
     /// `previous` (the kernel counts a wait when it ends), or a recent answer came too late.
     private func answerTimeout(since previous: RunningReading, now: UInt64, waiting: UInt64?) -> UInt64 {
         if let waiting, let before = previous.waiting, waiting >= before, now > previous.at,
-           Double(waiting - before) / Double(now - previous.at) >= Self.contendedWaitingShare {
+            Double(waiting - before) / Double(now - previous.at) >= Self.contendedWaitingShare
+        {
             contendedUntil = now &+ Self.contendedFor
         }
         return now < contendedUntil ? settings.sampleTimeout &* Self.contendedTimeoutFactor : settings.sampleTimeout
@@ -79,7 +86,8 @@ extension ThreadSampler {
     /// apart, with no handler around it, is the thread's own.
     private func signalBlocked(tid: Int32, handlersBefore: (running: Int32, entered: UInt64)) -> SampleOutcome {
         let handlersAfter = handlerActivity(tid)
-        let handlerActive = handlersBefore.running > 0 || handlersAfter.running > 0
+        let handlerActive =
+            handlersBefore.running > 0 || handlersAfter.running > 0
             || handlersAfter.entered != handlersBefore.entered
         if handlerActive {
             blockedMaskSeen = false
@@ -103,7 +111,8 @@ extension ThreadSampler {
         var bounds = stackBounds(of: tid, sp: nil)
         let snapshots = unwinder.snapshotsRunningThreads && settings.unwinding == .snapshot
         if bounds == nil, snapshots,
-           let sp = SnapshotUnwinder.shared.stackPointer(tid: tid, timeout: timeout) {
+            let sp = SnapshotUnwinder.shared.stackPointer(tid: tid, timeout: timeout)
+        {
             // A span thread that never armed itself (a Dispatch worker): its stack is the mapping
             // that holds its stack pointer, read from one registers-only snapshot.
             bounds = stackBounds(of: tid, sp: sp)
@@ -111,7 +120,8 @@ extension ThreadSampler {
         if snapshots, let backend = unwinder.snapshot, let bounds {
             switch SnapshotUnwinder.shared.unwindRunning(
                 tid: tid, bounds: bounds, copyBytes: settings.stackCopyBytes, timeout: timeout,
-                maxFrames: settings.maxFrames, backend: backend) {
+                maxFrames: settings.maxFrames, backend: backend)
+            {
             case .stack(let frames, let complete):
                 countStack(since: sentAt)
                 signalOutcome = .stack(frames, truncated: !complete)
@@ -124,21 +134,25 @@ extension ThreadSampler {
                 signalOutcome = .busy
             }
         } else {
-            signalOutcome = StackSampler.sample(tid: tid, timeout: timeout, maxFrames: settings.maxFrames,
-                                                into: &frameBuffer)
+            signalOutcome = StackSampler.sample(
+                tid: tid, timeout: timeout, maxFrames: settings.maxFrames,
+                into: &frameBuffer)
         }
         if case .busy = signalOutcome {} else { busyRetries = 0 }
         return outcome(of: signalOutcome, reading: reading, sentAt: sentAt, unwinder: unwinderName, timeout: timeout)
     }
 
     /// What an interruption sent at `sentAt` gave, as a sample outcome.
-    private func outcome(of signalOutcome: StackSampler.Outcome, reading: SampleReading, sentAt: UInt64,
-                         unwinder: UnwinderName, timeout: UInt64) -> SampleOutcome {
+    private func outcome(
+        of signalOutcome: StackSampler.Outcome, reading: SampleReading, sentAt: UInt64,
+        unwinder: UnwinderName, timeout: UInt64
+    ) -> SampleOutcome {
         switch signalOutcome {
         case .stack(let frames, let truncated):
-            return .stack(RawSample(
-                offset: sentAt &- reading.spanStart, kind: .stack, threadState: reading.state, syscall: nil,
-                note: nil, addresses: frames, truncated: truncated, unwinder: unwinder, interrupted: true))
+            return .stack(
+                RawSample(
+                    offset: sentAt &- reading.spanStart, kind: .stack, threadState: reading.state, syscall: nil,
+                    note: nil, addresses: frames, truncated: truncated, unwinder: unwinder, interrupted: true))
         case .timedOut:
             contendedUntil = CStallMonitor_monotonic_ns() &+ Self.contendedFor
             return .timedOut(note: "the thread did not answer within \(timeout / 1_000_000) ms")
@@ -162,12 +176,15 @@ extension ThreadSampler {
     static var sendFailedNote: String {
         let code = CStallMonitor_sampler_last_send_errno()
         guard code != 0 else { return "the sampling signal could not be sent" }
-        return "the sampling signal could not be sent (tgkill: \(CString.errorMessage(code)), \(SyscallDenialWatch.Denial.nameAndCause(code)))"
+        return
+            "the sampling signal could not be sent (tgkill: \(CString.errorMessage(code)), \(SyscallDenialWatch.Denial.nameAndCause(code)))"
     }
 
     /// The outcome of an attempt that found the sampling signal `signal` taken over by the host.
     static func signalTakenOver(_ signal: Int32) -> SampleOutcome {
-        .noStack(.signalTakenOver, note: "not interrupted: the sampling signal \(signal) no longer runs the monitor's handler")
+        .noStack(
+            .signalTakenOver,
+            note: "not interrupted: the sampling signal \(signal) no longer runs the monitor's handler")
     }
 
     /// Sampling signal handlers on thread `tid` now: running, and entered so far.

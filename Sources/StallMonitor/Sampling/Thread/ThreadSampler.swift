@@ -90,7 +90,8 @@ final class ThreadSampler {
 
     /// A sampler with `settings`, counting stacks in `counters`; `knownBounds` gives the stacks
     /// of threads that armed themselves.
-    init(settings: Settings, counters: MonitorCounters, knownBounds: @escaping (Int32) -> SnapshotUnwinder.StackBounds?) {
+    init(settings: Settings, counters: MonitorCounters, knownBounds: @escaping (Int32) -> SnapshotUnwinder.StackBounds?)
+    {
         self.settings = settings
         self.counters = counters
         self.knownBounds = knownBounds
@@ -112,8 +113,10 @@ final class ThreadSampler {
     /// Attempts one sample of the thread of `files` at `now`, for a stall whose span began at
     /// `spanStart` and is sampled every `interval` with `unwinder`: what it gave, and what was
     /// read of the thread first.
-    func sample(_ files: ThreadProcFiles, now: UInt64, spanStart: UInt64, interval: UInt64,
-                unwinder: SamplingUnwinder) -> (SampleOutcome, SampleReading) {
+    func sample(
+        _ files: ThreadProcFiles, now: UInt64, spanStart: UInt64, interval: UInt64,
+        unwinder: SamplingUnwinder
+    ) -> (SampleOutcome, SampleReading) {
         let reading = SampleReading(files, now: now, spanStart: spanStart)
         switch reading.syscallState {
         case .inSyscall(_, let sp, let pc), .blockedOutsideSyscall(let sp, let pc):

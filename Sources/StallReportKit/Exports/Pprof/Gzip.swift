@@ -32,7 +32,8 @@ package enum Gzip {
     /// `data` compressed as one gzip member.
     package static func compress(_ data: [UInt8], level: Int32 = Z_DEFAULT_COMPRESSION) throws(Failure) -> [UInt8] {
         var stream = z_stream()
-        let initialized = CStallMonitorZlib_deflateInit2(&stream, level, Z_DEFLATED, gzipWindowBits, memoryLevel, Z_DEFAULT_STRATEGY)
+        let initialized = CStallMonitorZlib_deflateInit2(
+            &stream, level, Z_DEFLATED, gzipWindowBits, memoryLevel, Z_DEFAULT_STRATEGY)
         guard initialized == Z_OK else { throw failure("deflateInit2", initialized, stream) }
         var output: [UInt8] = []
         output.reserveCapacity(data.count / 4 + 64)

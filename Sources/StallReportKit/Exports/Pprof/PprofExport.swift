@@ -18,13 +18,16 @@ public enum PprofExport {
     /// Reads the image's file on this machine, used only when its build ID is the report's.
     package static let localImageLayouts: ImageLayouts = { image in
         guard let buildID = image.buildID, !buildID.isEmpty, let layout = ELFLoadSegments.read(path: image.path),
-              layout.buildID == buildID else { return nil }
+            layout.buildID == buildID
+        else { return nil }
         return layout
     }
 
     /// The serialized, uncompressed `Profile` message of `stalls` (in the order given).
-    package static func encode(_ stalls: [PprofStall], comment: String? = nil, names: FrameNameStyle = .simplified,
-                               layouts: @escaping ImageLayouts = localImageLayouts) -> [UInt8] {
+    package static func encode(
+        _ stalls: [PprofStall], comment: String? = nil, names: FrameNameStyle = .simplified,
+        layouts: @escaping ImageLayouts = localImageLayouts
+    ) -> [UInt8] {
         var builder = PprofProfileBuilder(layouts: layouts, names: names)
         var profile = builder.build(stalls, comment: comment)
         return profile.encoded()
@@ -33,13 +36,17 @@ public enum PprofExport {
     /// The gzip-compressed profile of `stalls`: the bytes of a `.pb.gz` file. Function names are
     /// shown `names` style (`system_name` always keeps the full name); mappings take the images'
     /// layouts from the files on this machine whose build IDs match.
-    public static func render(_ stalls: [PprofStall], comment: String? = nil, names: FrameNameStyle = .simplified) throws -> Data {
+    public static func render(
+        _ stalls: [PprofStall], comment: String? = nil, names: FrameNameStyle = .simplified
+    ) throws -> Data {
         try render(stalls, comment: comment, names: names, layouts: localImageLayouts)
     }
 
     /// The same, with the images' layouts from `layouts`.
-    package static func render(_ stalls: [PprofStall], comment: String? = nil, names: FrameNameStyle = .simplified,
-                               layouts: @escaping ImageLayouts) throws -> Data {
+    package static func render(
+        _ stalls: [PprofStall], comment: String? = nil, names: FrameNameStyle = .simplified,
+        layouts: @escaping ImageLayouts
+    ) throws -> Data {
         Data(try Gzip.compress(encode(stalls, comment: comment, names: names, layouts: layouts)))
     }
 }

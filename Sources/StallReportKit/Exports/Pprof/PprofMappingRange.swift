@@ -39,7 +39,9 @@ struct PprofMappingRange: Equatable {
 
     /// The range of an image loaded at `loadAddress` with load `bias`, whose locations have the
     /// given `addresses`, with the file's `layout` when it is here and matches.
-    static func derive(loadAddress: UInt64, bias: UInt64, addresses: [UInt64], layout: ELFLoadSegments.Layout?) -> PprofMappingRange {
+    static func derive(
+        loadAddress: UInt64, bias: UInt64, addresses: [UInt64], layout: ELFLoadSegments.Layout?
+    ) -> PprofMappingRange {
         if let layout, let range = fromSegments(layout.segments, bias: bias, addresses: addresses) { return range }
         let start = pageDown(loadAddress)
         let highest = addresses.max() ?? loadAddress
@@ -48,23 +50,32 @@ struct PprofMappingRange: Equatable {
     }
 
     /// The executable segment holding every address, else the whole image; nil on overflow or no segment.
-    static func fromSegments(_ segments: [ELFLoadSegments.Segment], bias: UInt64, addresses: [UInt64]) -> PprofMappingRange? {
+    static func fromSegments(
+        _ segments: [ELFLoadSegments.Segment], bias: UInt64, addresses: [UInt64]
+    ) -> PprofMappingRange? {
         func range(_ segment: ELFLoadSegments.Segment) -> PprofMappingRange? {
             let (runtime, overflow) = bias.addingReportingOverflow(segment.virtualAddress)
             let (end, overflowEnd) = runtime.addingReportingOverflow(segment.memorySize)
             guard !overflow, !overflowEnd else { return nil }
             let delta = runtime - pageDown(runtime)
             guard segment.fileOffset >= delta else { return nil }
-            return PprofMappingRange(start: runtime - delta, limit: end > UInt64.max - pageSize ? end : pageUp(end),
-                                     fileOffset: segment.fileOffset - delta)
+            return PprofMappingRange(
+                start: runtime - delta, limit: end > UInt64.max - pageSize ? end : pageUp(end),
+                fileOffset: segment.fileOffset - delta)
         }
         let executable = segments.filter(\.isExecutable).compactMap(range)
-        if let holding = executable.first(where: { candidate in addresses.allSatisfy(candidate.contains) }) { return holding }
-        guard let lowest = segments.min(by: { $0.virtualAddress < $1.virtualAddress }), let first = range(lowest) else { return nil }
+        if let holding = executable.first(where: { candidate in addresses.allSatisfy(candidate.contains) }) {
+            return holding
+        }
+        guard let lowest = segments.min(by: { $0.virtualAddress < $1.virtualAddress }), let first = range(lowest) else {
+            return nil
+        }
         let ends = segments.compactMap(range).map(\.limit)
         return PprofMappingRange(start: first.start, limit: ends.max() ?? first.limit, fileOffset: first.fileOffset)
     }
 
     static func pageDown(_ value: UInt64) -> UInt64 { value & ~(pageSize - 1) }
-    static func pageUp(_ value: UInt64) -> UInt64 { value > UInt64.max - (pageSize - 1) ? UInt64.max : pageDown(value + pageSize - 1) }
+    static func pageUp(_ value: UInt64) -> UInt64 {
+        value > UInt64.max - (pageSize - 1) ? UInt64.max : pageDown(value + pageSize - 1)
+    }
 }

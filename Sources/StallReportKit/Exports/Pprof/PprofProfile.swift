@@ -119,8 +119,11 @@ extension PprofProfile.Sample: ProtobufMessage {
 
 extension PprofProfile.Mapping: ProtobufMessage {
     var fields: [ProtobufField] {
-        [.uint64(1, id), .uint64(2, memoryStart), .uint64(3, memoryLimit), .uint64(4, fileOffset), .int64(5, filename), .int64(6, buildID),
-         .bool(7, hasFunctions), .bool(8, hasFilenames), .bool(9, hasLineNumbers), .bool(10, hasInlineFrames)]
+        [
+            .uint64(1, id), .uint64(2, memoryStart), .uint64(3, memoryLimit), .uint64(4, fileOffset),
+            .int64(5, filename), .int64(6, buildID),
+            .bool(7, hasFunctions), .bool(8, hasFilenames), .bool(9, hasLineNumbers), .bool(10, hasInlineFrames),
+        ]
     }
 }
 
@@ -133,5 +136,7 @@ extension PprofProfile.Location: ProtobufMessage {
 }
 
 extension PprofProfile.Function: ProtobufMessage {
-    var fields: [ProtobufField] { [.uint64(1, id), .int64(2, name), .int64(3, systemName), .int64(4, filename), .int64(5, startLine)] }
+    var fields: [ProtobufField] {
+        [.uint64(1, id), .int64(2, name), .int64(3, systemName), .int64(4, filename), .int64(5, startLine)]
+    }
 }

@@ -136,15 +136,21 @@ struct PprofProfileBuilder {
     /// The most common sample weight in nanoseconds (the smaller one on a tie); 0 without stalls.
     static func period(of stalls: [PprofStall]) -> Int64 {
         var counts: [Int64: Int] = [:]
-        for stall in stalls where !stall.samples.isEmpty { counts[nanoseconds(stall.intervalMs), default: 0] += stall.samples.count }
+        for stall in stalls where !stall.samples.isEmpty {
+            counts[nanoseconds(stall.intervalMs), default: 0] += stall.samples.count
+        }
         return counts.max { a, b in a.value != b.value ? a.value < b.value : a.key > b.key }?.key ?? 0
     }
 
     /// The image a frame lies in, with its parsed addresses; nil when unknown or unparsable.
-    static func image(of frame: StallReport.Frame, in stall: PprofStall) -> (key: MappingKey, bias: UInt64, image: StallReport.Image)? {
+    static func image(
+        of frame: StallReport.Frame, in stall: PprofStall
+    ) -> (key: MappingKey, bias: UInt64, image: StallReport.Image)? {
         guard let index = frame.image, stall.images.indices.contains(index) else { return nil }
         let image = stall.images[index]
-        guard let load = ReportCoding.parseAddress(image.loadAddress), let bias = ReportCoding.parseAddress(image.loadBias) else { return nil }
+        guard let load = ReportCoding.parseAddress(image.loadAddress),
+            let bias = ReportCoding.parseAddress(image.loadBias)
+        else { return nil }
         return (MappingKey(path: image.path, buildID: image.buildID, loadAddress: UInt64(load)), UInt64(bias), image)
     }
 
@@ -161,7 +167,8 @@ struct PprofProfileBuilder {
             for index in used.indices where used[index] {
                 let frame = stall.frames[index]
                 guard let (key, bias, image) = Self.image(of: frame, in: stall),
-                      let address = ReportCoding.parseAddress(frame.address) else { continue }
+                    let address = ReportCoding.parseAddress(frame.address)
+                else { continue }
                 if found[key] == nil {
                     order.append(key)
                     found[key] = (bias, image, [])
@@ -171,7 +178,8 @@ struct PprofProfileBuilder {
         }
         // Main executables first, otherwise in order of first appearance (stable sort).
         let sorted = order.enumerated().sorted { a, b in
-            let mainA = found[a.element]!.image.isMainExecutable, mainB = found[b.element]!.image.isMainExecutable
+            let mainA = found[a.element]!.image.isMainExecutable
+            let mainB = found[b.element]!.image.isMainExecutable
             return mainA != mainB ? mainA : a.offset < b.offset
         }.map(\.element)
         var layoutCache: [String: ELFLoadSegments.Layout?] = [:]
@@ -185,15 +193,18 @@ struct PprofProfileBuilder {
                 layout = layouts(entry.image)
                 layoutCache[cacheKey] = layout
             }
-            let range = PprofMappingRange.derive(loadAddress: key.loadAddress, bias: entry.bias, addresses: Array(entry.addresses), layout: layout)
+            let range = PprofMappingRange.derive(
+                loadAddress: key.loadAddress, bias: entry.bias, addresses: Array(entry.addresses), layout: layout)
             // An image none of whose addresses lie in it (a damaged report) gets no mapping.
             guard entry.addresses.contains(where: range.contains) else { continue }
             let id = UInt64(profile.mappings.count + 1)
             mappingIDs[key] = id
             mappingRanges[id] = range
-            profile.mappings.append(.init(id: id, memoryStart: range.start, memoryLimit: range.limit, fileOffset: range.fileOffset,
-                                          filename: string(key.path), buildID: string(key.buildID ?? ""),
-                                          hasFunctions: false, hasFilenames: false, hasLineNumbers: false, hasInlineFrames: false))
+            profile.mappings.append(
+                .init(
+                    id: id, memoryStart: range.start, memoryLimit: range.limit, fileOffset: range.fileOffset,
+                    filename: string(key.path), buildID: string(key.buildID ?? ""),
+                    hasFunctions: false, hasFilenames: false, hasLineNumbers: false, hasInlineFrames: false))
         }
     }
 
@@ -201,7 +212,9 @@ struct PprofProfileBuilder {
     private mutating func location(of frame: StallReport.Frame, in stall: PprofStall) -> UInt64 {
         let address = ReportCoding.parseAddress(frame.address).map(UInt64.init) ?? 0
         var mappingID: UInt64 = 0
-        if let (key, _, _) = Self.image(of: frame, in: stall), let id = mappingIDs[key], mappingRanges[id]?.contains(address) == true {
+        if let (key, _, _) = Self.image(of: frame, in: stall), let id = mappingIDs[key],
+            mappingRanges[id]?.contains(address) == true
+        {
             mappingID = id
         }
         let symbol = frame.symbol.flatMap { $0.isEmpty ? nil : $0 }
@@ -218,7 +231,9 @@ struct PprofProfileBuilder {
         let id = UInt64(profile.locations.count + 1)
         locationIndex[key] = profile.locations.count
         profile.locations.append(.init(id: id, mappingID: mappingID, address: address, lines: lines))
-        noteCoverage(mappingID, named: symbol != nil, file: symbol != nil && frame.file != nil, line: symbol != nil && frame.line != nil)
+        noteCoverage(
+            mappingID, named: symbol != nil, file: symbol != nil && frame.file != nil,
+            line: symbol != nil && frame.line != nil)
         return id
     }
 
@@ -251,8 +266,10 @@ struct PprofProfileBuilder {
         if let known = functionIDs[key] { return known }
         let names = PprofFunctionNames.names(forSymbol: symbol, style: self.names)
         let id = UInt64(profile.functions.count + 1)
-        profile.functions.append(.init(id: id, name: string(names.display), systemName: string(names.system),
-                                       filename: file.map { string($0) } ?? 0, startLine: 0))
+        profile.functions.append(
+            .init(
+                id: id, name: string(names.display), systemName: string(names.system),
+                filename: file.map { string($0) } ?? 0, startLine: 0))
         functionIDs[key] = id
         return id
     }
@@ -260,7 +277,9 @@ struct PprofProfileBuilder {
     /// `time_nanos`: the first stall's start; `duration_nanos`: from then to the last stall's end.
     private mutating func setTimes(_ stalls: [PprofStall]) {
         guard let first = stalls.map(\.startedAt).min() else { return }
-        let end = stalls.map { $0.startedAt.addingTimeInterval(($0.durationMs.isFinite ? max(0, $0.durationMs) : 0) / 1000) }.max() ?? first
+        let end =
+            stalls.map { $0.startedAt.addingTimeInterval(($0.durationMs.isFinite ? max(0, $0.durationMs) : 0) / 1000) }
+            .max() ?? first
         profile.timeNanos = Self.nanoseconds(first.timeIntervalSince1970 * 1000)
         profile.durationNanos = Self.nanoseconds(end.timeIntervalSince(first) * 1000)
     }

@@ -22,7 +22,8 @@ public struct PprofStall: Sendable {
         // Samples with async callers are exported as their logical stack; the others are kept
         // as they are (the report's array is shared, not copied, when none has callers).
         var samples = report.samples
-        for index in samples.indices where samples[index].kind == .stack && !(samples[index].asyncCallers?.isEmpty ?? true) {
+        for index in samples.indices
+        where samples[index].kind == .stack && !(samples[index].asyncCallers?.isEmpty ?? true) {
             samples[index].frames = samples[index].logicalFrames(in: report.frames)
         }
         self.samples = samples

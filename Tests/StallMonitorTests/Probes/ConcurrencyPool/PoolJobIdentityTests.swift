@@ -48,8 +48,9 @@ struct PoolJobIdentityTests {
         // the watchdog looks on time, within half its longest pause when it was starved (seen in
         // the samples it took: a sanitizer's runtime, more CPU-bound threads than the hogs).
         let tolerance = max(25, Self.longestWatchdogPause(in: report) / 2 + 5)
-        #expect(abs(report.durationMs - job.milliseconds) <= tolerance,
-                "report \(report.durationMs) ms, job \(job.milliseconds) ms, tolerance \(tolerance) ms")
+        #expect(
+            abs(report.durationMs - job.milliseconds) <= tolerance,
+            "report \(report.durationMs) ms, job \(job.milliseconds) ms, tolerance \(tolerance) ms")
     }
 
     /// The longest time the watchdog took no sample during a report's stall (ms): between two
@@ -74,7 +75,8 @@ struct PoolJobIdentityTests {
             let start = Kernel.monotonicNanoseconds()
             spin(milliseconds: spinMs)
             if blockMs > 0 { usleep(blockMs * 1_000) }
-            return JobClock(thread: Kernel.currentThreadID(), milliseconds: Double(Kernel.monotonicNanoseconds() - start) / 1e6)
+            return JobClock(
+                thread: Kernel.currentThreadID(), milliseconds: Double(Kernel.monotonicNanoseconds() - start) / 1e6)
         }
     }
 
@@ -86,12 +88,15 @@ struct PoolJobIdentityTests {
 
     /// Runs `body` with the pool watched (threshold 250 ms, a look every 5 ms) under two CPU hogs
     /// per CPU; returns the reports written once the monitor has flushed and stopped.
-    static func watchingPool(label: String = #function, _ body: (StallMonitor) async throws -> Void) async throws -> [StallReport] {
+    static func watchingPool(
+        label: String = #function, _ body: (StallMonitor) async throws -> Void
+    ) async throws -> [StallReport] {
         let directory = ReportDirectory(label)
         defer { directory.remove() }
         let contention = CPUContention()
         defer { contention.stop() }
-        let monitor = try StallMonitor.start(directory.configuration(), loops: [.concurrencyPool], pollInterval: .milliseconds(5))
+        let monitor = try StallMonitor.start(
+            directory.configuration(), loops: [.concurrencyPool], pollInterval: .milliseconds(5))
         do {
             try await body(monitor)
         } catch {
@@ -120,7 +125,10 @@ final class ContinuationWaker: Sendable {
         let exited = self.exited
         Thread {
             while !stopping.withLock({ $0 }) {
-                if let continuation = handed.withLock({ value in defer { value = nil }; return value }) {
+                if let continuation = handed.withLock({ value in
+                    defer { value = nil }
+                    return value
+                }) {
                     usleep(1_000)
                     continuation.resume()
                 } else {

@@ -33,30 +33,35 @@ struct NestedRunTests {
             let report = reports[0]
             #expect(report.durationMs >= stall - 1)
             // A span from before the nested run would be 400 ms longer; 150 ms of slack for a loaded machine.
-            #expect(report.durationMs < stall + 150, "the span covers the stall after the nested run, not the nested run")
+            #expect(
+                report.durationMs < stall + 150, "the span covers the stall after the nested run, not the nested run")
             let symbols = report.representativeSymbols
             #expect(symbols.contains { $0.contains("spinAfterNestedRunForStallTest") }, "\(symbols)")
-            #expect(report.samples.allSatisfy { sample in
-                !report.symbols(of: sample).contains { $0.contains("spinOnCPUForStallTest") }
-            })
+            #expect(
+                report.samples.allSatisfy { sample in
+                    !report.symbols(of: sample).contains { $0.contains("spinOnCPUForStallTest") }
+                })
             #expect(monitor.statistics.stallsDetected == 1)
         }
     }
 
     @Test("a report names the mode of the run that stalled: a nested run's mode, then the enclosing run's again")
     func reportsTheStalledRunsMode() throws {
-        try withMonitoredLoop("nested-mode", configure: { $0.threshold = .milliseconds(200) }) { directory, loop, monitor in
+        try withMonitoredLoop("nested-mode", configure: { $0.threshold = .milliseconds(200) }) {
+            directory, loop, monitor in
             // A mode of our own, made common so the observers see runs in it.
             let tracking = "StallMonitorTestTracking"
             try loop.run {
                 let mode = CFStringCreateWithCString(nil, tracking, CFStringBuiltInEncodings.UTF8.rawValue)!
                 CFRunLoopAddCommonMode(CFRunLoopGetCurrent(), mode)
-                let stallInNestedRun = CFRunLoopTimerCreateWithHandler(nil, CFAbsoluteTimeGetCurrent() + 0.01, 0, 0, 0) { _ in
+                let stallInNestedRun = CFRunLoopTimerCreateWithHandler(nil, CFAbsoluteTimeGetCurrent() + 0.01, 0, 0, 0)
+                { _ in
                     StallingWork.spinOnCPUForStallTest(milliseconds: 400)
                 }
                 CFRunLoopAddTimer(CFRunLoopGetCurrent(), stallInNestedRun, mode)
                 // Keeps the nested run waiting after the stall until its 0.6 s are up.
-                let keepAlive = CFRunLoopTimerCreateWithHandler(nil, CFAbsoluteTimeGetCurrent() + 3_600, 0, 0, 0) { _ in }
+                let keepAlive = CFRunLoopTimerCreateWithHandler(nil, CFAbsoluteTimeGetCurrent() + 3_600, 0, 0, 0) { _ in
+                }
                 CFRunLoopAddTimer(CFRunLoopGetCurrent(), keepAlive, mode)
                 _ = CFRunLoopRunInMode(mode, 0.6, false)
                 CFRunLoopTimerInvalidate(keepAlive)
@@ -65,7 +70,9 @@ struct NestedRunTests {
             }
             #expect(monitor.waitForStalls(2), "\(monitor.statistics)")
             let reports = try directory.reports().sorted { $0.startedAt < $1.startedAt }
-            try #require(reports.count == 2, "\(reports.map { ($0.loop.mode ?? "-", $0.durationMs, $0.representativeSymbols.prefix(3)) })")
+            try #require(
+                reports.count == 2,
+                "\(reports.map { ($0.loop.mode ?? "-", $0.durationMs, $0.representativeSymbols.prefix(3)) })")
             #expect(reports[0].loop.mode == tracking)
             #expect(reports[1].loop.mode == "kCFRunLoopDefaultMode")
         }

@@ -48,17 +48,25 @@ struct PreemptedCongestionTests {
             CFRunLoopAddTimer(CFRunLoopGetCurrent(), start, kCFRunLoopDefaultMode)
         }
         try #require(finished.wait(timeout: .now() + 60) == .success, "the congested chain did not finish")
-        let chain = Chain(milliseconds: times.milliseconds, longPauses: observer.longPauses.count.load(ordering: .relaxed))
+        let chain = Chain(
+            milliseconds: times.milliseconds, longPauses: observer.longPauses.count.load(ordering: .relaxed))
         hog.stop()
-        #expect(chain.longPauses >= 10, "the observer's yields should pause the loop for more than the grace: \(chain.longPauses)")
+        #expect(
+            chain.longPauses >= 10,
+            "the observer's yields should pause the loop for more than the grace: \(chain.longPauses)")
         #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
         usleep(300_000)
         monitor.flush()
 
         let reports = try directory.reports()
-        try #require(reports.count == 1, "one stall, not fragments: \(reports.map(\.durationMs)); \(monitor.statistics)")
+        try #require(
+            reports.count == 1, "one stall, not fragments: \(reports.map(\.durationMs)); \(monitor.statistics)")
         let report = reports[0]
-        #expect(report.durationMs >= chain.milliseconds - 1, "\(report.durationMs) ms for a chain of \(chain.milliseconds) ms")
-        #expect(report.classification == .congestion, "\(report.classification), \(report.loop.passes) passes, longest \(report.loop.longestPassMs) ms")
+        #expect(
+            report.durationMs >= chain.milliseconds - 1,
+            "\(report.durationMs) ms for a chain of \(chain.milliseconds) ms")
+        #expect(
+            report.classification == .congestion,
+            "\(report.classification), \(report.loop.passes) passes, longest \(report.loop.longestPassMs) ms")
     }
 }

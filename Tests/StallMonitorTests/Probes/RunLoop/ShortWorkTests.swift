@@ -22,7 +22,9 @@ struct ShortWorkTests {
             #expect(statistics.shortSpansDiscarded == 0)
             #expect(statistics.stallsDetected == 0)
 
-            let longer = try loop.run { measureMilliseconds { StallingWork.spinOnCPUForStallTest(milliseconds: 1_500) } }
+            let longer = try loop.run {
+                measureMilliseconds { StallingWork.spinOnCPUForStallTest(milliseconds: 1_500) }
+            }
             #expect(longer < 2_000)
             #expect(waitUntil { monitor.statistics.shortSpansDiscarded == 1 })
             usleep(300_000)

@@ -12,7 +12,9 @@ struct StartInsideCalloutTests {
             let configuration = directory.configuration()
 
             let started = try loop.run { () -> Result<StallMonitor, StallMonitorError> in
-                let result = Result { () throws(StallMonitorError) in try StallMonitor.start(configuration, loop: .current) }
+                let result = Result { () throws(StallMonitorError) in
+                    try StallMonitor.start(configuration, loop: .current)
+                }
                 if case .success = result { StallingWork.spinOnCPUForStallTest(milliseconds: 350) }
                 return result
             }

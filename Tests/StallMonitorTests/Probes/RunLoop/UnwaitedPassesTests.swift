@@ -12,8 +12,10 @@ import Testing
 @Suite("Passes that never wait", .serialized)
 struct UnwaitedPassesTests {
     /// Runs `remaining` items of `microseconds` each, each queueing the next on the same thread.
-    private static func chain(_ worker: ResidentLoopThread, remaining: Int, microseconds: UInt64,
-                              times: ChainTimes, done: @escaping @Sendable () -> Void) {
+    private static func chain(
+        _ worker: ResidentLoopThread, remaining: Int, microseconds: UInt64,
+        times: ChainTimes, done: @escaping @Sendable () -> Void
+    ) {
         _ = worker.perform {
             let now = Kernel.monotonicNanoseconds()
             if times.start.load(ordering: .relaxed) == 0 { times.start.store(now, ordering: .releasing) }
@@ -31,7 +33,8 @@ struct UnwaitedPassesTests {
         let directory = ReportDirectory("unwaited-passes")
         defer { directory.remove() }
         // 5,000 items of 200 µs: at least 1 s, ten times the threshold.
-        let worker = try ResidentLoopThread(name: "unwaited", monitor: directory.configuration(threshold: .milliseconds(100)))
+        let worker = try ResidentLoopThread(
+            name: "unwaited", monitor: directory.configuration(threshold: .milliseconds(100)))
         defer { worker.stop() }
         let monitor = try #require(worker.monitor)
         usleep(100_000)
@@ -45,25 +48,35 @@ struct UnwaitedPassesTests {
         monitor.flush()
 
         let reports = try directory.reports()
-        try #require(reports.count == 1, "one stall: \(reports.map { ($0.durationMs, $0.loop.passes) }); \(monitor.statistics)")
+        try #require(
+            reports.count == 1, "one stall: \(reports.map { ($0.durationMs, $0.loop.passes) }); \(monitor.statistics)")
         let report = reports[0]
-        #expect(report.durationMs >= times.milliseconds - 1, "\(report.durationMs) ms for a chain of \(times.milliseconds) ms")
+        #expect(
+            report.durationMs >= times.milliseconds - 1,
+            "\(report.durationMs) ms for a chain of \(times.milliseconds) ms")
         // Split at waits and wakes only, the whole chain would be one pass (or a few).
         #expect(report.loop.passes >= 100, "\(report.loop.passes) passes")
-        #expect(report.loop.longestPassMs * 4 <= report.durationMs, "longest pass \(report.loop.longestPassMs) ms of \(report.durationMs) ms")
-        #expect(report.classification == .congestion, "\(report.classification), \(report.loop.passes) passes, longest \(report.loop.longestPassMs) ms")
+        #expect(
+            report.loop.longestPassMs * 4 <= report.durationMs,
+            "longest pass \(report.loop.longestPassMs) ms of \(report.durationMs) ms")
+        #expect(
+            report.classification == .congestion,
+            "\(report.classification), \(report.loop.passes) passes, longest \(report.loop.longestPassMs) ms")
     }
 
     @Test("a single long item in a run that never waits is one long pass")
     func longItemIsOneLongPass() throws {
         let directory = ReportDirectory("unwaited-long")
         defer { directory.remove() }
-        let worker = try ResidentLoopThread(name: "unwaited-long", monitor: directory.configuration(threshold: .milliseconds(100)))
+        let worker = try ResidentLoopThread(
+            name: "unwaited-long", monitor: directory.configuration(threshold: .milliseconds(100)))
         defer { worker.stop() }
         let monitor = try #require(worker.monitor)
         usleep(100_000)
 
-        let spun = try worker.performAndWait { measureMilliseconds { StallingWork.spinOnCPUForStallTest(milliseconds: 400) } }
+        let spun = try worker.performAndWait {
+            measureMilliseconds { StallingWork.spinOnCPUForStallTest(milliseconds: 400) }
+        }
         #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
         usleep(300_000)
         monitor.flush()
@@ -75,7 +88,9 @@ struct UnwaitedPassesTests {
         var tick = timespec()
         clock_getres(CLOCK_MONOTONIC_COARSE, &tick)
         let tickMs = Double(tick.tv_sec) * 1e3 + Double(tick.tv_nsec) / 1e6
-        #expect(report.loop.longestPassMs >= spun - 1 - tickMs, "the item is one pass: \(report.loop.longestPassMs) ms of \(spun) ms")
+        #expect(
+            report.loop.longestPassMs >= spun - 1 - tickMs,
+            "the item is one pass: \(report.loop.longestPassMs) ms of \(spun) ms")
         #expect(report.classification != .congestion)
     }
 }

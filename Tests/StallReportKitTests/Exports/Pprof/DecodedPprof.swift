@@ -55,7 +55,9 @@ struct DecodedPprof {
 
     /// The function named by the first line of location `id`, if any.
     func functionName(ofLocation id: UInt64) -> String? {
-        guard let location = locations.first(where: { $0.id == id }), let line = location.lines.first else { return nil }
+        guard let location = locations.first(where: { $0.id == id }), let line = location.lines.first else {
+            return nil
+        }
         return functions.first { $0.id == line.functionID }?.name
     }
 
@@ -64,11 +66,15 @@ struct DecodedPprof {
         let fields = try R.fields(bytes)
         // Strings first: every other field refers to them.
         for (field, value) in fields where field == 6 {
-            guard case .bytes(let utf8) = value, let string = String(bytes: utf8, encoding: .utf8) else { throw R.Malformed(description: "string") }
+            guard case .bytes(let utf8) = value, let string = String(bytes: utf8, encoding: .utf8) else {
+                throw R.Malformed(description: "string")
+            }
             strings.append(string)
         }
         func string(_ index: UInt64) throws -> String {
-            guard Int(index) < strings.count else { throw R.Malformed(description: "string index \(index) of \(strings.count)") }
+            guard Int(index) < strings.count else {
+                throw R.Malformed(description: "string index \(index) of \(strings.count)")
+            }
             return strings[Int(index)]
         }
         func message(_ value: R.Value) throws -> [(field: Int, value: R.Value)] {
@@ -80,7 +86,8 @@ struct DecodedPprof {
             return v
         }
         func valueType(_ value: R.Value) throws -> (String, String) {
-            var type: UInt64 = 0, unit: UInt64 = 0
+            var type: UInt64 = 0
+            var unit: UInt64 = 0
             for (f, v) in try message(value) {
                 if f == 1 { type = try varint(v) } else if f == 2 { unit = try varint(v) }
             }
@@ -93,7 +100,9 @@ struct DecodedPprof {
                 let parts = try message(value)
                 var labels: [Label] = []
                 for (f, v) in parts where f == 3 {
-                    var key: UInt64 = 0, str: UInt64 = 0, num: UInt64 = 0
+                    var key: UInt64 = 0
+                    var str: UInt64 = 0
+                    var num: UInt64 = 0
                     for (lf, lv) in try message(v) {
                         switch lf {
                         case 1: key = try varint(lv)
@@ -104,9 +113,13 @@ struct DecodedPprof {
                     }
                     labels.append(Label(key: try string(key), str: try string(str), num: Int64(bitPattern: num)))
                 }
-                samples.append(Sample(locationIDs: try R.repeatedVarints(parts.filter { $0.field == 1 }.map(\.value)),
-                                      values: try R.repeatedVarints(parts.filter { $0.field == 2 }.map(\.value)).map { Int64(bitPattern: $0) },
-                                      labels: labels))
+                samples.append(
+                    Sample(
+                        locationIDs: try R.repeatedVarints(parts.filter { $0.field == 1 }.map(\.value)),
+                        values: try R.repeatedVarints(parts.filter { $0.field == 2 }.map(\.value)).map {
+                            Int64(bitPattern: $0)
+                        },
+                        labels: labels))
             case 3:
                 var mapping = Mapping()
                 for (f, v) in try message(value) {
@@ -136,7 +149,11 @@ struct DecodedPprof {
                     case 4:
                         var line = Line(functionID: 0, line: 0)
                         for (lf, lv) in try message(v) {
-                            if lf == 1 { line.functionID = try varint(lv) } else if lf == 2 { line.line = Int64(bitPattern: try varint(lv)) }
+                            if lf == 1 {
+                                line.functionID = try varint(lv)
+                            } else if lf == 2 {
+                                line.line = Int64(bitPattern: try varint(lv))
+                            }
                         }
                         location.lines.append(line)
                     default: break

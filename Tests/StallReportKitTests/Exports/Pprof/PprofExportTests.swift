@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import StallReportKit
 import StallReportKitTestSupport
+import Testing
 import ToolSupport
+
+@testable import StallReportKit
 
 @Suite("pprof export")
 struct PprofExportTests {
@@ -27,15 +28,19 @@ struct PprofExportTests {
             return report
         }
         let spin = placed(ProfileFixtures.report(["App.spin()", "App.tick()"], stack: 8, none: 2), appLoad: appLoadA)
-        var wait = placed(ProfileFixtures.report(["App.wait()", "App.tick()"], stack: 4, syscall: 3, intervalMs: 10,
-                                                 startedAt: Date(timeIntervalSince1970: 1_772_366_460), pid: 5151, tid: 5152), appLoad: appLoadB)
+        var wait = placed(
+            ProfileFixtures.report(
+                ["App.wait()", "App.tick()"], stack: 4, syscall: 3, intervalMs: 10,
+                startedAt: Date(timeIntervalSince1970: 1_772_366_460), pid: 5151, tid: 5152), appLoad: appLoadB)
         wait.frames[1].symbol = nil
         wait.frames[1].file = nil
         wait.frames[1].line = nil
         return [PprofStall(report: spin, path: "/r/spin.json"), PprofStall(report: wait, path: "/r/wait.json")]
     }
 
-    static func decode(_ stalls: [PprofStall], layouts: @escaping PprofExport.ImageLayouts = { _ in nil }) throws -> DecodedPprof {
+    static func decode(
+        _ stalls: [PprofStall], layouts: @escaping PprofExport.ImageLayouts = { _ in nil }
+    ) throws -> DecodedPprof {
         try DecodedPprof(PprofExport.encode(stalls, comment: "test export", layouts: layouts))
     }
 
@@ -58,7 +63,9 @@ struct PprofExportTests {
         let stalls = Self.stalls()
         let profile = try Self.decode(stalls)
         #expect(profile.samples.count == 17)
-        #expect(profile.samples.map(\.values) == Array(repeating: [1, 12_500_000], count: 10) + Array(repeating: [1, 10_000_000], count: 7))
+        #expect(
+            profile.samples.map(\.values) == Array(repeating: [1, 12_500_000], count: 10)
+                + Array(repeating: [1, 10_000_000], count: 7))
         #expect(profile.samples.reduce(0) { $0 + $1.values[1] } == Int64(ProfileFixtures.sampledMs * 1_000_000))
         let first = profile.samples[0]
         #expect(first.string("loop") == "runLoop")
@@ -74,20 +81,31 @@ struct PprofExportTests {
         #expect(last.number("thread_id") == 5152)
         #expect(last.string("syscall") == "nanosleep")
         // Leaf first: the leaf frame is __lll_lock_wait, the root CFRunLoopRunSpecific.
-        #expect(first.locationIDs.compactMap(profile.functionName(ofLocation:)) ==
-            ["__lll_lock_wait", "App.spin()", "App.tick()", "__CFRunLoopDoTimer", "CFRunLoopRunSpecific"])
+        #expect(
+            first.locationIDs.compactMap(profile.functionName(ofLocation:)) == [
+                "__lll_lock_wait", "App.spin()", "App.tick()", "__CFRunLoopDoTimer", "CFRunLoopRunSpecific",
+            ])
         // Samples without a full stack, as in the other exports.
         #expect(profile.samples[8].locationIDs.compactMap(profile.functionName(ofLocation:)) == ["[no stack]"])
-        #expect(last.locationIDs.compactMap(profile.functionName(ofLocation:)) == ["__lll_lock_wait", "[syscall nanosleep, not unwound]"])
-        let synthetic = try #require(profile.locations.first { profile.functionName(ofLocation: $0.id) == "[no stack]" })
+        #expect(
+            last.locationIDs.compactMap(profile.functionName(ofLocation:)) == [
+                "__lll_lock_wait", "[syscall nanosleep, not unwound]",
+            ])
+        let synthetic = try #require(
+            profile.locations.first { profile.functionName(ofLocation: $0.id) == "[no stack]" })
         #expect(synthetic.mappingID == 0 && synthetic.address == 0)
     }
 
-    @Test("Mappings: one per (path, build ID, load address), main executables first, build IDs, every location inside its mapping")
+    @Test(
+        "Mappings: one per (path, build ID, load address), main executables first, build IDs, every location inside its mapping"
+    )
     func mappings() throws {
         let profile = try Self.decode(Self.stalls())
-        #expect(profile.mappings.map(\.filename) == ["/work/app/.build/debug/App", "/work/app/.build/debug/App",
-                                                     "/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/swift/linux/libFoundation.so"])
+        #expect(
+            profile.mappings.map(\.filename) == [
+                "/work/app/.build/debug/App", "/work/app/.build/debug/App",
+                "/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/swift/linux/libFoundation.so",
+            ])
         #expect(profile.mappings.map(\.buildID) == ["9f1c0ffee", "9f1c0ffee", "c0ffee01", ""])
         #expect(profile.mappings.map(\.id) == [1, 2, 3, 4])
         // Without the file: from the load address, file offset 0, to the page after the last address.
@@ -98,7 +116,9 @@ struct PprofExportTests {
         #expect(profile.mappings[3].hasFunctions && !profile.mappings[3].hasFilenames)
         for location in profile.locations where location.mappingID != 0 {
             let mapping = try #require(profile.mappings.first { $0.id == location.mappingID })
-            #expect(mapping.start <= location.address && location.address < mapping.limit, "location \(location.id) outside mapping \(mapping.id)")
+            #expect(
+                mapping.start <= location.address && location.address < mapping.limit,
+                "location \(location.id) outside mapping \(mapping.id)")
         }
         // One location per (mapping, address): 5 frames of the first stall, the second stall's 2 App
         // frames (its libc and Foundation frames are at the same addresses in the same mappings),
@@ -129,11 +149,13 @@ struct PprofExportTests {
 
     @Test("With the ELF file at hand, the mapping is its executable segment with the segment's file offset")
     func mappingFromSegments() throws {
-        let layout = ELFLoadSegments.Layout(buildID: "9f1c0ffee", segments: [
-            .init(fileOffset: 0, virtualAddress: 0, memorySize: 0x1000, isExecutable: false),
-            .init(fileOffset: 0x1000, virtualAddress: 0x2000, memorySize: 0x3000, isExecutable: true),
-            .init(fileOffset: 0x4000, virtualAddress: 0x6000, memorySize: 0x800, isExecutable: false),
-        ])
+        let layout = ELFLoadSegments.Layout(
+            buildID: "9f1c0ffee",
+            segments: [
+                .init(fileOffset: 0, virtualAddress: 0, memorySize: 0x1000, isExecutable: false),
+                .init(fileOffset: 0x1000, virtualAddress: 0x2000, memorySize: 0x3000, isExecutable: true),
+                .init(fileOffset: 0x4000, virtualAddress: 0x6000, memorySize: 0x800, isExecutable: false),
+            ])
         let profile = try Self.decode(Self.stalls()) { image in image.buildID == "9f1c0ffee" ? layout : nil }
         let app = profile.mappings[0]
         #expect(app.start == UInt64(Self.appLoadA) + 0x2000)
@@ -143,7 +165,8 @@ struct PprofExportTests {
         let location = try #require(profile.locations.first { $0.mappingID == 1 })
         #expect(location.address - app.start + app.offset == location.address - UInt64(Self.appLoadA) - 0x1000)
         // Addresses outside every executable segment: the whole image.
-        let outside = PprofMappingRange.derive(loadAddress: 0x10000, bias: 0x10000, addresses: [0x10000 + 0x6100], layout: layout)
+        let outside = PprofMappingRange.derive(
+            loadAddress: 0x10000, bias: 0x10000, addresses: [0x10000 + 0x6100], layout: layout)
         #expect(outside == PprofMappingRange(start: 0x10000, limit: 0x10000 + 0x7000, fileOffset: 0))
     }
 
@@ -170,7 +193,10 @@ struct PprofExportTests {
         writer.uint64(3, 0)
         writer.packedUInt64(4, [1, 150])
         writer.string(5, "")
-        #expect(writer.bytes == [0x08, 0xAC, 0x02, 0x10] + Array(repeating: 0xFF, count: 9) + [0x01, 0x22, 0x03, 0x01, 0x96, 0x01, 0x2A, 0x00])
+        #expect(
+            writer.bytes == [0x08, 0xAC, 0x02, 0x10] + Array(repeating: 0xFF, count: 9) + [
+                0x01, 0x22, 0x03, 0x01, 0x96, 0x01, 0x2A, 0x00,
+            ])
     }
 
     @Test("ELF load segments of this test binary: the executable segment and the build ID")

@@ -34,7 +34,9 @@ struct ProtobufTestReader {
                 result.append((field, .fixed64(value)))
             case 2:
                 let length = Int(try varint())
-                guard length >= 0, position + length <= bytes.count else { throw Malformed(description: "length \(length) past the end") }
+                guard length >= 0, position + length <= bytes.count else {
+                    throw Malformed(description: "length \(length) past the end")
+                }
                 result.append((field, .bytes(Array(bytes[position..<position + length]))))
                 position += length
             case 5:
@@ -53,7 +55,9 @@ struct ProtobufTestReader {
         var value: UInt64 = 0
         var shift: UInt64 = 0
         while true {
-            guard position < bytes.count, shift < 64 else { throw Malformed(description: "truncated varint at \(position)") }
+            guard position < bytes.count, shift < 64 else {
+                throw Malformed(description: "truncated varint at \(position)")
+            }
             let byte = bytes[position]
             position += 1
             value |= UInt64(byte & 0x7F) << shift
