@@ -52,6 +52,7 @@ struct InstructionLoop: ParsableCommand {
     private func runLoopPasses(_ configuration: StallMonitor.Configuration) throws {
         let monitor = monitored ? try StallMonitor.start(configuration) : nil
         let bare = monitored ? nil : BareObserver()
+        let parked = monitored ? nil : ParkedThread()
         // A timer that never fires keeps the mode from being empty (CoreFoundation runs no pass
         // of an empty mode, and calls no observer).
         let timer = Timer(fire: .distantFuture, interval: 0, repeats: false) { _ in }
@@ -62,6 +63,7 @@ struct InstructionLoop: ParsableCommand {
         measuredRunLoopPasses(count)
         timer.invalidate()
         bare?.remove()
+        parked?.stop()
         monitor?.stop()
     }
 

@@ -46,8 +46,14 @@ pid_t CStallMonitor_gettid(void);
 
 /// The name of the mode `run_loop` (a CFRunLoopRef) runs in now, NULL outside a run: a CFString
 /// the loop keeps for its whole life (not retained for the caller; its address is the mode's
-/// identity). run_loop_mode.c.
-const void *CStallMonitor_run_loop_mode(const void *run_loop);
+/// identity). Call it on the loop's own thread: once the loop's fields were found and checked, a
+/// mode equal to `last` (the one the caller saw before) is read without the loop's lock.
+/// run_loop_mode.c.
+const void *CStallMonitor_run_loop_mode(const void *run_loop, const void *last);
+
+/// Whether CStallMonitor_run_loop_mode reads the current mode without the loop's lock now (its
+/// offsets found and checked against CFRunLoopCopyCurrentMode). For tests and benchmarks.
+int CStallMonitor_run_loop_mode_read_directly(void);
 
 /// CPU time (user + system) consumed so far by thread `tid` of this process, in nanoseconds;
 /// -1 when the thread no longer exists.

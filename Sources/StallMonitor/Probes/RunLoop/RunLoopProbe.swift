@@ -102,6 +102,8 @@ final class RunLoopEvents: @unchecked Sendable {
 
     let tracker: SpanTracker
     private let runLoop: CFRunLoop
+    /// The loop's address (`runLoop` keeps the loop alive): no retain per entry.
+    private let runLoopPointer: UnsafeRawPointer
     // The state below is touched only on the loop's thread, inside its callbacks, which never
     // overlap: no dynamic exclusivity check (a runtime call per access, a tenth of what the
     // callbacks cost a pass), and the modes in memory of their own (no array's uniqueness check).
@@ -114,6 +116,7 @@ final class RunLoopEvents: @unchecked Sendable {
 
     init(runLoop: CFRunLoop, tracker: SpanTracker) {
         self.runLoop = runLoop
+        self.runLoopPointer = UnsafeRawPointer(Unmanaged.passUnretained(runLoop).toOpaque())
         self.tracker = tracker
         modes = .allocate(capacity: Self.maxDepth)
         modes.initialize(repeating: 0, count: Self.maxDepth)
@@ -131,7 +134,7 @@ final class RunLoopEvents: @unchecked Sendable {
     func record(_ activity: CFRunLoopActivity) {
         switch activity {
         case .entry:
-            enterRun(modeName: CStallMonitor_run_loop_mode(Unmanaged.passUnretained(runLoop).toOpaque()))
+            enterRun(modeName: CStallMonitor_run_loop_mode(runLoopPointer, lastModeName))
             tracker.loopEntered(at: CStallMonitor_monotonic_ns())
         case .beforeTimers: tracker.passBegan(at: CStallMonitor_coarse_monotonic_ns())
         case .beforeWaiting:

@@ -1,3 +1,4 @@
+import CStallMonitor
 import CoreFoundation
 import Foundation
 import StallMonitor
@@ -45,7 +46,9 @@ struct NestedRunTests {
         }
     }
 
-    @Test("a report names the mode of the run that stalled: a nested run's mode, then the enclosing run's again")
+    @Test(
+        "a report names the mode of the run that stalled: a nested run's mode, then the enclosing run's again, also once the mode is read without the loop's lock"
+    )
     func reportsTheStalledRunsMode() throws {
         try withMonitoredLoop("nested-mode", configure: { $0.threshold = .milliseconds(200) }) {
             directory, loop, monitor in
@@ -63,6 +66,13 @@ struct NestedRunTests {
                 let keepAlive = CFRunLoopTimerCreateWithHandler(nil, CFAbsoluteTimeGetCurrent() + 3_600, 0, 0, 0) { _ in
                 }
                 CFRunLoopAddTimer(CFRunLoopGetCurrent(), keepAlive, mode)
+                // Runs in both modes first: the mode is then read without the loop's lock, and the
+                // reports below must still name each run's own mode.
+                for _ in 0..<12 {
+                    _ = CFRunLoopRunInMode(kCFRunLoopDefaultMode, 0, true)
+                    _ = CFRunLoopRunInMode(mode, 0, true)
+                }
+                #expect(CStallMonitor_run_loop_mode_read_directly() == 1)
                 _ = CFRunLoopRunInMode(mode, 0.6, false)
                 CFRunLoopTimerInvalidate(keepAlive)
                 // Back in the default-mode callout: this stall belongs to the enclosing run.
