@@ -61,12 +61,10 @@ extension StallMonitor {
         writer: ReportWriter, errors: ErrorReporter, asyncChains: AsyncChainSource?
     ) -> [ThreadWatch] {
         threads.map { thread in
-            let watch = ThreadWatch(
+            ThreadWatch(
                 thread: thread, settings: settings, counters: counters, controls: controls,
+                environment: .init(reportProblem: { errors.report($0) }, asyncChains: asyncChains),
                 emit: { writer.submit($0) })
-            watch.reportProblem = { errors.report($0) }
-            watch.asyncChains = asyncChains
-            return watch
         }
     }
 

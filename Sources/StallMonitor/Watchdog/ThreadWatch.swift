@@ -55,45 +55,41 @@ final class ThreadWatch {
     private var trackedSpanIndex: UInt64 = 0
     /// Process-stopped time noticed before the watchdog began tracking span `sequence`.
     var stoppedBeforeTracking: (sequence: UInt64, nanos: UInt64) = (0, 0)
-    /// Time the machine has spent suspended since boot (``SuspendClock``; replaced in tests to
-    /// simulate a suspend).
-    var machineSuspendedNanos: () -> UInt64 = SuspendClock.suspendedNanos
-    /// The monitored thread's voluntary context switches (replaced in tests; by default read
-    /// from `/proc`).
-    var threadVoluntarySwitches: (() -> UInt64?)?
-    /// CPU time of a thread in nanoseconds, -1 when it cannot be read (the sampler's; replaced in tests).
-    var threadCPUNanos: (pid_t) -> Int64 {
-        get { sampler.threadCPUNanos }
-        set { sampler.threadCPUNanos = newValue }
-    }
+    /// What the watch reads and tells beyond its thread, fixed at init.
+    let environment: Environment
+    /// Time the machine has spent suspended since boot (``SuspendClock``).
+    var machineSuspendedNanos: () -> UInt64 { environment.machineSuspendedNanos }
+    /// The monitored thread's voluntary context switches (nil: read from `/proc`).
+    var threadVoluntarySwitches: (() -> UInt64?)? { environment.threadVoluntarySwitches }
+    /// CPU time of a thread in nanoseconds, -1 when it cannot be read (the sampler's clock).
+    func threadCPUNanos(_ tid: pid_t) -> Int64 { sampler.threadCPUNanos(tid) }
     /// Says a problem through the monitor's logger and statistics.
-    var reportProblem: (StallMonitorError) -> Void = { _ in }
-    /// Whether the sampling signal still runs the monitor's handler (the sampler's; replaced in tests).
-    var samplingHandlerInstalled: () -> Bool {
-        get { sampler.samplingHandlerInstalled }
-        set { sampler.samplingHandlerInstalled = newValue }
-    }
+    var reportProblem: (StallMonitorError) -> Void { environment.reportProblem }
     /// Reads the async callers of samples that ran in a task (shared by the watchdog's watches;
     /// nil: not read, as for loops that run no tasks).
-    var asyncChains: AsyncChainSource?
+    var asyncChains: AsyncChainSource? { environment.asyncChains }
     /// When the watchdog last went to sleep with a span open, and the thread's CPU time then.
     var cpuBeforeSleep: (at: UInt64, cpu: Int64)?
 
-    /// A watch of `thread` that counts in `counters`, obeys `controls` and hands stalls to `emit`.
+    /// A watch of `thread` that counts in `counters`, obeys `controls`, reads and tells through
+    /// `environment` and hands stalls to `emit`.
     init(
         thread: MonitoredThread, settings: Settings, counters: MonitorCounters, controls: MonitorControls,
-        emit: @escaping (StallEvent) -> Void
+        environment: Environment = Environment(), emit: @escaping (StallEvent) -> Void
     ) {
         self.thread = thread
         self.settings = settings
         self.counters = counters
         self.controls = controls
+        self.environment = environment
         self.emit = emit
         self.sampler = ThreadSampler(
             settings: .init(
                 signal: settings.signal, sampleTimeout: settings.sampleTimeout, maxFrames: settings.maxFrames,
                 stackCopyBytes: settings.stackCopyBytes, unwinding: settings.unwinding),
             counters: counters, knownBounds: { [thread] in thread.stackBounds(of: $0) })
+        if let cpu = environment.threadCPUNanos { sampler.threadCPUNanos = cpu }
+        if let installed = environment.samplingHandlerInstalled { sampler.samplingHandlerInstalled = installed }
     }
 
     /// Reads the thread's identity and opens its /proc files the first time it is seen armed;

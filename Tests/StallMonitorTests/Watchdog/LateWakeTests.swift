@@ -21,10 +21,9 @@ struct LateWakeTests {
     /// thread used `cpuDuringSleep` of CPU (nil: its CPU clock cannot be read). Returns the
     /// harness after the span ended at 1,600 ms.
     private static func lateWake(cpuDuringSleep: Int64?) -> ThreadWatchHarness {
-        let harness = ThreadWatchHarness()
         let cpu = SimulatedCPU()
         if cpuDuringSleep == nil { cpu.nanos = -1 }
-        harness.watch.threadCPUNanos = { _ in cpu.nanos }
+        let harness = ThreadWatchHarness(environment: .init(threadCPUNanos: { _ in cpu.nanos }))
         harness.tracker.loopWoke(at: 1_000 * ms)  // afterWaiting: the span opens
         _ = harness.watch.step(now: 1_130 * ms)  // past the lead: tracking begins
         harness.watch.noteWatchdogSleeps(now: 1_140 * ms)  // asks to wake at 1,150 ms
@@ -88,8 +87,8 @@ struct LateWakeTests {
 
     @Test("the scheduler says the watchdog waited for a CPU the whole time: nothing counts as stopped")
     func waitedForCPU() throws {
-        let harness = ThreadWatchHarness()
-        harness.watch.threadCPUNanos = { _ in -1 }  // no CPU clock: only the scheduler tells
+        // No CPU clock: only the scheduler tells.
+        let harness = ThreadWatchHarness(environment: .init(threadCPUNanos: { _ in -1 }))
         harness.tracker.loopWoke(at: 1_000 * Self.ms)
         _ = harness.watch.step(now: 1_130 * Self.ms)
         harness.watch.noteWatchdogSleeps(now: 1_140 * Self.ms)

@@ -20,9 +20,8 @@ struct MachineSuspendTests {
 
     /// A watch whose suspend clock is a ``SimulatedSuspend``.
     private static func harnessWithSimulatedSuspend() -> (ThreadWatchHarness, SimulatedSuspend) {
-        let harness = ThreadWatchHarness()
         let suspend = SimulatedSuspend()
-        harness.watch.machineSuspendedNanos = { suspend.nanos }
+        let harness = ThreadWatchHarness(environment: .init(machineSuspendedNanos: { suspend.nanos }))
         return (harness, suspend)
     }
 

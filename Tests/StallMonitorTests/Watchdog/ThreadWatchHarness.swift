@@ -21,7 +21,12 @@ final class ThreadWatchHarness: @unchecked Sendable {
 
     /// `arming`: when given, the thread arms itself with these steps (one may fail) instead of
     /// being marked armed directly; what it reports goes to `armingReports`.
-    init(threshold: UInt64 = 250 * ThreadWatchHarness.ms, arming: MonitoredThread.ArmingSteps? = nil) {
+    /// `environment`: the watch's clocks (the thread's voluntary switches are always the
+    /// simulated ones).
+    init(
+        threshold: UInt64 = 250 * ThreadWatchHarness.ms, arming: MonitoredThread.ArmingSteps? = nil,
+        environment: ThreadWatch.Environment = .init()
+    ) {
         let ms = Self.ms
         let switches = self.switches
         tracker = SpanTracker(
@@ -44,8 +49,8 @@ final class ThreadWatchHarness: @unchecked Sendable {
                 stackCopyBytes: 65_536,
                 signal: 0, inProgressRefresh: 1_000 * ms, reportWhileDebugged: true),
             counters: counters, controls: MonitorControls(),
+            environment: environment.withVoluntarySwitches { switches.next() },
             emit: { event in events.list.withLock { $0.append(event) } })
-        watch.threadVoluntarySwitches = { switches.next() }
     }
 
     /// What arming reported (with `arming:` steps).
@@ -65,4 +70,13 @@ final class HandFedProbe: LoopProbe {
     let kind = "runLoop"
     func attach(to tracker: SpanTracker, arm: @escaping @Sendable () -> Void) {}
     func detach() {}
+}
+
+extension ThreadWatch.Environment {
+    /// This environment with the thread's voluntary switches read from `switches`.
+    func withVoluntarySwitches(_ switches: @escaping () -> UInt64?) -> Self {
+        var copy = self
+        copy.threadVoluntarySwitches = switches
+        return copy
+    }
 }
