@@ -42,7 +42,7 @@ extension StallMonitor {
     /// What the session record says of the monitor so far: spans, stalls, reports written and
     /// reports dropped by why.
     static func sessionCounts(
-        threads: [MonitoredThread], counters: MonitorCounters, errors: ErrorReporter
+        trackers: [SpanTracker], counters: MonitorCounters, errors: ErrorReporter
     )
         -> (spans: Int, stalls: Int, written: Int, dropped: [String: Int])
     {
@@ -54,7 +54,7 @@ extension StallMonitor {
         count(.rateLimitedToSummary, counters.reportsRateLimited.load(ordering: .relaxed))
         count(.deletedForQuota, counters.reportsDeletedForQuota.load(ordering: .relaxed))
         count(.watchdogStarved, counters.longSpansOverwritten.load(ordering: .relaxed))
-        let spans = threads.reduce(0) { $0 + Int($1.tracker.currentSpan().sequence) }
+        let spans = trackers.reduce(0) { $0 + Int($1.currentSpan().sequence) }
         return (
             spans, counters.stallsDetected.load(ordering: .relaxed),
             counters.reportsWritten.load(ordering: .relaxed), dropped

@@ -228,7 +228,9 @@ public final class StallMonitor: Sendable {
         let store = ReportFileStore(directory: configuration.reportDirectory, quota: quota)
         let session = SessionRecorder(
             store: store, process: process, thresholdMs: Double(threshold) / 1e6, errors: errors,
-            sample: { Self.sessionCounts(threads: threads, counters: counters, errors: errors) })
+            sample: { [trackers = threads.map(\.tracker)] in
+                Self.sessionCounts(trackers: trackers, counters: counters, errors: errors)
+            })
         let writer = Self.makeWriter(
             configuration: configuration, process: process, store: store, errors: errors,
             counters: counters, session: session, metrics: metrics)

@@ -12,11 +12,11 @@ extension ConcurrencyPoolProbe: SharedLoop {
                 },
                 report: PoolStarvationReport(
                     settings: parts.settings,
-                    emit: { [weak writer = parts.writer] recording in
-                        // Weak: the writer's session record reads the monitored threads, which hold
-                        // the pool, which holds this closure.
+                    emit: { [writer = parts.writer] recording in
+                        // Nothing the writer holds leads back here: its session record reads the
+                        // span trackers only, never the threads or their probes.
                         // A paused monitor reports nothing (as for a loop's stalls).
-                        guard !controls.isPaused, let writer else { return }
+                        guard !controls.isPaused else { return }
                         counters.stallsDetected.add(1, ordering: .relaxed)
                         writer.submit(.ended(recording))
                     }))
