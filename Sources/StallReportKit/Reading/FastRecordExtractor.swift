@@ -25,39 +25,34 @@ struct FastRecordExtractor {
 
     private static func names(_ list: [String]) -> KeyTable { KeyTable(list) }
 
+    // The keys of each object the fast path reads, in the order its switches number them; a
+    // trailing `?` marks an optional key (``KeyTable``), which must agree with the report's
+    // JSON Schema and model (FastRecordExtractorSchemaTests, SchemaModelAgreementTests).
     private static let topKeys = names([
         "schemaVersion", "id", "fingerprint", "status", "startedAt", "durationMs", "thresholdMs", "classification",
         "mainThreadCPUMs", "cpuObservedMs", "loop", "process", "sampling", "samples", "representativeStack", "frames",
-        "images", "symbolication", "tags", "scene", "processStoppedMs", "machineSuspendedMs", "rateLimited",
-        "omittedSamples", "kind",
-        "representativeAsyncCallers",
+        "images", "symbolication", "tags?", "scene?", "processStoppedMs?", "machineSuspendedMs?", "rateLimited?",
+        "omittedSamples?", "kind?", "representativeAsyncCallers?",
     ])
-    /// Bits of the required top-level keys (the first 18).
-    private static let topRequired: UInt64 = (1 << 18) - 1
     private static let loopKeys = names([
-        "kind", "threadName", "threadID", "isMainThread", "mode", "passes", "longestPassMs", "armingProblems",
+        "kind", "threadName", "threadID", "isMainThread", "mode?", "passes", "longestPassMs", "armingProblems?",
     ])
-    private static let loopRequired: UInt64 = 0b0110_1111
     private static let processKeys = names([
-        "pid", "executableName", "executablePath", "appVersion", "hostName", "os", "osVersion", "architecture",
-        "startTicks",
+        "pid", "executableName", "executablePath", "appVersion?", "hostName", "os", "osVersion", "architecture",
+        "startTicks?",
     ])
-    private static let processRequired: UInt64 = 0b0_1111_0111
     private static let samplingKeys = names([
-        "unwinder", "unwinderNote", "intervalMs", "effectiveIntervalMs", "maxSamples", "attempted", "taken", "timedOut",
-        "skipped", "thinned", "dropped",
+        "unwinder", "unwinderNote?", "intervalMs", "effectiveIntervalMs", "maxSamples", "attempted", "taken",
+        "timedOut", "skipped", "thinned", "dropped",
     ])
-    private static let samplingRequired: UInt64 = 0b111_1111_1101
     private static let sampleKeys = names([
-        "offsetMs", "kind", "threadState", "syscall", "note", "frames", "truncated", "unwinder", "interrupted",
+        "offsetMs", "kind", "threadState", "syscall?", "note?", "frames", "truncated?", "unwinder?", "interrupted?",
     ])
-    private static let sampleRequired: UInt64 = 0b0_0010_0111
-    private static let frameKeys = names(["address", "image", "symbol", "offset", "file", "line", "inApp", "monitor"])
-    private static let frameRequired: UInt64 = 0b100_0001
-    private static let imageKeys = names(["path", "loadAddress", "loadBias", "buildID", "isMainExecutable"])
-    private static let imageRequired: UInt64 = 0b1_0111
-    private static let symbolicationKeys = names(["symbolicator", "note"])
-    private static let symbolicationRequired: UInt64 = 0b01
+    private static let frameKeys = names([
+        "address", "image?", "symbol?", "offset?", "file?", "line?", "inApp", "monitor?",
+    ])
+    private static let imageKeys = names(["path", "loadAddress", "loadBias", "buildID?", "isMainExecutable"])
+    private static let symbolicationKeys = names(["symbolicator", "note?"])
 
     /// The key tables by the schema object they read (`""`: the report itself, otherwise the
     /// report's property holding the object or array of objects), with the bits of their required
@@ -65,13 +60,11 @@ struct FastRecordExtractor {
     /// schema cannot be missed here.
     package static var keyTables: [String: (keys: [String], required: UInt64)] {
         func strings(_ table: KeyTable) -> [String] { table.names.map { String(decoding: $0, as: UTF8.self) } }
-        return [
-            "": (strings(topKeys), topRequired), "loop": (strings(loopKeys), loopRequired),
-            "process": (strings(processKeys), processRequired), "sampling": (strings(samplingKeys), samplingRequired),
-            "samples": (strings(sampleKeys), sampleRequired), "frames": (strings(frameKeys), frameRequired),
-            "images": (strings(imageKeys), imageRequired),
-            "symbolication": (strings(symbolicationKeys), symbolicationRequired),
+        let tables: [String: KeyTable] = [
+            "": topKeys, "loop": loopKeys, "process": processKeys, "sampling": samplingKeys, "samples": sampleKeys,
+            "frames": frameKeys, "images": imageKeys, "symbolication": symbolicationKeys,
         ]
+        return tables.mapValues { (strings($0), $0.required) }
     }
 
     /// Marks key `index` as seen; a key seen twice is a miss (decoders differ on duplicates).
@@ -82,9 +75,9 @@ struct FastRecordExtractor {
     }
 
     /// Runs `member` with the index in `keys` of each key of an object, known keys once each (a key
-    /// seen twice is a miss), unknown keys skipped; a miss too when a key of `required` is absent.
+    /// seen twice is a miss), unknown keys skipped; a miss too when a required key of `keys` is absent.
     @inline(__always) private static func forEachKnownMember(
-        _ cursor: inout JSONByteCursor, in keys: KeyTable, required: UInt64,
+        _ cursor: inout JSONByteCursor, in keys: KeyTable,
         _ member: (inout JSONByteCursor, Int) throws(FastPathMiss) -> Void
     ) throws(FastPathMiss) {
         var seen: UInt64 = 0
@@ -93,7 +86,7 @@ struct FastRecordExtractor {
             try see(index, &seen)
             try member(&cursor, index)
         }
-        guard seen & required == required else { throw FastPathMiss() }
+        guard seen & keys.required == keys.required else { throw FastPathMiss() }
     }
 
     @inline(__always) private static func optionalString(_ cursor: inout JSONByteCursor) throws(FastPathMiss) -> String?
@@ -132,7 +125,7 @@ struct FastRecordExtractor {
             self.representative = representative
         }
         guard cursor.peek() == UInt8(ascii: "{") else { throw FastPathMiss() }
-        try Self.forEachKnownMember(&cursor, in: Self.topKeys, required: Self.topRequired) {
+        try Self.forEachKnownMember(&cursor, in: Self.topKeys) {
             cursor, index throws(FastPathMiss) in
             switch index {
             case 0: guard try cursor.int() == StallReport.currentSchemaVersion else { throw FastPathMiss() }
@@ -238,7 +231,7 @@ struct FastRecordExtractor {
     private static func loop(_ cursor: inout JSONByteCursor) throws(FastPathMiss) -> (String, String) {
         var kind = ""
         var threadName = ""
-        try forEachKnownMember(&cursor, in: loopKeys, required: loopRequired) { cursor, index throws(FastPathMiss) in
+        try forEachKnownMember(&cursor, in: loopKeys) { cursor, index throws(FastPathMiss) in
             switch index {
             case 0: kind = try cursor.string()
             case 1: threadName = try cursor.string()
@@ -258,7 +251,7 @@ struct FastRecordExtractor {
 
     private static func process(_ cursor: inout JSONByteCursor) throws(FastPathMiss) -> ProcessFacts {
         var facts = ProcessFacts()
-        try forEachKnownMember(&cursor, in: processKeys, required: processRequired) {
+        try forEachKnownMember(&cursor, in: processKeys) {
             cursor, index throws(FastPathMiss) in
             switch index {
             case 0: facts.pid = try cursor.int(minimum: 1)
@@ -273,7 +266,7 @@ struct FastRecordExtractor {
     }
 
     private static func sampling(_ cursor: inout JSONByteCursor) throws(FastPathMiss) {
-        try forEachKnownMember(&cursor, in: samplingKeys, required: samplingRequired) {
+        try forEachKnownMember(&cursor, in: samplingKeys) {
             cursor, index throws(FastPathMiss) in
             switch index {
             case 0: _ = try cursor.stringSpan()
@@ -302,7 +295,7 @@ struct FastRecordExtractor {
     ) throws(FastPathMiss) -> String? {
         var syscall: String?
         var largest = largestFrameReference
-        try forEachKnownMember(&cursor, in: sampleKeys, required: sampleRequired) {
+        try forEachKnownMember(&cursor, in: sampleKeys) {
             cursor, index throws(FastPathMiss) in
             switch index {
             case 0: _ = try cursor.double()
@@ -328,7 +321,7 @@ struct FastRecordExtractor {
         var line: Int?
         var inApp = false
         var largest = largestImageReference
-        try forEachKnownMember(&cursor, in: frameKeys, required: frameRequired) { cursor, index throws(FastPathMiss) in
+        try forEachKnownMember(&cursor, in: frameKeys) { cursor, index throws(FastPathMiss) in
             switch index {
             case 0: address = try cursor.stringSpan()
             case 1: if try !cursor.takeNull() { largest = max(largest, try cursor.int()) }
@@ -352,7 +345,7 @@ struct FastRecordExtractor {
     }
 
     private static func image(_ cursor: inout JSONByteCursor) throws(FastPathMiss) {
-        try forEachKnownMember(&cursor, in: imageKeys, required: imageRequired) { cursor, index throws(FastPathMiss) in
+        try forEachKnownMember(&cursor, in: imageKeys) { cursor, index throws(FastPathMiss) in
             switch index {
             case 3: try skipOptionalString(&cursor)
             case 4: _ = try cursor.bool()
@@ -362,7 +355,7 @@ struct FastRecordExtractor {
     }
 
     private static func symbolication(_ cursor: inout JSONByteCursor) throws(FastPathMiss) {
-        try forEachKnownMember(&cursor, in: symbolicationKeys, required: symbolicationRequired) {
+        try forEachKnownMember(&cursor, in: symbolicationKeys) {
             cursor, index throws(FastPathMiss) in
             if index == 0 { _ = try cursor.stringSpan() } else { try skipOptionalString(&cursor) }
         }

@@ -483,9 +483,17 @@ struct KeyTable: Sendable {
     let names: [[UInt8]]
     let prefixes: [UInt64]
     let lengths: [Int]
+    /// The bits (by index in ``names``) of the keys an object must have.
+    let required: UInt64
 
+    /// A table of the keys in `list`; a key written with a trailing `?` is optional (the `?` is
+    /// not part of its name), every other one required.
     init(_ list: [String]) {
-        names = list.map { Array($0.utf8) }
+        precondition(list.count <= 64, "a key table holds up to 64 keys")
+        required = list.enumerated().reduce(0) { mask, key in
+            key.element.hasSuffix("?") ? mask : mask | 1 << UInt64(key.offset)
+        }
+        names = list.map { Array(($0.hasSuffix("?") ? String($0.dropLast()) : $0).utf8) }
         prefixes = names.map { name in
             var prefix: UInt64 = 0
             for (offset, byte) in name.prefix(8).enumerated() { prefix |= UInt64(byte) << UInt64(offset * 8) }
