@@ -46,10 +46,15 @@ pid_t CStallMonitor_gettid(void);
 
 /// The name of the mode `run_loop` (a CFRunLoopRef) runs in now, NULL outside a run: a CFString
 /// the loop keeps for its whole life (not retained for the caller; its address is the mode's
-/// identity). Call it on the loop's own thread: once the loop's fields were found and checked, a
-/// mode equal to `last` (the one the caller saw before) is read without the loop's lock.
-/// run_loop_mode.c.
+/// identity). Call it on the loop's own thread: once the loop's fields were found (see
+/// CStallMonitor_run_loop_mode_discover) and checked, a mode equal to `last` (the one the caller
+/// saw before) is read without the loop's lock. run_loop_mode.c.
 const void *CStallMonitor_run_loop_mode(const void *run_loop, const void *last);
+
+/// Finds, once per process, where a CFRunLoop keeps its current mode: an experiment on a run loop
+/// of its own, on a thread of its own, which this call waits for (run_loop_mode_discovery.c).
+/// Until it has run, CStallMonitor_run_loop_mode always takes the loop's lock.
+void CStallMonitor_run_loop_mode_discover(void);
 
 /// Whether CStallMonitor_run_loop_mode reads the current mode without the loop's lock now (its
 /// offsets found and checked against CFRunLoopCopyCurrentMode). For tests and benchmarks.

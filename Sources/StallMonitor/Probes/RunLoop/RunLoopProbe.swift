@@ -36,6 +36,7 @@ final class RunLoopProbe: LoopProbe, @unchecked Sendable {
     }
 
     func attach(to tracker: SpanTracker, arm: @escaping @Sendable () -> Void) {
+        CStallMonitor_run_loop_mode_discover()  // once per process: where a loop keeps its mode
         let events = RunLoopEvents(runLoop: runLoop, tracker: tracker)
         // Started inside a run of the loop (from a callout, or while it runs on another thread):
         // the observers never see that run's entry, so its exit must still count as the outermost,
