@@ -9,7 +9,8 @@
 // its own thread after it returned (the
 // thread has already waited that long; a record costs it well under a microsecond): the caller's
 // return addresses found by following frame pointers inside the thread's stack, the task, and
-// the scope the scope hook names. Records go to a fixed table of slots, claimed with a
+// the scope the scope hook names, and in a task the task's async callers (a few reads of its
+// context chain, each a process_vm_readv). Records go to a fixed table of slots, claimed with a
 // compare-and-swap; the collector takes them (`CStallMonitor_blocking_take`); a call that finds
 // every slot full is counted as dropped.
 #include "CStallMonitor.h"
@@ -26,6 +27,7 @@
 #include <sys/stat.h>
 
 enum { slot_count = 256 };
+
 enum { slot_free = 0, slot_writing = 1, slot_ready = 2 };
 
 atomic_int cstallmonitor_blocking_enabled;
@@ -49,6 +51,136 @@ CSTALLMONITOR_OWN_CODE static inline void *running_task(void) {
     if (offset != 0) return *(void *const *)((char *)__builtin_thread_pointer() + offset);
     void *(*task)(void) = atomic_load_explicit(&current_task, memory_order_relaxed);
     return task != NULL ? task() : NULL;
+}
+
+/// The async task layout (AsyncTaskLayout): the metadata every task's first word holds (0: chains
+/// are not read) and the offsets of ResumeTask and ResumeContext in a task.
+static _Atomic uintptr_t task_metadata;
+static atomic_int resume_task_offset;
+static atomic_int resume_context_offset;
+
+void CStallMonitor_blocking_set_async_layout(uintptr_t metadata, int task_offset, int context_offset) {
+    atomic_store(&resume_task_offset, task_offset);
+    atomic_store(&resume_context_offset, context_offset);
+    atomic_store(&task_metadata, metadata);
+}
+
+enum { context_page_size = 4096 };
+
+/// The last page of context memory read: a task's contexts come from its own slab allocator, a
+/// few dozen bytes apart, so a chain mostly lies in one or two pages, each read once.
+typedef struct {
+    uintptr_t start;
+    int valid;
+    uintptr_t words[context_page_size / sizeof(uintptr_t)];
+} context_page;
+
+/// A context's Parent and ResumeParent (the word after it), read with CStallMonitor_read_memory,
+/// which fails instead of faulting (a page at a time, or the pair alone where it straddles a
+/// page's end); 0 when it could not be read.
+static int read_context(context_page *page, uintptr_t context, uintptr_t pair[2]) {
+    // Not an aligned user-space address (a tagged or stale word of a frame): nothing to read.
+    if (context == 0 || (context & 7) != 0 || (context >> 56) != 0) return 0;
+    uintptr_t start = context & ~(uintptr_t)(context_page_size - 1);
+    if (context + 2 * sizeof(uintptr_t) <= start + context_page_size) {
+        if (!page->valid || page->start != start) {
+            page->start = start;
+            page->valid = CStallMonitor_read_memory(start, page->words, context_page_size) == 0;
+            if (!page->valid) return 0;  // the pair lies in that page: it cannot be read either
+        }
+        size_t index = (context - start) / sizeof(uintptr_t);
+        pair[0] = page->words[index];
+        pair[1] = page->words[index + 1];
+        return 1;
+    }
+    return CStallMonitor_read_memory(context, pair, 2 * sizeof(uintptr_t)) == 0;
+}
+
+/// Follows Parent from `context` into `record`'s async callers (after those already there): each
+/// context's ResumeParent, to the task's root (Parent 0) or the limit. 0 when a context could not
+/// be read.
+static int follow_contexts(context_page *page, CStallMonitorBlockingRecord *record, uintptr_t context) {
+    while (record->async_caller_count < CSTALLMONITOR_BLOCKING_ASYNC_CALLERS) {
+        uintptr_t pair[2];
+        if (!read_context(page, context, pair)) return 0;
+        record->async_callers[record->async_caller_count++] = pair[1];
+        if (pair[0] == 0) {
+            record->async_chain_complete = 1;
+            return 1;
+        }
+        context = pair[0];
+    }
+    return 1;
+}
+
+enum { job_chain_limit = CSTALLMONITOR_BLOCKING_ASYNC_CALLERS, candidate_hops = 8 };
+
+/// Whether `candidate` is a context of the chain that starts at the job's `job_chain` (its
+/// contexts, `count` of them) or leads into it within a few parents: the running async function's
+/// own context, or one of its callers'.
+static int joins_job_chain(context_page *page, uintptr_t candidate, const uintptr_t *job_chain, int count) {
+    uintptr_t context = candidate;
+    for (int hop = 0; hop <= candidate_hops; hop++) {
+        for (int index = 0; index < count; index++)
+            if (job_chain[index] == context) return 1;
+        uintptr_t pair[2];
+        if (!read_context(page, context, pair) || pair[0] == 0) return 0;
+        context = pair[0];
+    }
+    return 0;
+}
+
+/// Reads the async callers of `task`, which the calling thread runs. The context the job started
+/// in (the task's ResumeContext) and its parents are read first; the innermost frame whose context
+/// slot (`below`, `count` of them, leaf first) holds a context of that chain, or one leading into
+/// it, is the running async function's, and the callers are its context's chain. Without such a
+/// frame (a build whose async functions keep none) the chain is the job start's, led by the
+/// function the job started by calling.
+static void read_async_callers(CStallMonitorBlockingRecord *record, uintptr_t task, const uintptr_t *below,
+                               uint32_t count) {
+    record->async_caller_count = 0;
+    record->async_chain_source = CStallMonitorAsyncChainNone;
+    record->async_chain_complete = 0;
+    uintptr_t metadata = atomic_load_explicit(&task_metadata, memory_order_relaxed);
+    if (task == 0 || metadata == 0) return;
+    int task_offset = atomic_load_explicit(&resume_task_offset, memory_order_relaxed);
+    int context_offset = atomic_load_explicit(&resume_context_offset, memory_order_relaxed);
+    uintptr_t header[16];
+    size_t words = (size_t)context_offset / sizeof(uintptr_t) + 1;
+    if (words > 16 || CStallMonitor_read_memory(task, header, words * sizeof(uintptr_t)) != 0) return;
+    if (header[0] != metadata) return;
+    uintptr_t resume_task = header[task_offset / (int)sizeof(uintptr_t)];
+    uintptr_t resume_context = header[context_offset / (int)sizeof(uintptr_t)];
+    context_page page_storage;
+    context_page *page = &page_storage;
+    page->valid = 0;
+    uintptr_t job_chain[job_chain_limit];
+    int chain_count = 0;
+    for (uintptr_t context = resume_context; context != 0 && chain_count < job_chain_limit;) {
+        uintptr_t pair[2];
+        if (!read_context(page, context, pair)) break;
+        job_chain[chain_count++] = context;
+        context = pair[0];
+    }
+    if (chain_count == 0) return;
+    for (uint32_t index = 0; index < count; index++) {
+        uintptr_t candidate = below[index];
+        if (candidate == 0 || (candidate & 7) != 0 || !joins_job_chain(page, candidate, job_chain, chain_count)) continue;
+        if (follow_contexts(page, record, candidate)) {
+            record->async_chain_source = CStallMonitorAsyncChainRunningFrame;
+            return;
+        }
+        break;
+    }
+    record->async_caller_count = 0;
+    record->async_chain_complete = 0;
+    record->async_callers[record->async_caller_count++] = resume_task;
+    if (follow_contexts(page, record, resume_context)) {
+        record->async_chain_source = CStallMonitorAsyncChainJobStart;
+    } else {
+        record->async_caller_count = 0;
+        record->async_chain_complete = 0;
+    }
 }
 
 /// libdispatch's main queue state word (`dq_state` of `_dispatch_main_q`), when its layout is
@@ -174,11 +306,13 @@ static void learn_stack_bounds(void) {
 }
 
 /// The caller's return addresses: the wrapper's own, then each frame's saved one, following
-/// saved frame pointers while they stay inside the stack and go up. Not instrumented by the
-/// sanitizers: a frame without a frame pointer leaves a stale word that may point anywhere in
-/// the stack, redzones included (the bounds keep the reads inside it).
+/// saved frame pointers while they stay inside the stack and go up; `below[i]` receives the word
+/// under the saved frame pointer of the frame whose return address is `frames[i + 1]` (where an
+/// async function's frame keeps its context). Not instrumented by the sanitizers: a frame without
+/// a frame pointer leaves a stale word that may point anywhere in the stack, redzones included
+/// (the bounds keep the reads inside it).
 __attribute__((no_sanitize("address", "thread")))
-static uint32_t walk_frames(uintptr_t *frames, void *return_address, void *frame) {
+static uint32_t walk_frames(uintptr_t *frames, uintptr_t *below, void *return_address, void *frame) {
     uint32_t count = 0;
     frames[count++] = (uintptr_t)return_address;
     uintptr_t low = thread_state.stack_low, high = thread_state.stack_high;
@@ -190,6 +324,7 @@ static uint32_t walk_frames(uintptr_t *frames, void *return_address, void *frame
         if (next <= current || next + 2 * sizeof(uintptr_t) > high || (next & 7) != 0) break;
         uintptr_t address = ((uintptr_t *)next)[1];
         if (address < 4096) break;
+        below[count - 1] = next - sizeof(uintptr_t) >= low ? ((uintptr_t *)next)[-1] : 0;
         frames[count++] = address;
         current = next;
     }
@@ -244,7 +379,9 @@ CSTALLMONITOR_OWN_CODE void cstallmonitor_blocking_end(int call, uint64_t start,
         record->task = (uintptr_t)running_task();
         record->drains_main_queue = drains_main_queue(record->thread_id);
         record->scope = scope;
-        record->frame_count = walk_frames(record->frames, return_address, (char *)frame);
+        uintptr_t below[CSTALLMONITOR_BLOCKING_FRAMES];
+        record->frame_count = walk_frames(record->frames, below, return_address, (char *)frame);
+        read_async_callers(record, record->task, below, record->frame_count - 1);
         atomic_store_explicit(&slots[claimed].state, slot_ready, memory_order_release);
     }
     thread_state.inside = 0;

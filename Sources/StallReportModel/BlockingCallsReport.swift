@@ -60,12 +60,21 @@ public struct BlockingCallsReport: Codable, Sendable, Equatable {
         public var threads: [Int]
         /// The stack of the first call, caller first.
         public var stack: [Frame]
+        /// In a Swift task, the first call's async callers: the async functions awaiting the one
+        /// that made it, innermost first, ending at the task's root (each a resume function's
+        /// entry address); the logical stack is ``stack`` followed by these. Nil outside a task
+        /// or when the chain could not be read.
+        public var asyncCallers: [Frame]?
+        /// True when ``asyncCallers`` were read from the context the job started in (an optimized
+        /// build): async functions entered since without suspending may be missing before them.
+        public var asyncCallersFromJobStart: Bool?
 
         /// Creates a call site.
         public init(
             call: String, loopKind: String, fingerprint: String, callSite: String?, count: Int, totalMs: Double,
             maxMs: Double,
-            durationsMs: [Double], threads: [Int], stack: [Frame]
+            durationsMs: [Double], threads: [Int], stack: [Frame], asyncCallers: [Frame]? = nil,
+            asyncCallersFromJobStart: Bool? = nil
         ) {
             self.call = call
             self.loopKind = loopKind
@@ -77,6 +86,8 @@ public struct BlockingCallsReport: Codable, Sendable, Equatable {
             self.durationsMs = durationsMs
             self.threads = threads
             self.stack = stack
+            self.asyncCallers = asyncCallers
+            self.asyncCallersFromJobStart = asyncCallersFromJobStart
         }
     }
 

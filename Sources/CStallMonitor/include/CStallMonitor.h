@@ -129,6 +129,21 @@ typedef enum {
 
 /// Return addresses one blocking-call record keeps at most (the caller's first).
 #define CSTALLMONITOR_BLOCKING_FRAMES 48
+/// Async callers a blocking-call record holds at most.
+#define CSTALLMONITOR_BLOCKING_ASYNC_CALLERS 32
+
+/// Where a record's async callers were read from.
+typedef enum {
+    /// None: the thread ran no task, or the task's layout is unknown, or a context was unreadable.
+    CStallMonitorAsyncChainNone = 0,
+    /// From the running async function's own context (its frame keeps it below the saved frame
+    /// pointer): the first caller is the innermost awaiting function.
+    CStallMonitorAsyncChainRunningFrame = 1,
+    /// From the context the job started in (a build whose async functions keep no frame): the first
+    /// caller is the function the job started by calling; async functions entered since may be
+    /// missing before it.
+    CStallMonitorAsyncChainJobStart = 2,
+} CStallMonitorAsyncChainSource;
 
 /// One call that blocked a thread that must not block for at least the threshold.
 typedef struct {
@@ -147,7 +162,21 @@ typedef struct {
     /// 1 when the caller drained the main queue (ran MainActor work), 0 when not, -1 unknown.
     int32_t drains_main_queue;
     uintptr_t frames[CSTALLMONITOR_BLOCKING_FRAMES];
+    /// The task's async callers (entry addresses of the suspended callers' resume functions),
+    /// innermost first, read on the calling thread when the call was recorded.
+    uint32_t async_caller_count;
+    /// A `CStallMonitorAsyncChainSource`.
+    int32_t async_chain_source;
+    /// 1 when the chain reached the task's root, 0 when it was cut at the limit.
+    int32_t async_chain_complete;
+    int32_t reserved;
+    uintptr_t async_callers[CSTALLMONITOR_BLOCKING_ASYNC_CALLERS];
 } CStallMonitorBlockingRecord;
+
+/// How a running task's async context chain is laid out (see AsyncTaskLayout), so that a record
+/// made in a task carries the task's async callers; a zero `task_metadata` (the default) reads none.
+void CStallMonitor_blocking_set_async_layout(uintptr_t task_metadata, int resume_task_offset,
+                                             int resume_context_offset);
 
 /// Where libdispatch keeps the main queue's state word (`dq_state`), so that a record says
 /// whether its thread drained the main queue; NULL (the default) when its layout is unknown.

@@ -33,8 +33,18 @@ public struct BlockingCall: Sendable, CustomStringConvertible {
     /// worker in an `async main` program, the main thread under a RunLoop); nil when libdispatch's
     /// layout is not known to this build.
     public var drainsMainQueue: Bool?
-    /// The caller's stack, found by following frame pointers from the call site up.
+    /// The caller's stack, found by following frame pointers from the call site up. In a Swift
+    /// task it ends where the job began.
     public var frames: [Frame]
+    /// In a Swift task, the async functions awaiting the one that made the call, innermost first,
+    /// ending at the task's root (each named by the function it resumes in, its entry address):
+    /// the logical stack is ``frames`` followed by these. Empty outside a task, or when the
+    /// runtime's task layout is not known to this build.
+    public var asyncCallers: [Frame] = []
+    /// True when ``asyncCallers`` were read from the context the job started in (a build whose
+    /// async functions keep no frame): the first is the function the job started by calling, and
+    /// async functions entered since without suspending may be missing before it.
+    public var asyncCallersFromJobStart = false
 
     /// The innermost frame with a name that is not the C library's or the Swift runtime's: where
     /// the app's code made the call (nil when no frame has a name).
@@ -51,9 +61,15 @@ public struct BlockingCall: Sendable, CustomStringConvertible {
         var text =
             "\(call) blocked \(formatMilliseconds(milliseconds)) ms \(inTask ? "in a Swift task" : "on a marked thread")"
             + " on thread \(threadID)"
-        for frame in frames {
-            text += "\n    " + (frame.function ?? "0x" + String(frame.address, radix: 16))
-            if let file = frame.file { text += " (\(file)\(frame.line.map { ":\($0)" } ?? ""))" }
+        func line(_ frame: Frame) -> String {
+            var line = frame.function ?? "0x" + String(frame.address, radix: 16)
+            if let file = frame.file { line += " (\(file)\(frame.line.map { ":\($0)" } ?? ""))" }
+            return line
+        }
+        for frame in frames { text += "\n    " + line(frame) }
+        if !asyncCallers.isEmpty {
+            text += "\n  awaited by" + (asyncCallersFromJobStart ? " (from the job's start)" : "") + ":"
+            for frame in asyncCallers { text += "\n    " + line(frame) }
         }
         return text
     }

@@ -37,11 +37,17 @@ final class BlockingCallCollector: Sendable {
     private let state = Locked(State())
     private let drainWake = DispatchSemaphore(value: 0)
 
-    /// Where the runtime keeps the task a thread runs, learned once (the pool probe's layout);
-    /// without it the recorder calls `swift_task_getCurrent`.
+    /// Where the runtime keeps the task a thread runs, learned once (the pool probe's layout),
+    /// and how a task's async context chain is laid out (verified against the runtime, as for
+    /// stall reports); without the first the recorder calls `swift_task_getCurrent`, without the
+    /// second records carry no async callers.
     private static let learnTaskWord: Void = {
         if case .success(let layout) = PoolLayout.learn() {
             CStallMonitor_blocking_set_task_word(layout.activeTaskOffset)
+            if case .success(let tasks) = AsyncTaskLayout.verify(activeTaskOffset: layout.activeTaskOffset) {
+                CStallMonitor_blocking_set_async_layout(
+                    tasks.taskMetadata, Int32(tasks.resumeTaskOffset), Int32(tasks.resumeContextOffset))
+            }
         }
     }()
 

@@ -1,8 +1,9 @@
 import CStallMonitor
 
 /// Turns the C recorder's records into ``BlockingCall`` values: names each return address with
-/// the process's symbolicator (the call instruction, one byte before it) and leaves out calls
-/// whose stack passes through an allowed function.
+/// the process's symbolicator (the call instruction, one byte before it) and each async caller
+/// by its resume function's entry, and leaves out calls whose stack or async callers pass through
+/// an allowed function.
 enum BlockingCallNaming {
     static func calls(from records: [CStallMonitorBlockingRecord], allowing allowed: [String]) -> [BlockingCall] {
         guard !records.isEmpty else { return [] }
@@ -11,28 +12,43 @@ enum BlockingCallNaming {
                 Array(bytes.bindMemory(to: UInt.self).prefix(Int(record.frame_count)))
             }
         }
+        var code = ExecutableRanges()
+        let now = Kernel.monotonicNanoseconds()
+        // A chain is kept only when every resume function lies in an executable mapping.
+        let chains = records.map { record -> [UInt] in
+            let callers = withUnsafeBytes(of: record.async_callers) { bytes in
+                Array(bytes.bindMemory(to: UInt.self).prefix(Int(record.async_caller_count)))
+            }
+            return callers.allSatisfy { code.contains($0, now: now) } ? callers : []
+        }
         let images = LoadedImages.capture().entries.map { "\($0.path)@\($0.start)" }
-        let lookups = Array(Set(stacks.joined().map { $0 &- 1 }))
+        // Return addresses are named by the call instruction (one byte before); resume functions
+        // by their entry address.
+        let lookups = Array(Set(stacks.joined().map { $0 &- 1 }).union(chains.joined()))
         Symbolicator.shared.retain()
         defer { Symbolicator.shared.release() }
         let symbols = Symbolicator.shared.symbolicate(lookups, images: images)
+        func frame(_ address: UInt, lookup: UInt) -> BlockingCall.Frame {
+            let symbol = symbols[lookup]
+            return BlockingCall.Frame(address: address, function: symbol?.name, file: symbol?.file, line: symbol?.line)
+        }
         var calls: [BlockingCall] = []
-        for (record, stack) in zip(records, stacks) {
-            let frames = stack.map { address in
-                let symbol = symbols[address &- 1]
-                return BlockingCall.Frame(
-                    address: address, function: symbol?.name, file: symbol?.file, line: symbol?.line)
-            }
-            if frames.contains(where: { frame in allowed.contains { frame.function?.contains($0) ?? false } }) {
+        for (index, record) in records.enumerated() {
+            let frames = stacks[index].map { frame($0, lookup: $0 &- 1) }
+            let asyncCallers = chains[index].map { frame($0, lookup: $0) }
+            let named = frames + asyncCallers
+            if named.contains(where: { frame in allowed.contains { frame.function?.contains($0) ?? false } }) {
                 continue
             }
-            calls.append(
-                BlockingCall(
-                    call: String(cString: CStallMonitor_blocking_call_name(Int32(record.call))),
-                    duration: .nanoseconds(Int64(record.duration_ns)), startNanoseconds: record.start_ns,
-                    threadID: record.thread_id, inTask: record.task != 0,
-                    drainsMainQueue: record.drains_main_queue < 0 ? nil : record.drains_main_queue == 1, frames: frames)
-            )
+            var call = BlockingCall(
+                call: String(cString: CStallMonitor_blocking_call_name(Int32(record.call))),
+                duration: .nanoseconds(Int64(record.duration_ns)), startNanoseconds: record.start_ns,
+                threadID: record.thread_id, inTask: record.task != 0,
+                drainsMainQueue: record.drains_main_queue < 0 ? nil : record.drains_main_queue == 1, frames: frames)
+            call.asyncCallers = asyncCallers
+            call.asyncCallersFromJobStart =
+                !asyncCallers.isEmpty && record.async_chain_source == Int32(CStallMonitorAsyncChainJobStart.rawValue)
+            calls.append(call)
         }
         return calls
     }

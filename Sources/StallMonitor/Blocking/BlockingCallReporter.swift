@@ -133,14 +133,19 @@ final class BlockingCallReporter: Sendable {
                         call: call.call, loopKind: kind, fingerprint: fingerprint, callSite: call.callSite?.function,
                         count: 1, totalMs: milliseconds, maxMs: milliseconds, durationsMs: [milliseconds],
                         threads: [Int(call.threadID)],
-                        stack: call.frames.map { frame in
-                            BlockingCallsReport.Frame(
-                                address: ReportCoding.formatAddress(frame.address), symbol: frame.function,
-                                file: frame.file, line: frame.line)
-                        })
+                        stack: call.frames.map(Self.reportFrame),
+                        asyncCallers: call.asyncCallers.isEmpty ? nil : call.asyncCallers.map(Self.reportFrame),
+                        asyncCallersFromJobStart: call.asyncCallersFromJobStart ? true : nil)
                 }
             }
         }
+    }
+
+    /// A frame as the report writes it.
+    private static func reportFrame(_ frame: BlockingCall.Frame) -> BlockingCallsReport.Frame {
+        BlockingCallsReport.Frame(
+            address: ReportCoding.formatAddress(frame.address), symbol: frame.function, file: frame.file,
+            line: frame.line)
     }
 
     /// Writes the window's call sites as one report (none when it had no call) and opens the next.

@@ -3,7 +3,7 @@ import StallReportModel
 
 /// `stallreport show` of a blocking-calls report: its facts, then each call site (most blocked
 /// time first) with its count, total, maximum, thread kind and the stack of its first call,
-/// caller first, numbered like a crash log.
+/// caller first, numbered like a crash log, then the async functions awaiting it.
 package struct BlockingCallsShowRenderer: Sendable {
     /// Colours, or none.
     package var style: TextStyle
@@ -40,16 +40,25 @@ package struct BlockingCallsShowRenderer: Sendable {
             if let callSite = site.callSite {
                 out.append("    call site: \(names.display(PrintableText.escape(callSite)))")
             }
-            for (number, frame) in site.stack.enumerated() {
-                var line =
-                    "    \(number)  \(PrintableText.escape(frame.address))  "
-                    + (frame.symbol.map { names.display(PrintableText.escape($0)) } ?? "?")
-                if let file = frame.file {
-                    line += style.dim(" (\(PrintableText.escape(file))\(frame.line.map { ":\($0)" } ?? ""))")
-                }
-                out.append(line)
+            for (number, frame) in site.stack.enumerated() { out.append(line(number, frame)) }
+            if let callers = site.asyncCallers, !callers.isEmpty {
+                out.append(
+                    "    awaited by" + (site.asyncCallersFromJobStart == true ? " (read from the job's start)" : "")
+                        + ":")
+                for (number, frame) in callers.enumerated() { out.append(line(site.stack.count + number, frame)) }
             }
         }
         return out.joined(separator: "\n") + "\n"
+    }
+
+    /// One numbered frame: its address, name and source line.
+    private func line(_ number: Int, _ frame: BlockingCallsReport.Frame) -> String {
+        var line =
+            "    \(number)  \(PrintableText.escape(frame.address))  "
+            + (frame.symbol.map { names.display(PrintableText.escape($0)) } ?? "?")
+        if let file = frame.file {
+            line += style.dim(" (\(PrintableText.escape(file))\(frame.line.map { ":\($0)" } ?? ""))")
+        }
+        return line
     }
 }

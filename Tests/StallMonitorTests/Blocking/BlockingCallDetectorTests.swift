@@ -197,6 +197,7 @@ enum BlockingVisibility {
         let recorded = calls.withLock { $0 }
         #expect(recorded.count == 1, "\(recorded)")
         #expect(recorded.first?.inTask == false)
+        #expect(recorded.first?.asyncCallers.isEmpty == true, "outside a task: no async callers")
     }
 }
 
@@ -256,6 +257,43 @@ struct BlockingGroundTruthTests {
     }
 
     private let lengths = [2, 5, 20]
+
+    /// Three async functions, each suspending before it calls the next: the innermost blocks.
+    @inline(never) static func outerAwaitingForBlockingTest() async -> Double {
+        await Task.yield()
+        return await middleAwaitingForBlockingTest()
+    }
+
+    @inline(never) static func middleAwaitingForBlockingTest() async -> Double {
+        await Task.yield()
+        return await innerBlockingForBlockingTest()
+    }
+
+    @inline(never) static func innerBlockingForBlockingTest() async -> Double {
+        await Task.yield()
+        return timedUsleep(milliseconds: 5)
+    }
+
+    @Test(
+        "a call in an async function carries the async functions awaiting it, innermost first, to the task's root; so does its report"
+    )
+    func asyncCallers() async throws {
+        let detector = try BlockingCallDetector.startScoped(.init(threshold: .milliseconds(1)))
+        defer { detector.stop() }
+        _ = await detector.attributing { await Task { await Self.outerAwaitingForBlockingTest() }.value }
+        let calls = detector.takeCalls().filter { $0.frames.contains { $0.function?.contains("timedUsleep") == true } }
+        try #require(calls.count == 1, "\(calls)")
+        let names = calls[0].asyncCallers.map { $0.function ?? "?" }
+        let middle = try #require(names.firstIndex { $0.contains("middleAwaitingForBlockingTest") }, "\(names)")
+        let outer = try #require(names.firstIndex { $0.contains("outerAwaitingForBlockingTest") }, "\(names)")
+        #expect(middle < outer, "innermost first: \(names)")
+        // This (debug) build's async functions keep frames: the chain starts at the running one's
+        // context, so its first caller is the function awaiting it.
+        #expect(!calls[0].asyncCallersFromJobStart && middle == 0, "\(names)")
+        #expect(names.last?.contains("completeTask") == true, "ends at the task's root: \(names)")
+        #expect(!names.prefix(middle).contains { $0.contains("outerAwaitingForBlockingTest") })
+        #expect(calls[0].description.contains("awaited by"), "\(calls[0])")
+    }
 
     @Test("a Task, a task-group child, an async let, an actor method and a MainActor function; each length once")
     func everyPlace() async throws {

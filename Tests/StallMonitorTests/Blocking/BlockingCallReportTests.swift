@@ -51,6 +51,9 @@ struct BlockingCallReportTests {
         try #require(Set(sites.map(\.fingerprint)).count == 1, "\(sites)")
         #expect(sites.allSatisfy { $0.call == "usleep" && $0.loopKind == "concurrencyPool" })
         #expect(sites.allSatisfy { $0.callSite?.contains("timedUsleep") == true }, "\(sites.map(\.callSite))")
+        #expect(
+            sites.allSatisfy { $0.asyncCallers?.last?.symbol?.contains("completeTask") == true },
+            "each call site's async callers end at its task's root: \(sites.map(\.asyncCallers))")
         let durations = sites.flatMap(\.durationsMs)
         try #require(durations.count == measured.count, "\(durations) for \(measured)")
         #expect(sites.map(\.count).reduce(0, +) == measured.count)

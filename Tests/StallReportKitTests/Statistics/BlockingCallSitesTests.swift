@@ -76,7 +76,11 @@ struct BlockingCallSitesTests {
         "Reports/blocking-calls.schema.json names the model's keys, required exactly where the model always writes them"
     )
     func schemaMatchesModel() throws {
-        let encoded = try ReportCoding.makeEncoder(pretty: false).encode(Self.report(at: 0, [Self.site("aa", [12])]))
+        // Every optional key set, so the encoded object names them all.
+        var everyKey = Self.site("aa", [12])
+        everyKey.asyncCallers = [.init(address: "0x20", symbol: "caller()", file: nil, line: nil)]
+        everyKey.asyncCallersFromJobStart = true
+        let encoded = try ReportCoding.makeEncoder(pretty: false).encode(Self.report(at: 0, [everyKey]))
         let object = try #require(try JSONSerialization.jsonObject(with: encoded) as? [String: Any])
         let schema = try #require(
             try JSONSerialization.jsonObject(
@@ -88,7 +92,9 @@ struct BlockingCallSitesTests {
         let site = try #require((object["callSites"] as? [[String: Any]])?.first)
         let siteSchema = try #require((schema["$defs"] as? [String: Any])?["callSite"] as? [String: Any])
         #expect(Set((siteSchema["properties"] as? [String: Any] ?? [:]).keys) == Set(site.keys))
-        #expect(Set(siteSchema["required"] as? [String] ?? []) == Set(site.keys).subtracting(["callSite"]))
+        #expect(
+            Set(siteSchema["required"] as? [String] ?? [])
+                == Set(site.keys).subtracting(["callSite", "asyncCallers", "asyncCallersFromJobStart"]))
         #expect(BlockingCallsReport.read(path: "/nonexistent/blocking-x.json").failure != nil)
     }
 }
