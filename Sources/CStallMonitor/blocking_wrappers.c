@@ -41,6 +41,19 @@
 
 #define CSTALLMONITOR_TIMED(call, type, forwarded) CSTALLMONITOR_TIMED_ON(call, type, forwarded, CSTALLMONITOR_NO_DESCRIPTOR)
 
+/// What a wait until `timeout` tells the recorder: one with a zero timeout cannot wait (a slow
+/// return was a preemption); any other may sleep, on no descriptor of its own.
+static inline __attribute__((always_inline)) int wait_until_timespec(const struct timespec *timeout) {
+    return timeout != NULL && timeout->tv_sec == 0 && timeout->tv_nsec == 0 ? CSTALLMONITOR_CANNOT_WAIT
+                                                                            : CSTALLMONITOR_NO_DESCRIPTOR;
+}
+
+/// The same for select's `struct timeval`.
+static inline __attribute__((always_inline)) int wait_until_timeval(const struct timeval *timeout) {
+    return timeout != NULL && timeout->tv_sec == 0 && timeout->tv_usec == 0 ? CSTALLMONITOR_CANNOT_WAIT
+                                                                            : CSTALLMONITOR_NO_DESCRIPTOR;
+}
+
 /// Defines the forward pointer and the wrapper of `name`, returning `type`.
 #define CSTALLMONITOR_WRAP(call, type, name, params, args)                                  \
     static type (*forward_##name) params;                                                 \
@@ -84,13 +97,13 @@ CSTALLMONITOR_WRAP_ON(CStallMonitorBlockingAccept4, int, accept4, (int fd, struc
 CSTALLMONITOR_WRAP_ON(CStallMonitorBlockingConnect, int, connect, (int fd, const struct sockaddr *address, socklen_t length), (fd, address, length), fd)
 CSTALLMONITOR_WRAP_ON(CStallMonitorBlockingPoll, int, poll, (struct pollfd *fds, nfds_t count, int timeout), (fds, count, timeout), timeout == 0 ? CSTALLMONITOR_CANNOT_WAIT : CSTALLMONITOR_NO_DESCRIPTOR)
 CSTALLMONITOR_WRAP_ON(CStallMonitorBlockingPpoll, int, ppoll,
-                   (struct pollfd *fds, nfds_t count, const struct timespec *timeout, const sigset_t *mask), (fds, count, timeout, mask), timeout != NULL && timeout->tv_sec == 0 && timeout->tv_nsec == 0 ? CSTALLMONITOR_CANNOT_WAIT : CSTALLMONITOR_NO_DESCRIPTOR)
+                   (struct pollfd *fds, nfds_t count, const struct timespec *timeout, const sigset_t *mask), (fds, count, timeout, mask), wait_until_timespec(timeout))
 CSTALLMONITOR_WRAP_ON(CStallMonitorBlockingSelect, int, select,
                    (int count, fd_set *readable, fd_set *writable, fd_set *failed, struct timeval *timeout),
-                   (count, readable, writable, failed, timeout), timeout != NULL && timeout->tv_sec == 0 && timeout->tv_usec == 0 ? CSTALLMONITOR_CANNOT_WAIT : CSTALLMONITOR_NO_DESCRIPTOR)
+                   (count, readable, writable, failed, timeout), wait_until_timeval(timeout))
 CSTALLMONITOR_WRAP_ON(CStallMonitorBlockingPselect, int, pselect,
                    (int count, fd_set *readable, fd_set *writable, fd_set *failed, const struct timespec *timeout, const sigset_t *mask),
-                   (count, readable, writable, failed, timeout, mask), timeout != NULL && timeout->tv_sec == 0 && timeout->tv_nsec == 0 ? CSTALLMONITOR_CANNOT_WAIT : CSTALLMONITOR_NO_DESCRIPTOR)
+                   (count, readable, writable, failed, timeout, mask), wait_until_timespec(timeout))
 CSTALLMONITOR_WRAP(CStallMonitorBlockingFsync, int, fsync, (int fd), (fd))
 CSTALLMONITOR_WRAP(CStallMonitorBlockingFdatasync, int, fdatasync, (int fd), (fd))
 CSTALLMONITOR_WRAP(CStallMonitorBlockingFlock, int, flock, (int fd, int operation), (fd, operation))

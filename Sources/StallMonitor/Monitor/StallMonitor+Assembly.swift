@@ -71,10 +71,7 @@ extension StallMonitor {
     /// Each shared loop among `probes` (the concurrency pool) starts telling the monitor's parts
     /// what it does as a whole, once however many of its slots are watched.
     static func observeSharedLoops(of probes: [any LoopProbe], _ parts: SharedLoopObservers) {
-        var seen: Set<ObjectIdentifier> = []
-        for case let loop? in probes.map(\.sharedLoop) where seen.insert(ObjectIdentifier(loop)).inserted {
-            loop.observe(parts)
-        }
+        for probe in oneEachPerSharedLoop(probes, \.sharedLoop) { probe.sharedLoop?.observe(parts) }
     }
 
     /// Attaches each thread's probe to its tracker; each thread arms itself for sampling (a

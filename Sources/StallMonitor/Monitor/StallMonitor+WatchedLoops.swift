@@ -19,12 +19,7 @@ extension StallMonitor {
     public var watchedLoops: [WatchedLoop] {
         // A shared loop's slots (the concurrency pool's) are one loop: listed once, with the
         // worker of its latest span.
-        var sharedListed: Set<ObjectIdentifier> = []
-        let listed = threads.filter { thread in
-            guard let loop = thread.probe.sharedLoop else { return true }
-            return sharedListed.insert(ObjectIdentifier(loop)).inserted
-        }
-        return listed.map { thread in
+        oneEachPerSharedLoop(threads) { $0.probe.sharedLoop }.map { thread in
             // A loop whose thread changes from span to span: the thread of its latest span.
             let spanThread = thread.probe.threadPerSpan ? thread.tracker.spanThread.load(ordering: .relaxed) : 0
             let tid = spanThread != 0 ? spanThread : thread.armedTID.load(ordering: .acquiring)

@@ -22,3 +22,13 @@ struct SharedLoopObservers: Sendable {
     var controls: MonitorControls
     var writer: ReportWriter
 }
+
+/// `elements` with one element per shared loop: every element whose loop is its own, and the
+/// first of each shared loop's (its slots are one loop).
+func oneEachPerSharedLoop<Element>(_ elements: [Element], _ sharedLoop: (Element) -> (any SharedLoop)?) -> [Element] {
+    var seen: Set<ObjectIdentifier> = []
+    return elements.filter { element in
+        guard let loop = sharedLoop(element) else { return true }
+        return seen.insert(ObjectIdentifier(loop)).inserted
+    }
+}
