@@ -39,6 +39,11 @@ struct ExportCommand: ParsableCommand {
                             fingerprint, classification, syscall; mappings with
                             the images' GNU build IDs for symbolization.
 
+            With --blocking-calls the call sites of blocking-calls reports
+            (blocking-*.json) are exported instead, folded or for speedscope: one
+            stack per call site (its async callers, its stack, '[blocking CALL]'),
+            weighing the time its calls blocked.
+
             EXAMPLES
               stallreport export --format folded .stall-reports -o stalls.folded
               flamegraph.pl stalls.folded > stalls.svg
@@ -47,6 +52,7 @@ struct ExportCommand: ParsableCommand {
               stallreport export --format folded --fingerprint 6c1f0b3e9a27d4f1 reports/ -o -
               stallreport export --format pprof .stall-reports -o stalls.pb.gz
               go tool pprof -top stalls.pb.gz
+              stallreport export --format folded --blocking-calls .stall-reports -o blocking.folded
             """
     )
 
@@ -59,10 +65,27 @@ struct ExportCommand: ParsableCommand {
     @Option(name: [.short, .long], help: ArgumentHelp("Where to write ('-' for stdout).", valueName: "file"))
     var output: String
 
+    @Flag(
+        help:
+            "Export the call sites of blocking-calls reports (blocking-*.json) instead of stall samples: each call site one stack (its async callers, its stack, then '[blocking CALL]') weighing the time its calls blocked. Folded and speedscope only; --fingerprint takes call-site fingerprints."
+    )
+    var blockingCalls = false
+
     @OptionGroup
     var input: ProfileInputOptions
 
+    func validate() throws {
+        if blockingCalls && format != .folded && format != .speedscope {
+            throw ValidationError(
+                "--blocking-calls exports folded stacks or a speedscope profile, not \(format.rawValue)")
+        }
+        if blockingCalls && input.filters.minDuration != nil {
+            throw ValidationError("--min-duration filters stalls; it does not apply with --blocking-calls")
+        }
+    }
+
     func run() throws {
+        if blockingCalls { return try exportBlockingCalls() }
         switch format {
         case .folded: try exportFolded()
         case .speedscope:
@@ -91,6 +114,22 @@ struct ExportCommand: ParsableCommand {
         let outcome = try input.read(
             source.paths, reducing: { report, _ in SampleStacks(report: report) }, sampleCount: \.sampleCount)
         let stacks = SampleStacks(outcome.profiles)
+        try ProfileReading.deliver(as: "folded export", to: output, from: outcome) { write in
+            try FoldedExport.render(stacks, names: input.names, into: write)
+        }
+    }
+
+    /// Reads the blocking-calls reports and writes their call sites' stacks, folded or as a
+    /// speedscope profile.
+    private func exportBlockingCalls() throws {
+        let outcome = try input.readBlockingCalls(source.paths)
+        let stacks = BlockingCallStacks.stacks(of: outcome.profiles)
+        if format == .speedscope {
+            let data = try SpeedscopeExport.render(
+                stalls: [stacks], name: "blocking calls",
+                exporter: "stallreport \(StallReportCommand.configuration.version)", names: input.names)
+            return try ProfileReading.deliver(data, as: "speedscope export", to: output, from: outcome)
+        }
         try ProfileReading.deliver(as: "folded export", to: output, from: outcome) { write in
             try FoldedExport.render(stacks, names: input.names, into: write)
         }

@@ -16,6 +16,9 @@ enum ProfileReading {
         var strictFailure: Bool
         /// Paths given that do not exist: exit status 3 once the output is written.
         var missingPaths: [String] = []
+        /// What the items and the samples are called in the confirmation (`3 stalls (120 samples)`).
+        var itemNoun = "stall"
+        var sampleNoun = "samples"
     }
 
     /// Reads `paths`, keeping `reduce(report, path)` of each report whose stall passes `filter` and
@@ -70,8 +73,9 @@ enum ProfileReading {
 
     /// `<what> of 3 stalls (120 samples)`.
     private static func confirmation<Item>(_ what: String, _ outcome: Outcome<Item>) -> String {
-        let stalls = outcome.profiles.count
-        return "\(what) of \(stalls) stall\(stalls == 1 ? "" : "s") (\(outcome.sampleCount) samples)"
+        let items = outcome.profiles.count
+        return
+            "\(what) of \(items) \(outcome.itemNoun)\(items == 1 ? "" : "s") (\(outcome.sampleCount) \(outcome.sampleNoun))"
     }
 
     /// Throws exit status 3 when a path given does not exist, else 2 when `--strict` found problems.

@@ -70,6 +70,21 @@ struct BlockingCallReportEndToEndTests {
                 })
             let shown = try StallReportCLI.run(["show", directory.appendingPathComponent(withSite).path])
             #expect(shown.status == 0 && shown.stdout.contains("awaited by"), "\(shown)")
+            // Exported as folded stacks: the task's root first, the call last, the blocked time in µs.
+            let folded = try StallReportCLI.run(
+                [
+                    "export", "--format", "folded", "--blocking-calls", "--fingerprint", fingerprint, directory.path,
+                    "-o", "-",
+                ])
+            try #require(folded.status == 0, "\(folded)")
+            let lines = folded.stdout.split(separator: "\n")
+            let blockedUs = lines.compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +)
+            #expect(
+                lines.allSatisfy {
+                    $0.hasPrefix("completeTask") && $0.contains("waitBrieflyOnSemaphoreForTest")
+                        && $0.contains(";[blocking ")
+                }, "\(folded.stdout)")
+            #expect(abs(blockedUs / 1000 - sites.map(\.totalMs).reduce(0, +)) < 1, "\(folded.stdout)")
 
             let json = try StallReportCLI.run(["summarize", "--format", "json", directory.path])
             try #require(json.status == 0, "\(json)")
