@@ -24,8 +24,13 @@ struct FlameGraphCommand: ParsableCommand {
             fingerprints, total and sampled time, the worst stall and the
             classification mix.
 
+            With --blocking-calls the page draws the call sites of blocking-calls
+            reports (blocking-*.json) instead: each as wide as the time its calls
+            blocked, its async callers at the root and the call as the leaf.
+
             EXAMPLES
               stallreport flamegraph .stall-reports -o stalls.html
+              stallreport flamegraph --blocking-calls .stall-reports -o blocking.html
               stallreport flamegraph --fingerprint 6c1f0b3e9a27d4f1 reports/ -o one.html
               stallreport flamegraph --since 2026-03-01 --title "Nightly" reports/ -o -
             """
@@ -38,7 +43,10 @@ struct FlameGraphCommand: ParsableCommand {
     var output: String = "stalls.html"
 
     @Option(help: ArgumentHelp("Title of the page.", valueName: "text"))
-    var title: String = "Stall flame graph"
+    var title: String = Self.stallTitle
+
+    /// The default title (with --blocking-calls: "Blocking calls").
+    static let stallTitle = "Stall flame graph"
 
     @Flag(
         help:
@@ -46,10 +54,30 @@ struct FlameGraphCommand: ParsableCommand {
     )
     var monitorFrames = false
 
+    @Flag(
+        help:
+            "Draw the call sites of blocking-calls reports (blocking-*.json) instead of stall samples: each call site one stack (its async callers, its stack, then '[blocking CALL]') as wide as the time its calls blocked; --fingerprint takes call-site fingerprints."
+    )
+    var blockingCalls = false
+
     @OptionGroup
     var input: ProfileInputOptions
 
+    func validate() throws {
+        if blockingCalls && input.filters.minDuration != nil {
+            throw ValidationError("--min-duration filters stalls; it does not apply with --blocking-calls")
+        }
+    }
+
     func run() throws {
+        if blockingCalls {
+            let outcome = try input.readBlockingCalls(source.paths)
+            let html = try FlameGraphHTML.render(
+                FlameGraphData(
+                    blockingCalls: outcome.profiles, title: title == Self.stallTitle ? "Blocking calls" : title,
+                    names: input.names))
+            return try ProfileReading.deliver(Data(html.utf8), as: "flame graph", to: output, from: outcome)
+        }
         // Each report is reduced to its stacks as it is read: no profile of any is kept.
         let keepMonitorFrames = monitorFrames
         let outcome = try input.read(

@@ -1,4 +1,5 @@
 import Foundation
+import StallReportKit
 import StallReportModel
 import Testing
 
@@ -85,6 +86,7 @@ struct BlockingCallReportEndToEndTests {
                         && $0.contains(";[blocking ")
                 }, "\(folded.stdout)")
             #expect(abs(blockedUs / 1000 - sites.map(\.totalMs).reduce(0, +)) < 1, "\(folded.stdout)")
+            try checkFlameGraph(of: directory, fingerprint: fingerprint)
 
             let json = try StallReportCLI.run(["summarize", "--format", "json", directory.path])
             try #require(json.status == 0, "\(json)")
@@ -227,5 +229,37 @@ struct BlockingCallReportEndToEndTests {
             let blocking = try #require(object["blockingCalls"] as? [String: Any])
             #expect((blocking["calls"] as? Int ?? 0) >= 3, "\(blocking)")
         }
+    }
+}
+
+extension BlockingCallReportEndToEndTests {
+    /// `stallreport flamegraph --blocking-calls` of the host's reports: the page's data holds the
+    /// call site as wide as its blocked time, and headless Chromium (where installed) draws it and
+    /// the blocking header.
+    func checkFlameGraph(of directory: URL, fingerprint: String) throws {
+        let output = directory.appendingPathComponent("blocking.html")
+        let run = try StallReportCLI.run(["flamegraph", "--blocking-calls", directory.path, "-o", output.path])
+        try #require(run.status == 0, "\(run)")
+        let html = try String(contentsOf: output, encoding: .utf8)
+        let start = try #require(html.range(of: "id=\"flame-data\">"))
+        let end = try #require(html.range(of: "</script>", range: start.upperBound..<html.endIndex))
+        let data = try JSONDecoder().decode(
+            FlameGraphData.self, from: Data(html[start.upperBound..<end.lowerBound].utf8))
+        let summary = try #require(data.summary.blockingCalls)
+        #expect(abs(data.root.w - summary.blockedMs) < 0.01 && summary.calls >= 3, "\(summary)")
+        #expect(data.frames.contains { $0.name.contains("waitBrieflyOnSemaphoreForTest") })
+        #expect(data.frames.contains { $0.name.hasPrefix("[blocking ") && $0.synthetic })
+        guard let chromium = StallReportVizFlameGraphTests.chromium else { return }
+        let dom = try ToolRunner.run(
+            chromium,
+            [
+                "--headless", "--no-sandbox", "--disable-gpu",
+                "--user-data-dir=\(directory.appendingPathComponent("chromium-profile").path)",
+                "--window-size=1400,900", "--dump-dom", output.absoluteString,
+            ], input: "")
+        let rendered = try #require(
+            dom.range(of: #"data-rendered="(\d+)""#, options: .regularExpression), "the script did not run")
+        #expect((Int(dom[rendered].filter(\.isNumber)) ?? 0) >= 3, "frame boxes drawn")
+        #expect(dom.contains("Blocked time"), "the blocking header")
     }
 }

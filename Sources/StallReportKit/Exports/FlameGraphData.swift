@@ -60,6 +60,24 @@ package struct FlameGraphData: Codable, Sendable, Equatable {
         package var hiddenNodes: Int?
         /// The share of all samples under which a call is not drawn, in percent.
         package var minPercent: Double?
+        /// For a flame graph of blocking calls (whose other numbers then count no stall): what
+        /// the header says instead.
+        package var blockingCalls: BlockingSummary?
+    }
+
+    /// The header of a flame graph of blocking calls.
+    package struct BlockingSummary: Codable, Sendable, Equatable {
+        /// Call sites drawn (one per site and report).
+        package var callSites: Int
+        /// Distinct call-site fingerprints.
+        package var fingerprints: Int
+        /// Calls made from them.
+        package var calls: Int
+        /// Time they blocked, in milliseconds.
+        package var blockedMs: Double
+        /// The longest call, in milliseconds, and its site's fingerprint.
+        package var worstMs: Double
+        package var worstFingerprint: String?
     }
 
     /// Calls with less than this share of all samples (in percent) are not drawn: no screen shows
@@ -81,11 +99,33 @@ package struct FlameGraphData: Codable, Sendable, Equatable {
         self.init(stalls: profiles.map(FlameGraphStall.init(profile:)), title: title, names: names)
     }
 
-    /// The data of the given stalls, frame names shown as `names` says.
-    package init(stalls profiles: [FlameGraphStall], title: String, names: FrameNameStyle = .simplified) {
+    /// The data of the call sites of blocking-calls reports (``BlockingCallStacks``), each as wide
+    /// as the time its calls blocked.
+    package init(blockingCalls reports: [BlockingCallsReport], title: String, names: FrameNameStyle = .simplified) {
+        let stacks = BlockingCallStacks.stacks(of: reports)
+        let (root, frames, tree, hiddenNodes) = Self.tree(of: stacks, names: names)
+        let sites = reports.flatMap(\.callSites)
+        let worst = sites.max { $0.maxMs < $1.maxMs }
         self.title = title
-        var stacks = SampleStacks()
-        for profile in profiles { stacks.append(profile.stacks) }
+        self.root = root
+        self.frames = frames
+        summary = Summary(
+            stalls: 0, fingerprints: 0, totalStallMs: 0, sampledMs: tree.totalMs, samples: tree.sampleCount,
+            worstMs: 0, worstFingerprint: nil,
+            firstStart: reports.map(\.startedAt).min().map(ReportCoding.formatDate),
+            lastStart: reports.map(\.startedAt).max().map(ReportCoding.formatDate), classifications: [:],
+            executables: Set(reports.map(\.process.executableName)).sorted(),
+            hiddenNodes: hiddenNodes > 0 ? hiddenNodes : nil, minPercent: hiddenNodes > 0 ? Self.minPercent : nil,
+            blockingCalls: BlockingSummary(
+                callSites: sites.count, fingerprints: Set(sites.map(\.fingerprint)).count,
+                calls: sites.map(\.count).reduce(0, +), blockedMs: sites.map(\.totalMs).reduce(0, +),
+                worstMs: worst?.maxMs ?? 0, worstFingerprint: worst?.fingerprint))
+    }
+
+    /// The drawn tree of `stacks`, its frame table, the call tree and how many calls were not drawn.
+    private static func tree(
+        of stacks: SampleStacks, names: FrameNameStyle
+    ) -> (root: Node, frames: [Frame], tree: CallTree, hiddenNodes: Int) {
         let tree = CallTree(stacks: stacks, minPercent: Self.minPercent)
         var hiddenNodes = 0
         var frames: [Frame] = []
@@ -108,7 +148,17 @@ package struct FlameGraphData: Codable, Sendable, Equatable {
             return Node(
                 f: f, w: (node.weightMs * 1000).rounded() / 1000, n: node.samples, c: children.isEmpty ? nil : children)
         }
-        root = convert(tree.root)
+        let root = convert(tree.root)
+        return (root, frames, tree, hiddenNodes)
+    }
+
+    /// The data of the given stalls, frame names shown as `names` says.
+    package init(stalls profiles: [FlameGraphStall], title: String, names: FrameNameStyle = .simplified) {
+        self.title = title
+        var stacks = SampleStacks()
+        for profile in profiles { stacks.append(profile.stacks) }
+        let (root, frames, tree, hiddenNodes) = Self.tree(of: stacks, names: names)
+        self.root = root
         self.frames = frames
         let worst = profiles.max { $0.durationMs < $1.durationMs }
         var classifications: [String: Int] = [:]

@@ -102,7 +102,14 @@ enum FlameGraphTemplate {
           function header() {
             const s = data.summary;
             const classes = Object.keys(s.classifications).sort().map(k => k + " " + s.classifications[k]).join(", ");
-            const items = [
+            const b = s.blockingCalls;
+            const items = b ? [
+              ["Call sites", String(b.callSites)], ["Distinct (fingerprints)", String(b.fingerprints)],
+              ["Blocking calls", String(b.calls)], ["Blocked time", ms(b.blockedMs)],
+              ["Longest call", ms(b.worstMs) + (b.worstFingerprint ? " · " + b.worstFingerprint : "")],
+              ["Executables", s.executables.join(", ") || "–"],
+              ["First / last report", (s.firstStart || "–") + " / " + (s.lastStart || "–")]
+            ] : [
               ["Stalls", String(s.stalls)], ["Distinct (fingerprints)", String(s.fingerprints)],
               ["Total stall time", ms(s.totalStallMs)], ["Sampled time", ms(s.sampledMs) + " in " + s.samples + " samples"],
               ["Worst stall", ms(s.worstMs) + (s.worstFingerprint ? " · " + s.worstFingerprint : "")],
