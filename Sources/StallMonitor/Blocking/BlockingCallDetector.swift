@@ -25,15 +25,28 @@ public final class BlockingCallDetector: Sendable {
         /// recorded: work that blocks by design (the defaults: one-time initialisation, lazy
         /// symbol binding, the Swift runtime's metadata caches).
         public var allowedFunctions: [String]
+        /// A wait for a lock (`pthread_mutex_lock`, a futex) is not recorded when the lock was
+        /// taken by a module whose name starts with one of these: the innermost frame of the
+        /// waiter's stack that is not the lock's own machinery (`NIOLock`, `Mutex`, the standard
+        /// library) is that module's. The defaults: SwiftNIO's own locks and the Swift runtime's,
+        /// whose critical sections are short and are waited for only while their holder is
+        /// preempted. Waits on the app's own locks are recorded.
+        public var allowedLockOwners: [String]
 
         /// A configuration; `threshold` defaults to 10 ms.
         public init(
             threshold: Duration = .milliseconds(10),
-            allowedFunctions: [String] = Configuration.defaultAllowedFunctions
+            allowedFunctions: [String] = Configuration.defaultAllowedFunctions,
+            allowedLockOwners: [String] = Configuration.defaultAllowedLockOwners
         ) {
             self.threshold = threshold
             self.allowedFunctions = allowedFunctions
+            self.allowedLockOwners = allowedLockOwners
         }
+
+        /// SwiftNIO's modules (`NIOCore`, `NIOPosix`, …), the Swift runtime (`swift::`) and its
+        /// concurrency library.
+        public static let defaultAllowedLockOwners = ["NIO", "_NIO", "swift::", "_Concurrency"]
 
         /// Functions that block by design and are allowed out of the box.
         public static let defaultAllowedFunctions = [
@@ -117,7 +130,8 @@ public final class BlockingCallDetector: Sendable {
     public func takeCalls() -> [BlockingCall] {
         let (records, droppedNow) = BlockingCallCollector.shared.take(id)
         dropped.withLock { $0 += droppedNow }
-        return BlockingCallNaming.calls(from: records, allowing: configuration.allowedFunctions)
+        return BlockingCallNaming.calls(
+            from: records, allowing: configuration.allowedFunctions, lockOwners: configuration.allowedLockOwners)
     }
 
     /// Calls not recorded because the recorder's slots were all full (taken less often than

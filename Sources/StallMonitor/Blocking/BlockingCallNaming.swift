@@ -3,9 +3,11 @@ import CStallMonitor
 /// Turns the C recorder's records into ``BlockingCall`` values: names each return address with
 /// the process's symbolicator (the call instruction, one byte before it) and each async caller
 /// by its resume function's entry, and leaves out calls whose stack or async callers pass through
-/// an allowed function.
+/// an allowed function, and waits on locks an allowed owner took (``LockWaitOwner``).
 enum BlockingCallNaming {
-    static func calls(from records: [CStallMonitorBlockingRecord], allowing allowed: [String]) -> [BlockingCall] {
+    static func calls(
+        from records: [CStallMonitorBlockingRecord], allowing allowed: [String], lockOwners: [String] = []
+    ) -> [BlockingCall] {
         guard !records.isEmpty else { return [] }
         let stacks = records.map { record in
             withUnsafeBytes(of: record.frames) { bytes in
@@ -40,8 +42,10 @@ enum BlockingCallNaming {
             if named.contains(where: { frame in allowed.contains { frame.function?.contains($0) ?? false } }) {
                 continue
             }
+            let name = String(cString: CStallMonitor_blocking_call_name(Int32(record.call)))
+            if LockWaitOwner.isAllowed(call: name, frames: frames.map(\.function), owners: lockOwners) { continue }
             var call = BlockingCall(
-                call: String(cString: CStallMonitor_blocking_call_name(Int32(record.call))),
+                call: name,
                 duration: .nanoseconds(Int64(record.duration_ns)), startNanoseconds: record.start_ns,
                 threadID: record.thread_id, inTask: record.task != 0,
                 drainsMainQueue: record.drains_main_queue < 0 ? nil : record.drains_main_queue == 1, frames: frames)

@@ -19,6 +19,10 @@ extension StallMonitor {
         /// recorded (work that blocks by design, e.g. a logging handler's `write` to stderr).
         /// Default: ``BlockingCallDetector/Configuration/defaultAllowedFunctions``.
         public var allowedFunctions: [String]
+        /// Modules whose own locks may be waited for (see
+        /// ``BlockingCallDetector/Configuration/allowedLockOwners``). Default: SwiftNIO's and the
+        /// Swift runtime's.
+        public var allowedLockOwners: [String]
         /// How often the calls recorded are written as one report, when there were any. Default 60 s.
         public var reportInterval: Duration
         /// Call sites per report at most, the most blocked time first; the others are counted in
@@ -29,10 +33,12 @@ extension StallMonitor {
         public init(
             threshold: Duration = .milliseconds(10),
             allowedFunctions: [String] = BlockingCallDetector.Configuration.defaultAllowedFunctions,
-            reportInterval: Duration = .seconds(60), maxCallSitesPerReport: Int = 100
+            reportInterval: Duration = .seconds(60), maxCallSitesPerReport: Int = 100,
+            allowedLockOwners: [String] = BlockingCallDetector.Configuration.defaultAllowedLockOwners
         ) {
             self.threshold = threshold
             self.allowedFunctions = allowedFunctions
+            self.allowedLockOwners = allowedLockOwners
             self.reportInterval = reportInterval
             self.maxCallSitesPerReport = maxCallSitesPerReport
         }

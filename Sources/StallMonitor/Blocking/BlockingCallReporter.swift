@@ -38,7 +38,9 @@ final class BlockingCallReporter: Sendable {
         let detector: BlockingCallDetector
         do {
             detector = try BlockingCallDetector.start(
-                .init(threshold: options.threshold, allowedFunctions: options.allowedFunctions))
+                .init(
+                    threshold: options.threshold, allowedFunctions: options.allowedFunctions,
+                    allowedLockOwners: options.allowedLockOwners))
         } catch {
             errors.report(.blockingCallsUnwatched(error.description))
             return nil
