@@ -19,11 +19,20 @@ struct BlockingCallReportEndToEndTests {
         return true
     }
 
+    /// Runs pool-stall-host in `mode` with a scratch folder of its own (named after `label`) as its
+    /// report directory; `body` gets the folder and the run, and the folder is removed after.
+    static func withHostRun<T>(
+        _ mode: String, label: String, _ body: (URL, StallReportCLI.Run) throws -> T
+    ) throws -> T {
+        try withScratchFolder(label) { directory in
+            let host = try StallReportCLI.run([mode, directory.path], timeout: 120, executable: "pool-stall-host")
+            return try body(directory, host)
+        }
+    }
+
     @Test("the host's blocking calls: one call site in its report, summarized and gated by the CLI")
     func hostReportSummarizeGate() throws {
-        try withScratchFolder("blocking-calls") { directory in
-            let host = try StallReportCLI.run(
-                ["blocking", directory.path], timeout: 120, executable: "pool-stall-host")
+        try Self.withHostRun("blocking", label: "blocking-calls") { directory, host in
             try #require(host.status == 0, "\(host)")
             let measured = host.stdout.split(separator: "\n").filter { $0.hasPrefix("stalled thread") }.compactMap {
                 line in
@@ -36,9 +45,7 @@ struct BlockingCallReportEndToEndTests {
             #expect(
                 !host.stderr.contains("blockingCallsUnwatched") || host.stderr.contains("defines"), "\(host.stderr)")
 
-            let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter(
-                BlockingCallsReport.isFileName
-            ).sorted()
+            let names = try blockingCallsReportNames(in: directory).sorted()
             try #require(
                 !names.isEmpty,
                 "no blocking-calls report: \((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])"
@@ -159,9 +166,7 @@ struct BlockingCallReportEndToEndTests {
         "blocking calls of 2, 5, 20 and 100 ms in a Task, a group child, an async let, an actor and on the MainActor: each counted once with the caller's duration; awaiting gives none"
     )
     func everyPlaceATaskRuns() throws {
-        try withScratchFolder("blocking-places") { directory in
-            let host = try StallReportCLI.run(
-                ["blocking-places", directory.path], timeout: 120, executable: "pool-stall-host")
+        try Self.withHostRun("blocking-places", label: "blocking-places") { directory, host in
             try #require(host.status == 0, "\(host)")
             let calls = host.stdout.split(separator: "\n").filter { $0.hasPrefix("blocked ") }.compactMap {
                 line -> HostCall? in
@@ -175,11 +180,7 @@ struct BlockingCallReportEndToEndTests {
             }
             try #require(calls.count == 20, "\(host.stdout)")
             if Self.unwatchable(host) { return }
-            let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter(
-                BlockingCallsReport.isFileName)
-            let sites = try names.flatMap { name in
-                try BlockingCallsReport.read(path: directory.appendingPathComponent(name).path).get().callSites
-            }
+            let sites = try blockingCallSites(blockingCallsReportNames(in: directory), in: directory)
             #expect(
                 !sites.contains { site in site.stack.contains { $0.symbol?.contains("ForControl") == true } },
                 "an awaiting control was recorded: \(sites.map(\.callSite))")
@@ -208,9 +209,7 @@ struct BlockingCallReportEndToEndTests {
         "a damaged blocking-calls report is named with what is wrong (exit 2 with --strict); the other reports still count"
     )
     func damagedReport() throws {
-        try withScratchFolder("blocking-damaged") { directory in
-            let host = try StallReportCLI.run(
-                ["blocking", directory.path], timeout: 120, executable: "pool-stall-host")
+        try Self.withHostRun("blocking", label: "blocking-damaged") { directory, host in
             try #require(host.status == 0, "\(host)")
             if Self.unwatchable(host) { return }
             let damaged = directory.appendingPathComponent("blocking-20260101T000000.000Z-p1-0001.json")

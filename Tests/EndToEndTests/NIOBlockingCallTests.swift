@@ -31,11 +31,8 @@ struct NIOBlockingCallTests {
             #expect(try server.curl(Array(repeating: "/fast", count: 200)) == String(repeating: "ok\n", count: 200))
             let run = try server.stop()
             #expect(run.status == 0, "\(run)")
-            let names = try FileManager.default.contentsOfDirectory(atPath: reports.path).filter(
-                BlockingCallsReport.isFileName)
-            let sites = try names.flatMap { name in
-                try BlockingCallsReport.read(path: reports.appendingPathComponent(name).path).get().callSites
-            }
+            let names = try blockingCallsReportNames(in: reports)
+            let sites = try blockingCallSites(names, in: reports)
             // A ThreadSanitizer build cannot watch blocking calls (its monitor says so at start, to a
             // logger this demo keeps quiet): it writes no blocking-calls report.
             if Self.underThreadSanitizer {

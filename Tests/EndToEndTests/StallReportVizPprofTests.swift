@@ -25,6 +25,15 @@ struct StallReportVizPprofTests {
             timeout: 180, executable: go!)
     }
 
+    /// Runs the demo and exports its reports to a pprof file in a fresh directory (`export`);
+    /// `body` gets the run, the file and the directory, which is removed after.
+    static func withExportedDemo<T>(_ body: (VizDemo.Run, URL, URL) throws -> T) throws -> T {
+        let demo = try VizDemo.run()
+        let (file, scratch) = try export(demo)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        return try body(demo, file, scratch)
+    }
+
     /// Exports the demo's reports to a pprof file in a fresh directory.
     static func export(_ demo: VizDemo.Run) throws -> (file: URL, scratch: URL) {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -44,45 +53,45 @@ struct StallReportVizPprofTests {
         "go tool pprof -raw reads it: sample count and total weight, labels, function names, build IDs",
         .enabled(if: go != nil, "go is not installed: apt-get install golang-go"))
     func raw() throws {
-        let demo = try VizDemo.run()
-        let (file, scratch) = try Self.export(demo)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let head = try FileHandle(forReadingFrom: file).read(upToCount: 2)
-        #expect(head.map(Array.init) == [0x1f, 0x8b])
-        let run = try Self.pprof(["-raw", file.path], scratch: scratch)
-        #expect(run.status == 0, "\(run)")
-        let lines = run.stdoutLines
-        // Samples: "  COUNT   WALL: location ids"; pprof merges samples with the same stack and labels.
-        let samples = lines.drop { $0 != "Samples:" }.dropFirst(2).prefix { !$0.hasPrefix("Locations") }
-            .compactMap { $0.firstMatch(of: /^ +(\d+) +(\d+): [\d ]*$/) }
-        #expect(!samples.isEmpty, "\(run)")
-        let count = samples.reduce(0) { $0 + Int($1.output.1)! }
-        let wall = samples.reduce(Int64(0)) { $0 + Int64($1.output.2)! }
-        #expect(count == demo.reports.reduce(0) { $0 + $1.report.samples.count })
-        let expectedWall = demo.reports.reduce(Int64(0)) { total, entry in
-            total + Int64(entry.report.samples.count)
-                * Int64((StallFacts.sampleWeightMs(of: entry.report) * 1_000_000).rounded())
-        }
-        #expect(wall == expectedWall)
-        #expect(lines.contains("samples/count wall/nanoseconds[dflt]"))
-        let (_, spin) = try demo.report(naming: "spinOnCPU")
-        #expect(run.stdout.contains("fingerprint:[\(spin.fingerprint)]"))
-        #expect(run.stdout.contains("stall_id:[\(spin.id)]"))
-        #expect(run.stdout.contains("thread_id:[\(spin.loop.threadID)]"))
-        #expect(run.stdout.contains("loop:[\(spin.loop.kind)]"))
-        #expect(run.stdout.contains("stall_demo.Scenarios.spinOnCPU"))
-        #expect(run.stdout.contains("stall_demo.Scenarios.waitForLockHeldByWorker"))
-        // Mappings: "ID: 0xSTART/0xLIMIT/0xOFFSET PATH BUILDID [FN]…", the main executable first.
-        let mappings = lines.drop { $0 != "Mappings" }.dropFirst()
-        let main = try #require(spin.images.first { $0.isMainExecutable })
-        let buildID = try #require(main.buildID)
-        #expect(
-            mappings.first?.hasPrefix("1: ") == true && mappings.first?.contains("\(main.path) \(buildID)") == true,
-            "\(Array(mappings))")
-        for image in spin.images
-        where image.buildID != nil && spin.frames.contains(where: { $0.image.map { spin.images[$0] } == image }) {
+        try Self.withExportedDemo { demo, file, scratch in
+            let head = try FileHandle(forReadingFrom: file).read(upToCount: 2)
+            #expect(head.map(Array.init) == [0x1f, 0x8b])
+            let run = try Self.pprof(["-raw", file.path], scratch: scratch)
+            #expect(run.status == 0, "\(run)")
+            let lines = run.stdoutLines
+            // Samples: "  COUNT   WALL: location ids"; pprof merges samples with the same stack and labels.
+            let samples = lines.drop { $0 != "Samples:" }.dropFirst(2).prefix { !$0.hasPrefix("Locations") }
+                .compactMap { $0.firstMatch(of: /^ +(\d+) +(\d+): [\d ]*$/) }
+            #expect(!samples.isEmpty, "\(run)")
+            let count = samples.reduce(0) { $0 + Int($1.output.1)! }
+            let wall = samples.reduce(Int64(0)) { $0 + Int64($1.output.2)! }
+            #expect(count == demo.reports.reduce(0) { $0 + $1.report.samples.count })
+            let expectedWall = demo.reports.reduce(Int64(0)) { total, entry in
+                total + Int64(entry.report.samples.count)
+                    * Int64((StallFacts.sampleWeightMs(of: entry.report) * 1_000_000).rounded())
+            }
+            #expect(wall == expectedWall)
+            #expect(lines.contains("samples/count wall/nanoseconds[dflt]"))
+            let (_, spin) = try demo.report(naming: "spinOnCPU")
+            #expect(run.stdout.contains("fingerprint:[\(spin.fingerprint)]"))
+            #expect(run.stdout.contains("stall_id:[\(spin.id)]"))
+            #expect(run.stdout.contains("thread_id:[\(spin.loop.threadID)]"))
+            #expect(run.stdout.contains("loop:[\(spin.loop.kind)]"))
+            #expect(run.stdout.contains("stall_demo.Scenarios.spinOnCPU"))
+            #expect(run.stdout.contains("stall_demo.Scenarios.waitForLockHeldByWorker"))
+            // Mappings: "ID: 0xSTART/0xLIMIT/0xOFFSET PATH BUILDID [FN]…", the main executable first.
+            let mappings = lines.drop { $0 != "Mappings" }.dropFirst()
+            let main = try #require(spin.images.first { $0.isMainExecutable })
+            let buildID = try #require(main.buildID)
             #expect(
-                mappings.contains { $0.contains("\(image.path) \(image.buildID!)") }, "no mapping for \(image.path)")
+                mappings.first?.hasPrefix("1: ") == true && mappings.first?.contains("\(main.path) \(buildID)") == true,
+                "\(Array(mappings))")
+            for image in spin.images
+            where image.buildID != nil && spin.frames.contains(where: { $0.image.map { spin.images[$0] } == image }) {
+                #expect(
+                    mappings.contains { $0.contains("\(image.path) \(image.buildID!)") }, "no mapping for \(image.path)"
+                )
+            }
         }
     }
 
@@ -145,15 +154,14 @@ struct StallReportVizPprofTests {
         "go tool pprof -top shows the wall time by function",
         .enabled(if: go != nil, "go is not installed: apt-get install golang-go"))
     func top() throws {
-        let demo = try VizDemo.run()
-        let (file, scratch) = try Self.export(demo)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let run = try Self.pprof(["-top", file.path], scratch: scratch)
-        #expect(run.status == 0, "\(run)")
-        #expect(run.stdout.contains("Type: wall"))
-        #expect(run.stdout.contains("flat  flat%   sum%        cum   cum%"))
-        #expect(run.stdout.contains("spinOnCPU"))
-        #expect(run.stdout.contains("stall-demo") && run.stdout.contains("Build ID: "))
+        try Self.withExportedDemo { demo, file, scratch in
+            let run = try Self.pprof(["-top", file.path], scratch: scratch)
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stdout.contains("Type: wall"))
+            #expect(run.stdout.contains("flat  flat%   sum%        cum   cum%"))
+            #expect(run.stdout.contains("spinOnCPU"))
+            #expect(run.stdout.contains("stall-demo") && run.stdout.contains("Build ID: "))
+        }
     }
 
     @Test("Bad input: exit 2 with the file named, nothing written")

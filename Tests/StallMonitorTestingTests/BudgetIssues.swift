@@ -3,17 +3,20 @@ import StallMonitorTesting
 import Testing
 
 /// Runs `body` under `trait` for the current test (as Swift Testing runs it around a test), inside
-/// `withKnownIssue`; returns the messages of the issues the budget recorded. Each must be a
-/// budget's failure (`Stall of …` or `Nothing was watched: …`): anything else fails the test.
+/// `withKnownIssue`; returns the messages of the issues the budget recorded. Each must start with
+/// one of `prefixes` (by default a budget's failures, `Stall of …` or `Nothing was watched: …`):
+/// anything else fails the test.
 func budgetIssues(
-    _ trait: StallBudgetTrait, _ body: @escaping @Sendable () async throws -> Void
+    _ trait: StallBudgetTrait,
+    prefixes: [String] = ["Stall of ", "Nothing was watched: "],
+    _ body: @escaping @Sendable () async throws -> Void
 ) async throws -> [String] {
     let messages = Collected()
     try await withKnownIssue {
         try await trait.provideScope(for: Test.current!, testCase: Test.Case.current, performing: body)
     } matching: { issue in
         let text = issue.comments.map(\.rawValue).joined(separator: " ")
-        guard text.hasPrefix("Stall of ") || text.hasPrefix("Nothing was watched: ") else { return false }
+        guard prefixes.contains(where: { text.hasPrefix($0) }) else { return false }
         messages.append(text)
         return true
     }

@@ -13,16 +13,7 @@ import Testing
     private func stallIssues(
         _ trait: StallBudgetTrait, _ body: @escaping @Sendable () async throws -> Void
     ) async throws -> [String] {
-        let messages = Collected()
-        try await withKnownIssue {
-            try await trait.provideScope(for: Test.current!, testCase: Test.Case.current, performing: body)
-        } matching: { issue in
-            let text = issue.comments.map(\.rawValue).joined(separator: " ")
-            guard text.hasPrefix("Stall of ") else { return false }
-            messages.append(text)
-            return true
-        }
-        return messages.all
+        try await budgetIssues(trait, prefixes: ["Stall of "], body)
     }
 
     @Test func failsATestWhoseLoopStallsPastTheBudget() async throws {
@@ -72,11 +63,7 @@ import Testing
         try #require(messages.count == 2, "\(messages)")
         #expect(messages[0].contains("sleepPastTheBudgetForTest"), "\(messages[0])")
         #expect(messages[1].contains("sleepAgainPastTheBudgetForTest"), "\(messages[1])")
-        for message in messages {
-            if let path = reportPath(in: message) {
-                try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent())
-            }
-        }
+        removeReports(of: messages)
     }
 
     @Test func countsAStallStillGoingOnWhenTheBodyReturns() async throws {
@@ -98,9 +85,7 @@ import Testing
         try #require(messages.count == 1, "\(messages)")
         #expect(messages[0].contains("sleepPastTheBudgetForTest"), "\(messages[0])")
         #expect((stallMilliseconds(in: messages[0]) ?? 0) >= 400, "the whole stall counts: \(messages[0])")
-        if let path = reportPath(in: messages[0]) {
-            try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent())
-        }
+        removeReports(of: messages)
     }
 
     @Test func watchesTheConcurrencyPool() async throws {
@@ -111,9 +96,7 @@ import Testing
         try #require(messages.count == 1, "\(messages)")
         #expect(messages[0].contains("sleepPastTheBudgetForTest"), "\(messages[0])")
         #expect(messages[0].contains("\(StallMonitor.concurrencyPoolKind) thread"), "\(messages[0])")
-        if let path = reportPath(in: messages[0]) {
-            try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent())
-        }
+        removeReports(of: messages)
     }
 
     @Test func watchesAnEventLoopGroupThroughAClosure() async throws {
@@ -128,9 +111,7 @@ import Testing
         try #require(messages.count == 1, "\(messages)")
         #expect(messages[0].contains("sleepPastTheBudgetForTest"), "\(messages[0])")
         #expect(messages[0].contains("\(StallMonitor.nioEventLoopKind) thread"), "\(messages[0])")
-        if let path = reportPath(in: messages[0]) {
-            try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent())
-        }
+        removeReports(of: messages)
     }
 
     /// Swift Testing on Linux parks the main thread in `dispatchMain()`: RunLoop.main never runs,

@@ -94,60 +94,59 @@ struct StallMetricsTests {
 
     @Test("a busy loop's utilisation and active time rise; an idle loop's stay near zero")
     func loopUtilisation() throws {
-        let busyDirectory = ReportDirectory("busy")
-        let idleDirectory = ReportDirectory("idle")
-        defer {
-            busyDirectory.remove()
-            idleDirectory.remove()
-        }
-        let busyMetrics = TestMetrics()
-        let idleMetrics = TestMetrics()
-        let busy = try MonitoredLoopThread(name: "metrics-busy")
-        let idle = try MonitoredLoopThread(name: "metrics-idle")
-        defer {
-            busy.stop()
-            idle.stop()
-        }
-        // A threshold no span here reaches: only the loop times are looked at. The session
-        // heartbeat (at least 1 s) is when they are emitted, and once more at stop.
-        func configuration(_ directory: ReportDirectory, _ metrics: TestMetrics) -> StallMonitor.Configuration {
-            var configuration = directory.configuration(threshold: .seconds(30))
-            configuration.sessionHeartbeatInterval = .seconds(1)
-            configuration.metrics = .init(factory: metrics)
-            return configuration
-        }
-        let busyMonitor = try busy.startMonitor(configuration(busyDirectory, busyMetrics))
-        defer { busyMonitor.stop() }
-        let idleMonitor = try idle.startMonitor(configuration(idleDirectory, idleMetrics))
-        defer { idleMonitor.stop() }
+        try withReportDirectories("busy", "idle") { busyDirectory, idleDirectory in
+            let busyMetrics = TestMetrics()
+            let idleMetrics = TestMetrics()
+            let busy = try MonitoredLoopThread(name: "metrics-busy")
+            let idle = try MonitoredLoopThread(name: "metrics-idle")
+            defer {
+                busy.stop()
+                idle.stop()
+            }
+            // A threshold no span here reaches: only the loop times are looked at. The session
+            // heartbeat (at least 1 s) is when they are emitted, and once more at stop.
+            func configuration(_ directory: ReportDirectory, _ metrics: TestMetrics) -> StallMonitor.Configuration {
+                var configuration = directory.configuration(threshold: .seconds(30))
+                configuration.sessionHeartbeatInterval = .seconds(1)
+                configuration.metrics = .init(factory: metrics)
+                return configuration
+            }
+            let busyMonitor = try busy.startMonitor(configuration(busyDirectory, busyMetrics))
+            defer { busyMonitor.stop() }
+            let idleMonitor = try idle.startMonitor(configuration(idleDirectory, idleMetrics))
+            defer { idleMonitor.stop() }
 
-        // 2.5 s awake, so at least one heartbeat interval lies wholly inside the busy time.
-        let spun = measureMilliseconds { try? busy.run { StallingWork.spinOnCPUForStallTest(milliseconds: 2_500) } }
-        busyMonitor.stop()
-        idleMonitor.stop()
-        #expect(spun >= 2_500)
+            // 2.5 s awake, so at least one heartbeat interval lies wholly inside the busy time.
+            let spun = measureMilliseconds { try? busy.run { StallingWork.spinOnCPUForStallTest(milliseconds: 2_500) } }
+            busyMonitor.stop()
+            idleMonitor.stop()
+            #expect(spun >= 2_500)
 
-        let busyLoop = [("loop.kind", "runLoop"), ("loop.name", "metrics-busy")]
-        let busyUtilisation = try busyMetrics.expectGauge("stallmonitor.loop.utilization", busyLoop).values
-        #expect(busyUtilisation.count >= 2, "\(busyUtilisation)")  // heartbeats and the stop
-        #expect(busyUtilisation.allSatisfy { (0...1).contains($0) }, "\(busyUtilisation)")
-        #expect((busyUtilisation.max() ?? 0) >= 0.5, "\(busyUtilisation)")
-        // Seconds, in whole units with TestMetrics (swift-metrics' default floating-point counter
-        // rounds for backends without one): 2.5 s awake is at least 1.
-        #expect(
-            busyMetrics.counterTotal(label: "stallmonitor.loop.time", dimensions: busyLoop + [("loop.state", "active")])
-                >= 1)
+            let busyLoop = [("loop.kind", "runLoop"), ("loop.name", "metrics-busy")]
+            let busyUtilisation = try busyMetrics.expectGauge("stallmonitor.loop.utilization", busyLoop).values
+            #expect(busyUtilisation.count >= 2, "\(busyUtilisation)")  // heartbeats and the stop
+            #expect(busyUtilisation.allSatisfy { (0...1).contains($0) }, "\(busyUtilisation)")
+            #expect((busyUtilisation.max() ?? 0) >= 0.5, "\(busyUtilisation)")
+            // Seconds, in whole units with TestMetrics (swift-metrics' default floating-point counter
+            // rounds for backends without one): 2.5 s awake is at least 1.
+            #expect(
+                busyMetrics.counterTotal(
+                    label: "stallmonitor.loop.time", dimensions: busyLoop + [("loop.state", "active")])
+                    >= 1)
 
-        let idleLoop = [("loop.kind", "runLoop"), ("loop.name", "metrics-idle")]
-        let idleUtilisation = try idleMetrics.expectGauge("stallmonitor.loop.utilization", idleLoop).values
-        #expect(!idleUtilisation.isEmpty)
-        #expect(idleUtilisation.allSatisfy { (0...0.2).contains($0) }, "\(idleUtilisation)")
-        #expect(
-            idleMetrics.counterTotal(label: "stallmonitor.loop.time", dimensions: idleLoop + [("loop.state", "active")])
-                == 0)
-        #expect(
-            idleMetrics.counterTotal(label: "stallmonitor.loop.time", dimensions: idleLoop + [("loop.state", "idle")])
-                >= 1)
+            let idleLoop = [("loop.kind", "runLoop"), ("loop.name", "metrics-idle")]
+            let idleUtilisation = try idleMetrics.expectGauge("stallmonitor.loop.utilization", idleLoop).values
+            #expect(!idleUtilisation.isEmpty)
+            #expect(idleUtilisation.allSatisfy { (0...0.2).contains($0) }, "\(idleUtilisation)")
+            #expect(
+                idleMetrics.counterTotal(
+                    label: "stallmonitor.loop.time", dimensions: idleLoop + [("loop.state", "active")])
+                    == 0)
+            #expect(
+                idleMetrics.counterTotal(
+                    label: "stallmonitor.loop.time", dimensions: idleLoop + [("loop.state", "idle")])
+                    >= 1)
+        }
     }
 }
 

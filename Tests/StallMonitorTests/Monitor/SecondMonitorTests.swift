@@ -34,40 +34,36 @@ struct SecondMonitorTests {
 
     @Test("start, stall, stop, then again: the second monitor's files are the first's (kinds, report, session record)")
     func secondMonitorWritesTheSameFiles() throws {
-        let first = ReportDirectory("first-monitor")
-        let second = ReportDirectory("second-monitor")
-        defer {
-            first.remove()
-            second.remove()
-        }
-        let loop = try MonitoredLoopThread(name: "second-monitor")
-        defer { loop.stop() }
+        try withReportDirectories("first-monitor", "second-monitor") { first, second in
+            let loop = try MonitoredLoopThread(name: "second-monitor")
+            defer { loop.stop() }
 
-        let one = try Self.monitorOneStall(loop, into: first)
-        let two = try Self.monitorOneStall(loop, into: second)
+            let one = try Self.monitorOneStall(loop, into: first)
+            let two = try Self.monitorOneStall(loop, into: second)
 
-        // One stall report and one session record each. A session record's name carries a number
-        // from the second monitor of a process on (names in a shared directory never collide):
-        // masked digits keep its shape.
-        #expect(one.names.count == 2 && two.names.count == 2, "\(one.names) \(two.names)")
-        #expect(one.names.first { $0.hasPrefix("stall-") } == two.names.first { $0.hasPrefix("stall-") })
-        for written in [one, two] {
-            #expect(written.report.status == .ended)
-            #expect(written.report.loop.threadID == Int(loop.tid))
-            #expect(written.report.representativeSymbols.contains { $0.contains("spinOnCPUForStallTest") })
-            #expect(written.session.cleanStop == true)
-            #expect(written.session.stalls == 1)
-            #expect(written.session.reportsWritten == 1)
-            #expect(written.session.reportsDropped.isEmpty)
+            // One stall report and one session record each. A session record's name carries a number
+            // from the second monitor of a process on (names in a shared directory never collide):
+            // masked digits keep its shape.
+            #expect(one.names.count == 2 && two.names.count == 2, "\(one.names) \(two.names)")
+            #expect(one.names.first { $0.hasPrefix("stall-") } == two.names.first { $0.hasPrefix("stall-") })
+            for written in [one, two] {
+                #expect(written.report.status == .ended)
+                #expect(written.report.loop.threadID == Int(loop.tid))
+                #expect(written.report.representativeSymbols.contains { $0.contains("spinOnCPUForStallTest") })
+                #expect(written.session.cleanStop == true)
+                #expect(written.session.stalls == 1)
+                #expect(written.session.reportsWritten == 1)
+                #expect(written.session.reportsDropped.isEmpty)
+            }
+            // The same facts (the stack's exact leaf, and so the fingerprint and the CPU split, may
+            // differ between two spins on a loaded machine: not compared).
+            #expect(one.report.loop.kind == two.report.loop.kind)
+            #expect(one.report.loop.threadName == two.report.loop.threadName)
+            #expect(one.report.thresholdMs == two.report.thresholdMs)
+            #expect(one.report.sampling.unwinder == two.report.sampling.unwinder)
+            #expect(one.report.sampling.intervalMs == two.report.sampling.intervalMs)
+            #expect(one.report.process.pid == two.report.process.pid)
+            #expect(Set((one.report.tags ?? [:]).keys) == Set((two.report.tags ?? [:]).keys))
         }
-        // The same facts (the stack's exact leaf, and so the fingerprint and the CPU split, may
-        // differ between two spins on a loaded machine: not compared).
-        #expect(one.report.loop.kind == two.report.loop.kind)
-        #expect(one.report.loop.threadName == two.report.loop.threadName)
-        #expect(one.report.thresholdMs == two.report.thresholdMs)
-        #expect(one.report.sampling.unwinder == two.report.sampling.unwinder)
-        #expect(one.report.sampling.intervalMs == two.report.sampling.intervalMs)
-        #expect(one.report.process.pid == two.report.process.pid)
-        #expect(Set((one.report.tags ?? [:]).keys) == Set((two.report.tags ?? [:]).keys))
     }
 }

@@ -93,71 +93,67 @@ struct UninterruptibleSleepTests {
         name: String, release: () -> Void, spawn: @escaping @Sendable () -> Spawned,
         check: (StallReport) throws -> Void
     ) throws {
-        let directory = ReportDirectory(name)
-        defer { directory.remove() }
-        let loop = try MonitoredLoopThread(name: name)
-        defer { loop.stop() }
-        let monitor = try loop.startMonitor(directory.configuration())
-        defer { monitor.stop() }
+        try withMonitoredLoop(name, label: name) { directory, loop, monitor in
+            let pending = loop.perform(spawn)
+            var states: [String] = []
+            // The hold counts from when the thread is first seen in D: on a loaded machine the loop
+            // thread may begin the spawn several milliseconds after it was asked to.
+            let seenBy = ContinuousClock.now + .seconds(10)
+            while ContinuousClock.now < seenBy && loop.schedulerState() != "D" { usleep(500) }
+            let holdUntil = ContinuousClock.now + .milliseconds(700)
+            while ContinuousClock.now < holdUntil {
+                usleep(20_000)
+                states.append(loop.schedulerState())
+            }
+            release()
+            let spawned = try pending.wait()
+            #expect(spawned.started)
+            #expect(spawned.childStatus.map { exitedNormally($0, code: 0) } == true)
+            #expect(spawned.milliseconds >= 700)
+            // Once the spawn holds it (the first reading may come before), the thread stays in D.
+            let held = states.drop { $0 != "D" }
+            #expect(
+                held.count >= states.count / 2 && held.allSatisfy { $0 == "D" },
+                "the thread should wait in D: \(states)")
+            #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
 
-        let pending = loop.perform(spawn)
-        var states: [String] = []
-        // The hold counts from when the thread is first seen in D: on a loaded machine the loop
-        // thread may begin the spawn several milliseconds after it was asked to.
-        let seenBy = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < seenBy && loop.schedulerState() != "D" { usleep(500) }
-        let holdUntil = ContinuousClock.now + .milliseconds(700)
-        while ContinuousClock.now < holdUntil {
-            usleep(20_000)
-            states.append(loop.schedulerState())
+            let reports = try directory.reports()
+            try #require(reports.count == 1)
+            let report = reports[0]
+            #expect(
+                durationCovers(report.durationMs, measured: spawned.milliseconds),
+                "\(report.durationMs) ms, spawn took \(spawned.milliseconds) ms")
+            let sampling = report.sampling
+            // A thread in D sits in a syscall: it is never signalled, its stack is copied and unwound
+            // (or, where the unwinder cannot, the syscall's PC is kept). The span goes on for a moment
+            // after the spawn returns (waitpid, the callback's return): samples there may interrupt.
+            let inD = report.samples.filter { $0.offsetMs < spawned.milliseconds - 10 }
+            let stacks = report.samples.filter { $0.kind == .stack }
+            // None is interrupted; they name the syscall, except one read while the thread was
+            // blocked outside a syscall (a page fault, slow on a VM whose vCPU was descheduled).
+            #expect(
+                !inD.isEmpty && inD.allSatisfy { $0.interrupted != true } && inD.contains { $0.syscall != nil },
+                "\(report.samples.map { ($0.offsetMs, $0.kind, $0.interrupted as Any, $0.syscall as Any) })")
+            #expect(sampling.timedOut == 0, "\(sampling)")
+            #expect(sampling.taken == stacks.count, "\(sampling)")
+            #expect(sampling.attempted >= 20, "the watchdog kept sampling every 10 ms: \(sampling.attempted)")
+            #expect(sampling.accountedFor == sampling.attempted, "\(sampling)")
+            #expect(report.samples.contains { $0.threadState == "D" }, "\(report.samples.map(\.threadState))")
+            try check(report)
+
+            // 900 ms: long enough that the watchdog samples it even when a loaded machine keeps the
+            // whole process off the CPUs for a few hundred ms (seen under TSan with other builds
+            // running: one attempt in a 400 ms stall, after it ended).
+            try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 900) }
+            #expect(monitor.waitForStalls(2), "\(monitor.statistics)")
+            let second = try #require(try directory.reports().last)
+            // Sampling works normally again (a sample may time out when the VM deschedules the vCPU
+            // the thread runs on; stacks are still taken).
+            #expect(second.sampling.taken > 0, "\(second.sampling)")
+            #expect(
+                second.representativeSymbols.contains { $0.contains("spinOnCPUForStallTest") },
+                "\(second.representativeSymbols)")
         }
-        release()
-        let spawned = try pending.wait()
-        #expect(spawned.started)
-        #expect(spawned.childStatus.map { exitedNormally($0, code: 0) } == true)
-        #expect(spawned.milliseconds >= 700)
-        // Once the spawn holds it (the first reading may come before), the thread stays in D.
-        let held = states.drop { $0 != "D" }
-        #expect(
-            held.count >= states.count / 2 && held.allSatisfy { $0 == "D" }, "the thread should wait in D: \(states)")
-        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
-
-        let reports = try directory.reports()
-        try #require(reports.count == 1)
-        let report = reports[0]
-        #expect(
-            durationCovers(report.durationMs, measured: spawned.milliseconds),
-            "\(report.durationMs) ms, spawn took \(spawned.milliseconds) ms")
-        let sampling = report.sampling
-        // A thread in D sits in a syscall: it is never signalled, its stack is copied and unwound
-        // (or, where the unwinder cannot, the syscall's PC is kept). The span goes on for a moment
-        // after the spawn returns (waitpid, the callback's return): samples there may interrupt.
-        let inD = report.samples.filter { $0.offsetMs < spawned.milliseconds - 10 }
-        let stacks = report.samples.filter { $0.kind == .stack }
-        // None is interrupted; they name the syscall, except one read while the thread was
-        // blocked outside a syscall (a page fault, slow on a VM whose vCPU was descheduled).
-        #expect(
-            !inD.isEmpty && inD.allSatisfy { $0.interrupted != true } && inD.contains { $0.syscall != nil },
-            "\(report.samples.map { ($0.offsetMs, $0.kind, $0.interrupted as Any, $0.syscall as Any) })")
-        #expect(sampling.timedOut == 0, "\(sampling)")
-        #expect(sampling.taken == stacks.count, "\(sampling)")
-        #expect(sampling.attempted >= 20, "the watchdog kept sampling every 10 ms: \(sampling.attempted)")
-        #expect(sampling.accountedFor == sampling.attempted, "\(sampling)")
-        #expect(report.samples.contains { $0.threadState == "D" }, "\(report.samples.map(\.threadState))")
-        try check(report)
-
-        // 900 ms: long enough that the watchdog samples it even when a loaded machine keeps the
-        // whole process off the CPUs for a few hundred ms (seen under TSan with other builds
-        // running: one attempt in a 400 ms stall, after it ended).
-        try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 900) }
-        #expect(monitor.waitForStalls(2), "\(monitor.statistics)")
-        let second = try #require(try directory.reports().last)
-        // Sampling works normally again (a sample may time out when the VM deschedules the vCPU
-        // the thread runs on; stacks are still taken).
-        #expect(second.sampling.taken > 0, "\(second.sampling)")
-        #expect(
-            second.representativeSymbols.contains { $0.contains("spinOnCPUForStallTest") },
-            "\(second.representativeSymbols)")
     }
 }
 

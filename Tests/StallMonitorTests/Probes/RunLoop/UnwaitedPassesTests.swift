@@ -28,69 +28,73 @@ struct UnwaitedPassesTests {
         }
     }
 
-    @Test("thousands of short passes in one run that never waits are one congestion stall, not one long pass")
-    func unwaitedCongestionIsCongestion() throws {
-        let directory = ReportDirectory("unwaited-passes")
+    /// A report directory of the test's own and a resident loop thread named `name` whose monitor
+    /// (threshold 100 ms) writes there, given a moment to settle; both are cleaned up after `body`.
+    static func withUnwaitedWorker(
+        _ name: String, label: String, _ body: (ReportDirectory, ResidentLoopThread, StallMonitor) throws -> Void
+    ) throws {
+        let directory = ReportDirectory(label)
         defer { directory.remove() }
-        // 5,000 items of 200 µs: at least 1 s, ten times the threshold.
         let worker = try ResidentLoopThread(
-            name: "unwaited", monitor: directory.configuration(threshold: .milliseconds(100)))
+            name: name, monitor: directory.configuration(threshold: .milliseconds(100)))
         defer { worker.stop() }
         let monitor = try #require(worker.monitor)
         usleep(100_000)
+        try body(directory, worker, monitor)
+    }
 
-        let times = ChainTimes()
-        let finished = DispatchSemaphore(value: 0)
-        Self.chain(worker, remaining: 5_000, microseconds: 200, times: times) { finished.signal() }
-        try #require(finished.wait(timeout: .now() + 60) == .success, "the chain did not finish")
-        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
-        usleep(300_000)
-        monitor.flush()
+    @Test("thousands of short passes in one run that never waits are one congestion stall, not one long pass")
+    func unwaitedCongestionIsCongestion() throws {
+        // 5,000 items of 200 µs: at least 1 s, ten times the threshold.
+        try Self.withUnwaitedWorker("unwaited", label: "unwaited-passes") { directory, worker, monitor in
+            let times = ChainTimes()
+            let finished = DispatchSemaphore(value: 0)
+            Self.chain(worker, remaining: 5_000, microseconds: 200, times: times) { finished.signal() }
+            try #require(finished.wait(timeout: .now() + 60) == .success, "the chain did not finish")
+            #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+            usleep(300_000)
+            monitor.flush()
 
-        let reports = try directory.reports()
-        try #require(
-            reports.count == 1, "one stall: \(reports.map { ($0.durationMs, $0.loop.passes) }); \(monitor.statistics)")
-        let report = reports[0]
-        #expect(
-            report.durationMs >= times.milliseconds - 1,
-            "\(report.durationMs) ms for a chain of \(times.milliseconds) ms")
-        // Split at waits and wakes only, the whole chain would be one pass (or a few).
-        #expect(report.loop.passes >= 100, "\(report.loop.passes) passes")
-        #expect(
-            report.loop.longestPassMs * 4 <= report.durationMs,
-            "longest pass \(report.loop.longestPassMs) ms of \(report.durationMs) ms")
-        #expect(
-            report.classification == .congestion,
-            "\(report.classification), \(report.loop.passes) passes, longest \(report.loop.longestPassMs) ms")
+            let reports = try directory.reports()
+            try #require(
+                reports.count == 1,
+                "one stall: \(reports.map { ($0.durationMs, $0.loop.passes) }); \(monitor.statistics)")
+            let report = reports[0]
+            #expect(
+                report.durationMs >= times.milliseconds - 1,
+                "\(report.durationMs) ms for a chain of \(times.milliseconds) ms")
+            // Split at waits and wakes only, the whole chain would be one pass (or a few).
+            #expect(report.loop.passes >= 100, "\(report.loop.passes) passes")
+            #expect(
+                report.loop.longestPassMs * 4 <= report.durationMs,
+                "longest pass \(report.loop.longestPassMs) ms of \(report.durationMs) ms")
+            #expect(
+                report.classification == .congestion,
+                "\(report.classification), \(report.loop.passes) passes, longest \(report.loop.longestPassMs) ms")
+        }
     }
 
     @Test("a single long item in a run that never waits is one long pass")
     func longItemIsOneLongPass() throws {
-        let directory = ReportDirectory("unwaited-long")
-        defer { directory.remove() }
-        let worker = try ResidentLoopThread(
-            name: "unwaited-long", monitor: directory.configuration(threshold: .milliseconds(100)))
-        defer { worker.stop() }
-        let monitor = try #require(worker.monitor)
-        usleep(100_000)
-
-        let spun = try worker.performAndWait {
-            measureMilliseconds { StallingWork.spinOnCPUForStallTest(milliseconds: 400) }
+        try Self.withUnwaitedWorker("unwaited-long", label: "unwaited-long") { directory, worker, monitor in
+            let spun = try worker.performAndWait {
+                measureMilliseconds { StallingWork.spinOnCPUForStallTest(milliseconds: 400) }
+            }
+            #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+            usleep(300_000)
+            monitor.flush()
+            let reports = try directory.reports()
+            try #require(reports.count == 1, "\(reports.map(\.durationMs)); \(monitor.statistics)")
+            let report = reports[0]
+            #expect(report.durationMs >= spun - 1)
+            // A pass start is read from the coarse clock: up to one tick (≤ 10 ms) early.
+            var tick = timespec()
+            clock_getres(CLOCK_MONOTONIC_COARSE, &tick)
+            let tickMs = Double(tick.tv_sec) * 1e3 + Double(tick.tv_nsec) / 1e6
+            #expect(
+                report.loop.longestPassMs >= spun - 1 - tickMs,
+                "the item is one pass: \(report.loop.longestPassMs) ms of \(spun) ms")
+            #expect(report.classification != .congestion)
         }
-        #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
-        usleep(300_000)
-        monitor.flush()
-        let reports = try directory.reports()
-        try #require(reports.count == 1, "\(reports.map(\.durationMs)); \(monitor.statistics)")
-        let report = reports[0]
-        #expect(report.durationMs >= spun - 1)
-        // A pass start is read from the coarse clock: up to one tick (≤ 10 ms) early.
-        var tick = timespec()
-        clock_getres(CLOCK_MONOTONIC_COARSE, &tick)
-        let tickMs = Double(tick.tv_sec) * 1e3 + Double(tick.tv_nsec) / 1e6
-        #expect(
-            report.loop.longestPassMs >= spun - 1 - tickMs,
-            "the item is one pass: \(report.loop.longestPassMs) ms of \(spun) ms")
-        #expect(report.classification != .congestion)
     }
 }
