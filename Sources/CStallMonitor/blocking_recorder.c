@@ -6,13 +6,13 @@
 // on the loop's thread), or the host marked it. Any other call pays a few loads. A timed call
 // that blocked at least the threshold (and could have slept: not a call on a non-blocking socket,
 // pipe or device, nor a poll with a zero timeout, whose time went to a preemption) is recorded on
-// its own thread after it returned (the
-// thread has already waited that long; a record costs it well under a microsecond): the caller's
-// return addresses found by following frame pointers inside the thread's stack, the task, and
-// the scope the scope hook names, and in a task the task's async callers (a few reads of its
-// context chain, each a process_vm_readv). Records go to a fixed table of slots, claimed with a
-// compare-and-swap; the collector takes them (`CStallMonitor_blocking_take`); a call that finds
-// every slot full is counted as dropped.
+// its own thread after it returned (the thread has already waited that long): the caller's return
+// addresses found by following frame pointers inside the thread's stack, the task, the scope the
+// scope hook names, and in a task the task's async callers (its context chain, read a page at a
+// time with process_vm_readv: about 8 reads, some microseconds, where the rest of a record costs
+// well under one). Records go to a fixed table of slots, claimed with a compare-and-swap; the
+// collector takes them (`CStallMonitor_blocking_take`); a call that finds every slot full is
+// counted as dropped.
 #include "CStallMonitor.h"
 #include "blocking.h"
 #include "own_code.h"
@@ -27,7 +27,6 @@
 #include <sys/stat.h>
 
 enum { slot_count = 256 };
-
 enum { slot_free = 0, slot_writing = 1, slot_ready = 2 };
 
 atomic_int cstallmonitor_blocking_enabled;
