@@ -1,4 +1,5 @@
 import CStallMonitor
+import CoreFoundation
 import Dispatch
 import Foundation
 import Synchronization
@@ -30,21 +31,22 @@ struct BlockingRunLoopTimerTests {
             let fired = DispatchSemaphore(value: 0)
             try loop.run {
                 // Each blocking timer is followed by a control that fires `length` ms later: the
-                // loop waits for it in its own ppoll.
-                var fireAt = Date() + 0.02
+                // loop waits for it in its own ppoll. (CoreFoundation's timers: a block-based
+                // Foundation Timer that fired once is never freed, which LeakSanitizer reports.)
+                var fireAt = CFAbsoluteTimeGetCurrent() + 0.02
                 for length in lengths {
-                    let blocking = Timer(fire: fireAt, interval: 0, repeats: false) { _ in
+                    let blocking = CFRunLoopTimerCreateWithHandler(nil, fireAt, 0, 0, 0) { _ in
                         let own = Self.blockInRunLoopTimerForTest(milliseconds: length)
                         measured.withLock { $0.append(own) }
                         fired.signal()
                     }
                     fireAt += Double(length) / 1000 + 0.01
-                    let waiting = Timer(fire: fireAt + Double(length) / 1000, interval: 0, repeats: false) { _ in
+                    let waiting = CFRunLoopTimerCreateWithHandler(nil, fireAt + Double(length) / 1000, 0, 0, 0) { _ in
                         fired.signal()
                     }
                     fireAt += 2 * Double(length) / 1000 + 0.01
-                    RunLoop.current.add(blocking, forMode: .default)
-                    RunLoop.current.add(waiting, forMode: .default)
+                    CFRunLoopAddTimer(CFRunLoopGetCurrent(), blocking, kCFRunLoopDefaultMode)
+                    CFRunLoopAddTimer(CFRunLoopGetCurrent(), waiting, kCFRunLoopDefaultMode)
                 }
             }
             for _ in 0..<(2 * lengths.count) {
