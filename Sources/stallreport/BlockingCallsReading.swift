@@ -21,9 +21,7 @@ extension ProfileInputOptions {
             switch BlockingCallsReport.read(path: path, file: file) {
             case .success(let report):
                 valid += 1
-                if let since = window.since, report.startedAt < since { continue }
-                if let until = window.until, report.startedAt >= until { continue }
-                reports.append(report)
+                if window.admitsStart(report.startedAt) { reports.append(report) }
             case .failure(let error): problems.append(ReportProblem(path: path, message: error.description))
             }
         }

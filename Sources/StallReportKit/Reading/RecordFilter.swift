@@ -18,9 +18,16 @@ public struct RecordFilter: Sendable, Equatable {
 
     /// Whether the record passes.
     package func accepts(_ record: StallRecord) -> Bool {
-        if let since, record.startedAt < since { return false }
-        if let until, record.startedAt >= until { return false }
+        if !admitsStart(record.startedAt) { return false }
         if let minDurationMs, record.durationMs < minDurationMs { return false }
+        return true
+    }
+
+    /// Whether something that started at `date` lies in the time window (`since` included,
+    /// `until` not).
+    package func admitsStart(_ date: Date) -> Bool {
+        if let since, date < since { return false }
+        if let until, date >= until { return false }
         return true
     }
 

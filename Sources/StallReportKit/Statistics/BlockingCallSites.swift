@@ -55,11 +55,7 @@ package struct BlockingCallSites: Sendable {
 
     /// Folds one report in, when its interval starts inside the filter's time window.
     package mutating func add(_ report: BlockingCallsReport, path: String, filter: RecordFilter) {
-        if let since = filter.since, report.startedAt < since {
-            reportsFilteredOut += 1
-            return
-        }
-        if let until = filter.until, report.startedAt >= until {
+        guard filter.admitsStart(report.startedAt) else {
             reportsFilteredOut += 1
             return
         }
