@@ -3,6 +3,8 @@
 #ifndef CSTALLMONITOR_BLOCKING_H
 #define CSTALLMONITOR_BLOCKING_H
 
+#include "CStallMonitor.h"
+
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -38,6 +40,12 @@ extern __thread __attribute__((tls_model("initial-exec"))) struct cstallmonitor_
 /// Whether detection is on, and where the runtime's active-task word is (0: unknown).
 extern atomic_int cstallmonitor_blocking_enabled;
 extern _Atomic intptr_t cstallmonitor_blocking_task_word;
+
+/// Fills `record`'s async callers (its `task` set; blocking_async_callers.c) from the words the
+/// frame walk found under each saved frame pointer (`below`, `count` of them, leaf first) and the
+/// calling thread's stack bounds.
+void cstallmonitor_blocking_read_async_callers(CStallMonitorBlockingRecord *record, const uintptr_t *below,
+                                               uint32_t count, uintptr_t stack_low, uintptr_t stack_high);
 
 /// The slow half of `cstallmonitor_blocking_begin`: a thread with loop registrations, or a task
 /// word not learned; then the clock.

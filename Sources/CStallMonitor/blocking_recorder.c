@@ -8,9 +8,9 @@
 // pipe or device, nor a poll with a zero timeout, whose time went to a preemption) is recorded on
 // its own thread after it returned (the thread has already waited that long): the caller's return
 // addresses found by following frame pointers inside the thread's stack, the task, the scope the
-// scope hook names, and in a task the task's async callers (its context chain, read a page at a
-// time with process_vm_readv: about 8 reads, some microseconds, where the rest of a record costs
-// well under one). Records go to a fixed table of slots, claimed with a compare-and-swap; the
+// scope hook names, and in a task the task's async callers (blocking_async_callers.c: one to a
+// few reads of the task's memory, about a microsecond each, where the rest of a record costs a
+// few). Records go to a fixed table of slots, claimed with a compare-and-swap; the
 // collector takes them (`CStallMonitor_blocking_take`); a call that finds every slot full is
 // counted as dropped.
 #include "CStallMonitor.h"
@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 enum { slot_count = 256 };
 enum { slot_free = 0, slot_writing = 1, slot_ready = 2 };
@@ -50,136 +51,6 @@ CSTALLMONITOR_OWN_CODE static inline void *running_task(void) {
     if (offset != 0) return *(void *const *)((char *)__builtin_thread_pointer() + offset);
     void *(*task)(void) = atomic_load_explicit(&current_task, memory_order_relaxed);
     return task != NULL ? task() : NULL;
-}
-
-/// The async task layout (AsyncTaskLayout): the metadata every task's first word holds (0: chains
-/// are not read) and the offsets of ResumeTask and ResumeContext in a task.
-static _Atomic uintptr_t task_metadata;
-static atomic_int resume_task_offset;
-static atomic_int resume_context_offset;
-
-void CStallMonitor_blocking_set_async_layout(uintptr_t metadata, int task_offset, int context_offset) {
-    atomic_store(&resume_task_offset, task_offset);
-    atomic_store(&resume_context_offset, context_offset);
-    atomic_store(&task_metadata, metadata);
-}
-
-enum { context_page_size = 4096 };
-
-/// The last page of context memory read: a task's contexts come from its own slab allocator, a
-/// few dozen bytes apart, so a chain mostly lies in one or two pages, each read once.
-typedef struct {
-    uintptr_t start;
-    int valid;
-    uintptr_t words[context_page_size / sizeof(uintptr_t)];
-} context_page;
-
-/// A context's Parent and ResumeParent (the word after it), read with CStallMonitor_read_memory,
-/// which fails instead of faulting (a page at a time, or the pair alone where it straddles a
-/// page's end); 0 when it could not be read.
-static int read_context(context_page *page, uintptr_t context, uintptr_t pair[2]) {
-    // Not an aligned user-space address (a tagged or stale word of a frame): nothing to read.
-    if (context == 0 || (context & 7) != 0 || (context >> 56) != 0) return 0;
-    uintptr_t start = context & ~(uintptr_t)(context_page_size - 1);
-    if (context + 2 * sizeof(uintptr_t) <= start + context_page_size) {
-        if (!page->valid || page->start != start) {
-            page->start = start;
-            page->valid = CStallMonitor_read_memory(start, page->words, context_page_size) == 0;
-            if (!page->valid) return 0;  // the pair lies in that page: it cannot be read either
-        }
-        size_t index = (context - start) / sizeof(uintptr_t);
-        pair[0] = page->words[index];
-        pair[1] = page->words[index + 1];
-        return 1;
-    }
-    return CStallMonitor_read_memory(context, pair, 2 * sizeof(uintptr_t)) == 0;
-}
-
-/// Follows Parent from `context` into `record`'s async callers (after those already there): each
-/// context's ResumeParent, to the task's root (Parent 0) or the limit. 0 when a context could not
-/// be read.
-static int follow_contexts(context_page *page, CStallMonitorBlockingRecord *record, uintptr_t context) {
-    while (record->async_caller_count < CSTALLMONITOR_BLOCKING_ASYNC_CALLERS) {
-        uintptr_t pair[2];
-        if (!read_context(page, context, pair)) return 0;
-        record->async_callers[record->async_caller_count++] = pair[1];
-        if (pair[0] == 0) {
-            record->async_chain_complete = 1;
-            return 1;
-        }
-        context = pair[0];
-    }
-    return 1;
-}
-
-enum { job_chain_limit = CSTALLMONITOR_BLOCKING_ASYNC_CALLERS, candidate_hops = 8 };
-
-/// Whether `candidate` is a context of the chain that starts at the job's `job_chain` (its
-/// contexts, `count` of them) or leads into it within a few parents: the running async function's
-/// own context, or one of its callers'.
-static int joins_job_chain(context_page *page, uintptr_t candidate, const uintptr_t *job_chain, int count) {
-    uintptr_t context = candidate;
-    for (int hop = 0; hop <= candidate_hops; hop++) {
-        for (int index = 0; index < count; index++)
-            if (job_chain[index] == context) return 1;
-        uintptr_t pair[2];
-        if (!read_context(page, context, pair) || pair[0] == 0) return 0;
-        context = pair[0];
-    }
-    return 0;
-}
-
-/// Reads the async callers of `task`, which the calling thread runs. The context the job started
-/// in (the task's ResumeContext) and its parents are read first; the innermost frame whose context
-/// slot (`below`, `count` of them, leaf first) holds a context of that chain, or one leading into
-/// it, is the running async function's, and the callers are its context's chain. Without such a
-/// frame (a build whose async functions keep none) the chain is the job start's, led by the
-/// function the job started by calling.
-static void read_async_callers(CStallMonitorBlockingRecord *record, uintptr_t task, const uintptr_t *below,
-                               uint32_t count) {
-    record->async_caller_count = 0;
-    record->async_chain_source = CStallMonitorAsyncChainNone;
-    record->async_chain_complete = 0;
-    uintptr_t metadata = atomic_load_explicit(&task_metadata, memory_order_relaxed);
-    if (task == 0 || metadata == 0) return;
-    int task_offset = atomic_load_explicit(&resume_task_offset, memory_order_relaxed);
-    int context_offset = atomic_load_explicit(&resume_context_offset, memory_order_relaxed);
-    uintptr_t header[16];
-    size_t words = (size_t)context_offset / sizeof(uintptr_t) + 1;
-    if (words > 16 || CStallMonitor_read_memory(task, header, words * sizeof(uintptr_t)) != 0) return;
-    if (header[0] != metadata) return;
-    uintptr_t resume_task = header[task_offset / (int)sizeof(uintptr_t)];
-    uintptr_t resume_context = header[context_offset / (int)sizeof(uintptr_t)];
-    context_page page_storage;
-    context_page *page = &page_storage;
-    page->valid = 0;
-    uintptr_t job_chain[job_chain_limit];
-    int chain_count = 0;
-    for (uintptr_t context = resume_context; context != 0 && chain_count < job_chain_limit;) {
-        uintptr_t pair[2];
-        if (!read_context(page, context, pair)) break;
-        job_chain[chain_count++] = context;
-        context = pair[0];
-    }
-    if (chain_count == 0) return;
-    for (uint32_t index = 0; index < count; index++) {
-        uintptr_t candidate = below[index];
-        if (candidate == 0 || (candidate & 7) != 0 || !joins_job_chain(page, candidate, job_chain, chain_count)) continue;
-        if (follow_contexts(page, record, candidate)) {
-            record->async_chain_source = CStallMonitorAsyncChainRunningFrame;
-            return;
-        }
-        break;
-    }
-    record->async_caller_count = 0;
-    record->async_chain_complete = 0;
-    record->async_callers[record->async_caller_count++] = resume_task;
-    if (follow_contexts(page, record, resume_context)) {
-        record->async_chain_source = CStallMonitorAsyncChainJobStart;
-    } else {
-        record->async_caller_count = 0;
-        record->async_chain_complete = 0;
-    }
 }
 
 /// libdispatch's main queue state word (`dq_state` of `_dispatch_main_q`), when its layout is
@@ -264,7 +135,35 @@ CSTALLMONITOR_OWN_CODE static inline int runs_watched_loop(void) {
     return 0;
 }
 
+/// The main thread, noted when the shim is loaded on it, and its stack's bounds, learned when
+/// detection is enabled: glibc finds the main thread's by reading /proc/self/maps, which would
+/// cost its first record hundreds of microseconds on the thread itself.
+static pthread_t main_thread;
+static atomic_int main_thread_known;
+static _Atomic uintptr_t main_stack_low, main_stack_high;
+
+__attribute__((constructor)) static void note_main_thread(void) {
+    if (CStallMonitor_gettid() != getpid()) return;
+    main_thread = pthread_self();
+    atomic_store(&main_thread_known, 1);
+}
+
+/// Learns the main thread's stack bounds from the enabling thread (once).
+static void learn_main_stack_bounds(void) {
+    if (!atomic_load(&main_thread_known) || atomic_load(&main_stack_high) != 0) return;
+    pthread_attr_t attributes;
+    if (pthread_getattr_np(main_thread, &attributes) != 0) return;
+    void *low = NULL;
+    size_t size = 0;
+    if (pthread_attr_getstack(&attributes, &low, &size) == 0) {
+        atomic_store(&main_stack_low, (uintptr_t)low);
+        atomic_store(&main_stack_high, (uintptr_t)low + size);
+    }
+    pthread_attr_destroy(&attributes);
+}
+
 void CStallMonitor_blocking_enable(uint64_t threshold, int unscoped) {
+    learn_main_stack_bounds();
     atomic_store(&record_unscoped, unscoped);
     if (atomic_load(&current_task) == NULL)
         atomic_store(&current_task, (void *(*)(void))dlsym(RTLD_DEFAULT, "swift_task_getCurrent"));
@@ -289,10 +188,16 @@ CSTALLMONITOR_OWN_CODE uint64_t cstallmonitor_blocking_begin_checked(void) {
     return CStallMonitor_monotonic_ns();
 }
 
-/// Learns the calling thread's stack bounds (once per thread; glibc reads /proc/self/maps for
-/// the main thread, under the recorder's guard).
+/// Learns the calling thread's stack bounds (once per thread; the main thread's were learned when
+/// detection was enabled, where the shim was loaded on it).
 static void learn_stack_bounds(void) {
     if (thread_state.stack_high != 0) return;
+    uintptr_t main_high = atomic_load(&main_stack_high);
+    if (main_high != 0 && CStallMonitor_gettid() == getpid()) {
+        thread_state.stack_low = atomic_load(&main_stack_low);
+        thread_state.stack_high = main_high;
+        return;
+    }
     pthread_attr_t attributes;
     if (pthread_getattr_np(pthread_self(), &attributes) != 0) return;
     void *low = NULL;
@@ -380,7 +285,8 @@ CSTALLMONITOR_OWN_CODE void cstallmonitor_blocking_end(int call, uint64_t start,
         record->scope = scope;
         uintptr_t below[CSTALLMONITOR_BLOCKING_FRAMES];
         record->frame_count = walk_frames(record->frames, below, return_address, (char *)frame);
-        read_async_callers(record, record->task, below, record->frame_count - 1);
+        cstallmonitor_blocking_read_async_callers(record, below, record->frame_count - 1, thread_state.stack_low,
+                                                  thread_state.stack_high);
         atomic_store_explicit(&slots[claimed].state, slot_ready, memory_order_release);
     }
     thread_state.inside = 0;
