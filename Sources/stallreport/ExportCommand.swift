@@ -67,7 +67,7 @@ struct ExportCommand: ParsableCommand {
 
     @Flag(
         help:
-            "Export the call sites of blocking-calls reports (blocking-*.json) instead of stall samples: each call site one stack (its async callers, its stack, then '[blocking CALL]') weighing the time its calls blocked. Folded and speedscope only; --fingerprint takes call-site fingerprints."
+            "Export the call sites of blocking-calls reports (blocking-*.json) instead of stall samples: each call site one stack (its async callers, its stack, then '[blocking CALL]') weighing the time its calls blocked (pprof: valued in calls and in nanoseconds blocked). Folded, speedscope and pprof; --fingerprint takes call-site fingerprints."
     )
     var blockingCalls = false
 
@@ -75,9 +75,10 @@ struct ExportCommand: ParsableCommand {
     var input: ProfileInputOptions
 
     func validate() throws {
-        if blockingCalls && format != .folded && format != .speedscope {
+        if blockingCalls && format == .chromeTrace {
             throw ValidationError(
-                "--blocking-calls exports folded stacks or a speedscope profile, not \(format.rawValue)")
+                "--blocking-calls exports folded stacks, a speedscope profile or a pprof profile, not chrome-trace: a blocking-calls report aggregates calls by call site, without each call's start time, so there is no timeline to draw"
+            )
         }
         if blockingCalls && input.filters.minDuration != nil {
             throw ValidationError("--min-duration filters stalls; it does not apply with --blocking-calls")
@@ -119,11 +120,17 @@ struct ExportCommand: ParsableCommand {
         }
     }
 
-    /// Reads the blocking-calls reports and writes their call sites' stacks, folded or as a
-    /// speedscope profile.
+    /// Reads the blocking-calls reports and writes their call sites' stacks, folded, as a
+    /// speedscope profile or as a pprof profile.
     private func exportBlockingCalls() throws {
         let outcome = try input.readBlockingCalls(source.paths)
         let stacks = BlockingCallStacks.stacks(of: outcome.profiles)
+        if format == .pprof {
+            let data = try PprofExport.render(
+                blockingCalls: outcome.profiles,
+                comment: "stallreport \(StallReportCommand.configuration.version): blocking calls", names: input.names)
+            return try ProfileReading.deliver(data, as: "pprof export", to: output, from: outcome)
+        }
         if format == .speedscope {
             let data = try SpeedscopeExport.render(
                 stalls: [stacks], name: "blocking calls",

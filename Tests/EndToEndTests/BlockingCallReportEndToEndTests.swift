@@ -94,6 +94,7 @@ struct BlockingCallReportEndToEndTests {
                 }, "\(folded.stdout)")
             #expect(abs(blockedUs / 1000 - sites.map(\.totalMs).reduce(0, +)) < 1, "\(folded.stdout)")
             try checkFlameGraph(of: directory, fingerprint: fingerprint)
+            try checkPprof(of: directory, fingerprint: fingerprint, sites: sites)
 
             let json = try StallReportCLI.run(["summarize", "--format", "json", directory.path])
             try #require(json.status == 0, "\(json)")
@@ -233,6 +234,34 @@ struct BlockingCallReportEndToEndTests {
 
 extension BlockingCallReportEndToEndTests {
     /// `stallreport flamegraph --blocking-calls` of the host's reports: the page's data holds the
+    /// `export --format pprof --blocking-calls` of the site, read back by `go tool pprof -raw` (where
+    /// installed): the calls and the nanoseconds blocked add up to the reports', the stack names
+    /// the blocking function under the `[blocking …]` leaf, and the labels name the site.
+    func checkPprof(of directory: URL, fingerprint: String, sites: [BlockingCallsReport.CallSite]) throws {
+        let file = directory.appendingPathComponent("blocking.pb.gz")
+        let run = try StallReportCLI.run(
+            [
+                "export", "--format", "pprof", "--blocking-calls", "--fingerprint", fingerprint, directory.path, "-o",
+                file.path,
+            ])
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("wrote pprof export"), "\(run)")
+        guard StallReportVizPprofTests.go != nil else { return }
+        let raw = try StallReportVizPprofTests.pprof(["-raw", file.path], scratch: directory)
+        try #require(raw.status == 0, "\(raw)")
+        let lines = raw.stdoutLines
+        #expect(lines.contains("calls/count blocked/nanoseconds[dflt]"), "\(raw)")
+        let samples = lines.drop { $0 != "Samples:" }.dropFirst(2).prefix { !$0.hasPrefix("Locations") }
+            .compactMap { $0.firstMatch(of: /^ +(\d+) +(\d+): [\d ]*$/) }
+        let calls = samples.reduce(0) { $0 + Int($1.output.1)! }
+        let blocked = samples.reduce(Int64(0)) { $0 + Int64($1.output.2)! }
+        #expect(calls == sites.reduce(0) { $0 + $1.count }, "\(raw)")
+        let expectedBlocked = sites.reduce(Int64(0)) { $0 + Int64(($1.totalMs * 1_000_000).rounded()) }
+        #expect(abs(blocked - expectedBlocked) <= Int64(sites.count), "\(blocked) vs \(expectedBlocked)")
+        #expect(raw.stdout.contains("fingerprint:[\(fingerprint)]") && raw.stdout.contains("call:["), "\(raw)")
+        #expect(raw.stdout.contains("waitBrieflyOnSemaphoreForTest") && raw.stdout.contains("[blocking "), "\(raw)")
+    }
+
     /// call site as wide as its blocked time, and headless Chromium (where installed) draws it and
     /// the blocking header.
     func checkFlameGraph(of directory: URL, fingerprint: String) throws {

@@ -17,6 +17,12 @@ package enum BlockingCallStacks {
 
     /// The stack of `site`, root first.
     package static func stack(of site: BlockingCallsReport.CallSite) -> [ProfileFrame] {
+        logicalFrames(of: site).reversed().map(profileFrame) + [leafFrame(of: site)]
+    }
+
+    /// The frames of `site`'s logical stack, leaf first, without the synthetic leaf: its stack
+    /// (cut above the job runner where it has async callers), then its async callers.
+    package static func logicalFrames(of site: BlockingCallsReport.CallSite) -> [BlockingCallsReport.Frame] {
         let asyncCallers = site.asyncCallers ?? []
         var physical = site.stack
         if !asyncCallers.isEmpty,
@@ -26,9 +32,12 @@ package enum BlockingCallStacks {
         {
             physical = Array(physical[..<runner])
         }
-        let leafFirst = physical + asyncCallers
-        return leafFirst.reversed().map(profileFrame)
-            + [ProfileFrame(name: "[blocking \(site.call)]", isSynthetic: true)]
+        return physical + asyncCallers
+    }
+
+    /// The synthetic leaf that stands for the call itself: `[blocking <call>]`.
+    package static func leafFrame(of site: BlockingCallsReport.CallSite) -> ProfileFrame {
+        ProfileFrame(name: "[blocking \(site.call)]", isSynthetic: true)
     }
 
     /// Every call site of `reports` whose fingerprint is one of `fingerprints` (any, when empty),

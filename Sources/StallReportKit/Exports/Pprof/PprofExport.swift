@@ -1,4 +1,5 @@
 import Foundation
+import StallReportModel
 
 /// google/pprof's profile format (`proto/profile.proto`), gzip-compressed as pprof files are on
 /// disk: read by `go tool pprof`, Pyroscope, Parca and Grafana.
@@ -40,6 +41,16 @@ public enum PprofExport {
         _ stalls: [PprofStall], comment: String? = nil, names: FrameNameStyle = .simplified
     ) throws -> Data {
         try render(stalls, comment: comment, names: names, layouts: localImageLayouts)
+    }
+
+    /// The gzip-compressed profile of blocking-calls reports: one sample per call site and report,
+    /// valued in calls and in nanoseconds blocked (see `PprofProfileBuilder.build(blockingCalls:comment:)`).
+    public static func render(
+        blockingCalls reports: [BlockingCallsReport], comment: String? = nil, names: FrameNameStyle = .simplified
+    ) throws -> Data {
+        var builder = PprofProfileBuilder(layouts: { _ in nil }, names: names)
+        var profile = builder.build(blockingCalls: reports, comment: comment)
+        return Data(try Gzip.compress(profile.encoded()))
     }
 
     /// The same, with the images' layouts from `layouts`.

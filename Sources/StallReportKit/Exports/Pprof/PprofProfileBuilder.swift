@@ -24,7 +24,7 @@ struct PprofProfileBuilder {
     /// How function names are shown.
     let names: FrameNameStyle
 
-    private var profile = PprofProfile()
+    var profile = PprofProfile()
     private var strings: [String: Int64] = ["": 0]
     private var functionIDs: [FunctionKey: UInt64] = [:]
     private var locationIndex: [LocationKey: Int] = [:]
@@ -217,23 +217,29 @@ struct PprofProfileBuilder {
         {
             mappingID = id
         }
-        let symbol = frame.symbol.flatMap { $0.isEmpty ? nil : $0 }
+        return location(
+            address: address, mappingID: mappingID, symbol: frame.symbol, file: frame.file, line: frame.line)
+    }
+
+    /// The location of `address` in mapping `mappingID` (0: none), named `symbol` when known,
+    /// created when new.
+    mutating func location(address: UInt64, mappingID: UInt64, symbol: String?, file: String?, line: Int?) -> UInt64 {
+        let symbol = symbol.flatMap { $0.isEmpty ? nil : $0 }
         let key = LocationKey.address(mapping: mappingID, address: address)
         if let index = locationIndex[key] {
             // The same address may be named in one report and not in another: keep the name.
             if profile.locations[index].lines.isEmpty, let symbol {
-                profile.locations[index].lines = [line(symbol, file: frame.file, line: frame.line)]
-                noteCoverage(mappingID, named: true, file: frame.file != nil, line: frame.line != nil)
+                profile.locations[index].lines = [self.line(symbol, file: file, line: line)]
+                noteCoverage(mappingID, named: true, file: file != nil, line: line != nil)
             }
             return profile.locations[index].id
         }
-        let lines = symbol.map { [line($0, file: frame.file, line: frame.line)] } ?? []
+        let lines = symbol.map { [self.line($0, file: file, line: line)] } ?? []
         let id = UInt64(profile.locations.count + 1)
         locationIndex[key] = profile.locations.count
         profile.locations.append(.init(id: id, mappingID: mappingID, address: address, lines: lines))
         noteCoverage(
-            mappingID, named: symbol != nil, file: symbol != nil && frame.file != nil,
-            line: symbol != nil && frame.line != nil)
+            mappingID, named: symbol != nil, file: symbol != nil && file != nil, line: symbol != nil && line != nil)
         return id
     }
 
@@ -248,7 +254,7 @@ struct PprofProfileBuilder {
     }
 
     /// A location for a synthetic frame: no mapping, no address, a line naming it.
-    private mutating func syntheticLocation(_ name: String) -> UInt64 {
+    mutating func syntheticLocation(_ name: String) -> UInt64 {
         let key = LocationKey.synthetic(name)
         if let index = locationIndex[key] { return profile.locations[index].id }
         let id = UInt64(profile.locations.count + 1)
