@@ -5,11 +5,15 @@ import Foundation
 /// on a thread that may block and on a Swift task's thread (the one that reads the clock twice),
 /// and a 1 ms `usleep` on a task's thread (the record: frames, task, scope). Each is the
 /// difference between the workload with a detector running and without, over the calls, inside
-/// the workload's own function only.
+/// the workload's own function only. Row 17d times a record on the calling thread with the
+/// caller's own clock (its reads of the task's memory are system calls, which callgrind does not
+/// count).
 enum BlockingCallCostFigure {
     static func run(_ context: BenchContext) throws -> FigureResult {
+        let recordCost = try recordCostRow(context)
         if let reason = Callgrind.unavailableReason {
-            return FigureResult(figure: .blockingCallCost, rows: [], notes: ["\(reason): not measured"])
+            return FigureResult(
+                figure: .blockingCallCost, rows: [recordCost], notes: ["\(reason): instructions not measured"])
         }
         let calls = context.pick(20_000, quick: 2_000)
         let sleeps = context.pick(200, quick: 20)
@@ -41,6 +45,35 @@ enum BlockingCallCostFigure {
                         "addedPerCall": added,
                     ]))
         }
-        return FigureResult(figure: .blockingCallCost, rows: rows)
+        return FigureResult(figure: .blockingCallCost, rows: rows + [recordCost])
+    }
+
+    /// 17d: the time a record takes on the calling thread after the call returned (frames, task,
+    /// scope and the async callers read from the task's memory), from the caller's own clock.
+    static func recordCostRow(_ context: BenchContext) throws -> ResultRow {
+        let calls = context.pick(400, quick: 50)
+        let run = try Subprocess.run(
+            context.executable.path, ["blocking-record-cost", "--calls", "\(calls)"], scratch: context.scratch)
+        guard run.status == 0,
+            let line = String(decoding: run.stdout, as: UTF8.self).split(separator: "\n").last,
+            let result = try? JSONDecoder().decode(BlockingRecordCost.Result.self, from: Data(line.utf8)),
+            !result.excessMicroseconds.isEmpty
+        else {
+            throw BenchError("blocking-record-cost failed (\(run.status)): \(run.stderr)")
+        }
+        let median = Stats.median(result.excessMicroseconds)
+        let p95 = Stats.percentile(result.excessMicroseconds, 95)
+        return .judged(
+            "17d", "Time a record takes on the calling thread, after a usleep(2 ms) three async functions deep",
+            value: "median \(Format.fixed(median, 1)) µs, p95 \(Format.fixed(p95, 1)) µs",
+            goal: "median ≤ 10 µs, p95 ≤ 50 µs (1 % and 5 % of the 1 ms test threshold)",
+            ok: median <= 10 && p95 <= 50,
+            method:
+                "stall-bench blocking-record-cost: \(calls) calls in one Swift task, each timed by the caller around usleep(2000) with a BlockingCallDetector (threshold 500 µs) running; per call, the caller's time minus the recorded duration; \(result.withAsyncCallers) of \(result.excessMicroseconds.count) records carried async callers",
+            data: [
+                "medianMicroseconds": median, "p95Microseconds": p95,
+                "records": Double(result.excessMicroseconds.count),
+                "recordsWithAsyncCallers": Double(result.withAsyncCallers),
+            ])
     }
 }

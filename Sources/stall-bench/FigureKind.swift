@@ -46,7 +46,8 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
         case .samplesUnderLoad:
             return
                 "Samples with a stack on a loaded machine (two CPU-bound processes per core) against the machine as it is"
-        case .blockingCallCost: return "Blocking-call detection: instructions a watched call gains (callgrind)"
+        case .blockingCallCost:
+            return "Blocking-call detection: instructions a watched call gains (callgrind), time a record takes"
         }
     }
 

@@ -15,7 +15,7 @@ struct StallBenchCommand: ParsableCommand {
             """,
         subcommands: [
             RunFigures.self, ListFigures.self, GenerateReports.self, MemoryHost.self, IdleHost.self,
-            BlockingCallLoop.self,
+            BlockingCallLoop.self, BlockingRecordCost.self,
             InstructionCounts.self, InstructionLoop.self,
         ],
         defaultSubcommand: RunFigures.self)
