@@ -6,11 +6,21 @@ import Foundation
 final class HummingbirdServerProcess: PortFileServer {
     private let scratch: URL
 
-    init(_ context: BenchContext, watched: Bool) throws {
+    /// What the server watches.
+    enum Mode: String {
+        /// Its event loops, the pool and blocking calls (the server's default).
+        case watched
+        /// Its event loops and the pool, not blocking calls.
+        case watchedWithoutBlockingCalls = "without-blocking-calls"
+        /// Nothing: no monitor.
+        case unwatched
+    }
+
+    init(_ context: BenchContext, mode: Mode) throws {
         scratch = context.scratch
         try super.init(context, binary: "hummingbird-stall-demo", directory: "hummingbird-reports", attempts: 500) {
             reports, portFile in
-            [reports.path, portFile.path] + (watched ? [] : ["unwatched"])
+            [reports.path, portFile.path] + (mode == .watched ? [] : [mode.rawValue])
         }
     }
 

@@ -9,65 +9,38 @@ import StallReportModel
 enum PoolServerFigure {
     static func run(_ context: BenchContext) throws -> FigureResult {
         try ServerFigureTools.requireWrkAndCurl()
-        var rows = [try throughput(context)]
+        var rows = [try throughput(context), try blockingCallsCost(context)]
         rows.append(try idle(context))
         rows += try stalls(context)
         rows.append(try delay(context))
         return FigureResult(figure: .poolServer, rows: rows)
     }
 
-    /// 13a: CPU time of the whole server process per request under wrk, watched vs not, in
-    /// alternating rounds (req/s swings more between rounds on a shared machine than CPU per request).
+    /// 13a: CPU time of the whole server process per request under wrk, watched vs not.
     private static func throughput(_ context: BenchContext) throws -> ResultRow {
-        let rounds = context.pick(5, quick: 1)
-        let seconds = context.pick(5, quick: 1)
-        var cpuOn: [Double] = []
-        var cpuOff: [Double] = []
-        var rateOn: [Double] = []
-        var rateOff: [Double] = []
-        for round in 0..<rounds {
-            for watched in round % 2 == 0 ? [false, true] : [true, false] {
-                let server = try HummingbirdServerProcess(context, watched: watched)
-                defer { server.stop() }
-                let before = server.processCPUNanos()
-                let run = try ServerFigureTools.wrk(server.url + "/fast", seconds: seconds, scratch: context.scratch)
-                let cpu = server.processCPUNanos() - before
-                let text = String(decoding: run.stdout, as: UTF8.self)
-                guard let rate = Self.value(after: "Requests/sec:", in: text), let requests = Self.requests(in: text),
-                    requests > 0
-                else {
-                    throw BenchError("wrk printed no rate: \(text)")
-                }
-                if watched {
-                    cpuOn.append(cpu / requests)
-                    rateOn.append(rate)
-                } else {
-                    cpuOff.append(cpu / requests)
-                    rateOff.append(rate)
-                }
-            }
-        }
-        let ratio = Stats.median(cpuOn) / max(Stats.median(cpuOff), 1)
-        let rates = Stats.median(rateOn) / max(Stats.median(rateOff), 1)
-        return .judged(
-            "13a", "Hummingbird 2 server: CPU per request, loops and pool watched vs nothing",
-            value: Format.ratio(ratio)
-                + " (median \(Format.micro(Stats.median(cpuOn))) vs \(Format.micro(Stats.median(cpuOff))) per request; "
-                + "req/s \(Int(Stats.median(rateOn))) vs \(Int(Stats.median(rateOff))), ratio \(Format.ratio(rates)))",
-            goal: "≤ 1.02", ok: ratio <= 1.02,
-            method:
-                "wrk -t2 -c32 -d\(seconds)s on GET /fast of hummingbird-stall-demo (release; handlers on the concurrency pool), process CPU (utime+stime, /proc/<pid>/stat) over the run ÷ requests; \(rounds) rounds alternating which goes first, a fresh server each run; medians",
-            data: [
-                "ratio": ratio, "cpuPerRequestWatchedNs": Stats.median(cpuOn),
-                "cpuPerRequestUnwatchedNs": Stats.median(cpuOff),
-                "requestsPerSecondRatio": rates, "rounds": Double(rounds),
-            ])
+        try CPUPerRequest.row(
+            "13a", "Hummingbird 2 server: CPU per request, loops and pool watched vs nothing", goal: 1.02, rounds: 5,
+            context: context,
+            method: { rounds, seconds in
+                "wrk -t2 -c32 -d\(seconds)s on GET /fast of hummingbird-stall-demo (release; handlers on the concurrency pool), process CPU (utime+stime, /proc/<pid>/stat) over the run ÷ requests; \(rounds) rounds alternating which goes first, a fresh server each run; medians, and the lowest and highest ratio of a round's pair"
+            }, start: { try HummingbirdServerProcess(context, mode: $0 ? .watched : .unwatched) }, stop: { $0.stop() })
+    }
+
+    /// 13f: what watching blocking calls adds to the CPU per request of a watched server.
+    private static func blockingCallsCost(_ context: BenchContext) throws -> ResultRow {
+        try CPUPerRequest.row(
+            "13f", "Hummingbird 2 server: CPU per request, blocking calls watched vs loops and pool watched only",
+            goal: 1.01, rounds: 7, context: context,
+            method: { rounds, _ in
+                "as 13a, the monitor running in both: blockingCalls on (threshold 10 ms) vs off; \(rounds) rounds"
+            }, start: { try HummingbirdServerProcess(context, mode: $0 ? .watched : .watchedWithoutBlockingCalls) },
+            stop: { $0.stop() })
     }
 
     /// 13b: the watchdog's wake-ups and CPU while the server idles.
     private static func idle(_ context: BenchContext) throws -> ResultRow {
         let seconds = context.pick(10.0, quick: 1.0)
-        let server = try HummingbirdServerProcess(context, watched: true)
+        let server = try HummingbirdServerProcess(context, mode: .watched)
         defer { server.stop() }
         let (perSecond, cpuPerSecond, processPerSecond) = try server.watchdogRates(over: seconds)
         return ResultRow(
@@ -89,7 +62,7 @@ enum PoolServerFigure {
     /// server's own metrics factory recorded it.
     private static func delay(_ context: BenchContext) throws -> ResultRow {
         let seconds = context.pick(5, quick: 1)
-        let server = try HummingbirdServerProcess(context, watched: true)
+        let server = try HummingbirdServerProcess(context, mode: .watched)
         _ = try ServerFigureTools.wrk(server.url + "/fast", seconds: seconds, scratch: context.scratch)
         server.stop()
         // "pool delay: <n> values, p50 <µs> µs, p99 <µs> µs, max <µs> µs"
@@ -119,7 +92,7 @@ enum PoolServerFigure {
     private static func measureStalls(
         _ context: BenchContext, count: Int
     ) throws -> (reports: [StallReport], measured: [Double]) {
-        let server = try HummingbirdServerProcess(context, watched: true)
+        let server = try HummingbirdServerProcess(context, mode: .watched)
         let measured = try ServerFigureTools.requestStalls(count: count, seed: 13, suffix: " ms") { index, ms in
             try server.get(index % 2 == 0 ? "/report?ms=\(ms)" : "/users/\(index)?ms=\(ms)")
         }
@@ -180,14 +153,4 @@ enum PoolServerFigure {
         ]
     }
 
-    private static func value(after key: String, in text: String) -> Double? {
-        text.split(separator: "\n").first { $0.hasPrefix(key) }
-            .flatMap { Double($0.dropFirst(key.count).trimmingCharacters(in: .whitespaces)) }
-    }
-
-    /// "41545 requests in 5.01s, …"
-    private static func requests(in text: String) -> Double? {
-        text.split(separator: "\n").first { $0.contains(" requests in ") }
-            .flatMap { Double($0.trimmingCharacters(in: .whitespaces).split(separator: " ")[0]) }
-    }
 }

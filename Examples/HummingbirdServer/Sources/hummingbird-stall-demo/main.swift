@@ -9,18 +9,21 @@ import StallMonitorNIO
 // handler in a task on the Swift concurrency pool (not on an event loop), so the one call that
 // watches a NIO server, `StallMonitor.start(_:eventLoopGroup:)`, watches the pool too.
 //
-//   hummingbird-stall-demo <report-directory> <port-file> [unwatched]
+//   hummingbird-stall-demo <report-directory> <port-file> [unwatched | without-blocking-calls]
 //
 // Routes (GET): /fast, /users/<id>?ms=N (a blocking lookup), /report?ms=N (CPU-bound rendering),
 // /cache?ms=N (a DispatchSemaphore wait), /await?ms=N (awaits Task.sleep: never blocks); each
 // timed route answers how long it took by its own clock ("… took 400.2 ms"). The monitor also
 // reports blocking calls (`blockingCalls`, 10 ms and longer). `unwatched` runs without a
-// monitor (the benchmark's baseline).
+// monitor (the benchmark's baseline); `without-blocking-calls` watches the loops and the pool but
+// not blocking calls (the baseline of the blocking-call detection's cost).
 // SIGTERM or SIGINT stops it gracefully.
 let arguments = CommandLine.arguments
-guard arguments.count == 3 || (arguments.count == 4 && arguments[3] == "unwatched") else {
+let mode = arguments.count == 4 ? arguments[3] : "watched"
+guard arguments.count == 3 || (arguments.count == 4 && ["unwatched", "without-blocking-calls"].contains(mode)) else {
     FileHandle.standardError.write(
-        Data("usage: hummingbird-stall-demo <report-directory> <port-file> [unwatched]\n".utf8))
+        Data("usage: hummingbird-stall-demo <report-directory> <port-file> [unwatched | without-blocking-calls]\n".utf8)
+    )
     exit(64)
 }
 let reports = URL(fileURLWithPath: arguments[1], isDirectory: true)
@@ -32,7 +35,7 @@ let poolDelay = PoolDelayRecorder()
 configuration.metrics = .init(factory: poolDelay)
 // Blocking calls in the routes (a pool worker put to sleep in the kernel for 10 ms or more) are
 // written as blocking-calls reports beside the stall reports, aggregated by call site.
-configuration.blockingCalls = .init()
+configuration.blockingCalls = mode == "without-blocking-calls" ? nil : .init()
 configuration.onReport = { report, url in
     print(
         "wrote \(url.lastPathComponent)  \(Int(report.durationMs.rounded())) ms  \(report.loop.kind)  \(report.representativeFunction)"
@@ -40,7 +43,7 @@ configuration.onReport = { report, url in
     fflush(nil)
 }
 let monitor =
-    arguments.count == 4
+    mode == "unwatched"
     ? nil : try StallMonitor.start(configuration, eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
 
 let router = Router()
