@@ -47,6 +47,10 @@ extern _Atomic intptr_t cstallmonitor_blocking_task_word;
 void cstallmonitor_blocking_read_async_callers(CStallMonitorBlockingRecord *record, const uintptr_t *below,
                                                uint32_t count, uintptr_t stack_low, uintptr_t stack_high);
 
+/// Copies the caller's stack for a record whose frame-pointer walk stopped short
+/// (blocking_stack_copy.c): `frame` is the wrapper's frame record, `stack_high` the stack's top.
+void cstallmonitor_blocking_copy_stack(CStallMonitorBlockingRecord *record, uintptr_t frame, uintptr_t stack_high);
+
 /// The slow half of `cstallmonitor_blocking_begin`: a thread with loop registrations, or a task
 /// word not learned; then the clock.
 uint64_t cstallmonitor_blocking_begin_checked(void);

@@ -212,12 +212,15 @@ static void learn_stack_bounds(void) {
 /// The caller's return addresses: the wrapper's own, then each frame's saved one, following
 /// saved frame pointers while they stay inside the stack and go up; `below[i]` receives the word
 /// under the saved frame pointer of the frame whose return address is `frames[i + 1]` (where an
-/// async function's frame keeps its context). Not instrumented by the sanitizers: a frame without
-/// a frame pointer leaves a stale word that may point anywhere in the stack, redzones included
-/// (the bounds keep the reads inside it).
+/// async function's frame keeps its context). `*complete` is set when the walk ended at the
+/// outermost frame (a saved frame pointer of 0, as the thread's start leaves it). Not instrumented
+/// by the sanitizers: a frame without a frame pointer leaves a stale word that may point anywhere
+/// in the stack, redzones included (the bounds keep the reads inside it).
 __attribute__((no_sanitize("address", "thread")))
-static uint32_t walk_frames(uintptr_t *frames, uintptr_t *below, void *return_address, void *frame) {
+static uint32_t walk_frames(uintptr_t *frames, uintptr_t *below, void *return_address, void *frame,
+                            uint32_t *complete) {
     uint32_t count = 0;
+    *complete = 0;
     frames[count++] = (uintptr_t)return_address;
     uintptr_t low = thread_state.stack_low, high = thread_state.stack_high;
     if (high == 0) return count;
@@ -225,6 +228,10 @@ static uint32_t walk_frames(uintptr_t *frames, uintptr_t *below, void *return_ad
     while (count < CSTALLMONITOR_BLOCKING_FRAMES) {
         if (current < low || current + 2 * sizeof(uintptr_t) > high || (current & 7) != 0) break;
         uintptr_t next = ((uintptr_t *)current)[0];
+        if (next == 0) {
+            *complete = 1;
+            break;
+        }
         if (next <= current || next + 2 * sizeof(uintptr_t) > high || (next & 7) != 0) break;
         uintptr_t address = ((uintptr_t *)next)[1];
         if (address < 4096) break;
@@ -284,7 +291,10 @@ CSTALLMONITOR_OWN_CODE void cstallmonitor_blocking_end(int call, uint64_t start,
         record->drains_main_queue = drains_main_queue(record->thread_id);
         record->scope = scope;
         uintptr_t below[CSTALLMONITOR_BLOCKING_FRAMES];
-        record->frame_count = walk_frames(record->frames, below, return_address, (char *)frame);
+        record->frame_count = walk_frames(record->frames, below, return_address, (char *)frame, &record->frames_complete);
+        record->stack_copy = 0;
+        if (!record->frames_complete && record->frame_count < CSTALLMONITOR_BLOCKING_FRAMES && thread_state.stack_high != 0)
+            cstallmonitor_blocking_copy_stack(record, (uintptr_t)frame, thread_state.stack_high);
         cstallmonitor_blocking_read_async_callers(record, below, record->frame_count - 1, thread_state.stack_low,
                                                   thread_state.stack_high);
         atomic_store_explicit(&slots[claimed].state, slot_ready, memory_order_release);

@@ -4,6 +4,7 @@
 
 #include <elf.h>
 #include <limits.h>
+#include <stddef.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,4 +103,16 @@ void CStallMonitor_images_free(CStallMonitorImageList *list) {
     free(list->images);
     list->images = NULL;
     list->count = 0;
+}
+
+static int read_adds(struct dl_phdr_info *info, size_t size, void *data) {
+    if (size < offsetof(struct dl_phdr_info, dlpi_subs)) return 1;
+    *(unsigned long long *)data = info->dlpi_adds;
+    return 1;  // the counters are the same in every entry: one is enough
+}
+
+unsigned long long CStallMonitor_images_added(void) {
+    unsigned long long adds = 0;
+    dl_iterate_phdr(read_adds, &adds);
+    return adds;
 }

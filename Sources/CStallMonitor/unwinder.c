@@ -18,17 +18,6 @@
 
 typedef CStallMonitorExecRange exec_range;
 
-#if defined(__x86_64__)
-enum { FRAME_POINTER_REG = 6, STACK_POINTER_REG = 7 };
-#elif defined(__aarch64__)
-enum { FRAME_POINTER_REG = 29, STACK_POINTER_REG = 31 };
-#else
-enum { FRAME_POINTER_REG = -1, STACK_POINTER_REG = -1 };
-#endif
-#if defined(__x86_64__) || defined(__aarch64__)
-_Static_assert(FRAME_POINTER_REG < CSTALLMONITOR_SNAPSHOT_REGS && STACK_POINTER_REG < CSTALLMONITOR_SNAPSHOT_REGS,
-               "the frame and stack pointers' DWARF numbers index a snapshot's registers");
-#endif
 
 // MARK: - Executable mappings (from /proc/self/maps: no loader lock, which a stalled thread
 // inside dlopen may hold)

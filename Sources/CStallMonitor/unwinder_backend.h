@@ -11,6 +11,20 @@
 
 #define CSM_MAX_EXEC_RANGES 4096
 
+/// The DWARF numbers of the frame and stack pointers (-1: an architecture without a walker).
+#if defined(__x86_64__)
+enum { FRAME_POINTER_REG = 6, STACK_POINTER_REG = 7 };
+#elif defined(__aarch64__)
+enum { FRAME_POINTER_REG = 29, STACK_POINTER_REG = 31 };
+#else
+enum { FRAME_POINTER_REG = -1, STACK_POINTER_REG = -1 };
+#endif
+#if defined(__x86_64__) || defined(__aarch64__)
+_Static_assert(FRAME_POINTER_REG < CSTALLMONITOR_SNAPSHOT_REGS && STACK_POINTER_REG < CSTALLMONITOR_SNAPSHOT_REGS,
+               "the frame and stack pointers' DWARF numbers index a snapshot's registers");
+#endif
+
+
 typedef struct {
     uintptr_t start;
     uintptr_t end;

@@ -28,16 +28,6 @@ typedef struct {
     int next;
 } libdw_state;
 
-#if defined(__x86_64__)
-enum { STACK_POINTER_REG = 7 };
-#elif defined(__aarch64__)
-enum { STACK_POINTER_REG = 31 };
-#else
-enum { STACK_POINTER_REG = -1 };
-#endif
-#if defined(__x86_64__) || defined(__aarch64__)
-_Static_assert(STACK_POINTER_REG < CSTALLMONITOR_SNAPSHOT_REGS, "the stack pointer's DWARF number indexes a snapshot's registers");
-#endif
 // libdw is handed the snapshot's registers and stack words as they are.
 _Static_assert(sizeof(Dwarf_Word) == sizeof(uint64_t), "libdw's registers and memory words are the snapshot's 64-bit words");
 

@@ -169,8 +169,19 @@ typedef struct {
     int32_t async_chain_source;
     /// 1 when the chain reached the task's root, 0 when it was cut at the limit.
     int32_t async_chain_complete;
-    int32_t reserved;
+    /// Where the frame-pointer walk did not reach the thread's outermost frame (code without
+    /// frame pointers on the way: a C library's): the stack copy holding the stack from the
+    /// caller's stack pointer up (`CStallMonitor_blocking_stack_copy_snapshot`), index + 1; 0 none.
+    int32_t stack_copy;
     uintptr_t async_callers[CSTALLMONITOR_BLOCKING_ASYNC_CALLERS];
+    /// The caller's stack pointer and frame pointer when the call returned to it, the top of the
+    /// thread's stack, and the bytes copied from that stack pointer up.
+    uintptr_t caller_sp;
+    uintptr_t caller_fp;
+    uintptr_t stack_top;
+    uint32_t stack_copy_bytes;
+    /// 1 when the frame-pointer walk reached the thread's outermost frame.
+    uint32_t frames_complete;
 } CStallMonitorBlockingRecord;
 
 /// How a running task's async context chain is laid out (see AsyncTaskLayout), so that a record
@@ -325,6 +336,15 @@ typedef struct {
     uintptr_t stack_low;
     uintptr_t stack_high;
 } CStallMonitorSnapshot;
+
+/// A record's stack copy as a snapshot the snapshot unwinder walks (CFI from the caller's return
+/// address, its stack pointer and frame pointer): 0, or -1 when the record has none. The copy
+/// stays the record's until released.
+int CStallMonitor_blocking_stack_copy_snapshot(const CStallMonitorBlockingRecord *record,
+                                               CStallMonitorSnapshot *snapshot);
+
+/// Gives a record's stack copy back to the recorder (after unwinding it, or instead).
+void CStallMonitor_blocking_release_stack_copy(const CStallMonitorBlockingRecord *record);
 
 /// Asks thread `tid` (running on a CPU) for a snapshot and waits up to `timeout_ns`. The handler
 /// copies its interrupted registers and at most `snapshot->stack_capacity` bytes (bounded by
@@ -581,6 +601,10 @@ typedef struct {
 
 /// Takes a snapshot of the loaded images with dl_iterate_phdr. Returns 0, or -1 when out of memory.
 int CStallMonitor_images_copy(CStallMonitorImageList *list);
+
+/// How many objects the dynamic loader has loaded in this process so far (dl_iterate_phdr's
+/// `dlpi_adds`, never decreasing): a change means a library was loaded since.
+unsigned long long CStallMonitor_images_added(void);
 
 /// Frees a snapshot taken by CStallMonitor_images_copy.
 void CStallMonitor_images_free(CStallMonitorImageList *list);

@@ -135,6 +135,27 @@ final class BlockingCallCollector: Sendable {
         }
     }
 
+    /// Replaces the frames of a record whose frame-pointer walk stopped short with those the CFI
+    /// unwinder finds in its stack copy, where it finds more, and gives the copy back.
+    private static func unwindStackCopy(_ record: inout CStallMonitorBlockingRecord) {
+        defer {
+            withUnsafePointer(to: record) { CStallMonitor_blocking_release_stack_copy($0) }
+            record.stack_copy = 0
+        }
+        let capacity = Int(CSTALLMONITOR_BLOCKING_FRAMES)
+        guard
+            case .stack(let frames, let complete) = SnapshotUnwinder.shared.unwindStackCopy(
+                of: record, maxFrames: capacity),
+            frames.first == record.frames.0, frames.count > Int(record.frame_count)
+        else { return }
+        withUnsafeMutableBytes(of: &record.frames) { bytes in
+            let words = bytes.bindMemory(to: UInt.self)
+            for (index, frame) in frames.prefix(capacity).enumerated() { words[index] = frame }
+        }
+        record.frame_count = UInt32(min(frames.count, capacity))
+        record.frames_complete = complete ? 1 : 0
+    }
+
     /// Takes every record from the C recorder and hands each to the subscribers it belongs to.
     private func distribute(_ state: inout State) {
         let capacity = 64
@@ -142,6 +163,9 @@ final class BlockingCallCollector: Sendable {
         while true {
             var dropped: UInt64 = 0
             let count = Int(CStallMonitor_blocking_take(&buffer, Int32(capacity), &dropped))
+            for index in 0..<count where buffer[index].stack_copy != 0 {
+                Self.unwindStackCopy(&buffer[index])
+            }
             for id in state.subscribers.keys {
                 state.subscribers[id]!.dropped += dropped
                 let subscriber = state.subscribers[id]!

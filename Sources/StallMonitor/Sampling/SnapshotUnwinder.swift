@@ -63,6 +63,8 @@ final class SnapshotUnwinder: Sendable {
         var session: OpaquePointer?
         var opened = false
         var openedAt: UInt64 = 0
+        /// The loader's count of objects loaded when the session opened.
+        var imagesAdded: UInt64 = 0
         var note: String?
     }
 
@@ -79,8 +81,8 @@ final class SnapshotUnwinder: Sendable {
     /// One per process.
     static let shared = SnapshotUnwinder()
 
-    /// A session that met code outside the mappings it knew (a library loaded since) is reopened,
-    /// at most this often.
+    /// A session that met code outside the mappings it knew is reopened when a library was loaded
+    /// since it opened, else at most this often.
     private static let reopenInterval: UInt64 = 1_000_000_000
 
     private let state = Locked(State())
@@ -186,6 +188,21 @@ final class SnapshotUnwinder: Sendable {
         }
     }
 
+    /// Walks the stack copy a blocking-call record holds (taken on the calling thread where its
+    /// frame-pointer walk stopped short) with libdw's CFI unwinder, from the caller's return
+    /// address. The copy stays the record's.
+    func unwindStackCopy(of record: CStallMonitorBlockingRecord, maxFrames: Int) -> Outcome {
+        var snapshot = CStallMonitorSnapshot()
+        guard withUnsafePointer(to: record, { CStallMonitor_blocking_stack_copy_snapshot($0, &snapshot) }) == 0 else {
+            return .failed("the record holds no stack copy")
+        }
+        return state.withLock { state in
+            guard let session = ensureSession(&state, .libdw) else { return unavailable(state, .libdw) }
+            return unwind(
+                &state, .libdw, session: session, tid: record.thread_id, snapshot: &snapshot, maxFrames: maxFrames)
+        }
+    }
+
     private func unavailable(_ state: State, _ backend: Backend) -> Outcome {
         .failed(state.slots[Int(backend.rawValue)].note ?? "\(backend.name) unavailable")
     }
@@ -216,8 +233,10 @@ final class SnapshotUnwinder: Sendable {
                 CStallMonitor_unwinder_unwind(
                     session, tid, &snapshot, frames.baseAddress, Int32(capacity), &count, &complete)
             }
+            let slot = state.slots[Int(backend.rawValue)]
             if outcome == Int32(CStallMonitorUnwindUnknownCode), attempt == 0,
-                CStallMonitor_monotonic_ns() &- state.slots[Int(backend.rawValue)].openedAt >= Self.reopenInterval
+                CStallMonitor_images_added() != slot.imagesAdded
+                    || CStallMonitor_monotonic_ns() &- slot.openedAt >= Self.reopenInterval
             {
                 // A library loaded after the session opened: read the mappings again.
                 close(&state, backend)
@@ -244,7 +263,7 @@ final class SnapshotUnwinder: Sendable {
         let session = CStallMonitor_unwinder_open(backend.rawValue, &error, error.count)
         state.slots[index] = Slot(
             session: session, opened: true, openedAt: CStallMonitor_monotonic_ns(),
-            note: session == nil ? CString.decode(error) : nil)
+            imagesAdded: UInt64(CStallMonitor_images_added()), note: session == nil ? CString.decode(error) : nil)
     }
 
     private func close(_ state: inout State, _ backend: Backend) {
