@@ -5,6 +5,7 @@
 #include "libdw.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,22 @@ static Dwfl_Line *find_line_by_cu_ranges(Dwfl_Module *module, uintptr_t address,
     return NULL;
 }
 
+/// The exported symbol whose extent holds `address` (dladdr1's symbol entry, its size checked, so
+/// a static function is never named after the exported one before it), or NULL. libdw sometimes
+/// names nothing in a library whose .gnu_debuglink file is absent, though its dynamic symbol
+/// table holds the function.
+static const char *sized_dynamic_symbol(uintptr_t address, GElf_Off *offset) {
+    Dl_info info;
+    const ElfW(Sym) *entry = NULL;
+    if (dladdr1((void *)address, &info, (void **)&entry, RTLD_DL_SYMENT) == 0 || info.dli_sname == NULL ||
+        entry == NULL || info.dli_saddr == NULL)
+        return NULL;
+    uintptr_t start = (uintptr_t)info.dli_saddr;
+    if (address < start || address - start >= entry->st_size) return NULL;
+    *offset = address - start;
+    return info.dli_sname;
+}
+
 int CStallMonitor_symbolizer_lookup(CStallMonitorSymbolizer *session, uintptr_t address,
                                     CStallMonitorSymbol *symbol) {
     const CStallMonitorLibdw *dw = CStallMonitor_libdw();
@@ -91,6 +108,7 @@ int CStallMonitor_symbolizer_lookup(CStallMonitorSymbolizer *session, uintptr_t 
     GElf_Off offset = 0;
     GElf_Sym elf_symbol;
     const char *name = dw->module_addrinfo(module, address, &offset, &elf_symbol, NULL, NULL, NULL);
+    if (name == NULL) name = sized_dynamic_symbol(address, &offset);
     if (name != NULL) {
         symbol->symbol = name;
         symbol->offset = offset;

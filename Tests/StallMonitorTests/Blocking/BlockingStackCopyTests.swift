@@ -36,6 +36,7 @@ struct BlockingStackCopyTests {
         let caller = try #require(
             names.firstIndex { $0.contains("sleepInSQLiteForBlockingTest") }, "the Swift caller: \(calls[0])")
         #expect(caller >= 1, "above SQLite's own frames: \(names)")
+        #expect(names[caller - 1] == "sqlite3_sleep", "SQLite's exported entry point right below it: \(names)")
         #expect(names.contains { $0.contains("start_thread") }, "to the thread's start: \(names)")
         #expect(calls[0].duration >= .milliseconds(20))
     }
