@@ -10,6 +10,7 @@
 #include "blocking.h"
 #include "own_code.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <poll.h>
@@ -111,15 +112,39 @@ CSTALLMONITOR_WRAP(CStallMonitorBlockingStat, int, stat, (const char *path, stru
 CSTALLMONITOR_WRAP(CStallMonitorBlockingLstat, int, lstat, (const char *path, struct stat *info), (path, info))
 CSTALLMONITOR_WRAP(CStallMonitorBlockingStatx, int, statx, (int directory, const char *path, int flags, unsigned mask, struct statx *info),
                    (directory, path, flags, mask, info))
-CSTALLMONITOR_WRAP(CStallMonitorBlockingPthreadMutexLock, int, pthread_mutex_lock, (pthread_mutex_t *mutex), (mutex))
-CSTALLMONITOR_WRAP(CStallMonitorBlockingPthreadRwlockRdlock, int, pthread_rwlock_rdlock, (pthread_rwlock_t *lock), (lock))
-CSTALLMONITOR_WRAP(CStallMonitorBlockingPthreadRwlockWrlock, int, pthread_rwlock_wrlock, (pthread_rwlock_t *lock), (lock))
+/// Defines the forward pointer and wrapper of a lock call whose `attempt` (the non-blocking try of
+/// the same lock, assigning `tried`) acquires it at once in the uncontended case: then the wrapper
+/// returns the try's result without reading the clock; only a lock that is busy (the try returns
+/// EBUSY) is timed. The try's other results are the lock's own (acquired, EOWNERDEAD, EAGAIN,
+/// EINVAL, …), so a waiting lock is only ever called where it may wait.
+#define CSTALLMONITOR_WRAP_LOCK(call, name, params, args, attempt)                          \
+    static int (*forward_##name) params;                                                  \
+    CSTALLMONITOR_OWN_CODE __attribute__((noinline)) static int wrap_##name params {      \
+        int tried = (attempt);                                                            \
+        if (tried != EBUSY) return tried;                                                 \
+        CSTALLMONITOR_TIMED(call, int, forward_##name args)                                \
+    }
+
+CSTALLMONITOR_WRAP_LOCK(CStallMonitorBlockingPthreadMutexLock, pthread_mutex_lock, (pthread_mutex_t *mutex), (mutex),
+                        pthread_mutex_trylock(mutex))
+CSTALLMONITOR_WRAP_LOCK(CStallMonitorBlockingPthreadRwlockRdlock, pthread_rwlock_rdlock, (pthread_rwlock_t *lock), (lock),
+                        pthread_rwlock_tryrdlock(lock))
+CSTALLMONITOR_WRAP_LOCK(CStallMonitorBlockingPthreadRwlockWrlock, pthread_rwlock_wrlock, (pthread_rwlock_t *lock), (lock),
+                        pthread_rwlock_trywrlock(lock))
 CSTALLMONITOR_WRAP(CStallMonitorBlockingPthreadCondWait, int, pthread_cond_wait, (pthread_cond_t *condition, pthread_mutex_t *mutex),
                    (condition, mutex))
 CSTALLMONITOR_WRAP(CStallMonitorBlockingPthreadCondTimedwait, int, pthread_cond_timedwait,
                    (pthread_cond_t *condition, pthread_mutex_t *mutex, const struct timespec *deadline), (condition, mutex, deadline))
 CSTALLMONITOR_WRAP(CStallMonitorBlockingPthreadJoin, int, pthread_join, (pthread_t thread, void **value), (thread, value))
-CSTALLMONITOR_WRAP(CStallMonitorBlockingSemWait, int, sem_wait, (sem_t *semaphore), (semaphore))
+/// `sem_wait`: a semaphore with a count is taken with `sem_trywait` without reading the clock;
+/// only a wait on one at zero (or a try that failed otherwise) is timed.
+static int (*forward_sem_wait)(sem_t *semaphore);
+CSTALLMONITOR_OWN_CODE __attribute__((noinline)) static int wrap_sem_wait(sem_t *semaphore) {
+    int saved_errno = errno;
+    if (sem_trywait(semaphore) == 0) return 0;
+    errno = saved_errno;
+    CSTALLMONITOR_TIMED(CStallMonitorBlockingSemWait, int, forward_sem_wait(semaphore))
+}
 CSTALLMONITOR_WRAP(CStallMonitorBlockingSemTimedwait, int, sem_timedwait, (sem_t *semaphore, const struct timespec *deadline),
                    (semaphore, deadline))
 CSTALLMONITOR_WRAP(CStallMonitorBlockingWaitpid, pid_t, waitpid, (pid_t pid, int *status, int options), (pid, status, options))

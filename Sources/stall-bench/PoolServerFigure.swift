@@ -18,23 +18,32 @@ enum PoolServerFigure {
 
     /// 13a: CPU time of the whole server process per request under wrk, watched vs not.
     private static func throughput(_ context: BenchContext) throws -> ResultRow {
-        try CPUPerRequest.row(
-            "13a", "Hummingbird 2 server: CPU per request, loops and pool watched vs nothing", goal: 1.02, rounds: 5,
-            context: context,
-            method: { rounds, seconds in
-                "wrk -t2 -c32 -d\(seconds)s on GET /fast of hummingbird-stall-demo (release; handlers on the concurrency pool), process CPU (utime+stime, /proc/<pid>/stat) over the run ÷ requests; \(rounds) rounds alternating which goes first, a fresh server each run; medians, and the lowest and highest ratio of a round's pair"
-            }, start: { try HummingbirdServerProcess(context, mode: $0 ? .watched : .unwatched) }, stop: { $0.stop() })
+        try watchedCPU(
+            "13a", "Hummingbird 2 server: CPU per request, loops and pool watched vs nothing", against: .unwatched,
+            goal: 1.02, rounds: 5, context
+        ) { rounds, seconds in
+            "wrk -t2 -c32 -d\(seconds)s on GET /fast of hummingbird-stall-demo (release; handlers on the concurrency pool), process CPU (utime+stime, /proc/<pid>/stat) over the run ÷ requests; \(rounds) rounds alternating which goes first, a fresh server each run; medians, and the lowest and highest ratio of a round's pair"
+        }
     }
 
     /// 13f: what watching blocking calls adds to the CPU per request of a watched server.
     private static func blockingCallsCost(_ context: BenchContext) throws -> ResultRow {
-        try CPUPerRequest.row(
+        try watchedCPU(
             "13f", "Hummingbird 2 server: CPU per request, blocking calls watched vs loops and pool watched only",
-            goal: 1.01, rounds: 7, context: context,
-            method: { rounds, _ in
-                "as 13a, the monitor running in both: blockingCalls on (threshold 10 ms) vs off; \(rounds) rounds"
-            }, start: { try HummingbirdServerProcess(context, mode: $0 ? .watched : .watchedWithoutBlockingCalls) },
-            stop: { $0.stop() })
+            against: .watchedWithoutBlockingCalls, goal: 1.01, rounds: 7, context
+        ) { rounds, _ in
+            "as 13a, the monitor running in both: blockingCalls on (threshold 10 ms) vs off; \(rounds) rounds"
+        }
+    }
+
+    /// A row of the server's CPU per request, everything watched against `baseline`.
+    private static func watchedCPU(
+        _ figure: String, _ name: String, against baseline: HummingbirdServerProcess.Mode, goal: Double, rounds: Int,
+        _ context: BenchContext, method: (_ rounds: Int, _ seconds: Int) -> String
+    ) throws -> ResultRow {
+        try CPUPerRequest.row(
+            figure, name, goal: goal, rounds: rounds, context: context, method: method,
+            start: { try HummingbirdServerProcess(context, mode: $0 ? .watched : baseline) }, stop: { $0.stop() })
     }
 
     /// 13b: the watchdog's wake-ups and CPU while the server idles.
