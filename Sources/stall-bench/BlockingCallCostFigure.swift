@@ -3,7 +3,8 @@ import Foundation
 /// Figure 17: what the blocking-call wrappers cost a call, in instructions counted by callgrind
 /// (deterministic on a noisy machine): a call that does not block (a `read` that returns EAGAIN)
 /// on a thread that may block and on a Swift task's thread (the one that reads the clock twice),
-/// and a 1 ms `usleep` on a task's thread (the record: frames, task, scope). Each is the
+/// and a 1 ms `usleep` on a task's thread (the record: frames, task, scope and the task's async
+/// callers, whose chain it walks in the pages it read). Each is the
 /// difference between the workload with a detector running and without, over the calls, inside
 /// the workload's own function only. Row 17d times a record on the calling thread with the
 /// caller's own clock (its reads of the task's memory are system calls, which callgrind does not
@@ -22,8 +23,8 @@ enum BlockingCallCostFigure {
             ("17a", "read returning EAGAIN on a thread that may block", [], calls, 40),
             ("17b", "read returning EAGAIN in a Swift task (timed: two clock reads)", ["--in-task"], calls, 150),
             (
-                "17c", "usleep(1000) in a Swift task, recorded (frames, task, scope)", ["--in-task", "--sleep"], sleeps,
-                1000
+                "17c", "usleep(1000) in a Swift task, recorded (frames, task, scope, async callers)",
+                ["--in-task", "--sleep"], sleeps, 2000
             ),
         ]
         let callgrind = try Callgrind(executable: context.executable, scratch: context.scratch)
@@ -66,8 +67,9 @@ enum BlockingCallCostFigure {
         return .judged(
             "17d", "Time a record takes on the calling thread, after a usleep(2 ms) three async functions deep",
             value: "median \(Format.fixed(median, 1)) µs, p95 \(Format.fixed(p95, 1)) µs",
-            goal: "median ≤ 10 µs, p95 ≤ 50 µs (1 % and 5 % of the 1 ms test threshold)",
-            ok: median <= 10 && p95 <= 50,
+            goal:
+                "median ≤ 20 µs, p95 ≤ 100 µs (2 % and 10 % of the 1 ms test threshold, a tenth of that of the 10 ms default)",
+            ok: median <= 20 && p95 <= 100,
             method:
                 "stall-bench blocking-record-cost: \(calls) calls in one Swift task, each timed by the caller around usleep(2000) with a BlockingCallDetector (threshold 500 µs) running; per call, the caller's time minus the recorded duration; \(result.withAsyncCallers) of \(result.excessMicroseconds.count) records carried async callers",
             data: [

@@ -50,7 +50,7 @@ enum NIOServerFigure {
     /// 11e: what watching blocking calls adds to the CPU per request of a monitored server.
     private static func blockingCallsCost(_ context: BenchContext) throws -> ResultRow {
         try CPUPerRequest.row(
-            "11e", "Server CPU per request, blocking calls watched vs the loops watched only", goal: 1.01, rounds: 7,
+            "11e", "Server CPU per request, blocking calls watched vs the loops watched only", goal: 1.01, rounds: 9,
             context: context,
             method: { rounds, seconds in
                 "wrk -t2 -c32 -d\(seconds)s on GET /fast of nio-stall-demo (2 event loops, release), monitored in both: --blocking-threshold-ms 10 vs none; process CPU (utime+stime, /proc/<pid>/stat) over the run ÷ requests; \(rounds) rounds alternating which goes first, a fresh server each run; medians, and the lowest and highest ratio of a round's pair"

@@ -30,7 +30,7 @@ enum PoolServerFigure {
     private static func blockingCallsCost(_ context: BenchContext) throws -> ResultRow {
         try watchedCPU(
             "13f", "Hummingbird 2 server: CPU per request, blocking calls watched vs loops and pool watched only",
-            against: .watchedWithoutBlockingCalls, goal: 1.01, rounds: 7, context
+            against: .watchedWithoutBlockingCalls, goal: 1.01, rounds: 9, context
         ) { rounds, _ in
             "as 13a, the monitor running in both: blockingCalls on (threshold 10 ms) vs off; \(rounds) rounds"
         }

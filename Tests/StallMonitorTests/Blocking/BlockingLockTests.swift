@@ -74,7 +74,12 @@ struct BlockingLockTests {
         #expect(lock.allSatisfy { $0.duration >= .milliseconds(1) }, "\(lock)")
         let wait = try await Self.calls(holdMilliseconds: 100) { Self.waitOnRawSemaphoreForBlockingTest($0) }
             .filter { $0.frames.contains { $0.function?.contains("waitOnRawSemaphoreForBlockingTest") == true } }
-        #expect(wait.map(\.call) == ["sem_wait"], "\(wait)")
+        if BlockingVisibility.executableDefines("sem_wait") {
+            // A sanitizer's runtime defines sem_wait in the executable: the test's own call is not seen.
+            #expect(wait.isEmpty, "\(wait)")
+        } else {
+            #expect(wait.map(\.call) == ["sem_wait"], "\(wait)")
+        }
         #expect(wait.allSatisfy { $0.duration >= .milliseconds(1) }, "\(wait)")
     }
 
