@@ -603,7 +603,8 @@ typedef struct {
 int CStallMonitor_images_copy(CStallMonitorImageList *list);
 
 /// How many objects the dynamic loader has loaded in this process so far (dl_iterate_phdr's
-/// `dlpi_adds`, never decreasing): a change means a library was loaded since.
+/// `dlpi_adds`, never decreasing): a change means a library was loaded since. Takes the loader's
+/// lock: never call it on the watchdog (a stalled host may hold that lock).
 unsigned long long CStallMonitor_images_added(void);
 
 /// Frees a snapshot taken by CStallMonitor_images_copy.

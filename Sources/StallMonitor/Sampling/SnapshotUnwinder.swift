@@ -63,8 +63,10 @@ final class SnapshotUnwinder: Sendable {
         var session: OpaquePointer?
         var opened = false
         var openedAt: UInt64 = 0
-        /// The loader's count of objects loaded when the session opened.
-        var imagesAdded: UInt64 = 0
+        /// The loader's count of objects loaded when the session opened, where the opener read it
+        /// (the blocking-call collector does; the watchdog never does: `dl_iterate_phdr` takes the
+        /// loader's lock, which a stalled host may hold). nil: unknown.
+        var imagesAdded: UInt64?
         var note: String?
     }
 
@@ -81,8 +83,8 @@ final class SnapshotUnwinder: Sendable {
     /// One per process.
     static let shared = SnapshotUnwinder()
 
-    /// A session that met code outside the mappings it knew is reopened when a library was loaded
-    /// since it opened, else at most this often.
+    /// A session that met code outside the mappings it knew is reopened at most this often, or at
+    /// once for a caller that knows a library was loaded since it opened.
     private static let reopenInterval: UInt64 = 1_000_000_000
 
     private let state = Locked(State())
@@ -196,10 +198,16 @@ final class SnapshotUnwinder: Sendable {
         guard withUnsafePointer(to: record, { CStallMonitor_blocking_stack_copy_snapshot($0, &snapshot) }) == 0 else {
             return .failed("the record holds no stack copy")
         }
+        // Read here, on the collector's thread: never on the watchdog (see `Slot.imagesAdded`).
+        let imagesAdded = UInt64(CStallMonitor_images_added())
         return state.withLock { state in
+            let index = Int(Backend.libdw.rawValue)
+            let wasOpen = state.slots[index].opened
             guard let session = ensureSession(&state, .libdw) else { return unavailable(state, .libdw) }
+            if !wasOpen { state.slots[index].imagesAdded = imagesAdded }
             return unwind(
-                &state, .libdw, session: session, tid: record.thread_id, snapshot: &snapshot, maxFrames: maxFrames)
+                &state, .libdw, session: session, tid: record.thread_id, snapshot: &snapshot, maxFrames: maxFrames,
+                imagesAdded: imagesAdded)
         }
     }
 
@@ -220,9 +228,12 @@ final class SnapshotUnwinder: Sendable {
         return snapshot
     }
 
+    /// Unwinds `snapshot`; a session that meets code it does not know is reopened once when it is
+    /// old enough, or when `imagesAdded` (the loader's count now, where the caller read it) is not
+    /// the count it opened with.
     private func unwind(
         _ state: inout State, _ backend: Backend, session: OpaquePointer, tid: Int32,
-        snapshot: inout CStallMonitorSnapshot, maxFrames: Int
+        snapshot: inout CStallMonitorSnapshot, maxFrames: Int, imagesAdded: UInt64? = nil
     ) -> Outcome {
         var session = session
         let capacity = min(maxFrames, state.frames.count)
@@ -235,12 +246,13 @@ final class SnapshotUnwinder: Sendable {
             }
             let slot = state.slots[Int(backend.rawValue)]
             if outcome == Int32(CStallMonitorUnwindUnknownCode), attempt == 0,
-                CStallMonitor_images_added() != slot.imagesAdded
+                (imagesAdded != nil && imagesAdded != slot.imagesAdded)
                     || CStallMonitor_monotonic_ns() &- slot.openedAt >= Self.reopenInterval
             {
                 // A library loaded after the session opened: read the mappings again.
                 close(&state, backend)
                 guard let reopened = ensureSession(&state, backend) else { break }
+                state.slots[Int(backend.rawValue)].imagesAdded = imagesAdded
                 session = reopened
                 continue
             }
@@ -263,7 +275,7 @@ final class SnapshotUnwinder: Sendable {
         let session = CStallMonitor_unwinder_open(backend.rawValue, &error, error.count)
         state.slots[index] = Slot(
             session: session, opened: true, openedAt: CStallMonitor_monotonic_ns(),
-            imagesAdded: UInt64(CStallMonitor_images_added()), note: session == nil ? CString.decode(error) : nil)
+            note: session == nil ? CString.decode(error) : nil)
     }
 
     private func close(_ state: inout State, _ backend: Backend) {
