@@ -124,13 +124,13 @@ struct ExportCommand: ParsableCommand {
     /// speedscope profile or as a pprof profile.
     private func exportBlockingCalls() throws {
         let outcome = try input.readBlockingCalls(source.paths)
-        let stacks = BlockingCallStacks.stacks(of: outcome.profiles)
         if format == .pprof {
             let data = try PprofExport.render(
                 blockingCalls: outcome.profiles,
                 comment: "stallreport \(StallReportCommand.configuration.version): blocking calls", names: input.names)
             return try ProfileReading.deliver(data, as: "pprof export", to: output, from: outcome)
         }
+        let stacks = BlockingCallStacks.stacks(of: outcome.profiles)
         if format == .speedscope {
             let data = try SpeedscopeExport.render(
                 stalls: [stacks], name: "blocking calls",

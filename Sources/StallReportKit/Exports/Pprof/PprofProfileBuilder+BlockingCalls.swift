@@ -12,11 +12,7 @@ extension PprofProfileBuilder {
     /// call, in nanoseconds). `time_nanos` is the first report's start, `duration_nanos` the time
     /// to the last one's end.
     mutating func build(blockingCalls reports: [BlockingCallsReport], comment: String?) -> PprofProfile {
-        let callsType = PprofProfile.ValueType(type: string("calls"), unit: string("count"))
-        let blockedType = PprofProfile.ValueType(type: string("blocked"), unit: string("nanoseconds"))
-        profile.setSampleTypes([callsType, blockedType])
-        profile.periodType = blockedType
-        profile.defaultSampleType = blockedType.type
+        setValueTypes(count: "calls", weight: "blocked")
         profile.period = 1
         let keys = (
             call: string("call"), loop: string("loop"), fingerprint: string("fingerprint"),
@@ -47,18 +43,6 @@ extension PprofProfileBuilder {
                         labels: labels))
             }
         }
-        if let first = reports.map(\.startedAt).min() {
-            let end =
-                reports.map {
-                    $0.startedAt.addingTimeInterval(($0.intervalMs.isFinite ? max(0, $0.intervalMs) : 0) / 1000)
-                }
-                .max() ?? first
-            profile.timeNanos = Self.nanoseconds(first.timeIntervalSince1970 * 1000)
-            profile.durationNanos = Self.nanoseconds(end.timeIntervalSince(first) * 1000)
-        }
-        if let comment { profile.comments = [string(comment)] }
-        var built = PprofProfile()
-        swap(&built, &profile)
-        return built
+        return finish(spans: reports.map { ($0.startedAt, $0.intervalMs) }, comment: comment)
     }
 }

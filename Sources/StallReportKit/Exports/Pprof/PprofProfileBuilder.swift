@@ -55,11 +55,7 @@ struct PprofProfileBuilder {
 
     /// The profile of `stalls`, in the order given.
     mutating func build(_ stalls: [PprofStall], comment: String?) -> PprofProfile {
-        let samplesType = PprofProfile.ValueType(type: string("samples"), unit: string("count"))
-        let wallType = PprofProfile.ValueType(type: string("wall"), unit: string("nanoseconds"))
-        profile.setSampleTypes([samplesType, wallType])
-        profile.periodType = wallType
-        profile.defaultSampleType = wallType.type
+        setValueTypes(count: "samples", weight: "wall")
         addMappings(stalls)
         let keys = LabelKeys(builder: &self)
         for stall in stalls {
@@ -109,9 +105,31 @@ struct PprofProfileBuilder {
             profile.mappings[index].hasLineNumbers = coverage.lines
         }
         profile.period = Self.period(of: stalls)
-        setTimes(stalls)
+        return finish(spans: stalls.map { ($0.startedAt, $0.durationMs) }, comment: comment)
+    }
+
+    /// Sets the two value types of every sample, `<count>`/`count` and `<weight>`/`nanoseconds`,
+    /// the second the default and the `period_type`.
+    mutating func setValueTypes(count: String, weight: String) {
+        let countType = PprofProfile.ValueType(type: string(count), unit: string("count"))
+        let weightType = PprofProfile.ValueType(type: string(weight), unit: string("nanoseconds"))
+        profile.setSampleTypes([countType, weightType])
+        profile.periodType = weightType
+        profile.defaultSampleType = weightType.type
+    }
+
+    /// Sets the times (`time_nanos`: the first span's start; `duration_nanos`: from then to the
+    /// last span's end) and the comment, and hands the profile over (not shared: encoding it then
+    /// appends to the samples' bytes in place).
+    mutating func finish(spans: [(start: Date, durationMs: Double)], comment: String?) -> PprofProfile {
+        if let first = spans.map(\.start).min() {
+            let end =
+                spans.map { $0.start.addingTimeInterval(($0.durationMs.isFinite ? max(0, $0.durationMs) : 0) / 1000) }
+                .max() ?? first
+            profile.timeNanos = Self.nanoseconds(first.timeIntervalSince1970 * 1000)
+            profile.durationNanos = Self.nanoseconds(end.timeIntervalSince(first) * 1000)
+        }
         if let comment { profile.comments = [string(comment)] }
-        // Handed over, not shared: encoding it then appends to the samples' bytes in place.
         var built = PprofProfile()
         swap(&built, &profile)
         return built
@@ -278,16 +296,6 @@ struct PprofProfileBuilder {
                 filename: file.map { string($0) } ?? 0, startLine: 0))
         functionIDs[key] = id
         return id
-    }
-
-    /// `time_nanos`: the first stall's start; `duration_nanos`: from then to the last stall's end.
-    private mutating func setTimes(_ stalls: [PprofStall]) {
-        guard let first = stalls.map(\.startedAt).min() else { return }
-        let end =
-            stalls.map { $0.startedAt.addingTimeInterval(($0.durationMs.isFinite ? max(0, $0.durationMs) : 0) / 1000) }
-            .max() ?? first
-        profile.timeNanos = Self.nanoseconds(first.timeIntervalSince1970 * 1000)
-        profile.durationNanos = Self.nanoseconds(end.timeIntervalSince(first) * 1000)
     }
 
     /// The label keys, interned once.
