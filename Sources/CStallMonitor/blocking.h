@@ -51,16 +51,35 @@ void cstallmonitor_blocking_read_async_callers(CStallMonitorBlockingRecord *reco
 /// (blocking_stack_copy.c): `frame` is the wrapper's frame record, `stack_high` the stack's top.
 void cstallmonitor_blocking_copy_stack(CStallMonitorBlockingRecord *record, uintptr_t frame, uintptr_t stack_high);
 
+/// The wrappers' clock (blocking_clock.c): set once, at detection's first start, before any call
+/// is timed: 1 when it is the CPU's time-stamp counter, 0 when it is CLOCK_MONOTONIC in ns.
+extern atomic_int cstallmonitor_blocking_uses_tsc;
+
+/// The threshold in the wrappers' clock's units (a little under it with the counter, whose rate is
+/// measured: `end` checks the nanoseconds).
+extern _Atomic uint64_t cstallmonitor_blocking_threshold_ticks;
+
+/// Measures the counter's rate (once per process) and sets the threshold in ticks.
+void cstallmonitor_blocking_clock_start(uint64_t threshold_ns);
+
+/// Nanoseconds in `ticks` of the wrappers' clock.
+uint64_t cstallmonitor_blocking_ticks_to_ns(uint64_t ticks);
+
+/// The wrappers' clock now: never 0.
+__attribute__((always_inline)) static inline uint64_t cstallmonitor_blocking_clock(void) {
+#if defined(__x86_64__)
+    if (atomic_load_explicit(&cstallmonitor_blocking_uses_tsc, memory_order_relaxed)) return __builtin_ia32_rdtsc();
+#endif
+    return CStallMonitor_monotonic_ns();
+}
+
 /// The slow half of `cstallmonitor_blocking_begin`: a thread with loop registrations, or a task
 /// word not learned; then the clock.
 uint64_t cstallmonitor_blocking_begin_checked(void);
 
-/// CLOCK_MONOTONIC now (the start of a timed call).
-uint64_t cstallmonitor_blocking_clock(void);
-
 /// Called first by every wrapper: 0 when the call is not to be timed (detection off, a thread that
-/// may block, an allowed scope, the recorder itself), else CLOCK_MONOTONIC at entry. Inline, so a
-/// call on a thread that may block costs the wrapper a handful of loads and no call.
+/// may block, an allowed scope, the recorder itself), else the wrappers' clock at entry. Inline, so
+/// a call on a thread that may block costs the wrapper a handful of loads and no call.
 __attribute__((always_inline)) static inline uint64_t cstallmonitor_blocking_begin(void) {
     if (!atomic_load_explicit(&cstallmonitor_blocking_enabled, memory_order_relaxed)) return 0;
     struct cstallmonitor_blocking_thread *thread = &cstallmonitor_blocking_thread_state;
@@ -72,10 +91,20 @@ __attribute__((always_inline)) static inline uint64_t cstallmonitor_blocking_beg
     return cstallmonitor_blocking_clock();
 }
 
-/// Called after the forwarded call returned when `begin` gave a time: records the call when it
+/// Called after the forwarded call returned when `begin` gave a time: the clock's ticks since
+/// `start`, or 0 when fewer than the threshold's (the wrapper then returns at once). Inline: a
+/// timed call that did not block costs the wrapper one more clock read and a compare.
+__attribute__((always_inline)) static inline uint64_t cstallmonitor_blocking_elapsed(uint64_t start) {
+    uint64_t elapsed = cstallmonitor_blocking_clock() - start;
+    // A counter that went backwards (never, where the kernel trusts it) reads as huge: not a call.
+    if ((int64_t)elapsed < 0) return 0;
+    return elapsed >= atomic_load_explicit(&cstallmonitor_blocking_threshold_ticks, memory_order_relaxed) ? elapsed : 0;
+}
+
+/// Records a call whose `elapsed` ticks since `start` passed the threshold in ticks, when it
 /// blocked at least the threshold. `return_address` and `frame` are the wrapper's: where the
 /// caller called it and the wrapper's frame pointer (its caller's frames are above it). Keeps errno.
-void cstallmonitor_blocking_end(int call, uint64_t start, int descriptor, void *return_address, void *frame);
+void cstallmonitor_blocking_end(int call, uint64_t elapsed, int descriptor, void *return_address, void *frame);
 
 /// `descriptor` values of cstallmonitor_blocking_end that are not a descriptor: nothing to check,
 /// or a call that cannot have waited (a poll or select with a zero timeout: its time was spent

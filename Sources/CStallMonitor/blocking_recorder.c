@@ -168,6 +168,7 @@ void CStallMonitor_blocking_enable(uint64_t threshold, int unscoped) {
     if (atomic_load(&current_task) == NULL)
         atomic_store(&current_task, (void *(*)(void))dlsym(RTLD_DEFAULT, "swift_task_getCurrent"));
     atomic_store(&threshold_ns, threshold);
+    cstallmonitor_blocking_clock_start(threshold);
     atomic_store(&cstallmonitor_blocking_enabled, 1);
 }
 
@@ -181,11 +182,9 @@ void CStallMonitor_blocking_allow(int allowed) { thread_state.allowed += allowed
 
 void CStallMonitor_blocking_set_scope_hook(uint64_t (*hook)(void)) { atomic_store(&scope_hook, hook); }
 
-CSTALLMONITOR_OWN_CODE uint64_t cstallmonitor_blocking_clock(void) { return CStallMonitor_monotonic_ns(); }
-
 CSTALLMONITOR_OWN_CODE uint64_t cstallmonitor_blocking_begin_checked(void) {
     if (!runs_watched_loop() && running_task() == NULL) return 0;
-    return CStallMonitor_monotonic_ns();
+    return cstallmonitor_blocking_clock();
 }
 
 /// Learns the calling thread's stack bounds (once per thread; the main thread's were learned when
@@ -255,10 +254,10 @@ static int may_have_slept(int descriptor) {
     return S_ISREG(info.st_mode) || S_ISBLK(info.st_mode);
 }
 
-CSTALLMONITOR_OWN_CODE void cstallmonitor_blocking_end(int call, uint64_t start, int descriptor, void *return_address, void *frame) {
+CSTALLMONITOR_OWN_CODE void cstallmonitor_blocking_end(int call, uint64_t elapsed, int descriptor, void *return_address, void *frame) {
     int saved_errno = errno;
-    uint64_t end = CStallMonitor_monotonic_ns();
-    uint64_t duration = end - start;
+    uint64_t duration = cstallmonitor_blocking_ticks_to_ns(elapsed);
+    uint64_t start = CStallMonitor_monotonic_ns() - duration;
     if (duration < atomic_load_explicit(&threshold_ns, memory_order_relaxed) || !may_have_slept(descriptor)) {
         errno = saved_errno;
         return;

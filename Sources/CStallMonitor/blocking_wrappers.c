@@ -35,9 +35,12 @@
     int checked_descriptor = (descriptor); /* before the call: select rewrites its timeout */ \
     uint64_t start = cstallmonitor_blocking_begin();                                       \
     type result = forwarded;                                                               \
-    if (start != 0)                                                                        \
-        cstallmonitor_blocking_end(call, start, checked_descriptor,                        \
-                                   __builtin_return_address(0), __builtin_frame_address(0)); \
+    if (start != 0) {                                                                      \
+        uint64_t elapsed = cstallmonitor_blocking_elapsed(start);                          \
+        if (elapsed != 0)                                                                  \
+            cstallmonitor_blocking_end(call, elapsed, checked_descriptor,                  \
+                                       __builtin_return_address(0), __builtin_frame_address(0)); \
+    }                                                                                      \
     return result;
 
 #define CSTALLMONITOR_TIMED(call, type, forwarded) CSTALLMONITOR_TIMED_ON(call, type, forwarded, CSTALLMONITOR_NO_DESCRIPTOR)

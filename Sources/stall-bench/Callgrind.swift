@@ -31,11 +31,12 @@ struct Callgrind {
 
     /// Instructions counted inside functions whose names match one of `functions` (callgrind
     /// `--toggle-collect` patterns; callees included) while the workload runs with `arguments`.
-    func instructions(in functions: [String], _ arguments: [String]) throws -> Double {
+    /// `environment`: variables set for the workload (`NAME=value`).
+    func instructions(in functions: [String], _ arguments: [String], environment: [String] = []) throws -> Double {
         let run = try Subprocess.run(
-            "/usr/bin/valgrind",
-            [
-                "--tool=callgrind", "--callgrind-out-file=/dev/null",
+            "/usr/bin/env",
+            environment + [
+                "/usr/bin/valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
             ] + functions.map { "--toggle-collect=\($0)" } + [workload.path] + arguments, scratch: scratch)
         guard run.status == 0,
             let line = run.stderr.split(separator: "\n").first(where: { $0.contains("Collected :") }),

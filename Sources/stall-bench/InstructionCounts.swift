@@ -42,6 +42,24 @@ struct InstructionCounts: ParsableCommand {
         /// The baseline's arguments; nil when the functions run only with StallMonitor.
         var without: [String]?
         var operations: Int
+        /// Variables set for the workload (`NAME=value`).
+        var environment: [String] = []
+        /// Why this count cannot be measured on this machine (nil: it can).
+        var unavailable: @Sendable () -> String? = { nil }
+    }
+
+    /// Why the blocking-call wrappers cannot time with the CPU's counter here: the kernel does not
+    /// keep its own time with it (the shim's own rule, blocking_clock.c).
+    static func counterClockUnavailable() -> String? {
+        #if arch(x86_64)
+        let source = try? String(
+            contentsOfFile: "/sys/devices/system/clocksource/clocksource0/current_clocksource", encoding: .utf8)
+        return source == "tsc\n"
+            ? nil
+            : "the kernel's clocksource is \(source.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? "unknown"), not tsc"
+        #else
+        return "not an x86-64 machine"
+        #endif
     }
 
     static let measures: [Measure] = [
@@ -68,10 +86,18 @@ struct InstructionCounts: ParsableCommand {
             with: ["--detector"], without: ["--no-detector"], operations: 5000),
         Measure(
             name: "blockingWrapperCallInTask",
-            label: "a read that does not block in a Swift task (timed), through the wrapper",
+            label: "a read that does not block in a Swift task (timed with CLOCK_MONOTONIC), through the wrapper",
             functions: ["*blockingCostLoop*"],
             arguments: ["blocking-call-loop", "--in-task", "--calls", "5000"],
-            with: ["--detector"], without: ["--no-detector"], operations: 5000),
+            with: ["--detector"], without: ["--no-detector"], operations: 5000,
+            environment: ["STALLMONITOR_BLOCKING_CLOCK=monotonic"]),
+        Measure(
+            name: "blockingWrapperCallInTaskCounter",
+            label: "the same, timed with the CPU's counter (where the kernel keeps time with it)",
+            functions: ["*blockingCostLoop*"],
+            arguments: ["blocking-call-loop", "--in-task", "--calls", "5000"],
+            with: ["--detector"], without: ["--no-detector"], operations: 5000,
+            unavailable: counterClockUnavailable),
     ]
 
     func run() throws {
@@ -91,13 +117,20 @@ struct InstructionCounts: ParsableCommand {
         let context = try BenchContext(quick: true, binaries: nil)
         defer { try? FileManager.default.removeItem(at: context.scratch) }
         var counts: [String: Double] = [:]
+        var unmeasured: [String: String] = [:]
         do {
             let callgrind = try Callgrind(executable: context.executable, scratch: context.scratch)
             for measure in selected {
-                let with = try callgrind.instructions(in: measure.functions, measure.arguments + measure.with)
+                if let reason = measure.unavailable() {
+                    unmeasured[measure.name] = reason
+                    continue
+                }
+                let with = try callgrind.instructions(
+                    in: measure.functions, measure.arguments + measure.with, environment: measure.environment)
                 let without =
                     try measure.without.map {
-                        try callgrind.instructions(in: measure.functions, measure.arguments + $0)
+                        try callgrind.instructions(
+                            in: measure.functions, measure.arguments + $0, environment: measure.environment)
                     } ?? 0
                 counts[measure.name] = ((with - without) / Double(measure.operations) * 10).rounded() / 10
             }
@@ -108,10 +141,13 @@ struct InstructionCounts: ParsableCommand {
         if update {
             let previous = try? InstructionBaseline.read(baseline)
             try InstructionBaseline(counts: counts, tolerance: tolerance ?? previous?.tolerance ?? 0.10)
-                .write(baseline, merging: only.isEmpty ? nil : previous)
+                .write(baseline, merging: only.isEmpty && unmeasured.isEmpty ? nil : previous)
             print("wrote \(baseline)")
             for measure in selected {
-                print("  \(measure.name)\t\(Format.fixed(counts[measure.name] ?? 0, 1))\t\(measure.label)")
+                let count =
+                    unmeasured[measure.name].map { "kept (not measured: \($0))" }
+                    ?? Format.fixed(counts[measure.name] ?? 0, 1)
+                print("  \(measure.name)\t\(count)\t\(measure.label)")
             }
             return
         }
@@ -123,6 +159,12 @@ struct InstructionCounts: ParsableCommand {
         )
         print("count\tbaseline\tnow\tchange\twhat")
         for measure in selected {
+            if let reason = unmeasured[measure.name] {
+                print(
+                    "\(measure.name)\t\(old.counts[measure.name].map { Format.fixed($0, 1) } ?? "—")\t—\tnot measured: \(reason)\t\(measure.label)"
+                )
+                continue
+            }
             let now = counts[measure.name] ?? 0
             guard let before = old.counts[measure.name] else {
                 print("\(measure.name)\t—\t\(Format.fixed(now, 1))\tnew\t\(measure.label)")

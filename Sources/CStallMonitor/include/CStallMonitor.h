@@ -210,6 +210,10 @@ int CStallMonitor_blocking_install(int seen[CStallMonitorBlockingCallCount],
 /// to record only calls the scope hook names a scope for (every detector is a test's).
 void CStallMonitor_blocking_enable(uint64_t threshold_ns, int unscoped);
 
+/// 1 when blocking calls are timed with the CPU's time-stamp counter (the kernel's clocksource is
+/// "tsc"; its rate measured at the first enable), 0 with CLOCK_MONOTONIC.
+int CStallMonitor_blocking_clock_is_tsc(void);
+
 /// Tells the recorder where the Swift runtime keeps the task a thread runs: `offset` from the
 /// thread pointer (learned by the pool probe's layout), so the check is one load instead of a
 /// call of `swift_task_getCurrent`. 0: call it.

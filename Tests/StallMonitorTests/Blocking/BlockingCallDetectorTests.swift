@@ -88,6 +88,24 @@ enum BlockingVisibility {
         #expect(!detector.unseenCalls.contains("read"), "libFoundation and libdispatch call read through their GOTs")
     }
 
+    @Test(
+        "calls are timed with the CPU's counter exactly where the kernel keeps its own time with it",
+        .enabled(if: BlockingVisibility.detectorStarts))
+    func clock() throws {
+        let detector = try BlockingCallDetector.startScoped()
+        defer { detector.stop() }
+        let clocksource = try? String(
+            contentsOfFile: "/sys/devices/system/clocksource/clocksource0/current_clocksource", encoding: .utf8)
+        #if arch(x86_64)
+        let expected = clocksource == "tsc\n"
+        #else
+        let expected = false
+        #endif
+        #expect(
+            (CStallMonitor_blocking_clock_is_tsc() == 1) == expected,
+            "the kernel's clocksource: \(clocksource ?? "unread")")
+    }
+
     private func milliseconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
     }
@@ -98,10 +116,10 @@ enum BlockingVisibility {
     func usleepInATask() async throws {
         let detector = try BlockingCallDetector.startScoped(.init(threshold: .milliseconds(1)))
         defer { detector.stop() }
-        let measured = await detector.attributing { () async -> Double in
+        let (callerStart, measured) = await detector.attributing { () async -> (UInt64, Double) in
             let start = CStallMonitor_monotonic_ns()
             BlockingWork.sleepInUsleepForBlockingTest(milliseconds: 20)
-            return Double(CStallMonitor_monotonic_ns() - start) / 1e6
+            return (start, Double(CStallMonitor_monotonic_ns() - start) / 1e6)
         }
         let calls = detector.takeCalls()
         try #require(calls.count == 1, "\(calls)")
@@ -111,6 +129,12 @@ enum BlockingVisibility {
         #expect(
             milliseconds(call.duration) >= 20 && milliseconds(call.duration) <= measured + 0.1,
             "recorded \(milliseconds(call.duration)) ms, the caller measured \(measured) ms")
+        // The start is on CLOCK_MONOTONIC whatever clock timed the call (the CPU's counter where
+        // the kernel keeps time with it): after the caller read its clock, within the caller's time.
+        let startOffset = (Double(call.startNanoseconds) - Double(callerStart)) / 1e6
+        #expect(
+            startOffset >= -0.05 && startOffset <= measured - 20,
+            "recorded start \(startOffset) ms after the caller's, which measured \(measured) ms")
         #expect(call.callSite?.function?.contains("sleepInUsleepForBlockingTest") == true, "\(call)")
     }
 
