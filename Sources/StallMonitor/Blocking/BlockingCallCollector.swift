@@ -122,14 +122,27 @@ final class BlockingCallCollector: Sendable {
         }
     }
 
-    /// The drain thread: takes records every 50 ms until no detector is left.
+    /// How long the stack copies' unwinder stays open unused while no monitor holds it (a monitor
+    /// releases it after its own ``StallMonitor/Configuration/releaseCachesAfter``).
+    static let unwinderQuietPeriod: UInt64 = 30_000_000_000
+
+    /// The drain thread: takes records every 50 ms until no detector is left. Where no monitor
+    /// holds the unwinder its stack copies opened, closes it after a quiet period and when the
+    /// last detector stops.
     private func drainWhileSubscribed() {
+        var passes = 0
         while true {
             _ = drainWake.wait(timeout: .now() + .milliseconds(50))
             let done = state.withLock { state -> Bool in
                 distribute(&state)
                 if state.subscribers.isEmpty { state.draining = false }
                 return !state.draining
+            }
+            passes += 1
+            let now = CStallMonitor_monotonic_ns()
+            if done || (passes % 20 == 0 && now > Self.unwinderQuietPeriod) {
+                let cutoff = done ? UInt64.max : now - Self.unwinderQuietPeriod
+                if SnapshotUnwinder.shared.releaseUnlessRetained(unusedSince: cutoff) { _ = CStallMonitor_trim_heap() }
             }
             if done { return }
         }

@@ -133,6 +133,27 @@ final class SnapshotUnwinder: Sendable {
         }
     }
 
+    /// Closes the session and frees the stack copy when no monitor holds the unwinder (a
+    /// blocking-call detector used it alone, for its stack copies) and it was last used at or
+    /// before `cutoff` (monotonic ns). Returns whether anything was released.
+    func releaseUnlessRetained(unusedSince cutoff: UInt64 = .max) -> Bool {
+        state.withLock { state in
+            guard state.users == 0, state.lastUse <= cutoff,
+                state.slots.contains(where: \.opened) || state.stack != nil
+            else { return false }
+            state.lastUse = 0
+            closeAll(&state)
+            state.stack?.deallocate()
+            state.stack = nil
+            return true
+        }
+    }
+
+    /// Whether a monitor holds the unwinder now (for tests and diagnostics).
+    var isRetained: Bool {
+        state.withLock { $0.users > 0 }
+    }
+
     /// Whether any session is open now (for tests and diagnostics).
     var isOpen: Bool {
         state.withLock { $0.slots.contains { $0.session != nil } }
