@@ -8,9 +8,6 @@ import Dispatch
 /// 256 slots stay free for calls that come in bursts; each detector keeps at most
 /// ``pendingLimit`` records not taken yet (more are counted as dropped).
 final class BlockingCallCollector: Sendable {
-    /// One per process: the wrappers and the record slots are.
-    static let shared = BlockingCallCollector()
-
     /// What `install` found: the calls no loaded image's GOT leads to the wrapper of.
     struct Installation: Sendable {
         var unseen: [String]
@@ -142,7 +139,9 @@ final class BlockingCallCollector: Sendable {
             let now = CStallMonitor_monotonic_ns()
             if done || (passes % 20 == 0 && now > Self.unwinderQuietPeriod) {
                 let cutoff = done ? UInt64.max : now - Self.unwinderQuietPeriod
-                if SnapshotUnwinder.shared.releaseUnlessRetained(unusedSince: cutoff) { _ = CStallMonitor_trim_heap() }
+                if MonitorProcess.shared.unwinder.releaseUnlessRetained(unusedSince: cutoff) {
+                    _ = CStallMonitor_trim_heap()
+                }
             }
             if done { return }
         }
@@ -157,7 +156,7 @@ final class BlockingCallCollector: Sendable {
         }
         let capacity = Int(CSTALLMONITOR_BLOCKING_FRAMES)
         guard
-            case .stack(let frames, let complete) = SnapshotUnwinder.shared.unwindStackCopy(
+            case .stack(let frames, let complete) = MonitorProcess.shared.unwinder.unwindStackCopy(
                 of: record, maxFrames: capacity),
             frames.first == record.frames.0, frames.count > Int(record.frame_count)
         else { return }

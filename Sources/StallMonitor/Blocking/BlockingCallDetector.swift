@@ -91,7 +91,7 @@ public final class BlockingCallDetector: Sendable {
         let nanoseconds =
             configuration.threshold.components.seconds * 1_000_000_000
             + configuration.threshold.components.attoseconds / 1_000_000_000
-        let (id, installation) = try BlockingCallCollector.shared.subscribe(
+        let (id, installation) = try MonitorProcess.shared.blockingCalls.subscribe(
             thresholdNanoseconds: UInt64(max(0, nanoseconds)), scoped: scoped)
         self.id = id
         self.scoped = scoped
@@ -128,7 +128,7 @@ public final class BlockingCallDetector: Sendable {
 
     /// The calls recorded since the last take, oldest first, with their stacks named.
     public func takeCalls() -> [BlockingCall] {
-        let (records, droppedNow) = BlockingCallCollector.shared.take(id)
+        let (records, droppedNow) = MonitorProcess.shared.blockingCalls.take(id)
         dropped.withLock { $0 += droppedNow }
         return BlockingCallNaming.calls(
             from: records, allowing: configuration.allowedFunctions, lockOwners: configuration.allowedLockOwners)
@@ -140,7 +140,7 @@ public final class BlockingCallDetector: Sendable {
 
     /// Stops recording; calls not taken yet are lost.
     public func stop() {
-        BlockingCallCollector.shared.unsubscribe(id)
+        MonitorProcess.shared.blockingCalls.unsubscribe(id)
     }
 
     /// Runs `body` with blocking calls allowed on this thread (Chromium's `ScopedAllowBlocking`):

@@ -27,9 +27,9 @@ enum BlockingCallNaming {
         // Return addresses are named by the call instruction (one byte before); resume functions
         // by their entry address.
         let lookups = Array(Set(stacks.joined().map { $0 &- 1 }).union(chains.joined()))
-        Symbolicator.shared.retain()
-        defer { Symbolicator.shared.release() }
-        let symbols = Symbolicator.shared.symbolicate(lookups, images: images)
+        MonitorProcess.shared.symbolicator.retain()
+        defer { MonitorProcess.shared.symbolicator.release() }
+        let symbols = MonitorProcess.shared.symbolicator.symbolicate(lookups, images: images)
         func frame(_ address: UInt, lookup: UInt) -> BlockingCall.Frame {
             let symbol = symbols[lookup]
             return BlockingCall.Frame(address: address, function: symbol?.name, file: symbol?.file, line: symbol?.line)

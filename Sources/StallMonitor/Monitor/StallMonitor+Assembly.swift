@@ -32,7 +32,7 @@ extension StallMonitor {
     ) -> ReportWriter {
         ReportWriter(
             builder: ReportBuilder(
-                symbolicator: .shared, process: process, tags: configuration.tags,
+                symbolicator: MonitorProcess.shared.symbolicator, process: process, tags: configuration.tags,
                 symbolicateInProcess: configuration.symbolicateInProcess),
             store: store, errors: errors, counters: counters,
             limiter: FingerprintRateLimiter(

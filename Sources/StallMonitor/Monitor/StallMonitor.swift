@@ -260,8 +260,8 @@ public final class StallMonitor: Sendable {
                 settings: watchSettings, metrics: metrics, counters: counters,
                 errors: errors, controls: controls, writer: writer))
         Self.armThreads(threads, configuration: configuration, signal: signal, errors: errors)
-        Symbolicator.shared.retain()
-        SnapshotUnwinder.shared.retain()
+        MonitorProcess.shared.symbolicator.retain()
+        MonitorProcess.shared.unwinder.retain()
         watchdog.start()
         let sweeper = StaleReportSweeper(store: store, hostName: process.hostName, errors: errors)
         writer.perform {
@@ -344,8 +344,8 @@ public final class StallMonitor: Sendable {
             }
             writer.close(waiting: writer.flush(timeout: .seconds(5)))
             StackSampler.uninstall()
-            Symbolicator.shared.release()
-            SnapshotUnwinder.shared.release()
+            MonitorProcess.shared.symbolicator.release()
+            MonitorProcess.shared.unwinder.release()
         }
     }
 

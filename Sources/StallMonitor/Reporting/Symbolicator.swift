@@ -33,9 +33,6 @@ final class Symbolicator: Sendable {
         var libdwKnown: (name: SymbolicatorName, note: String?)?
     }
 
-    /// One per process: libdw sessions are expensive and the cache is shared by every monitor.
-    static let shared = Symbolicator()
-
     /// Entries kept before the cache is cleared (bounds memory in long-running hosts).
     private static let cacheLimit = 50_000
 

@@ -9,8 +9,8 @@ enum CacheRelease {
     @discardableResult
     static func releaseIfQuiet(for quiet: UInt64, now: UInt64 = CStallMonitor_monotonic_ns()) -> Bool {
         guard now >= quiet else { return false }  // not that long since boot
-        let unwinder = SnapshotUnwinder.shared.releaseIfUnused(since: now - quiet)
-        let symbols = Symbolicator.shared.releaseIfUnused(since: now - quiet)
+        let unwinder = MonitorProcess.shared.unwinder.releaseIfUnused(since: now - quiet)
+        let symbols = MonitorProcess.shared.symbolicator.releaseIfUnused(since: now - quiet)
         guard unwinder || symbols else { return false }
         StackSampler.withRequestLock { CStallMonitor_sampler_release_buffers() }
         _ = CStallMonitor_trim_heap()  // libdw's caches were freed to the heap: return its free pages

@@ -53,7 +53,7 @@ enum OneShotStack {
                     "not interrupted: without a snapshot unwinder only the syscall's PC is known", syscall: syscall,
                     pc: pc)
             }
-            let outcome = SnapshotUnwinder.shared.unwindBlocked(
+            let outcome = MonitorProcess.shared.unwinder.unwindBlocked(
                 tid: tid, sp: sp, pc: pc, bounds: .init(low: low, high: high), copyBytes: settings.stackCopyBytes,
                 maxFrames: settings.maxFrames, backend: backend, stillAsleep: { files.syscallState() == syscallState })
             return stack(outcome, backend: backend, syscall: syscall, interrupted: false, pc: pc)
@@ -62,14 +62,14 @@ enum OneShotStack {
                 return none("the thread blocks the sampling signal \(settings.signal)")
             }
             guard let backend = settings.unwinder.snapshot, settings.unwinder.snapshotsRunningThreads,
-                let sp = SnapshotUnwinder.shared.stackPointer(tid: tid, timeout: settings.sampleTimeout)
+                let sp = MonitorProcess.shared.unwinder.stackPointer(tid: tid, timeout: settings.sampleTimeout)
             else { return none("running; no snapshot of it could be taken") }
             var low: UInt = 0
             var high: UInt = 0
             guard CStallMonitor_mapping_containing(sp, &low, &high) == 0 else {
                 return none("running; its stack mapping is unknown")
             }
-            let outcome = SnapshotUnwinder.shared.unwindRunning(
+            let outcome = MonitorProcess.shared.unwinder.unwindRunning(
                 tid: tid, bounds: .init(low: low, high: high), copyBytes: settings.stackCopyBytes,
                 timeout: settings.sampleTimeout,
                 maxFrames: settings.maxFrames, backend: backend)

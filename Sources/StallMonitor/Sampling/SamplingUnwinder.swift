@@ -23,11 +23,11 @@ struct SamplingUnwinder: Sendable {
     /// The unwinders for a stall that begins now, in `mode`.
     static func choose(_ mode: StallMonitor.Unwinding, symbolicateInProcess: Bool) -> SamplingUnwinder {
         let preferred = SnapshotUnwinder.Backend.preferred(symbolicateInProcess: symbolicateInProcess)
-        let status = SnapshotUnwinder.shared.availability(preferred)
+        let status = MonitorProcess.shared.unwinder.availability(preferred)
         var backend: SnapshotUnwinder.Backend? = status.available ? preferred : nil
         var snapshotNote = status.note
         if backend == nil, preferred != .libdw {
-            let fallback = SnapshotUnwinder.shared.availability(.libdw)
+            let fallback = MonitorProcess.shared.unwinder.availability(.libdw)
             if fallback.available {
                 backend = .libdw
                 snapshotNote = status.note.map { $0 + "; libdw unwinds instead" }

@@ -80,9 +80,6 @@ final class SnapshotUnwinder: Sendable {
         var frames = [UInt](repeating: 0, count: Int(CSTALLMONITOR_MAX_FRAMES))
     }
 
-    /// One per process.
-    static let shared = SnapshotUnwinder()
-
     /// A session that met code outside the mappings it knew is reopened at most this often, or at
     /// once for a caller that knows a library was loaded since it opened.
     private static let reopenInterval: UInt64 = 1_000_000_000

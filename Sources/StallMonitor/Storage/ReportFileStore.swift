@@ -3,7 +3,7 @@ import Glibc
 import StallReportModel
 import Synchronization
 
-/// The monitor's side of its ``ReportFolder``: names new reports (process-wide numbering), says a
+/// The monitor's side of its ``ReportFolder``: names new reports (``MonitorProcess/reportsNamed``), says a
 /// failure as a ``StallMonitorError``, and keeps the quota's index and the folder's unfinished set
 /// up to date with every write and removal, so that the writer makes one call per file.
 final class ReportFileStore: Sendable {
@@ -11,9 +11,6 @@ final class ReportFileStore: Sendable {
     let folder: ReportFolder
     /// The quota told of each write and removal (nil: none, as in tests of the store alone).
     let quota: ReportQuota?
-    /// Process-wide, not per store: several monitors of one process may write into one directory
-    /// in the same millisecond, and their names must still differ.
-    static let sequence = Atomic<Int>(0)
 
     /// A store for `directory`, telling `quota` (when given) of what it writes and removes.
     init(directory: URL, quota: ReportQuota? = nil) {
@@ -46,7 +43,8 @@ final class ReportFileStore: Sendable {
     /// The file name for a report started at `date`.
     func fileName(startedAt date: Date) -> String {
         ReportFileName.report(
-            stamp: ReportFileName.stamp(date), pid: getpid(), number: Self.sequence.add(1, ordering: .relaxed).newValue)
+            stamp: ReportFileName.stamp(date), pid: getpid(),
+            number: MonitorProcess.shared.reportsNamed.add(1, ordering: .relaxed).newValue)
     }
 
     /// How many other names a new file tries when its name is taken by a file that is not ours.

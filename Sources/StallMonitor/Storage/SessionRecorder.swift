@@ -15,8 +15,6 @@ final class SessionRecorder: Sendable {
     var url: URL { URL(fileURLWithPath: store.path(of: fileName.withLock { $0 }), isDirectory: false) }
     private let fileName: Locked<String>
     private let stamp: String
-    /// Session records this process has created so far.
-    static let monitorsStarted = Atomic<Int>(0)
     private let startedAt = Date()
     private let startedMonotonic = DispatchTime.now().uptimeNanoseconds
     private let base: SessionRecord
@@ -47,7 +45,9 @@ final class SessionRecorder: Sendable {
     /// same millisecond, e.g. one per thread), and a record whose name was taken, get a number, so
     /// their records never collide.
     private static func name(stamp: String) -> String {
-        ReportFileName.session(stamp: stamp, pid: getpid(), number: monitorsStarted.add(1, ordering: .relaxed).newValue)
+        ReportFileName.session(
+            stamp: stamp, pid: getpid(),
+            number: MonitorProcess.shared.sessionsStarted.add(1, ordering: .relaxed).newValue)
     }
 
     /// The monotonic time since the start, in nanoseconds.

@@ -44,17 +44,17 @@ struct BlockingStackCopyTests {
     @Test("a detector alone closes the unwinder its stack copies opened when it stops")
     func unwinderClosedWithTheLastDetector() async throws {
         try #require(Self.sqliteLoaded, "libsqlite3.so.0 is not installed: apt-get install libsqlite3-0")
-        try #require(!SnapshotUnwinder.shared.isRetained, "tests run one at a time: no monitor may still run")
+        try #require(!MonitorProcess.shared.unwinder.isRetained, "tests run one at a time: no monitor may still run")
         let detector = try BlockingCallDetector.startScoped(.init(threshold: .milliseconds(1)))
         await detector.attributing { await Task { Self.sleepInSQLiteForBlockingTest(milliseconds: 5) }.value }
         #expect(detector.takeCalls().contains { $0.call == "usleep" })
-        #expect(SnapshotUnwinder.shared.isOpen, "the stack copy was unwound with libdw")
+        #expect(MonitorProcess.shared.unwinder.isOpen, "the stack copy was unwound with libdw")
         detector.stop()
         // The drain thread sees the last detector gone within 50 ms, then closes the session.
         let deadline = ContinuousClock.now + .seconds(5)
-        while SnapshotUnwinder.shared.isOpen && ContinuousClock.now < deadline {
+        while MonitorProcess.shared.unwinder.isOpen && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(!SnapshotUnwinder.shared.isOpen, "no monitor holds it")
+        #expect(!MonitorProcess.shared.unwinder.isOpen, "no monitor holds it")
     }
 }

@@ -32,7 +32,8 @@ struct ArmingProblemsTests {
         _ = harness.watch.step(now: 1_401 * Self.ms)
         let stall = try #require(harness.endedStalls.first, "\(harness.emitted)")
         let report = ReportBuilder(
-            symbolicator: .shared, process: HostFacts.process(appVersion: nil), tags: [:], symbolicateInProcess: false
+            symbolicator: MonitorProcess.shared.symbolicator, process: HostFacts.process(appVersion: nil), tags: [:],
+            symbolicateInProcess: false
         )
         .build(stall, naming: .none).report
         let problems = try #require(report.loop.armingProblems)
@@ -56,7 +57,8 @@ struct ArmingProblemsTests {
         _ = harness.watch.step(now: 1_401 * Self.ms)
         let stall = try #require(harness.endedStalls.first)
         let report = ReportBuilder(
-            symbolicator: .shared, process: HostFacts.process(appVersion: nil), tags: [:], symbolicateInProcess: false
+            symbolicator: MonitorProcess.shared.symbolicator, process: HostFacts.process(appVersion: nil), tags: [:],
+            symbolicateInProcess: false
         )
         .build(stall, naming: .none).report
         #expect(report.loop.armingProblems == nil)

@@ -37,10 +37,10 @@ struct AsyncCallChainReaderTests {
         #endif
         if !chain.fromJobStart {
             #expect(chain.jobFrames != nil)
-            Symbolicator.shared.retain()
-            defer { Symbolicator.shared.release() }
+            MonitorProcess.shared.symbolicator.retain()
+            defer { MonitorProcess.shared.symbolicator.release() }
             let names = chain.callers.map {
-                Symbolicator.shared.symbolicate([$0], images: ["async-chain-test"])[$0]?.name ?? "?"
+                MonitorProcess.shared.symbolicator.symbolicate([$0], images: ["async-chain-test"])[$0]?.name ?? "?"
             }
             for level in 1...4 {
                 #expect(names.contains { $0.contains("readerLevel\(level)") }, "\(names)")

@@ -23,7 +23,9 @@ struct CacheReleaseTests {
                 #expect(monitor.waitForStalls(round), "\(monitor.statistics)")
                 // The stall's report was written with both sessions open; quiet now, they close.
                 #expect(
-                    waitUntil(timeout: .seconds(20)) { !SnapshotUnwinder.shared.isOpen && !Symbolicator.shared.isOpen },
+                    waitUntil(timeout: .seconds(20)) {
+                        !MonitorProcess.shared.unwinder.isOpen && !MonitorProcess.shared.symbolicator.isOpen
+                    },
                     "round \(round): the sessions were not released within 20 s")
                 try #require(try directory.reports().count == round)
             }
@@ -49,11 +51,11 @@ struct CacheReleaseTests {
         try withMonitoredLoop("cache-recent") { directory, loop, monitor in
             try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 600) }
             #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
-            #expect(SnapshotUnwinder.shared.isOpen)
+            #expect(MonitorProcess.shared.unwinder.isOpen)
             #expect(!CacheRelease.releaseIfQuiet(for: 30_000_000_000), "used less than 30 s ago")
-            #expect(SnapshotUnwinder.shared.isOpen)
+            #expect(MonitorProcess.shared.unwinder.isOpen)
             #expect(CacheRelease.releaseIfQuiet(for: 0, now: monotonicNow() + 1), "used before now")
-            #expect(!SnapshotUnwinder.shared.isOpen && !Symbolicator.shared.isOpen)
+            #expect(!MonitorProcess.shared.unwinder.isOpen && !MonitorProcess.shared.symbolicator.isOpen)
         }
     }
 
@@ -69,12 +71,12 @@ struct CacheReleaseTests {
                 if round == 1 {
                     // The first report names the spinning function: its line table is in this bundle.
                     #expect(
-                        !Symbolicator.shared.isOpen,
+                        !MonitorProcess.shared.symbolicator.isOpen,
                         "this test bundle has more than \(Symbolicator.sessionGrowthLimit) bytes of DWARF")
                 } else {
                     // Later ones look up only addresses not named yet (a new PC in the spin, a runtime
                     // frame): a session that read no large DWARF for them may stay open.
-                    let read = Symbolicator.shared.openSessionDWARFBytes
+                    let read = MonitorProcess.shared.symbolicator.openSessionDWARFBytes
                     #expect(
                         read == nil || read! <= Symbolicator.sessionGrowthLimit,
                         "open with \(read ?? 0) bytes of DWARF read")

@@ -36,7 +36,7 @@ struct CloseOnExecTests {
         "a stall during which no descriptor can be opened (EMFILE) has no libdw stacks; the next stall has them again")
     func unwinderOpenFailureIsRetriedAtTheNextStall() throws {
         try withMonitoredLoop("emfile-stall") { directory, loop, monitor in
-            try #require(!SnapshotUnwinder.shared.isOpen, "an unwinder session is open before the first stall")
+            try #require(!MonitorProcess.shared.unwinder.isOpen, "an unwinder session is open before the first stall")
 
             // Stall 1: the loop waits for the test while the process may open no descriptor at all
             // (the soft limit below every free descriptor number: fds 0–2 are open).

@@ -15,10 +15,10 @@ struct SnapshotBackendTests {
     func bothBackendsWalkABlockedThreadAlike() throws {
         let loop = try MonitoredLoopThread(name: "two-unwinders")
         defer { loop.stop() }
-        SnapshotUnwinder.shared.retain()
-        defer { SnapshotUnwinder.shared.release() }
-        Symbolicator.shared.retain()
-        defer { Symbolicator.shared.release() }
+        MonitorProcess.shared.unwinder.retain()
+        defer { MonitorProcess.shared.unwinder.release() }
+        MonitorProcess.shared.symbolicator.retain()
+        defer { MonitorProcess.shared.symbolicator.release() }
         let images = ["snapshot-backend-test"]  // the images do not change during the test
 
         for kind in BlockingCalls.all {
@@ -28,7 +28,7 @@ struct SnapshotBackendTests {
                 Issue.record("\(kind.function): \(walks.outcomes)")
                 continue
             }
-            let names = Symbolicator.shared.symbolicate(remote.frames, images: images)
+            let names = MonitorProcess.shared.symbolicator.symbolicate(remote.frames, images: images)
             let symbols = remote.frames.map { names[$0]?.name ?? "?" }
             #expect(
                 remote.frames == libdw.frames,
@@ -55,13 +55,13 @@ struct SnapshotBackendTests {
 
             let reports = try directory.reports()
             try #require(reports.count == 2)
-            Symbolicator.shared.retain()
-            defer { Symbolicator.shared.release() }
+            MonitorProcess.shared.symbolicator.retain()
+            defer { MonitorProcess.shared.symbolicator.release() }
             for (function, interrupted) in [("spinOnCPUForStallTest", true), ("sleepInUsleepForStallTest", false)] {
                 let named = reports.map { report in
                     (
                         report,
-                        Symbolicator.shared.symbolicate(
+                        MonitorProcess.shared.symbolicator.symbolicate(
                             report.frames.compactMap { UInt($0.address.dropFirst(2), radix: 16) },
                             images: ["remote-unwinder-test"])
                     )

@@ -30,7 +30,7 @@ struct UnwinderMemoryTests {
     /// A fresh start: whatever earlier tests opened is closed and its heap trimmed.
     private static func releaseSessions() {
         CacheRelease.releaseIfQuiet(for: 0, now: monotonicNow() + 1)
-        #expect(!SnapshotUnwinder.shared.isOpen)
+        #expect(!MonitorProcess.shared.unwinder.isOpen)
     }
 
     /// A loop thread named `name` to unwind while it sleeps, with the snapshot unwinder held and
@@ -38,8 +38,8 @@ struct UnwinderMemoryTests {
     private static func withUnwinderSession(_ name: String, _ body: (MonitoredLoopThread) throws -> Void) throws {
         let loop = try MonitoredLoopThread(name: name)
         defer { loop.stop() }
-        SnapshotUnwinder.shared.retain()
-        defer { SnapshotUnwinder.shared.release() }
+        MonitorProcess.shared.unwinder.retain()
+        defer { MonitorProcess.shared.unwinder.release() }
         releaseSessions()
         try body(loop)
     }
@@ -59,7 +59,7 @@ struct UnwinderMemoryTests {
             try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 600) }
             #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
             #expect(monitor.flush())
-            #expect(SnapshotUnwinder.shared.isOpen)
+            #expect(MonitorProcess.shared.unwinder.isOpen)
             let grown = Self.heapInUse() - before
             #expect(grown < 3 << 20, "the heap grew by \(grown) bytes")
             let reports = try directory.reports()
@@ -91,7 +91,7 @@ struct UnwinderMemoryTests {
     func remoteUnwinderMapsNothing() throws {
         try Self.withUnwinderSession("remote-memory") { loop in
             // Loaded once beforehand: the library's own mappings are not the session's.
-            _ = SnapshotUnwinder.shared.availability(.libunwindRemote)
+            _ = MonitorProcess.shared.unwinder.availability(.libunwindRemote)
             Self.releaseSessions()
             var mappingsBefore: [String: Int] = [:]
             var heapBefore = 0

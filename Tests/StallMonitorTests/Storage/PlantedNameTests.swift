@@ -95,7 +95,7 @@ struct PlantedNameTests {
             // every millisecond from 0.2 s before to 2 s after each is planted (just before
             // the monitor starts, and just before the stall).
             let pid = getpid()
-            let sessionNumber = SessionRecorder.monitorsStarted.load(ordering: .relaxed) + 1
+            let sessionNumber = MonitorProcess.shared.sessionsStarted.load(ordering: .relaxed) + 1
             let sessionSuffix = sessionNumber > 1 ? "-\(sessionNumber)" : ""
             var planted: [String] = []
             for stamp in Self.stamps(from: Date() - 0.2, to: Date() + 2) {
@@ -112,7 +112,7 @@ struct PlantedNameTests {
             func padded(_ number: Int) -> String {
                 String(repeating: "0", count: max(0, 4 - String(number).count)) + String(number)
             }
-            let reportNumber = ReportFileStore.sequence.load(ordering: .relaxed) + 1
+            let reportNumber = MonitorProcess.shared.reportsNamed.load(ordering: .relaxed) + 1
             let plantedReports = Self.stamps(from: Date() - 0.2, to: Date() + 2).map {
                 "stall-\($0)-p\(pid)-\(padded(reportNumber)).json"
             }

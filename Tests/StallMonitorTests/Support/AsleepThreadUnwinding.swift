@@ -45,7 +45,7 @@ enum AsleepThreadUnwinding {
             let (low, high) = try #require(Kernel.writableMapping(containing: sp))
             for backend in backends {
                 between(backend)
-                outcomes[backend] = SnapshotUnwinder.shared.unwindBlocked(
+                outcomes[backend] = MonitorProcess.shared.unwinder.unwindBlocked(
                     tid: loop.tid, sp: sp, pc: pc, bounds: .init(low: low, high: high), copyBytes: 256 * 1024,
                     maxFrames: 256, backend: backend, stillAsleep: { files.syscallState() == state })
             }

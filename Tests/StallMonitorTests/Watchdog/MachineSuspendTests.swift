@@ -72,7 +72,8 @@ struct MachineSuspendTests {
         #expect(inProgress.first?.machineSuspendedNanos == Self.hour)
 
         let builder = ReportBuilder(
-            symbolicator: .shared, process: HostFacts.process(appVersion: nil), tags: [:], symbolicateInProcess: false)
+            symbolicator: MonitorProcess.shared.symbolicator, process: HostFacts.process(appVersion: nil), tags: [:],
+            symbolicateInProcess: false)
         let report = builder.build(stall, naming: .none).report
         #expect(report.durationMs == 400)
         #expect(report.machineSuspendedMs == 3_600_000)
@@ -90,7 +91,8 @@ struct MachineSuspendTests {
         let stall = try #require(harness.endedStalls.first)
         #expect(stall.machineSuspendedNanos == 0)
         let report = ReportBuilder(
-            symbolicator: .shared, process: HostFacts.process(appVersion: nil), tags: [:], symbolicateInProcess: false
+            symbolicator: MonitorProcess.shared.symbolicator, process: HostFacts.process(appVersion: nil), tags: [:],
+            symbolicateInProcess: false
         )
         .build(stall, naming: .none).report
         #expect(report.machineSuspendedMs == nil)

@@ -10,8 +10,8 @@ import Testing
 struct ThreadPerSpanTests {
     @Test("two stalls on two threads that never armed are each sampled and reported on their own thread")
     func twoThreads() throws {
-        SnapshotUnwinder.shared.retain()
-        defer { SnapshotUnwinder.shared.release() }
+        MonitorProcess.shared.unwinder.retain()
+        defer { MonitorProcess.shared.unwinder.release() }
         let harness = ThreadWatchHarness()
         var threads: [(tid: Int32, name: String)] = []
         for index in 1...2 {

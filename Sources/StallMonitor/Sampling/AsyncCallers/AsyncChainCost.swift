@@ -64,8 +64,8 @@ package enum AsyncChainCost {
         var high: UInt = 0
         guard CStallMonitor_mapping_containing(sp, &low, &high) == 0 else { return failed }
         let bounds = SnapshotUnwinder.StackBounds(low: low, high: high)
-        SnapshotUnwinder.shared.retain()
-        defer { SnapshotUnwinder.shared.release() }
+        MonitorProcess.shared.unwinder.retain()
+        defer { MonitorProcess.shared.unwinder.release() }
         let reader = AsyncCallChainReader(layout: layout, threads: pool)
         var unwinds: [UInt64] = []
         var chains: [UInt64] = []
@@ -73,7 +73,7 @@ package enum AsyncChainCost {
         var callers = 0
         for _ in 0..<max(rounds, 1) {
             let began = CStallMonitor_monotonic_ns()
-            let outcome = SnapshotUnwinder.shared.unwindBlocked(
+            let outcome = MonitorProcess.shared.unwinder.unwindBlocked(
                 tid: tid, sp: sp, pc: pc, bounds: bounds, copyBytes: 256 * 1024, maxFrames: 128, backend: .libdw,
                 stillAsleep: { true })
             let unwound = CStallMonitor_monotonic_ns()

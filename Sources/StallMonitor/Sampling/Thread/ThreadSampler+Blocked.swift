@@ -19,7 +19,7 @@ extension ThreadSampler {
         let began = CStallMonitor_monotonic_ns()
         let cpuNanos = threadCPUNanos
         let cpuBefore = cpuNanos(tid)
-        let outcome = SnapshotUnwinder.shared.unwindBlocked(
+        let outcome = MonitorProcess.shared.unwinder.unwindBlocked(
             tid: tid, sp: sp, pc: pc, bounds: bounds, copyBytes: settings.stackCopyBytes,
             maxFrames: settings.maxFrames, backend: backend,
             stillAsleep: {

@@ -111,14 +111,14 @@ extension ThreadSampler {
         var bounds = stackBounds(of: tid, sp: nil)
         let snapshots = unwinder.snapshotsRunningThreads && settings.unwinding == .snapshot
         if bounds == nil, snapshots,
-            let sp = SnapshotUnwinder.shared.stackPointer(tid: tid, timeout: timeout)
+            let sp = MonitorProcess.shared.unwinder.stackPointer(tid: tid, timeout: timeout)
         {
             // A span thread that never armed itself (a Dispatch worker): its stack is the mapping
             // that holds its stack pointer, read from one registers-only snapshot.
             bounds = stackBounds(of: tid, sp: sp)
         }
         if snapshots, let backend = unwinder.snapshot, let bounds {
-            switch SnapshotUnwinder.shared.unwindRunning(
+            switch MonitorProcess.shared.unwinder.unwindRunning(
                 tid: tid, bounds: bounds, copyBytes: settings.stackCopyBytes, timeout: timeout,
                 maxFrames: settings.maxFrames, backend: backend)
             {
