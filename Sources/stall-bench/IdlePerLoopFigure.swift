@@ -64,7 +64,7 @@ enum IdlePerLoopFigure {
         return FigureResult(
             figure: .idlePerLoop, rows: rows,
             notes: [
-                "A busy server's throughput with vs without the monitor is figure 11a (NIO) and 13a (Hummingbird 2, CPU per request)."
+                "A busy server's CPU per request with vs without the monitor is figure 11a (NIO) and 13a (Hummingbird 2)."
             ])
     }
 

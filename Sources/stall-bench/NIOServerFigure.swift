@@ -14,37 +14,17 @@ enum NIOServerFigure {
         return FigureResult(figure: .nioServer, rows: rows)
     }
 
-    /// 11a: requests per second of `/fast` under wrk, monitor on vs off, alternating rounds.
+    /// 11a: the server's CPU per request under wrk, monitored vs not (req/s beside it), and the
+    /// monitor's own threads' share of the process's CPU.
     private static func throughput(_ context: BenchContext) throws -> ResultRow {
-        let rounds = context.pick(5, quick: 1)
-        let seconds = context.pick(5, quick: 1)
-        var on: [Double] = []
-        var off: [Double] = []
-        for round in 0..<rounds {
-            for monitored in round % 2 == 0 ? [false, true] : [true, false] {
-                let server = try NIOServerProcess(context, monitored: monitored)
-                let run = try ServerFigureTools.wrk(server.url + "/fast", seconds: seconds, scratch: context.scratch)
-                server.stop(scratch: context.scratch)
-                let text = String(decoding: run.stdout, as: UTF8.self)
-                guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Requests/sec:") }),
-                    let rate = Double(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces))
-                else {
-                    throw BenchError("wrk printed no rate: \(text)")
-                }
-                if monitored { on.append(rate) } else { off.append(rate) }
-            }
-        }
-        let ratio = Stats.median(on) / max(Stats.median(off), 1)
-        return .judged(
-            "11a", "Server throughput with vs without the monitor",
-            value: Format.ratio(ratio) + " (median \(Int(Stats.median(on))) vs \(Int(Stats.median(off))) requests/s)",
-            goal: "≥ 0.99", ok: ratio >= 0.99,
-            method:
-                "wrk -t2 -c32 -d\(seconds)s on GET /fast of nio-stall-demo (2 event loops, release), \(rounds) rounds alternating which goes first, a fresh server each run; medians",
-            data: [
-                "ratio": ratio, "withMedian": Stats.median(on), "withoutMedian": Stats.median(off),
-                "rounds": Double(rounds),
-            ])
+        try CPUPerRequest.row(
+            "11a", "Server CPU per request with vs without the monitor", goal: 1.01, shareGoal: 0.005, rounds: 9,
+            context: context,
+            method: { rounds, seconds in
+                "wrk -t2 -c32 -d\(seconds)s on GET /fast of nio-stall-demo (2 event loops, release), monitored vs not; process CPU (utime+stime, /proc/<pid>/stat) over the run ÷ requests; the monitor's threads (named stall-…) against all the process's threads, schedstat over the run; \(rounds) rounds alternating which goes first, a fresh server each run; medians, and the lowest and highest ratio of a round's pair"
+            },
+            start: { try NIOServerProcess(context, monitored: $0) },
+            stop: { $0.stop(scratch: context.scratch) })
     }
 
     /// 11e: what watching blocking calls adds to the CPU per request of a monitored server.

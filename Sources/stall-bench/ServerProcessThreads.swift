@@ -45,6 +45,19 @@ extension ServerProcessThreads {
         return (user + system) * 1e9 / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
+    /// CPU time (schedstat, ns) of the whole process and of StallMonitor's own threads (named
+    /// `stall-…`: watchdog, writer, heartbeat, blocking-call collector), summed over the live
+    /// threads.
+    func monitorAndProcessCPUNanos() -> (monitor: Double, process: Double) {
+        var monitor = 0.0
+        var process = 0.0
+        for (tid, counts) in allThreadCounts() {
+            process += counts.cpuNanos
+            if threadName(tid)?.hasPrefix("stall-") == true { monitor += counts.cpuNanos }
+        }
+        return (monitor, process)
+    }
+
     /// Every live thread's voluntary context switches and time on a CPU (schedstat, ns), by
     /// kernel thread id: summed over the threads alive at both ends of a period, the process's
     /// wake-ups and CPU time to the nanosecond.
