@@ -15,6 +15,10 @@ struct CPUPerRequest {
     /// Median over the variant's runs of StallMonitor's own threads' share of the process's CPU
     /// time during the run (schedstat of the threads named `stall-…` ÷ all threads').
     var monitorShare: Double
+    /// The median of the per-round ratios and its distribution-free interval (the k-th lowest and
+    /// highest round for the widest k that keeps 95 % coverage; nil with fewer than 6 rounds).
+    var roundMedian: Double
+    var roundInterval: (low: Double, high: Double, coverage: Double)?
 
     /// Variant CPU per request ÷ the baseline's.
     var ratio: Double { cpu / max(baselineCPU, 1) }
@@ -57,7 +61,8 @@ struct CPUPerRequest {
         return CPUPerRequest(
             cpu: Stats.median(cpu[true] ?? []), baselineCPU: Stats.median(cpu[false] ?? []),
             rate: Stats.median(rate[true] ?? []), baselineRate: Stats.median(rate[false] ?? []),
-            roundRatios: [pairs.min() ?? 0, pairs.max() ?? 0], monitorShare: Stats.median(shares))
+            roundRatios: [pairs.min() ?? 0, pairs.max() ?? 0], monitorShare: Stats.median(shares),
+            roundMedian: Stats.median(pairs), roundInterval: Stats.medianInterval(pairs))
     }
 
     /// A judged row: `rounds` rounds (1 when quick) of 5 s of wrk on `/fast`, passing when the
@@ -86,7 +91,10 @@ struct CPUPerRequest {
     /// the monitor's threads 0.12 % of the process CPU)"
     var summary: String {
         Format.ratio(ratio) + " (median \(Format.micro(cpu)) vs \(Format.micro(baselineCPU)) per request, rounds "
-            + "\(Format.ratio(roundRatios[0]))–\(Format.ratio(roundRatios[1])); req/s \(Int(rate)) vs "
+            + "\(Format.ratio(roundRatios[0]))–\(Format.ratio(roundRatios[1])), their median \(Format.ratio(roundMedian))"
+            + (roundInterval.map {
+                " in \(Format.ratio($0.low))–\(Format.ratio($0.high)) (\(Format.fixed($0.coverage * 100, 0)) % interval)"
+            } ?? "") + "; req/s \(Int(rate)) vs "
             + "\(Int(baselineRate)), ratio \(Format.ratio(rateRatio)); the monitor's threads "
             + "\(Format.fixed(monitorShare * 100, 2)) % of the process CPU)"
     }
@@ -97,6 +105,8 @@ struct CPUPerRequest {
             "ratio": ratio, "cpuPerRequestNs": cpu, "baselineCPUPerRequestNs": baselineCPU,
             "requestsPerSecondRatio": rateRatio, "lowestRoundRatio": roundRatios[0],
             "highestRoundRatio": roundRatios[1], "rounds": Double(rounds), "monitorThreadsShare": monitorShare,
+            "roundMedian": roundMedian, "roundIntervalLow": roundInterval?.low ?? 0,
+            "roundIntervalHigh": roundInterval?.high ?? 0, "roundIntervalCoverage": roundInterval?.coverage ?? 0,
         ]
     }
 

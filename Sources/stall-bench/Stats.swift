@@ -1,3 +1,5 @@
+import Foundation
+
 /// Order statistics of a sample of measurements.
 enum Stats {
     /// The median (mean of the two middle values for an even count); 0 when empty.
@@ -18,6 +20,31 @@ enum Stats {
 
     static func mean(_ values: [Double]) -> Double {
         values.isEmpty ? 0 : values.reduce(0, +) / Double(values.count)
+    }
+
+    /// A distribution-free interval for the median of `values`: the k-th lowest and the k-th
+    /// highest value for the largest k whose chance of leaving the median out, 2·P(Binomial(n, ½)
+    /// ≤ k − 1), is at most 1 − `confidence`; nil when even the lowest and highest value give less
+    /// (fewer than 6 values for 95 %). Returns the bounds and the coverage they have.
+    static func medianInterval(
+        _ values: [Double], confidence: Double = 0.95
+    ) -> (
+        low: Double, high: Double, coverage: Double
+    )? {
+        let n = values.count
+        guard n > 0 else { return nil }
+        // below[j] = P(Binomial(n, ½) ≤ j), from the binomial coefficients.
+        var coefficient = 1.0
+        var total = 0.0
+        var below: [Double] = []
+        for j in 0...n {
+            if j > 0 { coefficient = coefficient * Double(n - j + 1) / Double(j) }
+            total += coefficient
+            below.append(total / pow(2, Double(n)))
+        }
+        guard let k = (1...((n + 1) / 2)).last(where: { 2 * below[$0 - 1] <= 1 - confidence }) else { return nil }
+        let sorted = values.sorted()
+        return (sorted[k - 1], sorted[n - k], 1 - 2 * below[k - 1])
     }
 }
 
