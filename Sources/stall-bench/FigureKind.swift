@@ -42,7 +42,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
         case .asyncChains: return "Async call chains: cost per sample against the stack unwinding"
         case .idlePerLoop:
             return
-                "Idle cost per loop kind: watchdog wake-ups and process CPU, monitored vs the same process unmonitored"
+                "Idle cost per loop kind: the monitor's own threads' wake-ups and CPU, the host's wake-ups monitored vs not"
         case .samplesUnderLoad:
             return
                 "Samples with a stack on a loaded machine (two CPU-bound processes per core) against the machine as it is"

@@ -11,6 +11,9 @@ enum IdleLoopKind: CaseIterable {
     case mainActor
     /// The Swift concurrency pool (`pool-stall-host idle`).
     case concurrencyPool
+    /// A Hummingbird 2 server nobody calls (`hummingbird-stall-demo`: its event loops, the pool
+    /// and blocking calls watched).
+    case hummingbird
 
     /// The row id of this kind in figure 15.
     var part: String {
@@ -19,6 +22,7 @@ enum IdleLoopKind: CaseIterable {
         case .nioEventLoops: return "15b"
         case .mainActor: return "15c"
         case .concurrencyPool: return "15d"
+        case .hummingbird: return "15e"
         }
     }
 
@@ -29,6 +33,19 @@ enum IdleLoopKind: CaseIterable {
         case .nioEventLoops: return "2 NIO event loops (nio-stall-demo)"
         case .mainActor: return "MainActor under async main (async-main-host)"
         case .concurrencyPool: return "concurrency pool (pool-stall-host)"
+        case .hummingbird: return "Hummingbird 2 server (hummingbird-stall-demo)"
+        }
+    }
+
+    /// Why this kind's host cannot run here (nil: it can): the Hummingbird server is built in its
+    /// own package, which `Scripts/bench` builds and links beside the other binaries.
+    func unavailable(_ context: BenchContext) -> String? {
+        guard self == .hummingbird else { return nil }
+        do {
+            _ = try context.binary("hummingbird-stall-demo")
+            return nil
+        } catch {
+            return "\(error)"
         }
     }
 
@@ -58,6 +75,12 @@ enum IdleLoopKind: CaseIterable {
             return try IdleHostProcess(
                 try context.binary("pool-stall-host"), [monitored ? "idle" : "idle-unwatched", reports.path, duration],
                 scratch: context.scratch)
+        case .hummingbird:
+            let portFile = reports.appendingPathComponent("port")
+            return try IdleHostProcess(
+                try context.binary("hummingbird-stall-demo"),
+                [reports.path, portFile.path] + (monitored ? [] : ["unwatched"]), scratch: context.scratch,
+                readyFile: portFile)
         }
     }
 }

@@ -193,14 +193,16 @@ struct StallBenchTests {
         #expect((data["callers"] as? Double ?? 0) >= 6, "\(data)")
     }
 
-    @Test("--figure idle-per-loop --quick: each loop kind's host idles monitored and unmonitored, measured from /proc")
+    @Test("--figure idle-per-loop --quick: each loop kind's hosts idle monitored and unmonitored, measured from /proc")
     func idlePerLoopQuick() throws {
         let rows = try Self.rows(try Self.runQuick(figure: "idle-per-loop").json)
-        #expect(rows.map { $0["figure"] as? String } == ["15a", "15b", "15c", "15d"])
-        for row in rows {
+        #expect(rows.map { $0["figure"] as? String } == ["15a", "15b", "15c", "15d", "15e"])
+        // 15e's Hummingbird server is built by Scripts/bench in its own package: not here.
+        for row in rows.prefix(4) {
             let data = try #require(row["data"] as? [String: Any])
-            #expect((data["cpuRatio"] as? Double ?? 0) > 0, "\(data)")
-            #expect(data["watchdogWakeupsPerSecond"] is Double, "\(data)")
+            #expect(data["monitorWakeupsPerSecond"] is Double, "\(data)")
+            #expect(data["monitorCPUNanosecondsPerSecond"] is Double, "\(data)")
+            #expect(data["hostWakeupsPerSecondWithout"] is Double, "\(data)")
             #expect(
                 (data["processCPUNanosecondsPerSecondWith"] as? Double ?? 0) > 0,
                 "the monitored host used some CPU: \(data)")
