@@ -27,6 +27,9 @@ static struct {
     /// Set on entry to epoll_wait on a registered thread (once), and on each return (cleared by the watchdog).
     atomic_int entered;
     atomic_int woke;
+    /// The loop's probe lets the watchdog sleep until its next return (it found the loop idle):
+    /// only then does a return post the slot, which other probes may have parked the watchdog on.
+    atomic_int armed;
 } watches[watch_count];
 
 /// The watches registered on this thread: index + 1 in the low 32 bits, generation above (0: none).
@@ -42,6 +45,7 @@ int CStallMonitor_loop_watch_acquire(void) {
         atomic_store(&watches[index].slot, -1);
         atomic_store(&watches[index].entered, 0);
         atomic_store(&watches[index].woke, 1);
+        atomic_store(&watches[index].armed, 0);
         return index;
     }
     return -1;
@@ -78,6 +82,10 @@ int CStallMonitor_loop_watch_entered(int watch) {
     return valid(watch) ? atomic_load(&watches[watch].entered) : 0;
 }
 
+void CStallMonitor_loop_watch_arm(int watch, int armed) {
+    if (valid(watch)) atomic_store(&watches[watch].armed, armed != 0);
+}
+
 int CStallMonitor_loop_watch_woke(int watch) {
     return valid(watch) ? atomic_exchange(&watches[watch].woke, 0) : 1;
 }
@@ -95,6 +103,7 @@ CSTALLMONITOR_OWN_CODE static inline void note_wait(int returned) {
         }
         if (atomic_load(&watches[watch].woke) != 0) continue;
         atomic_store(&watches[watch].woke, 1);
+        if (!atomic_load(&watches[watch].armed)) continue;
         int slot = atomic_load(&watches[watch].slot);
         if (slot >= 0 && slot < CStallMonitor_wakeup_slot_count) CStallMonitor_wakeup_post_parked(1ull << slot);
     }

@@ -69,6 +69,8 @@ void CStallMonitor_main_watch(int slot, const void *queue) {
 
 int CStallMonitor_main_enqueued(int slot) { return CStallMonitor_wakeup_flags_take(flags, slot); }
 
+void CStallMonitor_main_arm(int slot, int armed) { CStallMonitor_wakeup_flags_arm(flags, slot, armed); }
+
 int CStallMonitor_main_enqueues_seen(void) {
     return atomic_load(&seen);
 }

@@ -90,6 +90,8 @@ void CStallMonitor_pool_watch(int slot) { CStallMonitor_wakeup_flags_watch(flags
 
 int CStallMonitor_pool_enqueued(int slot) { return CStallMonitor_wakeup_flags_take(flags, slot); }
 
+void CStallMonitor_pool_arm(int slot, int armed) { CStallMonitor_wakeup_flags_arm(flags, slot, armed); }
+
 int CStallMonitor_pool_enqueues_watched(void) {
     return atomic_load(&flags->watching) != 0 && CStallMonitor_pool_hook_active();
 }

@@ -19,6 +19,10 @@ void CStallMonitor_wakeup_post_parked(uint64_t noted);
 /// watch it, and for each whether work was noted since its watchdog last took the flag.
 typedef struct {
     _Atomic uint64_t watching;
+    /// Slots whose probe let the watchdog sleep until this producer's next note (its queue was
+    /// quiet): only those are posted. A slot the watchdog parks for another probe's sake (an idle
+    /// loop beside a busy pool) is not woken by every note of this one.
+    _Atomic uint64_t armed;
     atomic_int pending[CStallMonitor_wakeup_slot_count];
 } CStallMonitor_wakeup_flags;
 
@@ -42,7 +46,19 @@ static inline int CStallMonitor_wakeup_flags_valid(int slot) {
 static inline void CStallMonitor_wakeup_flags_reset(CStallMonitor_wakeup_flags *flags, int slot) {
     if (!CStallMonitor_wakeup_flags_valid(slot)) return;
     atomic_fetch_and(&flags->watching, ~(1ull << slot));
+    atomic_fetch_and(&flags->armed, ~(1ull << slot));
     atomic_store(&flags->pending[slot], 0);
+}
+
+/// The slot's probe lets the watchdog sleep until the next note (`armed` 1, before it parks the
+/// slot and takes the flag), or no longer (0, once the watchdog woke).
+static inline void CStallMonitor_wakeup_flags_arm(CStallMonitor_wakeup_flags *flags, int slot, int armed) {
+    if (!CStallMonitor_wakeup_flags_valid(slot)) return;
+    if (armed) {
+        atomic_fetch_or(&flags->armed, 1ull << slot);
+    } else {
+        atomic_fetch_and(&flags->armed, ~(1ull << slot));
+    }
 }
 
 /// The slot starts watching, its flag set (nothing was noted before: the first look must not sleep).
@@ -59,8 +75,8 @@ static inline int CStallMonitor_wakeup_flags_take(CStallMonitor_wakeup_flags *fl
 }
 
 /// A producer's note: sets the flag of every watching slot whose flag is clear and posts those
-/// whose watchdog is parked. A flag already set costs a load and nothing else: no store, no
-/// fence, no wake-up. Returns whether any slot watches.
+/// whose probe armed the sleep and whose watchdog is parked. A flag already set costs a load and
+/// nothing else: no store, no fence, no wake-up. Returns whether any slot watches.
 CSTALLMONITOR_OWN_CODE static inline int CStallMonitor_wakeup_flags_note(CStallMonitor_wakeup_flags *flags) {
     uint64_t watchers = atomic_load_explicit(&flags->watching, memory_order_relaxed);
     if (watchers == 0) return 0;
@@ -71,6 +87,7 @@ CSTALLMONITOR_OWN_CODE static inline int CStallMonitor_wakeup_flags_note(CStallM
         atomic_store(&flags->pending[index], 1);
         noted |= 1ull << index;
     }
+    if (noted != 0) noted &= atomic_load(&flags->armed);
     if (noted != 0) CStallMonitor_wakeup_post_parked(noted);
     return 1;
 }

@@ -529,6 +529,10 @@ int CStallMonitor_pool_hook_active(void);
 void CStallMonitor_pool_watch(int slot);
 /// Whether a job was enqueued since the last call (clears the flag).
 int CStallMonitor_pool_enqueued(int slot);
+/// The pool probe lets the watchdog of `slot` sleep until the next enqueue (1), or no longer (0):
+/// only an armed slot is posted by an enqueue.
+void CStallMonitor_pool_arm(int slot, int armed);
+
 /// Whether the hook is in the runtime's chain and a watchdog watches its enqueues (each enqueue
 /// then writes the table of recent enqueues).
 int CStallMonitor_pool_enqueues_watched(void);
@@ -552,6 +556,10 @@ void CStallMonitor_loop_watch_bind(int watch, int slot);
 int CStallMonitor_loop_watch_entered(int watch);
 /// Whether the watch's thread returned from epoll_wait since the last call (clears the flag).
 int CStallMonitor_loop_watch_woke(int watch);
+/// The loop's probe lets the watchdog sleep until the loop's next return from its wait (1), or no
+/// longer (0): only then does a return post the watch's slot.
+void CStallMonitor_loop_watch_arm(int watch, int armed);
+
 /// Whether the epoll_wait this executable calls is the shim's (not a sanitizer runtime's or the
 /// host's): found by one zero-timeout wait on a registered watch.
 int CStallMonitor_epoll_wait_is_ours(void);
@@ -566,6 +574,10 @@ int CStallMonitor_epoll_wait_once(int epfd, int timeout_ms, int through_shim);
 void CStallMonitor_main_watch(int slot, const void *queue);
 /// Whether work reached the main queue since the last call (clears the flag).
 int CStallMonitor_main_enqueued(int slot);
+/// The main-queue probe lets the watchdog of `slot` sleep until the next enqueue (1), or no
+/// longer (0): only an armed slot is posted by an enqueue.
+void CStallMonitor_main_arm(int slot, int armed);
+
 /// Whether this shim's dispatch_async(_f) ever saw a main-queue enqueue while a slot watched: if
 /// never, another definition (a sanitizer runtime's) is the one called, and nothing wakes the slot.
 int CStallMonitor_main_enqueues_seen(void);

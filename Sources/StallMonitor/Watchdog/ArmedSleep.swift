@@ -3,14 +3,18 @@ import CStallMonitor
 /// A probe's part in a watchdog sleep that its producers can end (the pool's enqueue hook, a
 /// loop's return from its wait), on the watchdog's C wake-up slot.
 ///
-/// Parking the slot, then taking the producers' flag, is one side of a Dekker pair on sequentially
-/// consistent atomics; a producer sets the flag, then posts the slot if it is parked. Either the
-/// producer sees the slot parked and posts it, or the probe sees the flag and the watchdog does
-/// not sleep.
+/// Arming the probe's producers, parking the slot, then taking the producers' flag is one side of
+/// a Dekker pair on sequentially consistent atomics; a producer sets the flag, then posts the slot
+/// if its probe armed it and it is parked. Either the producer sees both and posts it, or the
+/// probe sees the flag and the watchdog does not sleep. A producer whose probe did not arm never
+/// posts: the watchdog may be parked for another probe's sake (an idle pool beside busy event
+/// loops), and each return of a busy loop would end its sleep, thousands of times a second.
 struct ArmedSleep {
     /// The watchdog's wake-up slot once bound (nil: the probe cannot be woken and is looked at
     /// every interval).
     private(set) var slot: Int32?
+    /// Arms (true) or disarms (false) the probe's producers for the slot.
+    private var arm: (Int32, Bool) -> Void = { _, _ in }
     private var armed = false
     private var parkedAt: UInt64 = 0
     /// When a producer posted the slot during the last sleep.
@@ -18,9 +22,10 @@ struct ArmedSleep {
     /// The producers' flag was set when the slot was parked (the sleep was not taken).
     private var producedBeforeSleep = false
 
-    /// Binds the watchdog's wake-up slot.
-    mutating func bind(_ slot: Int32) {
+    /// Binds the watchdog's wake-up slot; `arm` arms or disarms the probe's producers for it.
+    mutating func bind(_ slot: Int32, arm: @escaping (Int32, Bool) -> Void) {
         self.slot = slot
+        self.arm = arm
     }
 
     /// Parks the slot, then takes the producers' flag with `takeFlag`; returns whether the
@@ -28,6 +33,7 @@ struct ArmedSleep {
     mutating func park(takingFlag takeFlag: (Int32) -> Bool) -> Bool {
         guard let slot else { return true }
         parkedAt = CStallMonitor_monotonic_ns()
+        arm(slot, true)
         CStallMonitor_wakeup_slot_park(slot)
         armed = true
         producedBeforeSleep = takeFlag(slot)
@@ -38,6 +44,7 @@ struct ArmedSleep {
     /// sleep (not when woken by time or by something else).
     mutating func unpark() {
         guard armed, let slot else { return }
+        arm(slot, false)
         CStallMonitor_wakeup_slot_unpark(slot)
         armed = false
         let posted = CStallMonitor_wakeup_slot_posted_at(slot)

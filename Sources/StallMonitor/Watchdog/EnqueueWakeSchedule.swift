@@ -14,6 +14,8 @@ struct EnqueueWakeSchedule {
     private var sleep = ArmedSleep()
     /// Takes the producers' flag of a wake-up slot (true: an enqueue came since the last take).
     private let takeFlag: (Int32) -> Bool
+    /// Arms (true) or disarms the producers for a wake-up slot.
+    private let arm: (Int32, Bool) -> Void
     private let interval: UInt64
     private let enqueueGrace: UInt64
     /// The last look found the queue quiet: the watchdog may sleep until an enqueue wakes it.
@@ -24,10 +26,12 @@ struct EnqueueWakeSchedule {
     private(set) var lastEnqueueSeen: UInt64 = 0
 
     /// A schedule for a probe looked at every `interval` (ns) while busy; `takeFlag` takes its
-    /// producers' flag (`CStallMonitor_pool_enqueued`, `CStallMonitor_main_enqueued`).
-    init(interval: UInt64, takeFlag: @escaping (Int32) -> Bool) {
+    /// producers' flag (`CStallMonitor_pool_enqueued`, `CStallMonitor_main_enqueued`), `arm` arms
+    /// them (`CStallMonitor_pool_arm`, `CStallMonitor_main_arm`).
+    init(interval: UInt64, takeFlag: @escaping (Int32) -> Bool, arm: @escaping (Int32, Bool) -> Void) {
         self.interval = interval
         self.takeFlag = takeFlag
+        self.arm = arm
         enqueueGrace = max(interval * 5, 50_000_000)
     }
 
@@ -62,7 +66,7 @@ struct EnqueueWakeSchedule {
     mutating func prepareToSleep(offering slot: Int32?, watch: (Int32) -> Void) -> Bool {
         if sleep.slot == nil, let slot {
             watch(slot)
-            sleep.bind(slot)
+            sleep.bind(slot, arm: arm)
             return true
         }
         guard quiet else { return true }

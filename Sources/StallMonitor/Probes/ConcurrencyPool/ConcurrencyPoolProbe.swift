@@ -132,7 +132,9 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         self.layout = layout
         self.threshold = threshold
         self.interval = max(interval, 1_000_000)
-        self.looks = EnqueueWakeSchedule(interval: self.interval) { CStallMonitor_pool_enqueued($0) != 0 }
+        self.looks = EnqueueWakeSchedule(
+            interval: self.interval, takeFlag: { CStallMonitor_pool_enqueued($0) != 0 },
+            arm: { CStallMonitor_pool_arm($0, $1 ? 1 : 0) })
         self.rescanInterval = max(self.interval * 5, 50_000_000)
         trackers = Array(repeating: nil, count: slots)
         slotStates = (0..<slots).map { _ in PoolSlotState() }

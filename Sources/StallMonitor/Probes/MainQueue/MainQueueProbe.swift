@@ -54,7 +54,9 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
     init(_ queue: MainQueueState, interval: UInt64) {
         self.queue = queue
         self.interval = max(interval, 1_000_000)
-        looks = EnqueueWakeSchedule(interval: self.interval) { CStallMonitor_main_enqueued($0) != 0 }
+        looks = EnqueueWakeSchedule(
+            interval: self.interval, takeFlag: { CStallMonitor_main_enqueued($0) != 0 },
+            arm: { CStallMonitor_main_arm($0, $1 ? 1 : 0) })
     }
 
     func attach(to tracker: SpanTracker, arm: @escaping @Sendable () -> Void) {

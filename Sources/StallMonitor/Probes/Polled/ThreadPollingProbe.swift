@@ -106,7 +106,7 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
     func prepareToSleep(on wakeup: WakeupSignal) -> Bool {
         if sleep.slot == nil, let wakeWatch, let slot = wakeup.slot {
             CStallMonitor_loop_watch_bind(wakeWatch, slot)  // counts as woken: the next look comes first
-            sleep.bind(slot)
+            sleep.bind(slot) { _, armed in CStallMonitor_loop_watch_arm(wakeWatch, armed ? 1 : 0) }
             return true
         }
         guard quiet, let wakeWatch else { return true }
