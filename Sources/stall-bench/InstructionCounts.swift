@@ -48,6 +48,18 @@ struct InstructionCounts: ParsableCommand {
         var unavailable: @Sendable () -> String? = { nil }
     }
 
+    /// A read that does not block, in a Swift task (so timed), through the blocking-call wrapper.
+    static func timedInTask(
+        _ name: String, _ label: String, environment: [String] = [],
+        unavailable: @escaping @Sendable () -> String? = { nil }
+    ) -> Measure {
+        Measure(
+            name: name, label: label, functions: ["*blockingCostLoop*"],
+            arguments: ["blocking-call-loop", "--in-task", "--calls", "5000"],
+            with: ["--detector"], without: ["--no-detector"], operations: 5000, environment: environment,
+            unavailable: unavailable)
+    }
+
     /// Why the blocking-call wrappers cannot time with the CPU's counter here: the kernel does not
     /// keep its own time with it (the shim's own rule, blocking_clock.c).
     static func counterClockUnavailable() -> String? {
@@ -84,19 +96,13 @@ struct InstructionCounts: ParsableCommand {
             functions: ["*blockingCostLoop*"],
             arguments: ["blocking-call-loop", "--calls", "5000"],
             with: ["--detector"], without: ["--no-detector"], operations: 5000),
-        Measure(
-            name: "blockingWrapperCallInTask",
-            label: "a read that does not block in a Swift task (timed with CLOCK_MONOTONIC), through the wrapper",
-            functions: ["*blockingCostLoop*"],
-            arguments: ["blocking-call-loop", "--in-task", "--calls", "5000"],
-            with: ["--detector"], without: ["--no-detector"], operations: 5000,
+        timedInTask(
+            "blockingWrapperCallInTask",
+            "a read that does not block in a Swift task (timed with CLOCK_MONOTONIC), through the wrapper",
             environment: ["STALLMONITOR_BLOCKING_CLOCK=monotonic"]),
-        Measure(
-            name: "blockingWrapperCallInTaskCounter",
-            label: "the same, timed with the CPU's counter (where the kernel keeps time with it)",
-            functions: ["*blockingCostLoop*"],
-            arguments: ["blocking-call-loop", "--in-task", "--calls", "5000"],
-            with: ["--detector"], without: ["--no-detector"], operations: 5000,
+        timedInTask(
+            "blockingWrapperCallInTaskCounter",
+            "the same, timed with the CPU's counter (where the kernel keeps time with it)",
             unavailable: counterClockUnavailable),
     ]
 

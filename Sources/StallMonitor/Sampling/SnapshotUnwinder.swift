@@ -78,6 +78,9 @@ final class SnapshotUnwinder: Sendable {
         /// The stack copy and frame buffers (allocated once, reused).
         var stack: UnsafeMutableRawPointer?
         var frames = [UInt](repeating: 0, count: Int(CSTALLMONITOR_MAX_FRAMES))
+
+        /// Whether a session is open or the stack copy allocated (something to release).
+        var holdsAnything: Bool { slots.contains(where: \.opened) || stack != nil }
     }
 
     /// A session that met code outside the mappings it knew is reopened at most this often, or at
@@ -111,8 +114,6 @@ final class SnapshotUnwinder: Sendable {
             state.users = max(0, state.users - 1)
             guard state.users == 0 else { return }
             closeAll(&state)
-            state.stack?.deallocate()
-            state.stack = nil
         }
     }
 
@@ -122,10 +123,8 @@ final class SnapshotUnwinder: Sendable {
         state.withLock { state in
             guard state.lastUse != 0, state.lastUse <= cutoff else { return false }
             state.lastUse = 0
-            guard state.slots.contains(where: \.opened) || state.stack != nil else { return false }
+            guard state.holdsAnything else { return false }
             closeAll(&state)
-            state.stack?.deallocate()
-            state.stack = nil
             return true
         }
     }
@@ -136,12 +135,10 @@ final class SnapshotUnwinder: Sendable {
     func releaseUnlessRetained(unusedSince cutoff: UInt64 = .max) -> Bool {
         state.withLock { state in
             guard state.users == 0, state.lastUse <= cutoff,
-                state.slots.contains(where: \.opened) || state.stack != nil
+                state.holdsAnything
             else { return false }
             state.lastUse = 0
             closeAll(&state)
-            state.stack?.deallocate()
-            state.stack = nil
             return true
         }
     }
@@ -302,7 +299,10 @@ final class SnapshotUnwinder: Sendable {
         state.slots[index] = Slot()
     }
 
+    /// Closes every backend's session and frees the stack copy.
     private func closeAll(_ state: inout State) {
         for backend in Backend.allCases { close(&state, backend) }
+        state.stack?.deallocate()
+        state.stack = nil
     }
 }
