@@ -12,7 +12,8 @@
 // few reads of the task's memory, about a microsecond each, where the rest of a record costs a
 // few). Records go to a fixed table of slots, claimed with a compare-and-swap; the
 // collector takes them (`CStallMonitor_blocking_take`); a call that finds every slot full is
-// counted as dropped.
+// counted as dropped. The collector sleeps while no record comes: the first record (or drop) made
+// while it is parked posts its wake-up, once.
 #include "CStallMonitor.h"
 #include "blocking.h"
 #include "own_code.h"
@@ -21,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +75,20 @@ static struct {
     atomic_int state;
     CStallMonitorBlockingRecord record;
 } slots[slot_count];
+
+/// The collector's wake-up. The recorder and a collector about to sleep form a Dekker pair on
+/// sequentially consistent atomics: the recorder publishes its record (or drop), then reads the
+/// parked flag; the collector sets the flag, then looks for records. At least one sees the other.
+static sem_t collector_wakeup;
+static pthread_once_t collector_wakeup_once = PTHREAD_ONCE_INIT;
+static atomic_int collector_parked;
+
+static void init_collector_wakeup(void) { sem_init(&collector_wakeup, 0, 0); }
+
+/// Posts the collector's wake-up when it is parked (the recorder, after a record or a drop).
+CSTALLMONITOR_OWN_CODE static void wake_parked_collector(void) {
+    if (atomic_load(&collector_parked) && atomic_exchange(&collector_parked, 0)) sem_post(&collector_wakeup);
+}
 
 enum { loop_count = 256, loops_per_thread = (int)(sizeof cstallmonitor_blocking_thread_state.loops / sizeof(uint64_t)) };
 
@@ -163,6 +179,7 @@ static void learn_main_stack_bounds(void) {
 }
 
 void CStallMonitor_blocking_enable(uint64_t threshold, int unscoped) {
+    pthread_once(&collector_wakeup_once, init_collector_wakeup);
     learn_main_stack_bounds();
     atomic_store(&record_unscoped, unscoped);
     if (atomic_load(&current_task) == NULL)
@@ -279,6 +296,7 @@ CSTALLMONITOR_OWN_CODE void cstallmonitor_blocking_end(int call, uint64_t elapse
     }
     if (claimed < 0) {
         atomic_fetch_add(&dropped, 1);
+        wake_parked_collector();
     } else {
         CStallMonitorBlockingRecord *record = &slots[claimed].record;
         learn_stack_bounds();
@@ -296,7 +314,8 @@ CSTALLMONITOR_OWN_CODE void cstallmonitor_blocking_end(int call, uint64_t elapse
             cstallmonitor_blocking_copy_stack(record, (uintptr_t)frame, thread_state.stack_high);
         cstallmonitor_blocking_read_async_callers(record, below, record->frame_count - 1, thread_state.stack_low,
                                                   thread_state.stack_high);
-        atomic_store_explicit(&slots[claimed].state, slot_ready, memory_order_release);
+        atomic_store(&slots[claimed].state, slot_ready);
+        wake_parked_collector();
     }
     thread_state.inside = 0;
     errno = saved_errno;
@@ -318,4 +337,26 @@ int CStallMonitor_blocking_take(CStallMonitorBlockingRecord *records, int capaci
     qsort(records, (size_t)taken, sizeof(CStallMonitorBlockingRecord), by_start);
     if (dropped_count != NULL) *dropped_count = atomic_exchange(&dropped, 0);
     return taken;
+}
+
+int CStallMonitor_blocking_collector_park(void) {
+    pthread_once(&collector_wakeup_once, init_collector_wakeup);
+    atomic_store(&collector_parked, 1);
+    int waiting = atomic_load(&dropped) != 0;
+    for (int index = 0; index < slot_count && !waiting; index++) waiting = atomic_load(&slots[index].state) == slot_ready;
+    if (waiting) atomic_store(&collector_parked, 0);
+    return waiting;
+}
+
+int CStallMonitor_blocking_collector_wait(uint64_t timeout_ns) {
+    pthread_once(&collector_wakeup_once, init_collector_wakeup);
+    int result = CStallMonitor_sem_wait_until(&collector_wakeup, CStallMonitor_monotonic_ns() + timeout_ns);
+    atomic_store(&collector_parked, 0);
+    return result == 0;
+}
+
+void CStallMonitor_blocking_collector_wake(void) {
+    pthread_once(&collector_wakeup_once, init_collector_wakeup);
+    atomic_store(&collector_parked, 0);
+    sem_post(&collector_wakeup);
 }

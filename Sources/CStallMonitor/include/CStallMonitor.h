@@ -252,6 +252,17 @@ void CStallMonitor_blocking_set_scope_hook(uint64_t (*hook)(void));
 /// receives how many calls were not recorded since the last take because every slot was full.
 int CStallMonitor_blocking_take(CStallMonitorBlockingRecord *records, int capacity, uint64_t *dropped);
 
+/// The collector is about to sleep until a record is made: returns 0 when it may sleep (a record
+/// or a drop from now on posts its wake-up once), 1 when a record or a drop is waiting already.
+int CStallMonitor_blocking_collector_park(void);
+
+/// The collector sleeps until its wake-up is posted or `timeout_ns` passed (CLOCK_MONOTONIC);
+/// returns 1 when it was posted. Unparks.
+int CStallMonitor_blocking_collector_wait(uint64_t timeout_ns);
+
+/// Ends the collector's sleep now (a detector stopped).
+void CStallMonitor_blocking_collector_wake(void);
+
 // MARK: - Sampler (sampler.c)
 
 /// Frames one sample can hold at most.

@@ -4,9 +4,12 @@ import Dispatch
 /// The process's one collector of blocking-call records: installs the wrappers, keeps the C
 /// recorder's threshold at the lowest of the running detectors', and moves the records it takes
 /// to the detectors they belong to (a scoped detector gets its scope's, an unscoped one all).
-/// While any detector runs, a thread of its own takes the records every 50 ms, so the recorder's
-/// 256 slots stay free for calls that come in bursts; each detector keeps at most
-/// ``pendingLimit`` records not taken yet (more are counted as dropped).
+/// While any detector runs, a thread of its own (`stall-blocking`) takes the records: it sleeps
+/// until the recorder makes one, then takes them every 50 ms while they keep coming, so the
+/// recorder's 256 slots stay free for calls that come in bursts, and an idle process never wakes
+/// it (but for a look every ``unwinderQuietPeriod``). Each detector keeps at most
+/// ``pendingLimit`` records not taken yet (more are counted as dropped), and is told when it has
+/// new ones (`onRecords`).
 final class BlockingCallCollector: Sendable {
     /// What `install` found: the calls no loaded image's GOT leads to the wrapper of.
     struct Installation: Sendable {
@@ -17,6 +20,8 @@ final class BlockingCallCollector: Sendable {
     private struct Subscriber {
         var scope: UInt64
         var threshold: UInt64
+        /// Called (by the collector's thread, outside its lock) when records or drops were added.
+        var onRecords: (@Sendable () -> Void)?
         var pending: [CStallMonitorBlockingRecord] = []
         var dropped: UInt64 = 0
     }
@@ -32,7 +37,6 @@ final class BlockingCallCollector: Sendable {
     static let pendingLimit = 4096
 
     private let state = Locked(State())
-    private let drainWake = DispatchSemaphore(value: 0)
 
     /// Where the runtime keeps the task a thread runs, learned once (the pool probe's layout),
     /// and how a task's async context chain is laid out (verified against the runtime, as for
@@ -58,7 +62,7 @@ final class BlockingCallCollector: Sendable {
 
     /// Starts a subscriber (installing the wrappers in every image loaded now); returns its id.
     func subscribe(
-        thresholdNanoseconds: UInt64, scoped: Bool
+        thresholdNanoseconds: UInt64, scoped: Bool, onRecords: (@Sendable () -> Void)? = nil
     ) throws(BlockingCallDetector.StartError) -> (id: UInt64, installation: Installation) {
         _ = BlockingCallScope.installHook
         _ = Self.learnTaskWord
@@ -75,7 +79,8 @@ final class BlockingCallCollector: Sendable {
                 unseenInExecutable: names.indices.filter { inExecutable[$0] == 0 }.map { names[$0] })
             let id = state.nextID
             state.nextID += 1
-            state.subscribers[id] = Subscriber(scope: scoped ? id : 0, threshold: thresholdNanoseconds)
+            state.subscribers[id] = Subscriber(
+                scope: scoped ? id : 0, threshold: thresholdNanoseconds, onRecords: onRecords)
             enable(state)
             if !state.draining {
                 state.draining = true
@@ -88,11 +93,14 @@ final class BlockingCallCollector: Sendable {
 
     /// Ends a subscriber; the recorder stops timing when it was the last.
     func unsubscribe(_ id: UInt64) {
-        state.withLock { state in
-            distribute(&state)
+        let notify = state.withLock { state in
+            let notify = distribute(&state, quiet: id).notify
             state.subscribers[id] = nil
             enable(state)
+            return notify
         }
+        notify.forEach { $0() }
+        CStallMonitor_blocking_collector_wake()
     }
 
     /// Sets the C recorder for the subscribers there are: the lowest threshold, calls outside
@@ -108,36 +116,50 @@ final class BlockingCallCollector: Sendable {
     /// The records of `id` taken since its last call, oldest first, and how many calls the
     /// recorder dropped meanwhile (every slot full).
     func take(_ id: UInt64) -> (records: [CStallMonitorBlockingRecord], dropped: UInt64) {
-        state.withLock { state in
-            distribute(&state)
-            guard var subscriber = state.subscribers[id] else { return ([], 0) }
-            let taken = (subscriber.pending, subscriber.dropped)
+        typealias Taken = (records: [CStallMonitorBlockingRecord], dropped: UInt64)
+        let (taken, notify) = state.withLock { state -> (Taken, [@Sendable () -> Void]) in
+            let notify = distribute(&state, quiet: id).notify
+            guard var subscriber = state.subscribers[id] else { return (([], 0), notify) }
+            let taken: Taken = (subscriber.pending, subscriber.dropped)
             subscriber.pending = []
             subscriber.dropped = 0
             state.subscribers[id] = subscriber
-            return taken
+            return (taken, notify)
         }
+        notify.forEach { $0() }
+        return taken
     }
 
     /// How long the stack copies' unwinder stays open unused while no monitor holds it (a monitor
     /// releases it after its own ``StallMonitor/Configuration/releaseCachesAfter``).
     static let unwinderQuietPeriod: UInt64 = 30_000_000_000
 
-    /// The drain thread: takes records every 50 ms until no detector is left. Where no monitor
-    /// holds the unwinder its stack copies opened, closes it after a quiet period and when the
-    /// last detector stops.
+    /// How often the drain thread takes records while they keep coming.
+    static let drainInterval: UInt64 = 50_000_000
+
+    /// The drain thread: sleeps until a record is made, then takes records every
+    /// ``drainInterval`` until a take finds none, until no detector is left. Where no monitor
+    /// holds the unwinder its stack copies opened, closes it once unused for the quiet period
+    /// (the sleep ends at least that often) and when the last detector stops.
     private func drainWhileSubscribed() {
-        var passes = 0
+        var recordsCame = false
+        var lastReleaseCheck: UInt64 = 0
         while true {
-            _ = drainWake.wait(timeout: .now() + .milliseconds(50))
-            let done = state.withLock { state -> Bool in
-                distribute(&state)
-                if state.subscribers.isEmpty { state.draining = false }
-                return !state.draining
+            if recordsCame {
+                _ = CStallMonitor_blocking_collector_wait(Self.drainInterval)
+            } else if CStallMonitor_blocking_collector_park() == 0 {
+                _ = CStallMonitor_blocking_collector_wait(Self.unwinderQuietPeriod)
             }
-            passes += 1
+            let (done, taken) = state.withLock { state in
+                let taken = distribute(&state, quiet: nil)
+                if state.subscribers.isEmpty { state.draining = false }
+                return (!state.draining, taken)
+            }
+            taken.notify.forEach { $0() }
+            recordsCame = taken.tookAny
             let now = CStallMonitor_monotonic_ns()
-            if done || (passes % 20 == 0 && now > Self.unwinderQuietPeriod) {
+            if done || (now &- lastReleaseCheck >= 1_000_000_000 && now > Self.unwinderQuietPeriod) {
+                lastReleaseCheck = now
                 let cutoff = done ? UInt64.max : now - Self.unwinderQuietPeriod
                 if MonitorProcess.shared.unwinder.releaseUnlessRetained(unusedSince: cutoff) {
                     _ = CStallMonitor_trim_heap()
@@ -169,22 +191,31 @@ final class BlockingCallCollector: Sendable {
     }
 
     /// Takes every record from the C recorder and hands each to the subscribers it belongs to.
-    private func distribute(_ state: inout State) {
+    /// Returns whether it took any record or drop, and the `onRecords` of the subscribers that got
+    /// some, but `quiet`'s (the subscriber taking its records now), to call outside the lock.
+    private func distribute(
+        _ state: inout State, quiet: UInt64?
+    ) -> (tookAny: Bool, notify: [@Sendable () -> Void]) {
         let capacity = 64
         var buffer = [CStallMonitorBlockingRecord](repeating: CStallMonitorBlockingRecord(), count: capacity)
+        var tookAny = false
+        var gotSome = Set<UInt64>()
         while true {
             var dropped: UInt64 = 0
             let count = Int(CStallMonitor_blocking_take(&buffer, Int32(capacity), &dropped))
+            tookAny = tookAny || count > 0 || dropped > 0
             for index in 0..<count where buffer[index].stack_copy != 0 {
                 Self.unwindStackCopy(&buffer[index])
             }
             for id in state.subscribers.keys {
                 state.subscribers[id]!.dropped += dropped
+                if dropped > 0 { gotSome.insert(id) }
                 let subscriber = state.subscribers[id]!
                 for record in buffer.prefix(count)
                 where record.duration_ns >= subscriber.threshold
                     && (subscriber.scope == 0 || record.scope == subscriber.scope)
                 {
+                    gotSome.insert(id)
                     if state.subscribers[id]!.pending.count < Self.pendingLimit {
                         state.subscribers[id]!.pending.append(record)
                     } else {
@@ -192,7 +223,9 @@ final class BlockingCallCollector: Sendable {
                     }
                 }
             }
-            if count < capacity { return }
+            if count < capacity { break }
         }
+        let notify = gotSome.subtracting(quiet.map { [$0] } ?? []).compactMap { state.subscribers[$0]?.onRecords }
+        return (tookAny, notify)
     }
 }

@@ -87,12 +87,14 @@ public final class BlockingCallDetector: Sendable {
     private let scoped: Bool
     private let dropped = Locked<UInt64>(0)
 
-    private init(configuration: Configuration, scoped: Bool) throws(StartError) {
+    private init(
+        configuration: Configuration, scoped: Bool, onRecords: (@Sendable () -> Void)? = nil
+    ) throws(StartError) {
         let nanoseconds =
             configuration.threshold.components.seconds * 1_000_000_000
             + configuration.threshold.components.attoseconds / 1_000_000_000
         let (id, installation) = try MonitorProcess.shared.blockingCalls.subscribe(
-            thresholdNanoseconds: UInt64(max(0, nanoseconds)), scoped: scoped)
+            thresholdNanoseconds: UInt64(max(0, nanoseconds)), scoped: scoped, onRecords: onRecords)
         self.id = id
         self.scoped = scoped
         self.configuration = configuration
@@ -105,6 +107,15 @@ public final class BlockingCallDetector: Sendable {
         _ configuration: Configuration = Configuration()
     ) throws(StartError) -> BlockingCallDetector {
         try BlockingCallDetector(configuration: configuration, scoped: false)
+    }
+
+    /// Starts a detector (scoped: see ``startScoped(_:)``) whose `onRecords` is called (on the
+    /// collector's thread: it must be quick) when calls were recorded that ``takeCalls()`` has not
+    /// taken yet, so the taker needs no timer of its own while none come.
+    static func start(
+        _ configuration: Configuration, scoped: Bool = false, onRecords: @escaping @Sendable () -> Void
+    ) throws(StartError) -> BlockingCallDetector {
+        try BlockingCallDetector(configuration: configuration, scoped: scoped, onRecords: onRecords)
     }
 
     /// Starts a detector that records only the calls made inside the bodies of its `attributing`

@@ -3,9 +3,10 @@ import Glibc
 import StallReportModel
 
 /// A monitor's blocking calls in production: takes the detector's calls once a second (writer
-/// queue), records each in the metrics timer, aggregates them by call site, and writes one
-/// `blocking-*.json` report per ``StallMonitor/BlockingCallOptions/reportInterval`` that had any
-/// (and one at stop).
+/// queue) while there are any (``gate``: the timer's job sleeps while none come), records each in
+/// the metrics timer, aggregates them by call site, and writes one `blocking-*.json` report per
+/// ``StallMonitor/BlockingCallOptions/reportInterval`` that had any (and one at stop). Windows
+/// follow each other from the start; one that had no call is not written.
 final class BlockingCallReporter: Sendable {
     private struct Window {
         var startedAt = Date()
@@ -29,6 +30,9 @@ final class BlockingCallReporter: Sendable {
     private let threads: [MonitoredThread]
     private let window = Locked(Window())
     private let number = Locked(0)
+    /// Open while calls may be waiting to be taken or a window holds calls not written yet: the
+    /// timer's `poll` job runs only then (the detector opens it when it records a call).
+    let gate: RepeatingTimer.Gate
 
     /// Starts the detector; nil (said through `errors`) when blocking calls cannot be watched here.
     static func start(
@@ -36,11 +40,13 @@ final class BlockingCallReporter: Sendable {
         tags: [String: String], metrics: StallMetrics, errors: ErrorReporter, threads: [MonitoredThread]
     ) -> BlockingCallReporter? {
         let detector: BlockingCallDetector
+        let gate = RepeatingTimer.Gate(open: false)
         do {
             detector = try BlockingCallDetector.start(
                 .init(
                     threshold: options.threshold, allowedFunctions: options.allowedFunctions,
-                    allowedLockOwners: options.allowedLockOwners))
+                    allowedLockOwners: options.allowedLockOwners),
+                onRecords: { gate.open() })
         } catch {
             errors.report(.blockingCallsUnwatched(error.description))
             return nil
@@ -56,16 +62,17 @@ final class BlockingCallReporter: Sendable {
                 ))
         }
         return BlockingCallReporter(
-            detector: detector, options: options, store: store, process: process, tags: tags, metrics: metrics,
-            errors: errors, threads: threads)
+            detector: detector, gate: gate, options: options, store: store, process: process, tags: tags,
+            metrics: metrics, errors: errors, threads: threads)
     }
 
     private init(
-        detector: BlockingCallDetector, options: StallMonitor.BlockingCallOptions, store: ReportFileStore,
-        process: StallReport.Process,
+        detector: BlockingCallDetector, gate: RepeatingTimer.Gate, options: StallMonitor.BlockingCallOptions,
+        store: ReportFileStore, process: StallReport.Process,
         tags: [String: String], metrics: StallMetrics, errors: ErrorReporter, threads: [MonitoredThread]
     ) {
         self.detector = detector
+        self.gate = gate
         self.options = options
         self.store = store
         self.process = process
@@ -88,13 +95,19 @@ final class BlockingCallReporter: Sendable {
     var unseenCalls: [String] { detector.unseenCalls }
 
     /// Takes the calls made since the last take; writes the window's report when it is over
-    /// (writer queue, once a second).
+    /// (writer queue, once a second while the gate is open). Closes the gate when no window holds
+    /// calls (closed first: a call recorded from then on opens it again).
     func poll() {
+        gate.close()
         take()
-        let due = window.withLock {
-            Kernel.monotonicNanoseconds() &- $0.startedNanoseconds >= UInt64(options.reportInterval.nanoseconds)
+        let (due, holdsCalls) = window.withLock {
+            (
+                Kernel.monotonicNanoseconds() &- $0.startedNanoseconds >= UInt64(options.reportInterval.nanoseconds),
+                !$0.sites.isEmpty
+            )
         }
         if due { writeWindow() }
+        if holdsCalls && !due { gate.open() }
     }
 
     /// Takes what is left, writes it and stops the detector (writer queue, at stop).
@@ -110,6 +123,7 @@ final class BlockingCallReporter: Sendable {
         let mainThread = Int32(getpid())
         let loopThreads = threads.map { ($0.armedTID.load(ordering: .acquiring), $0.loopKind.rawValue) }
         window.withLock { window in
+            if window.sites.isEmpty { Self.rollForward(&window, interval: UInt64(options.reportInterval.nanoseconds)) }
             for call in calls {
                 let onMainActor = call.drainsMainQueue ?? (call.threadID == mainThread)
                 let kind =
@@ -141,6 +155,17 @@ final class BlockingCallReporter: Sendable {
                 }
             }
         }
+    }
+
+    /// An empty window that began more than an interval ago (no call came, so none was written)
+    /// is moved on by whole intervals: the window a call lands in is the one of the intervals that
+    /// follow each other from the start.
+    private static func rollForward(_ window: inout Window, interval: UInt64) {
+        let elapsed = Kernel.monotonicNanoseconds() &- window.startedNanoseconds
+        guard interval > 0, elapsed >= interval else { return }
+        let skipped = elapsed / interval * interval
+        window.startedNanoseconds &+= skipped
+        window.startedAt += Double(skipped) / 1e9
     }
 
     /// A frame as the report writes it.

@@ -290,7 +290,11 @@ public final class StallMonitor: Sendable {
                     Self.emitMetrics(metrics, threads: threads, counters: counters, errors: errors)
                 },
                 .onTimerThread(.rampingUp(to: configuration.sessionHeartbeatInterval)) { session.markAlive() },
-            ] + (blockingCalls.map { reporter in [.queued(.every(.seconds(1))) { reporter.poll() }] } ?? []))
+            ]
+                + (blockingCalls.map { reporter in
+                    [.queued(.every(.seconds(1)), gate: reporter.gate) { reporter.poll() }]
+                }
+                    ?? []))
         configuration.onStart?(self)
     }
 

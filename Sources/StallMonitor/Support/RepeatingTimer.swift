@@ -1,5 +1,6 @@
 import CStallMonitor
 import Foundation
+import Synchronization
 
 /// Hands work to a queue (the writer's) on schedules (fixed, or ramping up), driven by a small
 /// thread of its own that sleeps on a semaphore, or runs short work on that thread itself. Not a
@@ -43,17 +44,56 @@ final class RepeatingTimer: Sendable {
         /// It runs on the timer's thread (a few microseconds at most: it delays the other jobs)
         /// instead of being handed to the queue (which may be the writer's thread, asleep).
         let onTimerThread: Bool
+        /// It runs only while this is open (nil: always).
+        let gate: Gate?
         let run: @Sendable () -> Void
 
-        /// A job handed to the queue.
-        static func queued(_ schedule: Schedule, _ run: @escaping @Sendable () -> Void) -> Job {
-            Job(schedule: schedule, onTimerThread: false, run: run)
+        /// A job handed to the queue, while `gate` is open (nil: always).
+        static func queued(_ schedule: Schedule, gate: Gate? = nil, _ run: @escaping @Sendable () -> Void) -> Job {
+            Job(schedule: schedule, onTimerThread: false, gate: gate, run: run)
         }
 
         /// A short job run on the timer's own thread.
         static func onTimerThread(_ schedule: Schedule, _ run: @escaping @Sendable () -> Void) -> Job {
-            Job(schedule: schedule, onTimerThread: true, run: run)
+            Job(schedule: schedule, onTimerThread: true, gate: nil, run: run)
         }
+    }
+
+    /// Whether a job runs: while it is closed the timer sleeps past the job (its thread does not
+    /// wake for it); opening it starts the job's schedule again, one period from then. A job that
+    /// has work only now and then (the blocking calls' reporter) opens its gate when work comes
+    /// and closes it when it has none.
+    final class Gate: Sendable {
+        private enum State: UInt8 {
+            case open, closed, skipped  // skipped: closed, and the timer sleeps past its job
+        }
+        private let state: Atomic<UInt8>
+        private let wake = Locked<DispatchSemaphore?>(nil)
+
+        /// A gate, closed or open.
+        init(open: Bool) { state = Atomic(open ? State.open.rawValue : State.closed.rawValue) }
+
+        /// Opens it; wakes the timer when it sleeps past the job.
+        func open() {
+            guard state.exchange(State.open.rawValue, ordering: .sequentiallyConsistent) == State.skipped.rawValue
+            else { return }
+            wake.withLock { $0 }?.signal()
+        }
+
+        /// Closes it (the job runs no more until it is opened).
+        func close() {
+            _ = state.compareExchange(
+                expected: State.open.rawValue, desired: State.closed.rawValue, ordering: .sequentiallyConsistent)
+        }
+
+        /// The timer's view: whether the job may run; a closed gate is marked as slept past.
+        fileprivate func admits() -> Bool {
+            let (exchanged, current) = state.compareExchange(
+                expected: State.closed.rawValue, desired: State.skipped.rawValue, ordering: .sequentiallyConsistent)
+            return !exchanged && current == State.open.rawValue
+        }
+
+        fileprivate func attach(_ semaphore: DispatchSemaphore) { wake.withLock { $0 = semaphore } }
     }
 
     /// Runs each of `jobs` as its schedule says, queued ones through `enqueue`.
@@ -61,30 +101,36 @@ final class RepeatingTimer: Sendable {
         precondition(!jobs.isEmpty, "at least one job")
         let schedules = jobs.map(\.schedule)
         let wake = self.wake
+        for job in jobs { job.gate?.attach(wake) }
         let exited = self.exited
         let cancelled = self.cancelled
-        NativeThread.start(name: "StallMonitor.heartbeat", stackSize: 64 * 1024) {
-            _ = CStallMonitor_set_thread_name("stall-heartbeat")
+        NativeThread.start(name: "stall-heartbeat", stackSize: 64 * 1024) {
             let start = DispatchTime.now().uptimeNanoseconds
             func after(_ time: UInt64, _ period: UInt64) -> UInt64 {
                 let sum = time.addingReportingOverflow(period)
                 return sum.overflow ? UInt64.max : sum.partialValue
             }
             var due = schedules.map { after(start, $0.period(afterRunAt: 0)) }
+            var admitted = jobs.map { _ in true }
             while true {
-                let now = DispatchTime.now().uptimeNanoseconds
-                let next = due.min() ?? UInt64.max
+                var now = DispatchTime.now().uptimeNanoseconds
+                for index in jobs.indices {
+                    let admits = jobs[index].gate?.admits() ?? true
+                    if admits && !admitted[index] { due[index] = after(now, schedules[index].period(afterRunAt: 0)) }
+                    admitted[index] = admits
+                }
+                let next = jobs.indices.filter { admitted[$0] }.map { due[$0] }.min() ?? UInt64.max
                 let wait = next > now ? next - now : 0
-                guard wake.wait(timeout: .now() + .nanoseconds(Int(clamping: wait))) == .timedOut,
-                    !cancelled.withLock({ $0 })
-                else { break }
-                let woke = DispatchTime.now().uptimeNanoseconds
-                for index in due.indices where due[index] <= woke {
+                let signalled = wake.wait(timeout: .now() + .nanoseconds(Int(clamping: wait))) == .success
+                if cancelled.withLock({ $0 }) { break }
+                if signalled { continue }  // a gate opened: look at the schedules again
+                now = DispatchTime.now().uptimeNanoseconds
+                for index in due.indices where admitted[index] && due[index] <= now {
                     if jobs[index].onTimerThread { jobs[index].run() } else { enqueue(jobs[index].run) }
                     // The next run one period after this one (one after now, when late).
                     let period = schedules[index].period(afterRunAt: due[index] &- start)
                     let following = after(due[index], period)
-                    due[index] = following > woke ? following : after(woke, period)
+                    due[index] = following > now ? following : after(now, period)
                 }
             }
             exited.signal()

@@ -76,10 +76,7 @@ final class SerialWorkThread: Sendable {
 
     private func start() {
         let name = self.name
-        NativeThread.start(name: name, stackSize: 8 << 20) { [self] in
-            _ = CStallMonitor_set_thread_name(name)
-            run()
-        }
+        NativeThread.start(name: name, stackSize: 8 << 20) { [self] in run() }
     }
 
     /// What the thread does next.

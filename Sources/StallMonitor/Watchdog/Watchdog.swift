@@ -45,7 +45,7 @@ final class Watchdog: @unchecked Sendable {
 
     /// Starts the watchdog thread.
     func start() {
-        NativeThread.start(name: "StallMonitor.watchdog", stackSize: 512 * 1024) { [self] in
+        NativeThread.start(name: "stall-watchdog", stackSize: 512 * 1024) { [self] in
             run()
             exited.signal()
         }
@@ -79,7 +79,6 @@ final class Watchdog: @unchecked Sendable {
     }
 
     private func run() {
-        _ = CStallMonitor_set_thread_name("stall-watchdog")  // Thread.name does not reach the kernel on Linux
         let runQueue = RunQueueDelay()
         /// How long the watchdog waited for a CPU since `before` (nil when unknown).
         func waitedForCPU(since before: UInt64?) -> UInt64? {

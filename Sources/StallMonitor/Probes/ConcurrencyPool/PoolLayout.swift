@@ -87,7 +87,7 @@ struct PoolLayout: Sendable {
     private static func learnThreadLayout() -> (distance: UInt, tidOffset: Int)? {
         let result = Locked<(distance: UInt, tidOffset: Int)?>(nil)
         let done = DispatchSemaphore(value: 0)
-        NativeThread.start(name: "StallMonitor.layout", stackSize: 128 * 1024) {
+        NativeThread.start(name: "stall-layout", stackSize: 128 * 1024) {
             var distance: UInt = 0
             var tidOffset = 0
             if CStallMonitor_learn_thread_layout(&distance, &tidOffset) == 0 {
