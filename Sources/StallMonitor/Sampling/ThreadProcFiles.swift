@@ -53,13 +53,8 @@ final class ThreadProcFiles {
         guard statFD >= 0 else { return false }
         let count = buffer.withUnsafeMutableBytes { pread(statFD, $0.baseAddress, $0.count, 0) }
         if count < 0 { return errno == ESRCH }
-        let state = buffer.withUnsafeBufferPointer { bytes -> UInt8? in
-            var at = count - 1
-            while at >= 0 && bytes[at] != UInt8(ascii: ")") { at -= 1 }
-            guard at >= 0 else { return nil }
-            at += 1
-            while at < count && bytes[at] == UInt8(ascii: " ") { at += 1 }
-            return at < count ? bytes[at] : nil
+        let state = buffer.withUnsafeBufferPointer {
+            Self.stateLetter(inStat: UnsafeBufferPointer(rebasing: $0[..<count]))
         }
         return state == UInt8(ascii: "Z") || state == UInt8(ascii: "X")
     }
@@ -81,14 +76,35 @@ final class ThreadProcFiles {
     func schedulerState() -> SchedulerState {
         // "tid (comm) S ppid …": comm may contain spaces and parentheses; the state follows the last ')'.
         guard let count = readBytes(statFD) else { return .unknown }
-        return buffer.withUnsafeBufferPointer { bytes in
-            var at = count - 1
-            while at >= 0 && bytes[at] != UInt8(ascii: ")") { at -= 1 }
-            guard at >= 0 else { return .unknown }
-            at += 1
-            while at < count && bytes[at] == UInt8(ascii: " ") { at += 1 }
-            return at < count ? SchedulerState(rawValue: String(UnicodeScalar(bytes[at]))) : .unknown
+        let letter = buffer.withUnsafeBufferPointer {
+            Self.stateLetter(inStat: UnsafeBufferPointer(rebasing: $0[..<count]))
         }
+        return letter.map { SchedulerState(rawValue: String(UnicodeScalar($0))) } ?? .unknown
+    }
+
+    /// The state letter of a `stat` file's text: "tid (comm) S ppid …", where comm may hold
+    /// spaces and parentheses, so the state follows the last ')'.
+    private static func stateLetter(inStat bytes: UnsafeBufferPointer<UInt8>) -> UInt8? {
+        var at = bytes.count - 1
+        while at >= 0 && bytes[at] != UInt8(ascii: ")") { at -= 1 }
+        guard at >= 0 else { return nil }
+        at += 1
+        while at < bytes.count && bytes[at] == UInt8(ascii: " ") { at += 1 }
+        return at < bytes.count ? bytes[at] : nil
+    }
+
+    /// Whether thread `tid` sleeps in the kernel now (`S`: an interruptible wait, as an idle
+    /// worker's); false when it runs, is runnable, or its `stat` cannot be read. One open, read
+    /// and close.
+    static func isAsleep(tid: Int32) -> Bool {
+        let fd = Glibc.open("/proc/self/task/\(tid)/stat", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 1024)
+        let count = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return false }
+        return bytes.withUnsafeBufferPointer { stateLetter(inStat: UnsafeBufferPointer(rebasing: $0[..<count])) }
+            == UInt8(ascii: "S")
     }
 
     /// Whether and where the thread is in a syscall.

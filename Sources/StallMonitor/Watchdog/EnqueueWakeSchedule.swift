@@ -7,8 +7,9 @@ import CStallMonitor
 /// woke the watchdog (the work starts in the next moments), and only every
 /// ``sleepingLookInterval`` once it has been quiet for a grace period (five intervals, at least
 /// 50 ms: a job may start a little after it was queued), while the watchdog sleeps until the next
-/// enqueue. The owning probe says what keeps its queue from being quiet (a span, a token) and
-/// which C flag its producers set.
+/// enqueue. A probe that can tell no job is on its way (its queue is *settled*: every worker
+/// asleep in the kernel) has it quiet after one interval instead. The owning probe says what
+/// keeps its queue from being quiet (a span, a token) and which C flag its producers set.
 struct EnqueueWakeSchedule {
     /// The watchdog's sleep that an enqueue ends, once bound to its wake-up slot.
     private var sleep = ArmedSleep()
@@ -49,12 +50,20 @@ struct EnqueueWakeSchedule {
         return (enqueued, woke)
     }
 
+    /// Whether a look at `now` would end the grace period if the queue were settled (the probe
+    /// then checks; the check costs it a read per worker).
+    func settledEndsGrace(now: UInt64) -> Bool {
+        let since = now &- lastEnqueueSeen
+        return sleep.slot != nil && since >= interval && since < enqueueGrace
+    }
+
     /// The next look, once the look is done: after ``sleepingLookInterval`` when the queue is
     /// quiet (`idle`: nothing of the probe's own keeps it looked at, and no enqueue in the grace
-    /// period) and an enqueue can wake the watchdog; soon after such a wake-up; else after the
-    /// interval.
-    mutating func nextLook(now: UInt64, idle: Bool) -> UInt64 {
-        quiet = idle && sleep.slot != nil && now &- lastEnqueueSeen >= enqueueGrace
+    /// period, or in one interval when `settled`: no job can be on its way) and an enqueue can
+    /// wake the watchdog; soon after such a wake-up; else after the interval.
+    mutating func nextLook(now: UInt64, idle: Bool, settled: Bool = false) -> UInt64 {
+        let grace = settled ? interval : enqueueGrace
+        quiet = idle && sleep.slot != nil && now &- lastEnqueueSeen >= grace
         if quiet { return now &+ sleepingLookInterval }
         return now &+ (producerWoke ? min(interval, quickLookAfterWake) : interval)
     }

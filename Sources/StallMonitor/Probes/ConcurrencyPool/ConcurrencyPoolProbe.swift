@@ -252,8 +252,20 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         if tokenQueuedAt == nil, busy { queueToken(at: CStallMonitor_monotonic_ns()) }
         // Young threads whose names are still looked at need no look while the pool sleeps: the
         // next enqueue wakes the watchdog, and its first look scans them again.
+        let idle = !busy && tokenQueuedAt == nil && starvation == nil && CStallMonitor_pool_hook_active() != 0
         return looks.nextLook(
-            now: now, idle: !busy && tokenQueuedAt == nil && starvation == nil && CStallMonitor_pool_hook_active() != 0)
+            now: now, idle: idle, settled: idle && looks.settledEndsGrace(now: now) && isSettled(now: now))
+    }
+
+    /// Whether no job can be on its way to a worker: every worker met runs no task (the caller
+    /// knows) and sleeps in the kernel, none was met in the last second (its name may still
+    /// change), no other thread is young, and the process has as many threads as at the scan.
+    /// A job handed to libdispatch wakes a sleeping worker (runnable from then on) or starts a
+    /// thread before the enqueue returns, so none is queued unseen.
+    private func isSettled(now: UInt64) -> Bool {
+        guard !workers.isEmpty, !isSettling(now: now), let count = PoolWorkerScan.threadCount(), count == threadCount
+        else { return false }
+        return workers.keys.allSatisfy { ThreadProcFiles.isAsleep(tid: $0) }
     }
 
     /// When the job a worker ran at its last look ended, seen gone at a look whose interval's

@@ -1,0 +1,87 @@
+import CStallMonitor
+import Dispatch
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+
+@testable import StallMonitor
+
+/// When a queue whose enqueues wake the watchdog (the pool) counts as quiet again after an
+/// enqueue: after the grace period (five intervals, at least 50 ms), or after one interval when
+/// the probe finds it settled (no job can be on its way). An idle Hummingbird server's one-second
+/// timer job cost seven looks a second before, three now.
+@Suite("Enqueue wake schedule")
+struct EnqueueWakeScheduleTests {
+    private static let millisecond: UInt64 = 1_000_000
+
+    /// A schedule bound to a wake-up slot, an enqueue noted at `enqueuedAt`.
+    private static func schedule(enqueuedAt: UInt64) -> EnqueueWakeSchedule {
+        var schedule = EnqueueWakeSchedule(interval: 20 * millisecond, takeFlag: { _ in true }, arm: { _, _ in })
+        _ = schedule.prepareToSleep(offering: 3) { _ in }
+        _ = schedule.noteEnqueues(now: enqueuedAt)
+        return schedule
+    }
+
+    @Test("settled, the queue is quiet one interval after the enqueue; not settled, only after the grace period")
+    func settledEndsTheGraceEarly() {
+        let start: UInt64 = 1_000 * Self.millisecond
+        var settled = Self.schedule(enqueuedAt: start)
+        #expect(!settled.settledEndsGrace(now: start + 2 * Self.millisecond), "within the first interval")
+        _ = settled.nextLook(now: start + 2 * Self.millisecond, idle: true, settled: true)
+        #expect(!settled.quiet)
+        #expect(settled.settledEndsGrace(now: start + 22 * Self.millisecond))
+        let next = settled.nextLook(now: start + 22 * Self.millisecond, idle: true, settled: true)
+        #expect(settled.quiet)
+        #expect(next == start + 22 * Self.millisecond + sleepingLookInterval)
+
+        var unsettled = Self.schedule(enqueuedAt: start)
+        _ = unsettled.nextLook(now: start + 22 * Self.millisecond, idle: true, settled: false)
+        #expect(!unsettled.quiet)
+        _ = unsettled.nextLook(now: start + 99 * Self.millisecond, idle: true, settled: false)
+        #expect(!unsettled.quiet)
+        _ = unsettled.nextLook(now: start + 100 * Self.millisecond, idle: true, settled: false)
+        #expect(unsettled.quiet)
+        #expect(!unsettled.settledEndsGrace(now: start + 100 * Self.millisecond), "past the grace: nothing to check")
+
+        var busy = Self.schedule(enqueuedAt: start)
+        _ = busy.nextLook(now: start + 22 * Self.millisecond, idle: false, settled: true)
+        #expect(!busy.quiet, "a queue its probe keeps busy is never quiet")
+    }
+
+    @Test(
+        "a thread waiting on a semaphore is asleep; a running thread, the caller and a thread that does not exist are not"
+    )
+    func threadAsleep() async throws {
+        let tid = Atomic<Int32>(0)
+        let release = DispatchSemaphore(value: 0)
+        let waiter = Thread {
+            tid.store(CStallMonitor_gettid(), ordering: .sequentiallyConsistent)
+            release.wait()
+        }
+        waiter.start()
+        let spin = Atomic<Bool>(true)
+        let spinnerTid = Atomic<Int32>(0)
+        let spinner = Thread {
+            spinnerTid.store(CStallMonitor_gettid(), ordering: .sequentiallyConsistent)
+            while spin.load(ordering: .relaxed) {}
+        }
+        spinner.start()
+        defer {
+            release.signal()
+            spin.store(false, ordering: .relaxed)
+        }
+        var asleep = false
+        for _ in 0..<500 where !asleep {
+            let waiting = tid.load(ordering: .sequentiallyConsistent)
+            asleep = waiting != 0 && ThreadProcFiles.isAsleep(tid: waiting)
+            if !asleep { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(asleep, "the waiting thread never showed as asleep")
+        while spinnerTid.load(ordering: .sequentiallyConsistent) == 0 { try await Task.sleep(for: .milliseconds(1)) }
+        // Spinning, it is running or runnable (preempted), never asleep.
+        for _ in 0..<20 { #expect(!ThreadProcFiles.isAsleep(tid: spinnerTid.load(ordering: .sequentiallyConsistent))) }
+        #expect(!ThreadProcFiles.isAsleep(tid: CStallMonitor_gettid()))
+        #expect(!ThreadProcFiles.isAsleep(tid: Int32.max))
+    }
+}
