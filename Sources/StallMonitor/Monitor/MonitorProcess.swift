@@ -3,8 +3,9 @@ import Synchronization
 /// What the monitors and blocking-call detectors of one process share, because the process has
 /// one of each, and nothing else: libdw's symbolication and unwinding sessions (opened by their
 /// first user, closed by the last, cached between), the blocking-call recorder (the GOT entries
-/// and the C recorder's slots are the process's), and the numbers that keep the names of report
-/// and session files apart when several monitors of the process write into one directory. A
+/// and the C recorder's slots are the process's), and what keeps the files of several monitors
+/// of the process apart when they write into one directory: the numbers in their names and the
+/// set of files not finished yet. A
 /// monitor keeps every other state of its own, from start to stop: a second monitor of the same
 /// process writes what the first did (`SecondMonitorTests`).
 final class MonitorProcess: Sendable {
@@ -22,6 +23,9 @@ final class MonitorProcess: Sendable {
     /// Session records created so far (the number in a session record's file name, from the
     /// second on).
     let sessionsStarted = Atomic<Int>(0)
+    /// The process's `inProgress` reports and running monitors' session records, in every report
+    /// directory: no monitor's quota deletes them.
+    let unfinishedFiles = UnfinishedFiles()
 
     private init() {}
 }

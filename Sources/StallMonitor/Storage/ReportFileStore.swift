@@ -4,18 +4,29 @@ import StallReportModel
 import Synchronization
 
 /// The monitor's side of its ``ReportFolder``: names new reports (``MonitorProcess/reportsNamed``), says a
-/// failure as a ``StallMonitorError``, and keeps the quota's index and the folder's unfinished set
+/// failure as a ``StallMonitorError``, and keeps the quota's index and the process's unfinished set
 /// up to date with every write and removal, so that the writer makes one call per file.
 final class ReportFileStore: Sendable {
     /// The report directory, which owns names, listing, liveness and atomic writes.
     let folder: ReportFolder
     /// The quota told of each write and removal (nil: none, as in tests of the store alone).
     let quota: ReportQuota?
+    /// The process's unfinished files, which the quota never deletes.
+    private let unfinished: UnfinishedFiles
 
-    /// A store for `directory`, telling `quota` (when given) of what it writes and removes.
-    init(directory: URL, quota: ReportQuota? = nil) {
+    /// A store for `directory`, telling `quota` (when given) of what it writes and removes, and
+    /// keeping `unfinished` (the process's, by default) up to date.
+    init(
+        directory: URL, quota: ReportQuota? = nil, unfinished: UnfinishedFiles = MonitorProcess.shared.unfinishedFiles
+    ) {
         self.folder = ReportFolder(directory)
         self.quota = quota
+        self.unfinished = unfinished
+    }
+
+    /// Marks file `name` unfinished (the quota never deletes it) or finished.
+    func setUnfinished(_ name: String, _ isUnfinished: Bool) {
+        unfinished.set(name, isUnfinished)
     }
 
     /// The report directory.
@@ -66,7 +77,7 @@ final class ReportFileStore: Sendable {
             throw .reportWrite(path: error.path, reason: error.reason)
         }
         quota?.noteWritten(written.name, bytes: data.count)
-        ReportFolder.setUnfinished(written.name, unfinished)
+        self.unfinished.set(written.name, unfinished)
         return written
     }
 
@@ -98,14 +109,14 @@ final class ReportFileStore: Sendable {
     /// Brings the directory within its quota (``ReportQuota/enforce(keeping:protected:now:)``),
     /// never deleting `keeping` nor a file of this process's unfinished set.
     func enforceQuota(keeping: String = "") {
-        quota?.enforce(keeping: keeping, protected: ReportFolder.unfinishedNames())
+        quota?.enforce(keeping: keeping, protected: unfinished.current())
     }
 
     /// Removes a report this process wrote; the quota and the unfinished set forget it.
     func remove(name: String) {
         folder.remove(name)
         quota?.noteRemoved(name)
-        ReportFolder.setUnfinished(name, false)
+        unfinished.set(name, false)
     }
 
     /// The path of file `name` in the directory.

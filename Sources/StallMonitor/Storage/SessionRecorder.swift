@@ -92,8 +92,8 @@ final class SessionRecorder: Sendable {
             written.store(true, ordering: .relaxed)
             if !stopping {
                 // A running monitor's record is unfinished: the quota never deletes it.
-                ReportFolder.setUnfinished(current, false)
-                ReportFolder.setUnfinished(used.name, true)
+                store.setUnfinished(current, false)
+                store.setUnfinished(used.name, true)
             }
         } catch {
             errors.report(error)
@@ -101,7 +101,7 @@ final class SessionRecorder: Sendable {
         // A stopped monitor's record is finished (written or not): the quota may delete it.
         if stopping {
             aliveMark.close()
-            ReportFolder.setUnfinished(fileName.withLock { $0 }, false)
+            store.setUnfinished(fileName.withLock { $0 }, false)
         }
     }
 }
