@@ -90,7 +90,9 @@ let package = Package(
         // A plain SwiftNIO HTTP server whose routes stall in known ways (Scripts/nio-demo).
         .executableTarget(
             name: "nio-stall-demo",
-            dependencies: ["StallMonitor", "StallMonitorNIO", nioCore, nioPosix, nioHTTP1, argumentParser, logging]),
+            dependencies: [
+                "StallMonitor", "StallMonitorNIO", "ToolSupport", nioCore, nioPosix, nioHTTP1, argumentParser, logging,
+            ]),
         .executableTarget(name: "stallreport", dependencies: ["StallReportModel", "StallReportKit", argumentParser]),
         .executableTarget(
             name: "stall-demo",
@@ -101,7 +103,7 @@ let package = Package(
         // A host with `async main` (no main RunLoop): what the monitor says there (tests, README).
         .executableTarget(name: "async-main-host", dependencies: ["StallMonitor", logging]),
         // A host whose tasks stall the Swift concurrency pool in known ways (tests, README).
-        .executableTarget(name: "pool-stall-host", dependencies: ["StallMonitor", logging]),
+        .executableTarget(name: "pool-stall-host", dependencies: ["StallMonitor", "ToolSupport", logging]),
         // A host that forks while it runs a monitor: the child's own monitor must work (tests).
         .executableTarget(name: "fork-host", dependencies: ["StallMonitor"]),
         // Runs a program where chosen system calls fail, as a hardened container's seccomp profile makes them (tests).

@@ -79,6 +79,7 @@ static struct {
 /// The collector's wake-up. The recorder and a collector about to sleep form a Dekker pair on
 /// sequentially consistent atomics: the recorder publishes its record (or drop), then reads the
 /// parked flag; the collector sets the flag, then looks for records. At least one sees the other.
+/// Made at the first enable, which comes before the collector's thread starts.
 static sem_t collector_wakeup;
 static pthread_once_t collector_wakeup_once = PTHREAD_ONCE_INIT;
 static atomic_int collector_parked;
@@ -340,7 +341,6 @@ int CStallMonitor_blocking_take(CStallMonitorBlockingRecord *records, int capaci
 }
 
 int CStallMonitor_blocking_collector_park(void) {
-    pthread_once(&collector_wakeup_once, init_collector_wakeup);
     atomic_store(&collector_parked, 1);
     int waiting = atomic_load(&dropped) != 0;
     for (int index = 0; index < slot_count && !waiting; index++) waiting = atomic_load(&slots[index].state) == slot_ready;
@@ -349,14 +349,12 @@ int CStallMonitor_blocking_collector_park(void) {
 }
 
 int CStallMonitor_blocking_collector_wait(uint64_t timeout_ns) {
-    pthread_once(&collector_wakeup_once, init_collector_wakeup);
     int result = CStallMonitor_sem_wait_until(&collector_wakeup, CStallMonitor_monotonic_ns() + timeout_ns);
     atomic_store(&collector_parked, 0);
     return result == 0;
 }
 
 void CStallMonitor_blocking_collector_wake(void) {
-    pthread_once(&collector_wakeup_once, init_collector_wakeup);
     atomic_store(&collector_parked, 0);
     sem_post(&collector_wakeup);
 }

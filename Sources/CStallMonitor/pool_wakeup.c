@@ -2,9 +2,9 @@
 //
 // The Swift runtime hands every job bound for the global executor (a new task, a task resumed
 // by a continuation, a timer or an actor, a default actor's drain) to swift_task_enqueueGlobal,
-// which calls swift_task_enqueueGlobal_hook when one is set. Ours notes the enqueue for every
-// wake-up slot that watches the pool and hands the job on unchanged (to a hook installed before
-// ours, else to the runtime's own enqueue). While a slot's flag is already set the hook does two
+// which calls swift_task_enqueueGlobal_hook when one is set. Ours hands the job on unchanged (to a
+// hook installed before ours, else to the runtime's own enqueue), then notes the enqueue for every
+// wake-up slot that watches the pool. While a slot's flag is already set the hook does two
 // loads for the flags: a busy pool costs no fence and no wake-up there. While any slot watches,
 // it also writes the job's entry in the table of recent enqueues (pool_jobs.c: one load, two
 // stores, a coarse clock read), which tells the pool probe that a task it saw running has run a
@@ -39,14 +39,21 @@ static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
 static int hook_users;
 static int hook_in_chain;
 
+/// The job's entry in the table before the hand-over (a worker may run the job at once), the
+/// note that wakes the watchdog after it: a look that takes the flag knows every job noted so far
+/// is in libdispatch's hands, which wakes a sleeping worker or starts a thread before it returns.
+/// So a look that then finds every worker asleep and no thread born knows that no job is on its
+/// way, however long the enqueuing thread was preempted in between.
 CSTALLMONITOR_OWN_CODE static CSTALLMONITOR_SWIFTCALL void pool_enqueue_hook(void *job, enqueue_original original) {
-    if (CStallMonitor_wakeup_flags_note(flags)) CStallMonitor_pool_note_job(job);
+    uint64_t watchers = atomic_load_explicit(&flags->watching, memory_order_relaxed);
+    if (watchers != 0) CStallMonitor_pool_note_job(job);
     enqueue_hook previous = atomic_load_explicit(&previous_hook, memory_order_acquire);
     if (previous != NULL) {
         previous(job, original);
     } else {
         original(job);
     }
+    if (watchers != 0) CStallMonitor_wakeup_flags_note_slots(flags, watchers);
 }
 
 int CStallMonitor_pool_hook_install(void) {

@@ -74,12 +74,10 @@ static inline int CStallMonitor_wakeup_flags_take(CStallMonitor_wakeup_flags *fl
     return atomic_exchange(&flags->pending[slot], 0);
 }
 
-/// A producer's note: sets the flag of every watching slot whose flag is clear and posts those
-/// whose probe armed the sleep and whose watchdog is parked. A flag already set costs a load and
-/// nothing else: no store, no fence, no wake-up. Returns whether any slot watches.
-CSTALLMONITOR_OWN_CODE static inline int CStallMonitor_wakeup_flags_note(CStallMonitor_wakeup_flags *flags) {
-    uint64_t watchers = atomic_load_explicit(&flags->watching, memory_order_relaxed);
-    if (watchers == 0) return 0;
+/// The note for the slots in `watchers` (a `watching` mask the producer loaded earlier: a slot
+/// that began watching since has its flag set already).
+CSTALLMONITOR_OWN_CODE static inline void CStallMonitor_wakeup_flags_note_slots(
+    CStallMonitor_wakeup_flags *flags, uint64_t watchers) {
     uint64_t noted = 0;
     for (uint64_t left = watchers; left != 0; left &= left - 1) {
         int index = __builtin_ctzll(left);
@@ -89,6 +87,15 @@ CSTALLMONITOR_OWN_CODE static inline int CStallMonitor_wakeup_flags_note(CStallM
     }
     if (noted != 0) noted &= atomic_load(&flags->armed);
     if (noted != 0) CStallMonitor_wakeup_post_parked(noted);
+}
+
+/// A producer's note: sets the flag of every watching slot whose flag is clear and posts those
+/// whose probe armed the sleep and whose watchdog is parked. A flag already set costs a load and
+/// nothing else: no store, no fence, no wake-up. Returns whether any slot watches.
+CSTALLMONITOR_OWN_CODE static inline int CStallMonitor_wakeup_flags_note(CStallMonitor_wakeup_flags *flags) {
+    uint64_t watchers = atomic_load_explicit(&flags->watching, memory_order_relaxed);
+    if (watchers == 0) return 0;
+    CStallMonitor_wakeup_flags_note_slots(flags, watchers);
     return 1;
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import ToolSupport
 
 /// The demo server's HTTP handler: `GET /<route>?ms=<n>` stalls the event loop the connection
 /// belongs to in the route's way, then answers `200` with what it did and how long the stall
@@ -58,7 +59,7 @@ final class StallRouteHandler: ChannelInboundHandler {
         }
         let ms = url.queryItems?.first { $0.name == "ms" }?.value.flatMap(Int.init) ?? 400
         guard (0...60_000).contains(ms) else { return (.badRequest, "ms must be within 0…60000\n") }
-        let began = DispatchTime.now().uptimeNanoseconds
+        let began = CallerClock.begin()
         switch url.path {
         case "/fast": return (.ok, "ok\n")
         case "/cpu": HandlerStalls.spinOnCPU(milliseconds: ms)
@@ -74,8 +75,12 @@ final class StallRouteHandler: ChannelInboundHandler {
             return (.ok, "bye\n")
         default: return (.notFound, "routes: /fast /cpu /read /sleep /lock /wait /later /task /quit (?ms=N)\n")
         }
-        let took = Double(DispatchTime.now().uptimeNanoseconds - began) / 1e6
-        return (.ok, "\(url.path.dropFirst()) \(ms) ms, took \((took * 10).rounded() / 10) ms\n")
+        // The handler's own clock, to the microsecond, and how the loop's thread was disturbed meanwhile.
+        let took = CallerClock.end(began)
+        let rounded = (took.milliseconds * 1000).rounded() / 1000
+        return (
+            .ok, "\(url.path.dropFirst()) \(ms) ms, took \(rounded) ms\(took.disturbance.map { " (\($0))" } ?? "")\n"
+        )
     }
 
     private func write(status: HTTPResponseStatus, body: String, keepAlive: Bool, context: ChannelHandlerContext) {

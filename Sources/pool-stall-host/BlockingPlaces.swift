@@ -1,12 +1,14 @@
 import Dispatch
 import Foundation
+import ToolSupport
 
 /// The `blocking-places` mode: blocking calls of known lengths in each place a Swift task runs
 /// (an unstructured `Task`, a task-group child, an `async let`, an actor method, a `@MainActor`
 /// function), each a DispatchSemaphore wait with a timeout (made through libdispatch's own GOT,
 /// seen in every build), and as many awaiting controls (`Task.sleep`) in the same places. Each
-/// blocking call prints `blocked <place> <requested ms> <measured ms> <thread> <function>`,
-/// measured by the caller's own clock around the wait alone.
+/// blocking call prints `blocked <place> <requested ms> <measured ms> <disturbed> <thread> <function>`,
+/// measured by the caller's own clock around the wait alone (`disturbed` is 1 when the thread was
+/// preempted or slept again around the wait, else 0: ``CallerClock``).
 enum BlockingPlaces {
     /// The lengths of the calls, in milliseconds.
     static let lengths = [2, 5, 20, 100]
@@ -15,10 +17,12 @@ enum BlockingPlaces {
     @inline(never)
     static func wait(_ place: String, _ milliseconds: Int, function: String) {
         let semaphore = DispatchSemaphore(value: 0)
-        let start = DispatchTime.now().uptimeNanoseconds
+        let begun = CallerClock.begin()
         _ = semaphore.wait(timeout: .now() + .milliseconds(milliseconds))
-        let measured = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
-        print("blocked \(place) \(milliseconds) \(measured) \(PoolWork.currentThreadID()) \(function)")
+        let measured = CallerClock.end(begun)
+        print(
+            "blocked \(place) \(milliseconds) \(measured.milliseconds) \(measured.disturbed ? 1 : 0)",
+            PoolWork.currentThreadID(), function)
     }
 
     @inline(never)

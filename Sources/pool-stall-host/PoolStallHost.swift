@@ -4,8 +4,9 @@ import StallMonitor
 
 /// A host with `async main` whose tasks stall the Swift concurrency pool in known ways, watched
 /// with `loops: [.concurrencyPool]` (tests and the README). Each mode prints one line per stall it
-/// caused (`stalled thread <tid> for <ms> ms in <function>`), measured by the stalling code itself,
-/// then the monitor's statistics.
+/// caused (`stalled thread <tid> (<name>) for <ms> ms in <function>`, then ` (preempted)` or
+/// ` (slept <n> times)` where one call was timed and its thread disturbed: ``CallerClock``),
+/// measured by the stalling code itself, then the monitor's statistics.
 ///
 ///     pool-stall-host <mode> <dir>
 ///
@@ -185,10 +186,14 @@ struct StallFacts: Sendable {
     var thread: Int32
     var milliseconds: Double
     var function: String
+    /// How the thread was disturbed around a call timed with ``CallerClock`` (then printed after
+    /// the function, in parentheses), nil when it was not or the stall was not one call.
+    var disturbance: String? = nil
 
     func print() {
         Swift.print(
-            "stalled thread \(thread) (\((try? String(contentsOfFile: "/proc/self/task/\(thread)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?")) for \(String(format: "%.1f", milliseconds)) ms in \(function)"
+            "stalled thread \(thread) (\((try? String(contentsOfFile: "/proc/self/task/\(thread)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?")) for \(String(format: "%.3f", milliseconds)) ms in \(function)"
+                + (disturbance.map { " (\($0))" } ?? "")
         )
     }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import ToolSupport
 
 /// The pool work of the modes, each in a function of its own so a stack names it.
 enum PoolWork {
@@ -103,9 +104,12 @@ enum PoolWork {
     }
 
     static func measure(_ function: String, _ body: () -> Void) -> StallFacts {
-        let start = DispatchTime.now().uptimeNanoseconds
+        let begun = CallerClock.begin()
         body()
-        return facts(function, since: start)
+        let clock = CallerClock.end(begun)
+        return StallFacts(
+            thread: currentThreadID(), milliseconds: clock.milliseconds, function: function,
+            disturbance: clock.disturbance)
     }
 
     /// What `function` measured since `start` (a `DispatchTime` uptime), on this thread.

@@ -88,7 +88,7 @@ struct InstructionCounts: ParsableCommand {
             with: ["--monitored"], without: ["--no-monitored"], operations: 5000),
         Measure(
             name: "poolJobEnqueue", label: "a job enqueued on the watched concurrency pool (the enqueue hook)",
-            functions: ["CStallMonitor_pool_note_job", "CStallMonitor_wakeup_flags_note"],
+            functions: ["CStallMonitor_pool_note_job", "CStallMonitor_wakeup_flags_note_slots"],
             arguments: ["instruction-loop", "--workload", "pool-job", "--count", "2000"],
             with: ["--monitored"], without: nil, operations: 2100),  // 100 warm-up jobs, 2000 counted
         Measure(

@@ -252,7 +252,8 @@ void CStallMonitor_blocking_set_scope_hook(uint64_t (*hook)(void));
 /// receives how many calls were not recorded since the last take because every slot was full.
 int CStallMonitor_blocking_take(CStallMonitorBlockingRecord *records, int capacity, uint64_t *dropped);
 
-/// The collector is about to sleep until a record is made: returns 0 when it may sleep (a record
+/// The collector (after the first `CStallMonitor_blocking_enable`, as the two below) is about to
+/// sleep until a record is made: returns 0 when it may sleep (a record
 /// or a drop from now on posts its wake-up once), 1 when a record or a drop is waiting already.
 int CStallMonitor_blocking_collector_park(void);
 

@@ -138,11 +138,18 @@ public final class BlockingCallDetector: Sendable {
     }
 
     /// The calls recorded since the last take, oldest first, with their stacks named.
-    public func takeCalls() -> [BlockingCall] {
+    public func takeCalls() -> [BlockingCall] { takeCallsAndDrops().calls }
+
+    /// The calls recorded since the last take, and ``droppedCalls`` before and after it.
+    func takeCallsAndDrops() -> (calls: [BlockingCall], droppedBefore: UInt64, droppedAfter: UInt64) {
         let (records, droppedNow) = MonitorProcess.shared.blockingCalls.take(id)
-        dropped.withLock { $0 += droppedNow }
-        return BlockingCallNaming.calls(
+        let (before, after) = dropped.withLock { total in
+            defer { total += droppedNow }
+            return (total, total + droppedNow)
+        }
+        let calls = BlockingCallNaming.calls(
             from: records, allowing: configuration.allowedFunctions, lockOwners: configuration.allowedLockOwners)
+        return (calls, before, after)
     }
 
     /// Calls not recorded because the recorder's slots were all full (taken less often than

@@ -13,6 +13,10 @@ final class BlockingCallReporter: Sendable {
         var startedNanoseconds = Kernel.monotonicNanoseconds()
         var sites: [String: BlockingCallsReport.CallSite] = [:]
         var droppedBefore: UInt64 = 0
+
+        /// Whether the window holds a call or a drop not written yet (`dropped`: the detector's
+        /// count so far).
+        func holdsAnything(dropped: UInt64) -> Bool { !sites.isEmpty || dropped != droppedBefore }
     }
 
     /// Durations a call site keeps per report at most (its count counts them all).
@@ -99,11 +103,11 @@ final class BlockingCallReporter: Sendable {
     /// calls (closed first: a call recorded from then on opens it again).
     func poll() {
         gate.close()
-        take()
+        let dropped = take()
         let (due, holdsCalls) = window.withLock {
             (
                 Kernel.monotonicNanoseconds() &- $0.startedNanoseconds >= UInt64(options.reportInterval.nanoseconds),
-                !$0.sites.isEmpty
+                $0.holdsAnything(dropped: dropped)
             )
         }
         if due { writeWindow() }
@@ -117,13 +121,18 @@ final class BlockingCallReporter: Sendable {
         detector.stop()
     }
 
-    private func take() {
-        let calls = detector.takeCalls()
-        guard !calls.isEmpty else { return }
+    /// Takes the calls made since the last take into the window; returns the calls dropped since start.
+    @discardableResult
+    private func take() -> UInt64 {
+        let (calls, droppedBefore, droppedAfter) = detector.takeCallsAndDrops()
+        guard !calls.isEmpty || droppedAfter != droppedBefore else { return droppedAfter }
         let mainThread = Int32(getpid())
         let loopThreads = threads.map { ($0.armedTID.load(ordering: .acquiring), $0.loopKind.rawValue) }
         window.withLock { window in
-            if window.sites.isEmpty { Self.rollForward(&window, interval: UInt64(options.reportInterval.nanoseconds)) }
+            // The first call or drop of a window that held nothing dates it.
+            if !window.holdsAnything(dropped: droppedBefore) {
+                Self.rollForward(&window, interval: UInt64(options.reportInterval.nanoseconds))
+            }
             for call in calls {
                 let onMainActor = call.drainsMainQueue ?? (call.threadID == mainThread)
                 let kind =
@@ -155,6 +164,7 @@ final class BlockingCallReporter: Sendable {
                 }
             }
         }
+        return droppedAfter
     }
 
     /// An empty window that began more than an interval ago (no call came, so none was written)

@@ -118,10 +118,10 @@ public final class StallMonitor: Sendable {
     /// the runtime's global enqueue wakes it (a pass-through `swift_task_enqueueGlobal_hook`,
     /// in place while the pool is watched), with a look every 2 s for jobs that reach the pool
     /// another way. Hand the global executor to SwiftNIO (its takeover installs itself only where
-    /// no hook is set) before starting such a monitor. The start checks, inside a task on the pool, that
-    /// this runtime's state reads as expected (x86_64 Linux with glibc) and throws
-    /// ``StallMonitorError/Code/unsupportedLoop`` otherwise, or
-    /// ``StallMonitorError/Code/loopNotRunning`` when the pool runs no task within 2 s.
+    /// no hook is set) before starting such a monitor. The start checks, inside a task on a
+    /// thread of the monitor's own (the pool runs nothing for it), that this runtime's state
+    /// reads as expected (x86_64 Linux with glibc) and throws
+    /// ``StallMonitorError/Code/unsupportedLoop`` otherwise.
     ///
     /// - Parameters:
     ///   - configuration: the threshold applies to each loop and to each job on the pool.
@@ -225,7 +225,8 @@ public final class StallMonitor: Sendable {
         let quota = ReportQuota(
             folder: ReportFolder(configuration.reportDirectory), maxFiles: configuration.maxReportFiles,
             maxBytes: configuration.maxReportBytes, counters: counters, errors: errors)
-        let store = ReportFileStore(directory: configuration.reportDirectory, quota: quota)
+        let store = ReportFileStore(
+            directory: configuration.reportDirectory, quota: quota, unfinished: MonitorProcess.shared.unfinishedFiles)
         let session = SessionRecorder(
             store: store, process: process, thresholdMs: Double(threshold) / 1e6, errors: errors,
             sample: { [trackers = threads.map(\.tracker)] in

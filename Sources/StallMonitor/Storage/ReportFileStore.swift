@@ -15,9 +15,9 @@ final class ReportFileStore: Sendable {
     private let unfinished: UnfinishedFiles
 
     /// A store for `directory`, telling `quota` (when given) of what it writes and removes, and
-    /// keeping `unfinished` (the process's, by default) up to date.
+    /// keeping `unfinished` (the process's: ``MonitorProcess``) up to date.
     init(
-        directory: URL, quota: ReportQuota? = nil, unfinished: UnfinishedFiles = MonitorProcess.shared.unfinishedFiles
+        directory: URL, quota: ReportQuota? = nil, unfinished: UnfinishedFiles
     ) {
         self.folder = ReportFolder(directory)
         self.quota = quota

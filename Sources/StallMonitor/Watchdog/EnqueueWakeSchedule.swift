@@ -8,8 +8,9 @@ import CStallMonitor
 /// ``sleepingLookInterval`` once it has been quiet for a grace period (five intervals, at least
 /// 50 ms: a job may start a little after it was queued), while the watchdog sleeps until the next
 /// enqueue. A probe that can tell no job is on its way (its queue is *settled*: every worker
-/// asleep in the kernel) has it quiet after one interval instead. The owning probe says what
-/// keeps its queue from being quiet (a span, a token) and which C flag its producers set.
+/// asleep in the kernel, every enqueue noted handed over) has it quiet at the first look that
+/// finds it so instead. The owning probe says what keeps its queue from being quiet (a span, a
+/// token) and which C flag its producers set.
 struct EnqueueWakeSchedule {
     /// The watchdog's sleep that an enqueue ends, once bound to its wake-up slot.
     private var sleep = ArmedSleep()
@@ -50,20 +51,27 @@ struct EnqueueWakeSchedule {
         return (enqueued, woke)
     }
 
+    /// The earliest moment a job found at a look at `now` may be dated from when its queue's
+    /// producers did not tell of it (0: any). After a sleep by plan (the last look found the
+    /// queue quiet) such a job (the sleep task a `Task.sleep`'s timer runs on the pool, a
+    /// `DispatchQueue.main.asyncAfter` block) began at an unknown moment of the sleep: dated from
+    /// its middle (a second, of 2 s), a few microseconds caught by the look would be a stall;
+    /// dated from the last interval, a long one is short by the rest of the sleep (Limits).
+    func earliestUnknownStart(now: UInt64) -> UInt64 { quiet ? now &- interval : 0 }
+
     /// Whether a look at `now` would end the grace period if the queue were settled (the probe
-    /// then checks; the check costs it a read per worker).
+    /// then checks; the check costs it a read per worker): any look within the grace, its
+    /// producers' flag taken (a producer notes an enqueue once its job is handed over).
     func settledEndsGrace(now: UInt64) -> Bool {
-        let since = now &- lastEnqueueSeen
-        return sleep.slot != nil && since >= interval && since < enqueueGrace
+        sleep.slot != nil && now &- lastEnqueueSeen < enqueueGrace
     }
 
     /// The next look, once the look is done: after ``sleepingLookInterval`` when the queue is
-    /// quiet (`idle`: nothing of the probe's own keeps it looked at, and no enqueue in the grace
-    /// period, or in one interval when `settled`: no job can be on its way) and an enqueue can
-    /// wake the watchdog; soon after such a wake-up; else after the interval.
+    /// quiet (`idle`: nothing of the probe's own keeps it looked at, and either `settled`, no job
+    /// can be on its way, or no enqueue in the grace period) and an enqueue can wake the watchdog;
+    /// soon after such a wake-up; else after the interval.
     mutating func nextLook(now: UInt64, idle: Bool, settled: Bool = false) -> UInt64 {
-        let grace = settled ? interval : enqueueGrace
-        quiet = idle && sleep.slot != nil && now &- lastEnqueueSeen >= grace
+        quiet = idle && sleep.slot != nil && (settled || now &- lastEnqueueSeen >= enqueueGrace)
         if quiet { return now &+ sleepingLookInterval }
         return now &+ (producerWoke ? min(interval, quickLookAfterWake) : interval)
     }

@@ -6,13 +6,12 @@ extension ThreadWatch {
     /// were overwritten and are counted (``MonitorCounters/longSpansOverwritten``).
     func reportMissedStalls(now: UInt64) {
         guard identity != nil else { return }
-        let missed = thread.tracker.endedSpans(after: lastFinishedSequence)
-        if let oldest = missed.first, oldest.index > nextUncheckedIndex {
-            counters.longSpansOverwritten.add(Int(oldest.index - nextUncheckedIndex), ordering: .relaxed)
+        let missed = thread.tracker.endedSpans(after: progress.lastFinished)
+        if let oldest = missed.first, case let lost = progress.overwritten(oldest: oldest.index), lost > 0 {
+            counters.longSpansOverwritten.add(lost, ordering: .relaxed)
         }
         for ended in missed {
-            lastFinishedSequence = ended.sequence
-            nextUncheckedIndex = ended.index &+ 1
+            progress.finishedMissed(ended.sequence, index: ended.index)
             meetSpanThread(ended.thread)
             guard let identity else { continue }
             reportMissed(

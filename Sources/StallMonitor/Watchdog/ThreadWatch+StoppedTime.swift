@@ -37,9 +37,9 @@ extension ThreadWatch {
         // The first span that began since the park woke the watchdog; the stop fell after its start.
         let span = thread.tracker.currentSpan()
         var began: (sequence: UInt64, start: UInt64)?
-        if let ended = thread.tracker.endedSpans(after: lastFinishedSequence).first, ended.start > parkedAt {
+        if let ended = thread.tracker.endedSpans(after: progress.lastFinished).first, ended.start > parkedAt {
             began = (ended.sequence, ended.start)
-        } else if span.phase != .closed && span.sequence != lastFinishedSequence && span.start > parkedAt {
+        } else if span.phase != .closed && progress.isPending(span.sequence) && span.start > parkedAt {
             began = (span.sequence, span.start)
         }
         guard let began, now > began.start &+ stoppedAfter else { return }
@@ -57,8 +57,8 @@ extension ThreadWatch {
             return
         }
         let span = thread.tracker.currentSpan()
-        let openSpan = span.phase != .closed && span.sequence != lastFinishedSequence ? span.sequence : nil
-        guard let sequence = known ?? openSpan ?? thread.tracker.endedSpans(after: lastFinishedSequence).last?.sequence
+        let openSpan = span.phase != .closed && progress.isPending(span.sequence) ? span.sequence : nil
+        guard let sequence = known ?? openSpan ?? thread.tracker.endedSpans(after: progress.lastFinished).last?.sequence
         else { return }
         if stoppedBeforeTracking.sequence != sequence { stoppedBeforeTracking = (sequence, 0) }
         stoppedBeforeTracking.nanos += stopped

@@ -36,23 +36,21 @@ final class ThreadWatch {
     var identity: MonitoredThread.Identity?
     /// Samples the thread of the tracked span.
     let sampler: ThreadSampler
-    /// The stall being recorded (the tracked span).
-    var recording: StallRecording?
-    /// The watched thread (of a probe with one thread) exited during a span: nothing is left to
-    /// watch, and the watchdog no longer looks at it.
-    private var threadGone = false
+    /// Waiting, recording the tracked span, or done with a thread that exited.
+    private(set) var phase = WatchPhase.waiting
+    /// The stall being recorded (the tracked span), nil while none is: ``phase``'s recording, read
+    /// and written in place (a copy taken out first, as ``sample(now:)`` does, is the only one
+    /// when its samples grow).
+    var recording: StallRecording? {
+        get { phase.recording }
+        set { phase.recording = newValue }
+    }
     /// When the thread of the tracked span was last seen alive (monotonic ns).
     private var lastSeenAlive: UInt64 = 0
     /// When the next sample is due (monotonic ns).
     var nextSampleAt: UInt64 = 0
-    /// The sequence of the last span the watch dealt with (reported or discarded).
-    var lastFinishedSequence: UInt64 = 0
-    /// Publishing index (``EndedSpanLog``) of the first long span the watchdog has not yet dealt
-    /// with: a missed span found with a higher index means the ones between were overwritten.
-    var nextUncheckedIndex: UInt64 = 0
-    /// The index the tracked span gets when it is published (nothing else can be published
-    /// between the start of tracking and its end).
-    private var trackedSpanIndex: UInt64 = 0
+    /// How far the watch has dealt with the thread's spans.
+    var progress = SpanProgress()
     /// Process-stopped time noticed before the watchdog began tracking span `sequence`.
     var stoppedBeforeTracking: (sequence: UInt64, nanos: UInt64) = (0, 0)
     /// What the watch reads and tells beyond its thread, fixed at init.
@@ -123,50 +121,49 @@ final class ThreadWatch {
 
     /// Whether a span is open now (used to avoid parking while one is).
     var hasOpenSpan: Bool {
-        guard !threadGone, thread.armedTID.load(ordering: .acquiring) != 0 || identity != nil else { return false }
+        guard !phase.isThreadGone, thread.armedTID.load(ordering: .acquiring) != 0 || identity != nil else {
+            return false
+        }
         let span = thread.tracker.currentSpan()
-        return span.phase == .open && span.sequence != lastFinishedSequence
+        return span.phase == .open && progress.isPending(span.sequence)
     }
 
     /// Does what is due at `now`; returns when it next needs to run, nil when nothing is pending.
+    /// A span that ends here (its recording finished, or its thread found gone) lets the watch
+    /// look at once at what follows it.
     func step(now: UInt64) -> UInt64? {
-        guard !threadGone, meetArmedThread() else { return nil }
-        if recording != nil {
-            if finishIfEnded(now: now) { return step(now: now) }
-            if finishIfThreadExited(now: now) { return step(now: now) }
-            if now >= nextSampleAt { sampleOrSkip(now: now) }
+        while true {
+            guard !phase.isThreadGone, meetArmedThread() else { return nil }
+            if recording != nil {
+                if finishIfEnded(now: now) || finishIfThreadExited(now: now) { continue }
+                if now >= nextSampleAt { sampleOrSkip(now: now) }
+                return nextDeadlineWhileTracking(now: now)
+            }
+            reportMissedStalls(now: now)
+            let span = thread.tracker.currentSpan()
+            guard span.phase != .closed, progress.isPending(span.sequence) else { return nil }
+            switch UntrackedSpanAction.at(
+                now, start: span.start, suspended: span.phase == .suspended, suspendedAt: span.suspendedAt,
+                lead: settings.lead, reentryGrace: settings.reentryGrace, threadSlept: threadSleptSinceSpanStart)
+            {
+            case .none: return nil
+            case .lookAgain(let at): return at
+            case .finishShort:
+                progress.finishedUntracked(span.sequence, published: thread.tracker.endedSpans.publishedCount)
+                return nil
+            case .track: break
+            }
+            meetSpanThread(thread.tracker.spanThread.load(ordering: .relaxed))
+            if procFiles?.threadExited() == true {
+                // It exited inside the span, at a time nobody saw: not a stall anyone can measure.
+                threadExitedUntracked(sequence: span.sequence)
+                continue
+            }
+            beginTracking(sequence: span.sequence, start: span.start, now: now)
+            lastSeenAlive = now
+            sampleOrSkip(now: now)
             return nextDeadlineWhileTracking(now: now)
         }
-        reportMissedStalls(now: now)
-        let span = thread.tracker.currentSpan()
-        guard span.phase != .closed, span.sequence != lastFinishedSequence else { return nil }
-        if span.phase == .suspended {
-            let expiry = span.suspendedAt &+ settings.reentryGrace
-            if now < expiry {
-                if span.start &+ settings.lead > span.suspendedAt { return expiry }
-            } else if threadSleptSinceSpanStart() {
-                // Ended before the watchdog got to it. A long one is published when the loop wakes
-                // again, and reportMissedStall takes it then; a short one is done with.
-                if span.suspendedAt &- span.start < settings.lead {
-                    lastFinishedSequence = span.sequence
-                    nextUncheckedIndex = max(nextUncheckedIndex, thread.tracker.endedSpans.publishedCount)
-                }
-                return nil
-            }
-            // Past the grace without having slept: preempted between two passes, the span goes on.
-        }
-        let trackFrom = span.start &+ settings.lead
-        if now < trackFrom { return trackFrom }
-        meetSpanThread(thread.tracker.spanThread.load(ordering: .relaxed))
-        if procFiles?.threadExited() == true {
-            // It exited inside the span, at a time nobody saw: not a stall anyone can measure.
-            threadExitedUntracked(sequence: span.sequence)
-            return step(now: now)
-        }
-        beginTracking(sequence: span.sequence, start: span.start, now: now)
-        lastSeenAlive = now
-        sampleOrSkip(now: now)
-        return nextDeadlineWhileTracking(now: now)
     }
 
     /// Ends the tracked span when its thread has exited (`pthread_exit`): its observers will never
@@ -188,14 +185,13 @@ final class ThreadWatch {
     /// The span `sequence` is open but its thread exited before the watchdog tracked it.
     private func threadExitedUntracked(sequence: UInt64) {
         sayThreadExited(tid: procFiles?.tid ?? 0, during: false)
-        lastFinishedSequence = sequence
-        nextUncheckedIndex = max(nextUncheckedIndex, thread.tracker.endedSpans.publishedCount)
+        progress.finishedUntracked(sequence, published: thread.tracker.endedSpans.publishedCount)
         if !thread.probe.threadPerSpan { forgetThread() }
     }
 
     /// Stops watching a thread that is gone: no more steps, no /proc files.
     private func forgetThread() {
-        threadGone = true
+        phase = .threadGone
         procFiles = nil
         cpuBeforeSleep = nil
     }
@@ -222,7 +218,7 @@ final class ThreadWatch {
         // The thread's /proc descriptors close with the watchdog, not when the monitor object
         // is released: after stop() the host has none of ours left open.
         defer { procFiles = nil }
-        guard !threadGone, meetArmedThread() else { return }
+        guard !phase.isThreadGone, meetArmedThread() else { return }
         let now = CStallMonitor_monotonic_ns()
         if recording != nil, finishIfThreadExited(now: now) {
             reportMissedStalls(now: now)
@@ -231,7 +227,7 @@ final class ThreadWatch {
         if recording == nil, !thread.probe.threadPerSpan, procFiles?.threadExited() == true {
             // Its open span ended when the thread exited, unseen: not reported as lasting until now.
             let span = thread.tracker.currentSpan()
-            if span.phase != .closed, span.sequence != lastFinishedSequence {
+            if span.phase != .closed, progress.isPending(span.sequence) {
                 threadExitedUntracked(sequence: span.sequence)
             }
             reportMissedStalls(now: now)
@@ -247,8 +243,8 @@ final class ThreadWatch {
         // if the watchdog never tracked it, it ends where the loop went to wait, or now.
         let span = thread.tracker.currentSpan()
         if span.phase != .closed { meetSpanThread(thread.tracker.spanThread.load(ordering: .relaxed)) }
-        if let identity, span.phase != .closed, span.sequence != lastFinishedSequence {
-            lastFinishedSequence = span.sequence
+        if let identity, span.phase != .closed, progress.isPending(span.sequence) {
+            progress.finishedAtStop(span.sequence)
             let end = span.phase == .suspended ? span.suspendedAt : now
             let passes = thread.tracker.passesSoFar(now: end)
             reportMissed(
@@ -318,7 +314,7 @@ final class ThreadWatch {
             mode: thread.tracker.currentModeName(), cpuAtTrackingStart: threadCPUNanos(identity.tid))
         if stoppedBeforeTracking.sequence == sequence { recording?.stoppedNanos = stoppedBeforeTracking.nanos }
         recording?.suspendedAtTrackingStart = machineSuspendedNanos()
-        trackedSpanIndex = thread.tracker.endedSpans.publishedCount
+        progress.beganTracking(published: thread.tracker.endedSpans.publishedCount)
         counters.spansTracked.add(1, ordering: .relaxed)
     }
 
@@ -367,9 +363,7 @@ final class ThreadWatch {
             (passes, longest) = tracker.passesSoFar(now: now)
         }
         end = max(end, recording.spanStart)
-        lastFinishedSequence = recording.sequence
-        // Published (or to be published) at trackedSpanIndex, unless the monitor stops first.
-        nextUncheckedIndex = max(nextUncheckedIndex, trackedSpanIndex &+ 1)
+        progress.finishedTracked(recording.sequence)
         self.recording = nil
         let announced = recording.lastSnapshotAt != 0
         func discard(_ counter: borrowing Atomic<Int>) -> Bool {

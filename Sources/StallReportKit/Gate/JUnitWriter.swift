@@ -21,35 +21,34 @@ package struct JUnitWriter: Sendable {
         var output: String?
     }
 
+    /// A budget's case: passes with the verdict as output, or fails with it and one line per offender.
+    private static func budgetCase(_ name: String, passed: Bool, verdict: String, offenders: [String]) -> Case {
+        var test = Case(classname: "stallreport.budgets", name: name)
+        if passed {
+            test.output = verdict
+        } else {
+            test.failure = (verdict, offenders.joined(separator: "\n"))
+        }
+        return test
+    }
+
     /// The XML document.
     package func render(_ result: GateResult) -> String {
-        var budgetCases: [Case] = []
-        for check in result.checks {
-            var test = Case(
-                classname: "stallreport.budgets", name: "\(check.kind.rawValue) ≤ \(check.kind.format(check.limit))")
-            if check.passed {
-                test.output = check.verdictLine
-            } else {
-                let body = check.offenders.map {
+        var budgetCases: [Case] = result.checks.map { check in
+            Self.budgetCase(
+                "\(check.kind.rawValue) ≤ \(check.kind.format(check.limit))", passed: check.passed,
+                verdict: check.verdictLine,
+                offenders: check.offenders.map {
                     "\($0.fingerprint)  \(check.kind.format(check.value(of: $0)))  \(names.display($0.headline))"
-                }.joined(separator: "\n")
-                test.failure = (check.verdictLine, body)
-            }
-            budgetCases.append(test)
+                })
         }
-
-        for check in result.blockingChecks {
-            var test = Case(
-                classname: "stallreport.budgets", name: "\(check.kind.rawValue) ≤ \(Durations.format(check.limit))")
-            if check.passed {
-                test.output = check.verdictLine
-            } else {
-                let body = check.offenders.map {
+        budgetCases += result.blockingChecks.map { check in
+            Self.budgetCase(
+                "\(check.kind.rawValue) ≤ \(Durations.format(check.limit))", passed: check.passed,
+                verdict: check.verdictLine,
+                offenders: check.offenders.map {
                     "\($0.fingerprint)  \(Durations.format($0.totalMs))  \(BlockingBudgetCheck.describe($0, names: names))"
-                }
-                test.failure = (check.verdictLine, body.joined(separator: "\n"))
-            }
-            budgetCases.append(test)
+                })
         }
 
         var fingerprintCases: [Case] = []

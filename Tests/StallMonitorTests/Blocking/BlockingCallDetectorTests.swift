@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import Synchronization
 import Testing
+import ToolSupport
 
 @testable import StallMonitor
 
@@ -259,7 +260,7 @@ enum BlockingVisibility {
 
 /// An actor whose method blocks (`BlockingGroundTruthTests`).
 actor BlockingLedger {
-    @inline(never) func recordSlowly(milliseconds: Int) -> Double {
+    @inline(never) func recordSlowly(milliseconds: Int) -> CallerClock {
         BlockingGroundTruthTests.timedUsleep(milliseconds: milliseconds)
     }
 }
@@ -269,31 +270,31 @@ actor BlockingLedger {
 /// says (within 0.5 ms), and the controls give nothing.
 @Suite("Blocking calls: ground truth", .serialized, .enabled(if: BlockingVisibility.executableCallsSeen))
 struct BlockingGroundTruthTests {
-    /// usleep for `milliseconds`, timed by the caller around the call (ms).
-    @inline(never) static func timedUsleep(milliseconds: Int) -> Double {
-        let start = CStallMonitor_monotonic_ns()
+    /// usleep for `milliseconds`, timed by the caller around the call.
+    @inline(never) static func timedUsleep(milliseconds: Int) -> CallerClock {
+        let begun = CallerClock.begin()
         usleep(useconds_t(milliseconds * 1000))
-        return Double(CStallMonitor_monotonic_ns() - start) / 1e6
+        return CallerClock.end(begun)
     }
 
-    @MainActor @inline(never) static func onMainActor(milliseconds: Int) -> Double {
+    @MainActor @inline(never) static func onMainActor(milliseconds: Int) -> CallerClock {
         timedUsleep(milliseconds: milliseconds)
     }
 
     private let lengths = [2, 5, 20]
 
     /// Three async functions, each suspending before it calls the next: the innermost blocks.
-    @inline(never) static func outerAwaitingForBlockingTest() async -> Double {
+    @inline(never) static func outerAwaitingForBlockingTest() async -> CallerClock {
         await Task.yield()
         return await middleAwaitingForBlockingTest()
     }
 
-    @inline(never) static func middleAwaitingForBlockingTest() async -> Double {
+    @inline(never) static func middleAwaitingForBlockingTest() async -> CallerClock {
         await Task.yield()
         return await innerBlockingForBlockingTest()
     }
 
-    @inline(never) static func innerBlockingForBlockingTest() async -> Double {
+    @inline(never) static func innerBlockingForBlockingTest() async -> CallerClock {
         await Task.yield()
         return timedUsleep(milliseconds: 5)
     }
@@ -324,14 +325,14 @@ struct BlockingGroundTruthTests {
         let detector = try BlockingCallDetector.startScoped(.init(threshold: .milliseconds(1)))
         defer { detector.stop() }
         let ledger = BlockingLedger()
-        let measured: [Double] = await detector.attributing {
-            var measured: [Double] = []
+        let measured: [CallerClock] = await detector.attributing {
+            var measured: [CallerClock] = []
             for length in lengths {
                 measured.append(await Task { Self.timedUsleep(milliseconds: length) }.value)
                 measured.append(
-                    await withTaskGroup(of: Double.self) { group in
+                    await withTaskGroup(of: CallerClock.self) { group in
                         group.addTask { Self.timedUsleep(milliseconds: length) }
-                        return await group.next() ?? 0
+                        return await group.next() ?? CallerClock(milliseconds: 0, disturbance: nil)
                     })
                 async let child = Self.timedUsleep(milliseconds: length)
                 measured.append(await child)
@@ -353,7 +354,7 @@ struct BlockingGroundTruthTests {
             let recorded =
                 Double(call.duration.components.attoseconds) / 1e15 + Double(call.duration.components.seconds) * 1000
             #expect(call.call == "usleep" && call.inTask)
-            #expect(abs(recorded - ownClock) <= 0.5, "recorded \(recorded) ms, the caller's clock \(ownClock) ms")
+            #expect(ownClock.admits(recorded), "recorded \(recorded) ms, the caller's clock \(ownClock)")
         }
     }
 }

@@ -58,11 +58,7 @@ struct FingerprintAndRecordingTests {
 
     @Test("at the bound a recording keeps an evenly spread half, doubles the interval and says so")
     func thinning() {
-        var recording = StallRecording(
-            thread: .init(tid: 1, name: "t", isMainThread: false, loopKind: "runLoop"), sequence: 1, spanStart: 0,
-            wallClockStart: Date(), threshold: 250_000_000, mode: nil, interval: 10_000_000,
-            requestedInterval: 10_000_000, maxSamples: 4, cpuAtTrackingStart: 0, trackingStart: 0,
-            unwinder: SamplingUnwinder(name: "libdw", snapshot: .libdw, note: nil))
+        var recording = StallRecording.fixture(maxSamples: 4)
         for offset in 0..<4 {
             recording.append(
                 RawSample(

@@ -60,7 +60,7 @@ struct PlantedNameTests {
     )
     func storeTakesTheNextName() throws {
         try Self.withPlantedDirectory { reports, victim in
-            let store = ReportFileStore(directory: reports)
+            let store = ReportFileStore(directory: reports, unfinished: UnfinishedFiles())
             Self.plantLink(at: store.path(of: "stall-a.json"), to: victim)
 
             var offered = ["stall-b.json"]

@@ -15,8 +15,10 @@ import Glibc
 /// its address, or a task that suspended and was resumed (on this worker or another). A span is
 /// dated from its enqueue when that came after the look before (the hook notes when, with a
 /// coarse clock: a free worker takes a job at once), else from the middle of the interval in
-/// which it appeared, and ends at the middle of the interval in which it was gone (or before its
-/// task was enqueued again, when that came first), so the interval bounds the error of a
+/// which it appeared (after a sleep of the quiet pool, of the last `interval` before the look: a
+/// job that did not pass the hook began at an unknown moment of the sleep), and ends at the
+/// middle of the interval in which it was gone (or before its task was enqueued again, when that
+/// came first), so the interval bounds the error of a
 /// duration (half an interval at each end, at most). At `stop` a last look ends a span whose job
 /// is gone the same way, not at the stop. Each worker keeps one slot (a
 /// ``PoolSlotProbe`` with its own span tracker and watch) while it runs tasks, so stalls on
@@ -27,7 +29,9 @@ import Glibc
 /// enqueue-to-start delay is the pool's delay for new work (the `pool.delay` metric), a token
 /// that waits longer than the threshold means every worker is held (starvation: said once per
 /// token, with each worker and how long its job has held it), and the worker that runs it is
-/// armed for sampling (the sampling signal unblocked: libdispatch workers block every signal).
+/// armed for sampling (the sampling signal unblocked: libdispatch workers block every signal but
+/// `SIGPROF`, the one used by default). The first token is queued at start only where the pool
+/// has a worker already: the monitor starts none itself.
 ///
 /// While no worker runs a task the watchdog sleeps: a pass-through hook on the runtime's global
 /// enqueue (`swift_task_enqueueGlobal_hook`, handing every job on unchanged) wakes it when work
@@ -124,8 +128,11 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         /// When its last span ended (0: none has).
         var spanEndedAt: UInt64 = 0
 
-        /// The middle of the interval from its last look to a look at `now`.
-        func middleOfInterval(until now: UInt64) -> UInt64 { lastLook + (now &- lastLook) / 2 }
+        /// The middle of the interval from its last look (or from `floor`, when later) to a look at `now`.
+        func middleOfInterval(until now: UInt64, from floor: UInt64 = 0) -> UInt64 {
+            let from = max(lastLook, min(floor, now))
+            return from + (now &- from) / 2
+        }
     }
 
     init(layout: PoolLayout, threshold: UInt64, interval: UInt64, slots: Int) {
@@ -157,7 +164,10 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         guard slot == 0 else { return }
         hooked = CStallMonitor_pool_hook_install() == 0
         token.arm(with: arm)
-        queueToken(at: CStallMonitor_monotonic_ns())
+        // The first token arms a worker there is already; where there is none, the pool's first
+        // busy look queues it (a token would start the pool's first worker, and libdispatch's
+        // workqueue monitor with it, in a host that may never use the pool).
+        if PoolWorkerScan.anyPoolWorker() { queueToken(at: CStallMonitor_monotonic_ns()) }
     }
 
     /// Workers running declared long work (``StallMonitor/expectLongWork(_:)``) the watchdog had
@@ -192,6 +202,8 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
 
     func poll(now: UInt64) -> UInt64? {
         guard !isDetached else { return nil }
+        // A job that reached a worker without passing the enqueue hook, after a sleep by plan.
+        let unknownStartFloor = looks.earliestUnknownStart(now: now)
         let wokeAt = noteEnqueues(now: now)
         let producerWoke = wokeAt != nil
         if producerWoke { scanEveryLookUntil = now &+ 100_000_000 }
@@ -207,7 +219,9 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
             let newJob = job.startsNewJob(after: worker.job)
             // A worker idle through a sleep that new work ended starts at the wake-up (see
             // noteEnqueues); otherwise somewhere since its last look, taken as the middle.
-            let changedAt = worker.lastLook == wokeAt ? worker.lastLook : worker.middleOfInterval(until: now)
+            let changedAt =
+                worker.lastLook == wokeAt
+                ? worker.lastLook : worker.middleOfInterval(until: now, from: unknownStartFloor)
             // The new job, when enqueued since the last look, from its enqueue (the watchdog may
             // have woken late, the interval grown long); the job before ends at the middle, or
             // before its task was enqueued again if that came first.
@@ -261,7 +275,8 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     /// knows) and sleeps in the kernel, none was met in the last second (its name may still
     /// change), no other thread is young, and the process has as many threads as at the scan.
     /// A job handed to libdispatch wakes a sleeping worker (runnable from then on) or starts a
-    /// thread before the enqueue returns, so none is queued unseen.
+    /// thread before the enqueue returns, and the enqueue hook notes the enqueue only after that
+    /// (a look that took its flag), so none is queued unseen.
     private func isSettled(now: UInt64) -> Bool {
         guard !workers.isEmpty, !isSettling(now: now), let count = PoolWorkerScan.threadCount(), count == threadCount
         else { return false }

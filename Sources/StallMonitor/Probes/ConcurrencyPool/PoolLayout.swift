@@ -42,11 +42,31 @@ struct PoolLayout: Sendable {
     /// The runtime module whose TLS holds the active task.
     static let concurrencyModule = "libswift_Concurrency.so"
 
-    /// Learns and checks the layout; waits at most `timeout` for a task to run on the pool when
-    /// the caller is not in one.
-    static func learn(timeout: Duration = .seconds(2)) -> Result<PoolLayout, StallMonitorError> {
+    /// The layout learned in this process, once it was: the runtime's and the C library's layout
+    /// do not change while a process runs, so every later monitor, the blocking-call recorder and
+    /// the benchmarks take it from here (a failure is not kept: a task that did not run in time
+    /// may run the next time).
+    private static let learned = Locked<PoolLayout?>(nil)
+
+    /// Learns and checks the layout, in a task on a thread of the monitor's own
+    /// (``OwnThreadTaskExecutor``: the pool itself runs nothing for it); waits at most `timeout`
+    /// for that task. Learned once per process.
+    static func learn(timeout: Duration = .seconds(10)) -> Result<PoolLayout, StallMonitorError> {
+        if let known = learned.withLock({ $0 }) { return .success(known) }
+        let result = learnAnew(timeout: timeout)
+        if case .success(let layout) = result { learned.withLock { $0 = layout } }
+        return result
+    }
+
+    private static func learnAnew(timeout: Duration) -> Result<PoolLayout, StallMonitorError> {
         #if os(Linux) && arch(x86_64) && compiler(>=6.0)
-        guard let thread = learnThreadLayout() else {
+        guard let learned = learnOnOwnThread(timeout: timeout) else {
+            return .failure(
+                .unsupportedLoop(
+                    "the concurrency pool cannot be watched: the monitor's own thread did not run its task within \(timeout) of start"
+                ))
+        }
+        guard let thread = learned.thread else {
             if let unreadable = SyscallDenialWatch.ownMemoryUnreadable {
                 return .failure(.unsupportedLoop("the concurrency pool cannot be watched: \(unreadable)"))
             }
@@ -55,13 +75,7 @@ struct PoolLayout: Sendable {
                     "the concurrency pool cannot be watched: this C library's thread layout is not the one StallMonitor knows (glibc on x86_64)"
                 ))
         }
-        let found: Result<TaskFindings, StallMonitorError>
-        if let here = findingsInCurrentTask() {
-            found = here
-        } else {
-            found = findingsOnPool(timeout: timeout)
-        }
-        switch found {
+        switch learned.task {
         case .success(let findings):
             let note = findings.idProblem.map {
                 "pool jobs are told apart by task address and enqueues only, not by task id: \($0)"
@@ -82,21 +96,11 @@ struct PoolLayout: Sendable {
         #endif
     }
 
-    /// The thread layout, learned on a short-lived thread of our own (one whose stack glibc
-    /// allocated, like every Dispatch worker's); nil when it does not read as expected.
-    private static func learnThreadLayout() -> (distance: UInt, tidOffset: Int)? {
-        let result = Locked<(distance: UInt, tidOffset: Int)?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        NativeThread.start(name: "stall-layout", stackSize: 128 * 1024) {
-            var distance: UInt = 0
-            var tidOffset = 0
-            if CStallMonitor_learn_thread_layout(&distance, &tidOffset) == 0 {
-                result.withLock { $0 = (distance, tidOffset) }
-            }
-            done.signal()
-        }
-        done.wait()
-        return result.withLock { $0 }
+    /// What is learned on the monitor's thread: the thread layout (nil when it does not read as
+    /// expected), and inside a task the active-task offset and why the task id cannot be used.
+    private struct Learned: Sendable {
+        var thread: (distance: UInt, tidOffset: Int)?
+        var task: Result<TaskFindings, StallMonitorError>
     }
 
     /// What is learned inside a task: the active-task offset, and why the task id cannot be used (nil: it can).
@@ -105,38 +109,36 @@ struct PoolLayout: Sendable {
         var idProblem: String?
     }
 
-    /// What is learned in the task the caller runs in; nil when it runs in none.
-    private static func findingsInCurrentTask() -> Result<TaskFindings, StallMonitorError>? {
-        guard let task = currentTaskAddress() else { return nil }
-        return findings(in: task)
-    }
-
-    /// What is learned in a task started for it on the pool.
-    private static func findingsOnPool(timeout: Duration) -> Result<TaskFindings, StallMonitorError> {
-        let result = Locked<Result<TaskFindings, StallMonitorError>?>(nil)
+    /// Learns, in a task on a short-lived thread of the monitor's own (one whose stack glibc
+    /// allocated, like every Dispatch worker's), the thread layout and what a running task shows;
+    /// nil when the task did not run within `timeout`.
+    private static func learnOnOwnThread(timeout: Duration) -> Learned? {
+        let executor = OwnThreadTaskExecutor(name: "stall-layout")
+        defer { executor.finish() }
+        let result = Locked<Learned?>(nil)
         let done = DispatchSemaphore(value: 0)
-        Task.detached {
-            let found =
-                currentTaskAddress().map(findings(in:))
-                ?? .failure(.unsupportedLoop("a task on the concurrency pool found no current task"))
-            result.withLock { $0 = found }
+        Task.detached(executorPreference: executor) {
+            var distance: UInt = 0
+            var tidOffset = 0
+            let thread = CStallMonitor_learn_thread_layout(&distance, &tidOffset) == 0 ? (distance, tidOffset) : nil
+            let task =
+                currentTaskAddress().map { findings(in: $0, executor: executor) }
+                ?? .failure(.unsupportedLoop("a task on the monitor's own executor found no current task"))
+            result.withLock { $0 = Learned(thread: thread, task: task) }
             done.signal()
         }
-        guard done.wait(timeout: .now() + .nanoseconds(Int(timeout.nanoseconds))) == .success,
-            let found = result.withLock({ $0 })
-        else {
-            return .failure(
-                .loopNotRunning(
-                    "the concurrency pool did not run a task within \(timeout) of start: it is stuck (every worker held), so it cannot be checked and watched"
-                ))
-        }
-        return found
+        guard done.wait(timeout: .now() + .nanoseconds(Int(timeout.nanoseconds))) == .success else { return nil }
+        return result.withLock { $0 }
     }
 
-    /// The active-task offset and the task-id check, on the calling thread inside the task at `task`.
-    private static func findings(in task: UInt) -> Result<TaskFindings, StallMonitorError> {
+    /// The active-task offset and the task-id check, on the calling thread inside the task at
+    /// `task` (the check's second task runs on `executor`).
+    private static func findings(
+        in task: UInt, executor: OwnThreadTaskExecutor
+    ) -> Result<TaskFindings, StallMonitorError> {
         activeTaskOffset(holding: task).map {
-            TaskFindings(activeTaskOffset: $0, idProblem: TaskIDCheck.problem(inRunningTask: task))
+            TaskFindings(
+                activeTaskOffset: $0, idProblem: TaskIDCheck.problem(inRunningTask: task, otherTasksOn: executor))
         }
     }
 

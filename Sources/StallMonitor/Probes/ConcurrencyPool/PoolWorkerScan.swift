@@ -13,6 +13,11 @@ enum PoolWorkerScan {
         name.hasSuffix("-qos") || name == "DispatchWorker"
     }
 
+    /// Whether the process has a pool worker now.
+    static func anyPoolWorker() -> Bool {
+        threadIDs().contains { isPoolWorker(named: ThreadProcFiles.threadName(tid: $0)) }
+    }
+
     /// How many threads the process has now: `/proc/self/task`'s link count less two (one
     /// `stat`, no directory read); nil when it cannot be read.
     static func threadCount() -> Int? {

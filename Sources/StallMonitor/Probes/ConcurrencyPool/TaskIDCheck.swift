@@ -3,10 +3,11 @@ import CStallMonitor
 /// Checks, when a monitor starts, that a task's 32-bit job id lies where ``PoolLayout`` reads it.
 enum TaskIDCheck {
     /// Why the id word cannot be trusted, checked inside the running task at `task` and in a
-    /// task made for the check (so that two ids, one of them not 1, are compared); nil when both
-    /// ids match what the runtime says and the running task's `ResumeTask` lies in executable code.
-    static func problem(inRunningTask task: UInt) -> String? {
-        let other = Task.detached(priority: .background) {}
+    /// task made for the check on `executor` (so that two ids, one of them not 1, are compared);
+    /// nil when both ids match what the runtime says and the running task's `ResumeTask` lies in
+    /// executable code.
+    static func problem(inRunningTask task: UInt, otherTasksOn executor: some TaskExecutor) -> String? {
+        let other = Task.detached(executorPreference: executor) {}
         return withExtendedLifetime(other) {
             let made = unsafeBitCast(other, to: UInt.self)
             for address in [task, made] {

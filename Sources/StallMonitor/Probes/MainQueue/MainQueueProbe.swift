@@ -34,7 +34,6 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
     /// Whether `tid` drains the main queue now (MainActor code calling ``StallMonitor/expectLongWork(_:)``).
     func runsLoopWork(on tid: Int32, armedTID: Int32) -> Bool { queue.owner() == tid }
     private let queue: MainQueueState
-    private let interval: UInt64
     /// The token queued on the main queue: when it last ran, and the workers it armed.
     private let token = WorkerArmingToken()
 
@@ -53,9 +52,8 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
 
     init(_ queue: MainQueueState, interval: UInt64) {
         self.queue = queue
-        self.interval = max(interval, 1_000_000)
         looks = EnqueueWakeSchedule(
-            interval: self.interval, takeFlag: { CStallMonitor_main_enqueued($0) != 0 },
+            interval: max(interval, 1_000_000), takeFlag: { CStallMonitor_main_enqueued($0) != 0 },
             arm: { CStallMonitor_main_arm($0, $1 ? 1 : 0) })
     }
 
@@ -88,9 +86,18 @@ final class MainQueueProbe: PolledLoopProbe, @unchecked Sendable {
     /// sleep. (Not from the post itself, as on the pool: a worker must first be woken to drain
     /// the main queue, and dating from the post gave figure 12b a larger largest error, 15.5 ms
     /// against 10 ms.)
+    /// After a sleep no post ended, a job found running reached the queue another way (a
+    /// `DispatchQueue.main.asyncAfter` block, which libdispatch pushes without `dispatch_async`):
+    /// dated from no earlier than ``EnqueueWakeSchedule/earliestUnknownStart(now:)``.
     private func noteEnqueues(now: UInt64) {
+        let floor = looks.earliestUnknownStart(now: now)
         let woke = looks.noteEnqueues(now: now).wokeAt
-        if let woke, spanThread == nil, let last = lastEnd, last.at < woke { lastEnd = (woke, false) }
+        guard spanThread == nil, let last = lastEnd else { return }
+        if let woke {
+            if last.at < woke { lastEnd = (woke, false) }
+        } else if last.at < floor {
+            lastEnd = (floor, false)
+        }
     }
 
     /// The next look (see ``EnqueueWakeSchedule``): the queue is quiet while idle with no span

@@ -159,7 +159,10 @@ final class RunLoopEvents: @unchecked Sendable {
 
     /// A run began in the mode whose name (a CFString the loop keeps for its life) is at `modeName`.
     private func enterRun(modeName: UnsafeRawPointer?) {
-        let index = modeName.map(modeIndex) ?? 0
+        // Not `modeName.map(modeIndex)`: the method as a closure retains and releases `self`, two
+        // atomic operations at every run's entry (`RunLoop.run()` enters once per source handled).
+        var index = 0
+        if let modeName { index = modeIndex(modeName) }
         if depth < Self.maxDepth { modes[depth] = index }
         depth += 1
         tracker.noteMode(index)

@@ -22,8 +22,12 @@ struct SampleReading {
         tid = files.tid
         self.spanStart = spanStart
         offset = now &- spanStart
-        state = files.schedulerState()
+        // The syscall file first: a stack copied from /proc is kept only while that file reads
+        // the same (and the CPU time stands still), so a state read after it is the state the
+        // stack was taken in. Read before it, a thread that spun then entered a syscall or a fault
+        // (a page fault, an allocator's mmap) would give an asleep stack marked running.
         syscallState = files.syscallState()
+        state = files.schedulerState()
         switch syscallState {
         case .inSyscall(let number, _, let pc):
             syscallName = SyscallTable.name(number)
