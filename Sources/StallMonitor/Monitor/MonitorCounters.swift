@@ -2,6 +2,9 @@ import Synchronization
 
 /// Counters shared by the watchdog, the writer and the public statistics.
 final class MonitorCounters: Sendable {
+    /// Spans the monitor's own loops have begun, as the watchdog last saw them: brought up to
+    /// date at each of its looks and once more when it stops (the session record's `spans`).
+    let spansBegun = Atomic<Int>(0)
     let spansTracked = Atomic<Int>(0)
     let shortSpansDiscarded = Atomic<Int>(0)
     let stallsDetected = Atomic<Int>(0)

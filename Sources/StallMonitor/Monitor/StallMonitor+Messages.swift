@@ -38,26 +38,4 @@ extension StallMonitor {
         metrics.emitLoopTime(threads, now: CStallMonitor_monotonic_ns())
         metrics.syncDropped(counters, errors: errors.counts)
     }
-
-    /// What the session record says of the monitor so far: spans, stalls, reports written and
-    /// reports dropped by why.
-    static func sessionCounts(
-        trackers: [SpanTracker], counters: MonitorCounters, errors: ErrorReporter
-    )
-        -> (spans: Int, stalls: Int, written: Int, dropped: [String: Int])
-    {
-        let failed: Set<DroppedReportReason> = [.reportWrite, .reportEncoding]
-        var dropped = errors.counts.filter { failed.contains(DroppedReportReason(rawValue: $0.key)) }
-        func count(_ reason: DroppedReportReason, _ value: Int) {
-            if value > 0 { dropped[reason.rawValue] = value }
-        }
-        count(.rateLimitedToSummary, counters.reportsRateLimited.load(ordering: .relaxed))
-        count(.deletedForQuota, counters.reportsDeletedForQuota.load(ordering: .relaxed))
-        count(.watchdogStarved, counters.longSpansOverwritten.load(ordering: .relaxed))
-        let spans = trackers.reduce(0) { $0 + Int($1.currentSpan().sequence) }
-        return (
-            spans, counters.stallsDetected.load(ordering: .relaxed),
-            counters.reportsWritten.load(ordering: .relaxed), dropped
-        )
-    }
 }

@@ -228,10 +228,7 @@ public final class StallMonitor: Sendable {
         let store = ReportFileStore(
             directory: configuration.reportDirectory, quota: quota, unfinished: MonitorProcess.shared.unfinishedFiles)
         let session = SessionRecorder(
-            store: store, process: process, thresholdMs: Double(threshold) / 1e6, errors: errors,
-            sample: { [trackers = threads.map(\.tracker)] in
-                Self.sessionCounts(trackers: trackers, counters: counters, errors: errors)
-            })
+            store: store, process: process, thresholdMs: Double(threshold) / 1e6, counters: counters, errors: errors)
         let writer = Self.makeWriter(
             configuration: configuration, process: process, store: store, errors: errors,
             counters: counters, session: session, metrics: metrics)

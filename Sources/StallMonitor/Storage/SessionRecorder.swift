@@ -20,17 +20,18 @@ final class SessionRecorder: Sendable {
     private let base: SessionRecord
     private let store: ReportFileStore
     private let errors: ErrorReporter
-    private let sample: @Sendable () -> (spans: Int, stalls: Int, written: Int, dropped: [String: Int])
+    private let counters: MonitorCounters
     private let written = Atomic<Bool>(false)
     private let aliveMark = SessionAliveMark()
 
+    /// A record of the monitor whose counts are in `counters` and `errors`, kept in `store`.
     init(
-        store: ReportFileStore, process: StallReport.Process, thresholdMs: Double, errors: ErrorReporter,
-        sample: @escaping @Sendable () -> (spans: Int, stalls: Int, written: Int, dropped: [String: Int])
+        store: ReportFileStore, process: StallReport.Process, thresholdMs: Double, counters: MonitorCounters,
+        errors: ErrorReporter
     ) {
         self.store = store
         self.errors = errors
-        self.sample = sample
+        self.counters = counters
         let stamp = ReportFileName.stamp(startedAt)
         self.stamp = stamp
         fileName = Locked(Self.name(stamp: stamp))
@@ -50,6 +51,23 @@ final class SessionRecorder: Sendable {
             number: MonitorProcess.shared.sessionsStarted.add(1, ordering: .relaxed).newValue)
     }
 
+    /// What the record says of the monitor so far: spans, stalls, reports written and reports
+    /// dropped by why (read from the counters the watchdog and the writer keep).
+    private func counts() -> (spans: Int, stalls: Int, written: Int, dropped: [String: Int]) {
+        let failed: Set<DroppedReportReason> = [.reportWrite, .reportEncoding]
+        var dropped = errors.counts.filter { failed.contains(DroppedReportReason(rawValue: $0.key)) }
+        func count(_ reason: DroppedReportReason, _ value: Int) {
+            if value > 0 { dropped[reason.rawValue] = value }
+        }
+        count(.rateLimitedToSummary, counters.reportsRateLimited.load(ordering: .relaxed))
+        count(.deletedForQuota, counters.reportsDeletedForQuota.load(ordering: .relaxed))
+        count(.watchdogStarved, counters.longSpansOverwritten.load(ordering: .relaxed))
+        return (
+            counters.spansBegun.load(ordering: .relaxed), counters.stallsDetected.load(ordering: .relaxed),
+            counters.reportsWritten.load(ordering: .relaxed), dropped
+        )
+    }
+
     /// The monotonic time since the start, in nanoseconds.
     private var elapsed: UInt64 { DispatchTime.now().uptimeNanoseconds &- startedMonotonic }
 
@@ -62,7 +80,7 @@ final class SessionRecorder: Sendable {
     /// Rewrites the record with the current counts (call on the writer queue).
     func heartbeat(stopping: Bool = false) {
         let now = Date()
-        let counts = sample()
+        let counts = self.counts()
         var record = base
         record.lastHeartbeatAt = now
         let elapsed = elapsed

@@ -288,6 +288,9 @@ final class SpanTracker: Sendable {
         return (current.sequence, current.phase, start, suspended)
     }
 
+    /// Spans begun so far (the current span's sequence number): one relaxed load.
+    var spansBegun: UInt64 { SpanState(rawValue: state.load(ordering: .relaxed)).sequence }
+
     /// The published end of span `sequence`, when it has ended and was long enough to publish.
     func endedSpan(_ sequence: UInt64) -> EndedSpan? {
         endedSpans.span(sequence)

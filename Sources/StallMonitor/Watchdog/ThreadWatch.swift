@@ -68,6 +68,8 @@ final class ThreadWatch {
     var asyncChains: AsyncChainSource? { environment.asyncChains }
     /// When the watchdog last went to sleep with a span open, and the thread's CPU time then.
     var cpuBeforeSleep: (at: UInt64, cpu: Int64)?
+    /// The thread's spans already added to the counters' ``MonitorCounters/spansBegun``.
+    private var spansCounted: UInt64 = 0
 
     /// A watch of `thread` that counts in `counters`, obeys `controls`, reads and tells through
     /// `environment` and hands stalls to `emit`.
@@ -117,6 +119,16 @@ final class ThreadWatch {
             armingProblems: thread.armingProblems(of: tid))
         procFiles = ThreadProcFiles(tid: tid)
         sampler.forgetThread(tid)  // its stack is looked up again: the id may be a new thread's
+    }
+
+    /// Adds the spans the thread began since the last count to ``MonitorCounters/spansBegun``
+    /// (after each look, and at stop): the counts flow from the tracker to the counters, which
+    /// the session record reads.
+    func countBegunSpans() {
+        let begun = thread.tracker.spansBegun
+        guard begun > spansCounted else { return }
+        counters.spansBegun.add(Int(begun - spansCounted), ordering: .relaxed)
+        spansCounted = begun
     }
 
     /// Whether a span is open now (used to avoid parking while one is).

@@ -108,6 +108,7 @@ final class Watchdog: @unchecked Sendable {
             }
             for watch in watches {
                 if let due = watch.step(now: now) { deadline = min(deadline ?? .max, due) }
+                watch.countBegunSpans()
             }
             metrics?.syncDropped(counters)
             guard running.load(ordering: .sequentiallyConsistent) else { break }
@@ -156,7 +157,10 @@ final class Watchdog: @unchecked Sendable {
             }
             counters.watchdogWakeups.add(1, ordering: .relaxed)
         }
-        for watch in watches { watch.finishOnStop() }
+        for watch in watches {
+            watch.finishOnStop()
+            watch.countBegunSpans()
+        }
         for poller in pollers { poller.finishPolling() }
         metrics?.syncDropped(counters)
     }

@@ -51,6 +51,29 @@ struct EnqueueWakeScheduleTests {
     }
 
     @Test(
+        "a job no producer told of is dated from the last interval after a sleep by plan (a Task.sleep's timer), from any time after a busy look"
+    )
+    func unknownStartAfterQuietSleep() {
+        let start: UInt64 = 1_000 * Self.millisecond
+        var schedule = Self.schedule(enqueuedAt: start)
+        _ = schedule.nextLook(now: start, idle: false)
+        #expect(!schedule.quiet)
+        #expect(
+            schedule.earliestUnknownStart(now: start + 20 * Self.millisecond) == 0,
+            "busy: the look came an interval ago")
+        let settledAt = start + 22 * Self.millisecond
+        let wakeAt = schedule.nextLook(now: settledAt, idle: true, settled: true)
+        #expect(schedule.quiet && wakeAt == settledAt + sleepingLookInterval)
+        // The look that ends the planned 2 s sleep finds a job the hook never saw (the sleep task
+        // a dispatch timer runs): it began no earlier than one interval before the look, not
+        // somewhere in the whole sleep (whose middle is a second back: a false stall).
+        #expect(schedule.earliestUnknownStart(now: wakeAt) == wakeAt - 20 * Self.millisecond)
+        _ = schedule.noteEnqueues(now: wakeAt)
+        _ = schedule.nextLook(now: wakeAt, idle: false)
+        #expect(schedule.earliestUnknownStart(now: wakeAt + 20 * Self.millisecond) == 0, "busy again")
+    }
+
+    @Test(
         "a thread waiting on a semaphore is asleep; a running thread, the caller and a thread that does not exist are not"
     )
     func threadAsleep() async throws {
