@@ -27,7 +27,8 @@ enum ServerFigureTools {
 
     /// Asks a server for `count` stalls of 300–800 ms (lengths from a generator seeded with
     /// `seed`), 150 ms apart: `get(index, ms)` sends request `index` and returns its body, which
-    /// ends "took <ms>" and then `suffix`. The durations the handlers measured, in milliseconds.
+    /// ends "took <ms>" and then `suffix`, or `suffix` and a note of how the handler's thread was
+    /// disturbed (`took 684.006 ms (preempted)`). The durations the handlers measured, in milliseconds.
     static func requestStalls(
         count: Int, seed: UInt64, suffix: String, get: (_ index: Int, _ ms: Int) throws -> String
     ) throws -> [Double] {
@@ -38,7 +39,9 @@ enum ServerFigureTools {
             let body = try get(index, ms)
             guard
                 let took = body.components(separatedBy: "took ").last.flatMap({
-                    Double($0.replacingOccurrences(of: suffix, with: ""))
+                    Double(
+                        $0.components(separatedBy: suffix.trimmingCharacters(in: .whitespacesAndNewlines))[0]
+                            .trimmingCharacters(in: .whitespaces))
                 })
             else {
                 throw BenchError("unexpected answer: \(body)")
