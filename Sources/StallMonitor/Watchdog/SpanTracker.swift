@@ -90,7 +90,10 @@ final class SpanTracker: Sendable {
     /// The loop entered a run (the outermost one, or one nested in a callout).
     @inline(__always)
     func loopEntered(at now: UInt64) {
-        let level = depth.add(1, ordering: .relaxed).newValue
+        // The loop's thread is the only writer: a load and a store, not a locked compare-and-swap
+        // (an overflow-checked atomic add is one), at every run's entry and exit.
+        let level = depth.load(ordering: .relaxed) &+ 1
+        depth.store(level, ordering: .relaxed)
         if level == 1 || !SpanState(rawValue: state.load(ordering: .relaxed)).isOpen {
             resumeOrBegin(at: now)
         }
@@ -126,9 +129,9 @@ final class SpanTracker: Sendable {
     /// The loop left a run.
     @inline(__always)
     func loopExited(at now: UInt64) {
-        let level = depth.subtract(1, ordering: .relaxed).newValue
+        let level = depth.load(ordering: .relaxed) &- 1
+        depth.store(max(level, 0), ordering: .relaxed)
         if level <= 0 {
-            depth.store(0, ordering: .relaxed)
             suspend(at: now)
         } else if !SpanState(rawValue: state.load(ordering: .relaxed)).isOpen {
             resumeOrBegin(at: now)  // back in the enclosing callout: awake again
