@@ -49,17 +49,24 @@ struct PoolStallHostTests {
         #expect("\(report.loop.threadID)" == stall.thread, "the report names the worker that ran the job")
         #expect(!report.loop.isMainThread)
         #expect(report.classification == classification, "\(report.classification)")
+        Self.expect(report, names: function, lasting: stall.milliseconds)
+        #expect(report.samples.contains { $0.kind == .stack }, "samples carry the worker's stack")
+    }
+
+    /// The report's stack names `function` (a prefix of its name) and its duration is the host's:
+    /// start and end are each dated to half a poll interval (10 ms) when the watchdog keeps its
+    /// pace; the bounds are generous for a loaded machine and the sanitizers.
+    static func expect(
+        _ report: StallReport, names function: String, lasting milliseconds: Double,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(
             report.representativeFunction.contains(function)
-                || report.representativeStack.contains {
-                    report.frames[$0].symbol?.contains(function) == true
-                }, "\(report.representativeFunction)")
-        #expect(report.samples.contains { $0.kind == .stack }, "samples carry the worker's stack")
-        // Start and end are each dated to half a poll interval (10 ms) when the watchdog keeps
-        // its pace; generous bounds for a loaded machine and the sanitizers.
+                || report.representativeStack.contains { report.frames[$0].symbol?.contains(function) == true },
+            "\(report.representativeFunction) vs \(function)", sourceLocation: sourceLocation)
         #expect(
-            report.durationMs >= stall.milliseconds - 60 && report.durationMs <= stall.milliseconds + 300,
-            "report \(report.durationMs) ms, function \(stall.milliseconds) ms")
+            report.durationMs >= milliseconds - 60 && report.durationMs <= milliseconds + 300,
+            "report \(report.durationMs) ms, function \(milliseconds) ms", sourceLocation: sourceLocation)
     }
 
     @Test(
@@ -78,13 +85,7 @@ struct PoolStallHostTests {
         try #require(reports.count == 2, "\(reports.map(\.durationMs)) \(run)")
         let byThread = reports.sorted { $0.startedAt < $1.startedAt }
         for (report, stall) in zip(byThread, caused) {
-            let name = String(stall.function.prefix { $0 != "(" })
-            #expect(
-                report.representativeStack.contains { report.frames[$0].symbol?.contains(name) == true },
-                "\(report.representativeFunction) vs \(name)")
-            #expect(
-                report.durationMs >= stall.milliseconds - 60 && report.durationMs <= stall.milliseconds + 300,
-                "report \(report.durationMs) ms, function \(stall.milliseconds) ms")
+            Self.expect(report, names: String(stall.function.prefix { $0 != "(" }), lasting: stall.milliseconds)
         }
     }
 

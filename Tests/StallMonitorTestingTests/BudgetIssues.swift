@@ -31,3 +31,17 @@ func removeReports(of messages: [String]) {
         }
     }
 }
+
+/// Requires exactly one message, naming `function` and, when given, the loop `kind`'s thread;
+/// then deletes the report directory it names.
+func expectOneStall(
+    _ messages: [String], in function: String, onThreadOf kind: String? = nil,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    defer { removeReports(of: messages) }
+    try #require(messages.count == 1, "\(messages)", sourceLocation: sourceLocation)
+    #expect(messages[0].contains(function), "\(messages[0])", sourceLocation: sourceLocation)
+    if let kind {
+        #expect(messages[0].contains("\(kind) thread"), "\(messages[0])", sourceLocation: sourceLocation)
+    }
+}

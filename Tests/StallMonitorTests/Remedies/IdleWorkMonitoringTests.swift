@@ -15,12 +15,8 @@ enum IdleWorkSpin {
 struct IdleWorkMonitoringTests {
     @Test("600 ms of CPU work drained through the idle queue is no stall; the same work in one callout is one")
     func drainingIsNotAStall() throws {
-        try withMonitoredLoop(
-            "idle-monitored",
-            configure: { configuration in
-                configuration.threshold = .milliseconds(300)
-            }
-        ) { directory, loop, monitor in
+        try withMonitoredLoop("idle-monitored", configure: { $0.threshold = .milliseconds(300) }) {
+            directory, loop, monitor in
             let queue = try loop.run { Result { () throws(StallMonitorError) in try IdleWorkQueue(loop: .current) } }
                 .get()
             let spansBefore = monitor.statistics.spans
@@ -48,12 +44,8 @@ struct IdleWorkMonitoringTests {
 
     @Test("an idle item longer than the threshold is a stall, reported with the item's stack")
     func longItemIsReported() throws {
-        try withMonitoredLoop(
-            "idle-long-item",
-            configure: { configuration in
-                configuration.threshold = .milliseconds(300)
-            }
-        ) { directory, loop, monitor in
+        try withMonitoredLoop("idle-long-item", configure: { $0.threshold = .milliseconds(300) }) {
+            directory, loop, monitor in
             let queue = try loop.run { Result { () throws(StallMonitorError) in try IdleWorkQueue(loop: .current) } }
                 .get()
 

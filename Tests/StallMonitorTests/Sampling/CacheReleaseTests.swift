@@ -12,12 +12,8 @@ struct CacheReleaseTests {
         "the libdw sessions close after the quiet period; a stall right after, and one later, are still unwound and named with file:line"
     )
     func releasedThenReopened() throws {
-        try withMonitoredLoop(
-            "cache-release",
-            configure: { configuration in
-                configuration.releaseCachesAfter = .milliseconds(300)
-            }
-        ) { directory, loop, monitor in
+        try withMonitoredLoop("cache-release", configure: { $0.releaseCachesAfter = .milliseconds(300) }) {
+            directory, loop, monitor in
             for round in 1...3 {
                 try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 600) }
                 #expect(monitor.waitForStalls(round), "\(monitor.statistics)")

@@ -42,12 +42,8 @@ struct SleepingSyscallTests {
         "with libunwind in the handler, a spinning thread is unwound in its handler and a sleeping one still from a copy"
     )
     func libunwindInHandlerMode() throws {
-        try withMonitoredLoop(
-            "libunwind-mode",
-            configure: { configuration in
-                configuration.unwinding = .libunwindInHandler
-            }
-        ) { directory, loop, monitor in
+        try withMonitoredLoop("libunwind-mode", configure: { $0.unwinding = .libunwindInHandler }) {
+            directory, loop, monitor in
             try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 600) }
             try loop.waitUntilSleeping()
             let slept = try loop.run {
