@@ -41,7 +41,7 @@ enum ServerFigureTools {
                 let took = body.components(separatedBy: "took ").last.flatMap({
                     Double(
                         $0.components(separatedBy: suffix.trimmingCharacters(in: .whitespacesAndNewlines))[0]
-                            .trimmingCharacters(in: .whitespaces))
+                            .trimmingCharacters(in: .whitespacesAndNewlines))
                 })
             else {
                 throw BenchError("unexpected answer: \(body)")

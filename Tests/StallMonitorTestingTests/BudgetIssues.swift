@@ -33,7 +33,7 @@ func removeReports(of messages: [String]) {
 }
 
 /// Requires exactly one message, naming `function` and, when given, the loop `kind`'s thread;
-/// then deletes the report directory it names.
+/// deletes the report directories the messages name whether or not the checks hold.
 func expectOneStall(
     _ messages: [String], in function: String, onThreadOf kind: String? = nil,
     sourceLocation: SourceLocation = #_sourceLocation
