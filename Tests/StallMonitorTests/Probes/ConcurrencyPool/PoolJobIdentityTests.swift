@@ -13,8 +13,7 @@ import Testing
 struct PoolJobIdentityTests {
     @Test("short tasks made and finished back to back, and a task split by a 1 ms suspension, give no report")
     func backToBackShortJobsGiveNoReport() async throws {
-        var split = 0
-        var unsplitStarts: [Date] = []
+        var runs: [SplitRun] = []
         let reports = try await Self.watchingPool { _ in
             // Tasks made and finished in a loop for a second: each made where the one before was freed.
             let end = Kernel.monotonicNanoseconds() + 1_000_000_000
@@ -26,36 +25,75 @@ struct PoolJobIdentityTests {
             // which happened; five tasks that did suspend are needed.
             let waker = ContinuationWaker()
             defer { waker.stop() }
-            while split < 5 && split + unsplitStarts.count < 10 {
-                let (started, suspended) = await Task.detached { () -> (Date, Bool) in
-                    let started = Date()
-                    let before = Self.enqueueMark()
-                    Self.spin(milliseconds: 140)
-                    await waker.sleep()
-                    let after = Self.enqueueMark()
-                    Self.spin(milliseconds: 140)
-                    return (started, after != before)
-                }.value
-                if suspended { split += 1 } else { unsplitStarts.append(started) }
+            while runs.filter(\.suspended).count < 5 && runs.count < 10 {
+                runs.append(
+                    await Task.detached { () -> SplitRun in
+                        var run = SplitRun()
+                        run.before = Self.enqueueMark()
+                        Self.spin(milliseconds: 140)
+                        await waker.sleep()
+                        run.resumed = Date()
+                        run.resumedOn = Kernel.currentThreadID()
+                        run.after = Self.enqueueMark()
+                        Self.spin(milliseconds: 140)
+                        run.ended = Date()
+                        return run
+                    }.value)
             }
         }
-        #expect(split >= 3, "\(split) of \(split + unsplitStarts.count) tasks suspended")
-        // Only a task that went on without suspending may be reported: one job, begun with the task.
+        let split = runs.filter(\.suspended).count
+        #expect(split >= 3, "\(split) of \(runs.count) tasks suspended")
+        // Only a task that went on without suspending may be reported: one job on its thread, begun
+        // within its life (a watchdog starved when the job began dates it from the middle of its pause).
+        let unsplit = runs.filter { !$0.suspended }
         let unexplained = reports.filter { report in
-            !unsplitStarts.contains { abs(report.startedAt.timeIntervalSince($0)) < 0.05 }
+            !unsplit.contains { $0.contains(report) }
         }
-        #expect(
-            unexplained.isEmpty,
-            "\(unsplitStarts.count) unsplit: \(unexplained.map { ($0.loop.kind, $0.durationMs, $0.representativeFunction) })"
-        )
+        let described = unexplained.map { report in
+            "\(report.loop.kind) on \(report.loop.threadID), \(report.durationMs) ms, "
+                + "\(report.representativeFunction); tasks: \(runs.map { $0.relative(to: report) })"
+        }
+        #expect(unexplained.isEmpty, "\(unsplit.count) unsplit: \(described)")
+    }
+
+    /// What one split task saw of itself: its marks in the enqueue hook's table and its own clock.
+    struct SplitRun: Sendable {
+        var task = PoolJobIdentityTests.currentTaskAddress()
+        var started = Date()
+        var startedOn = Kernel.currentThreadID()
+        var before: UInt = 0
+        var after: UInt = 0
+        var resumed = Date()
+        var resumedOn: Int32 = 0
+        var ended = Date()
+
+        /// Whether the task was enqueued again between its two bursts: its entry names it and changed.
+        var suspended: Bool { after & ~15 == task && after != before }
+
+        /// Whether `report` can be this run's one job: on the thread it ran on, begun within its life.
+        func contains(_ report: StallReport) -> Bool {
+            report.loop.threadID == Int(startedOn) && report.startedAt >= started.addingTimeInterval(-0.05)
+                && report.startedAt <= ended
+        }
+
+        /// The run's times in ms from a report's start, its threads and marks (for a failure's message).
+        func relative(to report: StallReport) -> String {
+            func ms(_ date: Date) -> String { String(format: "%.1f", date.timeIntervalSince(report.startedAt) * 1000) }
+            return "[\(ms(started)) on \(startedOn), \(ms(resumed)) on \(resumedOn), \(ms(ended)); "
+                + "task \(String(task, radix: 16)) marks \(String(before, radix: 16))->\(String(after, radix: 16))]"
+        }
     }
 
     /// The enqueue hook's table entry for the calling task (its address and a count of its writes;
     /// another value once the task was enqueued again).
     static func enqueueMark() -> UInt {
-        let task = withUnsafeCurrentTask { task in task.map { unsafeBitCast($0, to: UInt.self) } } ?? 0
         var enqueuedAt: UInt64 = 0
-        return CStallMonitor_pool_job_mark(task, &enqueuedAt)
+        return CStallMonitor_pool_job_mark(currentTaskAddress(), &enqueuedAt)
+    }
+
+    /// The calling task's address (0 outside a task).
+    static func currentTaskAddress() -> UInt {
+        withUnsafeCurrentTask { task in task.map { unsafeBitCast($0, to: UInt.self) } } ?? 0
     }
 
     @Test("a 400 ms blocking task right after 200 ms of tasks made at its address is reported with its own duration")
