@@ -266,8 +266,8 @@ actor BlockingLedger {
 }
 
 /// Blocking calls of known lengths in each place a Swift task runs, and awaiting controls: every
-/// call at or over the threshold is recorded, exactly once, as long as the caller's own clock
-/// says (within 0.5 ms), and the controls give nothing.
+/// call at or over the threshold is recorded, exactly once, no shorter than it asked to sleep and
+/// no longer than the caller's own clock says, and the controls give nothing.
 @Suite("Blocking calls: ground truth", .serialized, .enabled(if: BlockingVisibility.executableCallsSeen))
 struct BlockingGroundTruthTests {
     /// usleep for `milliseconds`, timed by the caller around the call.
@@ -350,11 +350,16 @@ struct BlockingGroundTruthTests {
         }
         let calls = detector.takeCalls().filter { $0.frames.contains { $0.function?.contains("timedUsleep") == true } }
         try #require(calls.count == measured.count, "\(calls.count) recorded for \(measured.count) calls: \(calls)")
-        for (call, ownClock) in zip(calls, measured) {
+        // Five calls of each length, in the order made.
+        let requested = lengths.flatMap { Array(repeating: Double($0), count: 5) }
+        try #require(requested.count == measured.count)
+        for ((call, ownClock), length) in zip(zip(calls, measured), requested) {
             let recorded =
                 Double(call.duration.components.attoseconds) / 1e15 + Double(call.duration.components.seconds) * 1000
             #expect(call.call == "usleep" && call.inTask)
-            #expect(ownClock.admits(recorded), "recorded \(recorded) ms, the caller's clock \(ownClock)")
+            #expect(
+                ownClock.admits(recorded, sleeping: length),
+                "recorded \(recorded) ms for a \(length) ms sleep, the caller's clock \(ownClock)")
         }
     }
 }
