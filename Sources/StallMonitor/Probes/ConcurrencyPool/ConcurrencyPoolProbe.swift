@@ -17,8 +17,9 @@ import Glibc
 /// coarse clock: a free worker takes a job at once), else from the middle of the interval in
 /// which it appeared (after a sleep of the quiet pool, of the last `interval` before the look: a
 /// job that did not pass the hook began at an unknown moment of the sleep), and ends at the
-/// middle of the interval in which it was gone (or before its task was enqueued again, when that
-/// came first), so the interval bounds the error of a
+/// middle of the interval in which it was gone (or before its task was enqueued again, or before
+/// the worker fell asleep after it, when that came first: ``JobEndWitness``, read for a job older
+/// than a quarter of the threshold), so the interval bounds the error of a
 /// duration (half an interval at each end, at most). At `stop` a last look ends a span whose job
 /// is gone the same way, not at the stop. Each worker keeps one slot (a
 /// ``PoolSlotProbe`` with its own span tracker and watch) while it runs tasks, so stalls on
@@ -127,6 +128,9 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         var metAt: UInt64 = 0
         /// When its last span ended (0: none has).
         var spanEndedAt: UInt64 = 0
+        /// Its scheduler accounting, read at the last look while it ran a job old enough to be
+        /// reported (``JobEndWitness``).
+        var witness: JobEndWitness?
 
         /// The middle of the interval from its last look (or from `floor`, when later) to a look at `now`.
         func middleOfInterval(until now: UInt64, from floor: UInt64 = 0) -> UInt64 {
@@ -229,7 +233,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
                 worker.taskSince = job.startEstimate(lastLook: worker.lastLook, now: now, tick: coarseTick) ?? changedAt
             }
             if worker.spanOpen, newJob {
-                let endedAt = endOfJob(worker, middle: changedAt)
+                let endedAt = endOfJob(worker, middle: changedAt, now: now, idle: job.task == 0)
                 if let slot = worker.slot { trackers[slot]?.spanEnded(at: endedAt) }
                 worker.spanOpen = false
                 worker.spanEndedAt = endedAt
@@ -240,6 +244,9 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
                 worker.spanOpen = true
             }
             if job.task != 0 { busy = true }
+            worker.witness =
+                worker.spanOpen && now &- min(now, worker.taskSince) >= threshold / 4
+                ? JobEndWitness.read(tid: tid, keeping: worker.witness) : nil
             worker.job = job
             worker.lastLook = now
             workers[tid] = worker
@@ -283,12 +290,15 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         return workers.keys.allSatisfy { ThreadProcFiles.isAsleep(tid: $0) }
     }
 
-    /// When the job a worker ran at its last look ended, seen gone at a look whose interval's
-    /// middle is `middle`: that middle, or earlier when its task was enqueued again in between
-    /// (it had stopped running then), never before the last look.
-    private func endOfJob(_ worker: Worker, middle: UInt64) -> UInt64 {
-        guard let bound = worker.job.endedBy(tick: coarseTick) else { return middle }
-        return max(worker.lastLook, min(middle, bound))
+    /// When the job a worker ran at its last look ended, seen gone at a look at `now` whose
+    /// interval's middle is `middle`: that middle, or earlier when its task was enqueued again in
+    /// between (it had stopped running then) or when the worker, `idle` now, stopped being
+    /// runnable before (``JobEndWitness``), never before the last look.
+    private func endOfJob(_ worker: Worker, middle: UInt64, now: UInt64, idle: Bool) -> UInt64 {
+        var end = middle
+        if idle, let stopped = worker.witness?.stoppedRunning(before: now) { end = min(end, stopped) }
+        if let bound = worker.job.endedBy(tick: coarseTick) { end = min(end, bound) }
+        return max(worker.lastLook, end)
     }
 
     /// Gives each worker that runs a task but has no slot (libdispatch started more workers than
@@ -423,7 +433,9 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         for (tid, worker) in workers where worker.spanOpen {
             let job = PoolJobKey.read(threadPointer: worker.pointer, layout: layout)
             if job.map({ $0.startsNewJob(after: worker.job) }) ?? true, let slot = worker.slot {
-                trackers[slot]?.spanEnded(at: endOfJob(worker, middle: worker.middleOfInterval(until: now)))
+                let idle = job.map { $0.task == 0 } ?? false
+                trackers[slot]?.spanEnded(
+                    at: endOfJob(worker, middle: worker.middleOfInterval(until: now), now: now, idle: idle))
                 workers[tid]?.spanOpen = false
             }
         }

@@ -6,6 +6,8 @@ struct SchedulerState: OpenName {
 
     /// Runnable: on a CPU or waiting for one.
     static let running = SchedulerState(rawValue: "R")
+    /// Asleep in an interruptible wait (an idle worker's).
+    static let sleeping = SchedulerState(rawValue: "S")
     /// Not read (the file could not be read or parsed).
     static let unknown = SchedulerState(rawValue: "?")
 }

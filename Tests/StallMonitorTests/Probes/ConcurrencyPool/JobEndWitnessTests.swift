@@ -1,0 +1,101 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import StallMonitor
+
+/// The pool probe's witness of when a job ended, on real threads under two CPU hogs per CPU: a
+/// thread that ran a CPU-bound burst and then fell asleep is dated at the burst's end however
+/// late it is looked at again; a thread asleep at the first reading, or one that slept during the
+/// burst, gives no date (the probe then keeps the middle of the interval).
+@Suite("Job end witness", .serialized)
+struct JobEndWitnessTests {
+    /// A thread that runs `bursts` CPU-bound bursts of `milliseconds` each (a 5 ms sleep between
+    /// two), or first sleeps `asleepFirst` ms, then waits until released.
+    final class BurstThread: Sendable {
+        let started = DispatchSemaphore(value: 0)
+        let spun = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let exited = DispatchSemaphore(value: 0)
+        let tid = Atomic<Int32>(0)
+        /// The thread's own clock when its last burst ended.
+        let burstEnded = Atomic<UInt64>(0)
+
+        init(bursts: Int, milliseconds: UInt64, asleepFirst: UInt32 = 0) {
+            let thread = Thread { [self] in
+                tid.store(Kernel.currentThreadID(), ordering: .relaxed)
+                started.signal()
+                if asleepFirst > 0 { usleep(asleepFirst * 1000) }
+                for burst in 0..<bursts {
+                    if burst > 0 { usleep(5000) }
+                    PoolJobIdentityTests.spin(milliseconds: milliseconds)
+                }
+                burstEnded.store(Kernel.monotonicNanoseconds(), ordering: .relaxed)
+                spun.signal()
+                release.wait()
+                exited.signal()
+            }
+            thread.start()
+            started.wait()
+        }
+
+        func stop() {
+            release.signal()
+            exited.wait()
+        }
+    }
+
+    /// Reads the witness while the thread runs its burst: a reading the test's own thread took
+    /// longer than a millisecond over (preempted by the hogs) is not one, so a few are tried.
+    static func witness(of thread: BurstThread) -> JobEndWitness? {
+        for _ in 0..<20 {
+            if let witness = JobEndWitness.read(tid: thread.tid.load(ordering: .relaxed), keeping: nil) {
+                return witness
+            }
+            usleep(2000)
+        }
+        return nil
+    }
+
+    @Test("a burst that ended long before the next look is dated at its end, not in the middle of the interval")
+    func burstThenSleep() throws {
+        let contention = CPUContention()
+        defer { contention.stop() }
+        let thread = BurstThread(bursts: 1, milliseconds: 300)
+        defer { thread.stop() }
+        usleep(50_000)
+        let witness = try #require(Self.witness(of: thread), "no reading while the thread ran")
+        thread.spun.wait()
+        // The late look: 600 ms after the burst ended; the middle of the interval from the reading
+        // (about 250 ms before the end) would be about 175 ms late.
+        usleep(600_000)
+        let now = Kernel.monotonicNanoseconds()
+        let stopped = try #require(witness.stoppedRunning(before: now), "no date for a thread that slept once")
+        let ended = thread.burstEnded.load(ordering: .relaxed)
+        let offsetMs = (Double(stopped) - Double(ended)) / 1e6
+        // Early by time the hypervisor took from the thread (not counted as runnable) and by the
+        // reading's own time (at most 1 ms); late by the thread's way from its clock to its wait,
+        // a run-queue wait under the hogs included.
+        #expect(offsetMs >= -25 && offsetMs <= 100, "dated \(offsetMs) ms from the burst's end")
+        let middle = witness.readAt + (now - witness.readAt) / 2
+        #expect(middle > ended + 100_000_000, "the middle of the interval would have been close too")
+    }
+
+    @Test("a thread asleep at the reading gives none; one that slept during its burst gives no date")
+    func noDateWhenTheThreadSlept() throws {
+        let contention = CPUContention()
+        defer { contention.stop() }
+        let asleep = BurstThread(bursts: 1, milliseconds: 10, asleepFirst: 200)
+        defer { asleep.stop() }
+        usleep(50_000)
+        #expect(JobEndWitness.read(tid: asleep.tid.load(ordering: .relaxed), keeping: nil) == nil)
+
+        let twice = BurstThread(bursts: 2, milliseconds: 150)
+        defer { twice.stop() }
+        usleep(50_000)
+        let witness = try #require(Self.witness(of: twice), "no reading while the thread ran")
+        twice.spun.wait()
+        usleep(100_000)
+        #expect(witness.stoppedRunning(before: Kernel.monotonicNanoseconds()) == nil)
+    }
+}
