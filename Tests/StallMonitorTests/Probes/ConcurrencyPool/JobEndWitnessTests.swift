@@ -45,16 +45,18 @@ struct JobEndWitnessTests {
         }
     }
 
-    /// Reads the witness while the thread runs its burst: a reading the test's own thread took
-    /// longer than a millisecond over (preempted by the hogs) is not one, so a few are tried.
-    static func witness(of thread: BurstThread) -> JobEndWitness? {
-        for _ in 0..<20 {
-            if let witness = JobEndWitness.read(tid: thread.tid.load(ordering: .relaxed), keeping: nil) {
-                return witness
-            }
-            usleep(2000)
+    /// Reads the witness 50 ms into the thread's bursts, then waits for their end. A reading the
+    /// test's own thread took longer than a millisecond over (preempted by the hogs) is not one,
+    /// so a few are tried.
+    static func readingDuringBursts(of thread: BurstThread) throws -> JobEndWitness {
+        usleep(50_000)
+        var witness: JobEndWitness?
+        for _ in 0..<20 where witness == nil {
+            witness = JobEndWitness.read(tid: thread.tid.load(ordering: .relaxed), keeping: nil)
+            if witness == nil { usleep(2000) }
         }
-        return nil
+        thread.spun.wait()
+        return try #require(witness, "no reading while the thread ran")
     }
 
     @Test("a burst that ended long before the next look is dated at its end, not in the middle of the interval")
@@ -63,9 +65,7 @@ struct JobEndWitnessTests {
         defer { contention.stop() }
         let thread = BurstThread(bursts: 1, milliseconds: 300)
         defer { thread.stop() }
-        usleep(50_000)
-        let witness = try #require(Self.witness(of: thread), "no reading while the thread ran")
-        thread.spun.wait()
+        let witness = try Self.readingDuringBursts(of: thread)
         // The late look: 600 ms after the burst ended; the middle of the interval from the reading
         // (about 250 ms before the end) would be about 175 ms late.
         usleep(600_000)
@@ -92,9 +92,7 @@ struct JobEndWitnessTests {
 
         let twice = BurstThread(bursts: 2, milliseconds: 150)
         defer { twice.stop() }
-        usleep(50_000)
-        let witness = try #require(Self.witness(of: twice), "no reading while the thread ran")
-        twice.spun.wait()
+        let witness = try Self.readingDuringBursts(of: twice)
         usleep(100_000)
         #expect(witness.stoppedRunning(before: Kernel.monotonicNanoseconds()) == nil)
     }
