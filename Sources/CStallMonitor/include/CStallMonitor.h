@@ -167,7 +167,8 @@ typedef struct {
     uint32_t async_caller_count;
     /// A `CStallMonitorAsyncChainSource`.
     int32_t async_chain_source;
-    /// 1 when the chain reached the task's root, 0 when it was cut at the limit.
+    /// 1 when the chain reached the task's root, 0 when it was cut at the limit or at a context
+    /// that could not be read within the record's reads (the callers read up to there are kept).
     int32_t async_chain_complete;
     /// Where the frame-pointer walk did not reach the thread's outermost frame (code without
     /// frame pointers on the way: a C library's): the stack copy holding the stack from the

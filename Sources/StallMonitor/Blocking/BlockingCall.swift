@@ -45,6 +45,9 @@ public struct BlockingCall: Sendable, CustomStringConvertible {
     /// async functions keep no frame): the first is the function the job started by calling, and
     /// async functions entered since without suspending may be missing before it.
     public var asyncCallersFromJobStart = false
+    /// False when ``asyncCallers`` stop short of the task's root (the chain was deeper than the
+    /// callers a record reads, or spread over more of the task's memory): the outer callers are missing.
+    public var asyncCallersReachRoot = true
 
     /// The innermost frame with a name that is not the C library's or the Swift runtime's: where
     /// the app's code made the call (nil when no frame has a name).
@@ -70,6 +73,7 @@ public struct BlockingCall: Sendable, CustomStringConvertible {
         if !asyncCallers.isEmpty {
             text += "\n  awaited by" + (asyncCallersFromJobStart ? " (from the job's start)" : "") + ":"
             for frame in asyncCallers { text += "\n    " + line(frame) }
+            if !asyncCallersReachRoot { text += "\n    … (outer callers not read)" }
         }
         return text
     }

@@ -52,6 +52,7 @@ enum BlockingCallNaming {
             call.asyncCallers = asyncCallers
             call.asyncCallersFromJobStart =
                 !asyncCallers.isEmpty && record.async_chain_source == Int32(CStallMonitorAsyncChainJobStart.rawValue)
+            call.asyncCallersReachRoot = asyncCallers.isEmpty || record.async_chain_complete != 0
             calls.append(call)
         }
         return calls

@@ -318,6 +318,34 @@ struct BlockingGroundTruthTests {
         #expect(names.last?.contains("completeTask") == true, "ends at the task's root: \(names)")
         #expect(!names.prefix(middle).contains { $0.contains("outerAwaitingForBlockingTest") })
         #expect(calls[0].description.contains("awaited by"), "\(calls[0])")
+        #expect(calls[0].asyncCallersReachRoot)
+    }
+
+    /// An async recursion `depth` deep whose every level holds 1 KiB across its await (each
+    /// context lies in a 1 KiB chunk of its own), blocking at the bottom; returns a sum of the pads.
+    @inline(never) static func deepAwaitingForBlockingTest(depth: Int) async -> UInt64 {
+        let pad = (SIMD64<UInt64>(repeating: UInt64(depth)), SIMD64<UInt64>(repeating: 1))
+        await Task.yield()
+        let below =
+            depth == 0
+            ? UInt64(timedUsleep(milliseconds: 5).milliseconds) : await deepAwaitingForBlockingTest(depth: depth - 1)
+        return below &+ pad.0[63] &+ pad.1[0]
+    }
+
+    @Test(
+        "a chain deeper than a record reads, spread over the task's memory, keeps its innermost callers and says it stops short"
+    )
+    func deepAsyncCallers() async throws {
+        let detector = try BlockingCallDetector.startScoped(.init(threshold: .milliseconds(1)))
+        defer { detector.stop() }
+        _ = await detector.attributing { await Task { await Self.deepAwaitingForBlockingTest(depth: 16) }.value }
+        let calls = detector.takeCalls().filter { $0.frames.contains { $0.function?.contains("timedUsleep") == true } }
+        try #require(calls.count == 1, "\(calls)")
+        let names = calls[0].asyncCallers.map { $0.function ?? "?" }
+        #expect(
+            names.count >= 2 && names.prefix(2).allSatisfy { $0.contains("deepAwaitingForBlockingTest") }, "\(names)")
+        #expect(!calls[0].asyncCallersReachRoot && !names.contains { $0.contains("completeTask") }, "\(names)")
+        #expect(calls[0].description.contains("outer callers not read"), "\(calls[0])")
     }
 
     @Test("a Task, a task-group child, an async let, an actor method and a MainActor function; each length once")
