@@ -39,15 +39,30 @@ package struct DirectoryNames: Sendable {
     }
 
     private func name(_ index: Int) -> ArraySlice<UInt8> {
-        let end = index + 1 < starts.count ? starts[index + 1] : bytes.count
-        return bytes[starts[index]..<end]
+        bytes[starts[index]..<starts[index] + length(index)]
+    }
+
+    /// The byte count of name `index`.
+    private func length(_ index: Int) -> Int {
+        (index + 1 < starts.count ? starts[index + 1] : bytes.count) - starts[index]
     }
 
     /// The names, sorted as `String`s sort (byte order when every name is ASCII), one at a time.
     package func sorted() -> LazyNames {
         var order = Array(starts.indices)
         if allASCII {
-            order.sort { name($0).lexicographicallyPrecedes(name($1)) }
+            // memcmp over the one buffer: a generic comparison of two slices, unspecialized in a
+            // debug build, took 4 s to sort 2,200 names under AddressSanitizer (on the writer's
+            // start, before its first flush).
+            bytes.withUnsafeBufferPointer { buffer in
+                guard let base = buffer.baseAddress else { return }
+                order.sort { left, right in
+                    let (leftStart, leftCount) = (starts[left], length(left))
+                    let (rightStart, rightCount) = (starts[right], length(right))
+                    let order = memcmp(base + leftStart, base + rightStart, min(leftCount, rightCount))
+                    return order != 0 ? order < 0 : leftCount < rightCount
+                }
+            }
         } else {
             let strings = order.map { String(decoding: name($0), as: UTF8.self) }
             order.sort { strings[$0] < strings[$1] }
