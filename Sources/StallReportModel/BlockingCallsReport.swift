@@ -68,13 +68,17 @@ public struct BlockingCallsReport: Codable, Sendable, Equatable {
         /// True when ``asyncCallers`` were read from the context the job started in (an optimized
         /// build): async functions entered since without suspending may be missing before them.
         public var asyncCallersFromJobStart: Bool?
+        /// False when the chain was cut before the task's root (a deep chain read only up to the
+        /// reader's cap): ``asyncCallers`` are the innermost callers, and outer ones are missing.
+        /// Nil (written only when false) when the callers reach the root.
+        public var asyncCallersReachRoot: Bool?
 
         /// Creates a call site.
         public init(
             call: String, loopKind: String, fingerprint: String, callSite: String?, count: Int, totalMs: Double,
             maxMs: Double,
             durationsMs: [Double], threads: [Int], stack: [Frame], asyncCallers: [Frame]? = nil,
-            asyncCallersFromJobStart: Bool? = nil
+            asyncCallersFromJobStart: Bool? = nil, asyncCallersReachRoot: Bool? = nil
         ) {
             self.call = call
             self.loopKind = loopKind
@@ -88,6 +92,7 @@ public struct BlockingCallsReport: Codable, Sendable, Equatable {
             self.stack = stack
             self.asyncCallers = asyncCallers
             self.asyncCallersFromJobStart = asyncCallersFromJobStart
+            self.asyncCallersReachRoot = asyncCallersReachRoot
         }
     }
 

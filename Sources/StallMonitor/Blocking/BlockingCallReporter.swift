@@ -160,7 +160,8 @@ final class BlockingCallReporter: Sendable {
                         threads: [Int(call.threadID)],
                         stack: call.frames.map(Self.reportFrame),
                         asyncCallers: call.asyncCallers.isEmpty ? nil : call.asyncCallers.map(Self.reportFrame),
-                        asyncCallersFromJobStart: call.asyncCallersFromJobStart ? true : nil)
+                        asyncCallersFromJobStart: call.asyncCallersFromJobStart ? true : nil,
+                        asyncCallersReachRoot: call.asyncCallers.isEmpty || call.asyncCallersReachRoot ? nil : false)
                 }
             }
         }

@@ -30,13 +30,15 @@ final class ThreadProcFiles {
     private let schedstatFD: Int32
     private var buffer = [UInt8](repeating: 0, count: 4096)
 
-    init(tid: Int32) {
+    /// Opens the thread's files; without `syscall`, `syscall` is not opened and
+    /// ``syscallState()`` is `unknown` (a reader of the scheduler's accounting only).
+    init(tid: Int32, syscall: Bool = true) {
         self.tid = tid
         func open(_ name: String) -> Int32 {
             Glibc.open("/proc/self/task/\(tid)/\(name)", O_RDONLY | O_CLOEXEC)
         }
         statFD = open("stat")
-        syscallFD = open("syscall")
+        syscallFD = syscall ? open("syscall") : -1
         statusFD = open("status")
         schedstatFD = open("schedstat")
     }

@@ -46,6 +46,7 @@ package struct BlockingCallsShowRenderer: Sendable {
                     "    awaited by" + (site.asyncCallersFromJobStart == true ? " (read from the job's start)" : "")
                         + ":")
                 for (number, frame) in callers.enumerated() { out.append(line(site.stack.count + number, frame)) }
+                if site.asyncCallersReachRoot == false { out.append("    … (outer callers not read)") }
             }
         }
         return out.joined(separator: "\n") + "\n"

@@ -1,5 +1,6 @@
 import Foundation
 import MetricsTestKit
+import StallReportKit
 import StallReportModel
 import Testing
 import ToolSupport
@@ -55,6 +56,7 @@ struct BlockingCallReportTests {
         #expect(
             sites.allSatisfy { $0.asyncCallers?.last?.symbol?.contains("completeTask") == true },
             "each call site's async callers end at its task's root: \(sites.map(\.asyncCallers))")
+        #expect(sites.allSatisfy { $0.asyncCallersReachRoot == nil }, "a chain that reaches its root is not flagged")
         let durations = sites.flatMap(\.durationsMs)
         try #require(durations.count == measured.count, "\(durations) for \(measured)")
         #expect(sites.map(\.count).reduce(0, +) == measured.count)
@@ -71,6 +73,32 @@ struct BlockingCallReportTests {
                     && $0.dimensions.contains { $0 == ("call", "usleep") }
             }
         #expect(timed.flatMap(\.values).filter { $0 >= 19_000_000 }.count == measured.count, "\(timed.map(\.values))")
+    }
+
+    @Test(
+        "a call under an async chain deeper than the reader reads: its call site keeps the innermost callers, says the outer ones are missing, and show says so"
+    )
+    func cutChainReported() async throws {
+        let directory = ReportDirectory()
+        defer { directory.remove() }
+        var configuration = directory.configuration()
+        configuration.blockingCalls = .init(threshold: .milliseconds(1), reportInterval: .seconds(1))
+        let monitor = try StallMonitor.start(configuration, loops: [.concurrencyPool], pollInterval: .milliseconds(5))
+        _ = await Task.detached { await BlockingGroundTruthTests.deepAwaitingForBlockingTest(depth: 16) }.value
+        await monitor.stop()
+
+        let sites = try Self.blockingReports(in: directory).flatMap(\.callSites).filter {
+            $0.callSite?.contains("timedUsleep") == true
+        }
+        try #require(sites.count == 1, "\(sites)")
+        let callers = sites[0].asyncCallers?.compactMap(\.symbol) ?? []
+        #expect(
+            callers.count >= 2 && callers.prefix(2).allSatisfy { $0.contains("deepAwaitingForBlockingTest") },
+            "\(callers)")
+        #expect(sites[0].asyncCallersReachRoot == false, "\(sites[0])")
+        let report = try #require(try Self.blockingReports(in: directory).first { $0.callSites.contains(sites[0]) })
+        let shown = BlockingCallsShowRenderer().render(report, path: "blocking.json")
+        #expect(shown.contains("awaited by") && shown.contains("… (outer callers not read)"), "\(shown)")
     }
 
     @Test("a call site beyond maxCallSitesPerReport is counted as omitted; calls below the threshold are not recorded")

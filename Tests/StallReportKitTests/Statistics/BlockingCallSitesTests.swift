@@ -80,6 +80,7 @@ struct BlockingCallSitesTests {
         var everyKey = Self.site("aa", [12])
         everyKey.asyncCallers = [.init(address: "0x20", symbol: "caller()", file: nil, line: nil)]
         everyKey.asyncCallersFromJobStart = true
+        everyKey.asyncCallersReachRoot = false
         let encoded = try ReportCoding.makeEncoder(pretty: false).encode(Self.report(at: 0, [everyKey]))
         let object = try #require(try JSONSerialization.jsonObject(with: encoded) as? [String: Any])
         let schema = try #require(
@@ -94,7 +95,9 @@ struct BlockingCallSitesTests {
         #expect(Set((siteSchema["properties"] as? [String: Any] ?? [:]).keys) == Set(site.keys))
         #expect(
             Set(siteSchema["required"] as? [String] ?? [])
-                == Set(site.keys).subtracting(["callSite", "asyncCallers", "asyncCallersFromJobStart"]))
+                == Set(site.keys).subtracting([
+                    "callSite", "asyncCallers", "asyncCallersFromJobStart", "asyncCallersReachRoot",
+                ]))
         #expect(BlockingCallsReport.read(path: "/nonexistent/blocking-x.json").failure != nil)
     }
 }

@@ -12,7 +12,8 @@ import CStallMonitor
 /// slept exactly once since, that one sleep is the one it is in: it ran without sleeping from the
 /// earlier reading until it fell asleep, so it stopped running the job no later than that reading
 /// plus the runnable time since. The witness is read only for a job old enough to matter (the
-/// probe's choice), three `pread`s of files kept open.
+/// probe's choice), three `pread`s of files kept open (`stat`, `status`, `schedstat`: its own,
+/// so that the probe reads nothing of the watch that samples the same worker).
 ///
 /// The bound is an upper one: another short job the worker ran before sleeping, or the idle path
 /// of libdispatch, lie before it too, so the probe takes the earlier of it and the middle. Time
@@ -34,7 +35,7 @@ struct JobEndWitness {
     /// the worker is not runnable now (asleep in a call of its job: the runnable time then says
     /// nothing of when the job ended), a file cannot be read, or the reading took too long.
     static func read(tid: Int32, keeping previous: JobEndWitness?) -> JobEndWitness? {
-        let files = previous?.files ?? ThreadProcFiles(tid: tid)
+        let files = previous?.files ?? ThreadProcFiles(tid: tid, syscall: false)
         let readAt = CStallMonitor_monotonic_ns()
         // Runnable time first and the state last: a sleep that began before the state was read
         // and is still going on makes the state say so.
