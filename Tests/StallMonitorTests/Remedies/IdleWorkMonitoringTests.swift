@@ -13,12 +13,16 @@ enum IdleWorkSpin {
 
 @Suite("Idle-time work seen by the monitor", .serialized)
 struct IdleWorkMonitoringTests {
+    /// An idle-work queue of `loop`'s run loop, made on the loop's thread.
+    private static func idleQueue(on loop: MonitoredLoopThread) throws -> IdleWorkQueue {
+        try loop.run { Result { () throws(StallMonitorError) in try IdleWorkQueue(loop: .current) } }.get()
+    }
+
     @Test("600 ms of CPU work drained through the idle queue is no stall; the same work in one callout is one")
     func drainingIsNotAStall() throws {
         try withMonitoredLoop("idle-monitored", configure: { $0.threshold = .milliseconds(300) }) {
             directory, loop, monitor in
-            let queue = try loop.run { Result { () throws(StallMonitorError) in try IdleWorkQueue(loop: .current) } }
-                .get()
+            let queue = try Self.idleQueue(on: loop)
             let spansBefore = monitor.statistics.spans
 
             // Spinning, not sleeping: the thread never gives up the CPU, so only the queue's word
@@ -46,8 +50,7 @@ struct IdleWorkMonitoringTests {
     func longItemIsReported() throws {
         try withMonitoredLoop("idle-long-item", configure: { $0.threshold = .milliseconds(300) }) {
             directory, loop, monitor in
-            let queue = try loop.run { Result { () throws(StallMonitorError) in try IdleWorkQueue(loop: .current) } }
-                .get()
+            let queue = try Self.idleQueue(on: loop)
 
             queue.submit { IdleWorkSpin.spinPastThresholdInIdleWork(milliseconds: 700) }
             #expect(monitor.waitForStalls(1))

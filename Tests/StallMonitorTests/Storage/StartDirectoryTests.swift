@@ -21,6 +21,20 @@ struct StartDirectoryTests {
         return result
     }
 
+    /// The error of a start with `configuration` that must be refused for its report directory
+    /// (`what` says what the directory is, for the message when it is not); nil, with an issue
+    /// recorded, when it started or failed with another code.
+    private static func refusal(
+        _ configuration: StallMonitor.Configuration, _ what: String
+    ) throws -> StallMonitorError? {
+        guard case .failure(let error) = try start(configuration) else {
+            Issue.record("start succeeded with \(what) as its report directory")
+            return nil
+        }
+        #expect(error.code == .reportDirectory, "\(error)")
+        return error.code == .reportDirectory ? error : nil
+    }
+
     @Test("a dangling symbolic link is refused with code reportDirectory, naming the link's target")
     func danglingSymlinkIsRefused() throws {
         try withCreatedDirectory { root in
@@ -28,12 +42,8 @@ struct StartDirectoryTests {
             let target = root.url.appendingPathComponent("nowhere").path
             try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: target)
 
-            let result = try Self.start(StallMonitor.Configuration(reportDirectory: link))
-            guard case .failure(let error) = result else {
-                Issue.record("start succeeded with a dangling symlink as its report directory")
-                return
-            }
-            #expect(error.code == .reportDirectory)
+            let refused = try Self.refusal(StallMonitor.Configuration(reportDirectory: link), "a dangling symlink")
+            guard let error = refused else { return }
             #expect(error.path == link.path)
             #expect(error.description.contains(target), "\(error)")
             #expect(!FileManager.default.fileExists(atPath: target), "start created the link's target")
@@ -46,12 +56,8 @@ struct StartDirectoryTests {
             let file = root.url.appendingPathComponent("reports")
             try Data("not a directory".utf8).write(to: file)
 
-            let result = try Self.start(StallMonitor.Configuration(reportDirectory: file))
-            guard case .failure(let error) = result else {
-                Issue.record("start succeeded with a regular file as its report directory")
-                return
-            }
-            #expect(error.code == .reportDirectory)
+            let refused = try Self.refusal(StallMonitor.Configuration(reportDirectory: file), "a regular file")
+            guard let error = refused else { return }
             #expect(error.description.contains("not a directory"), "\(error)")
         }
     }
@@ -72,12 +78,7 @@ struct StartDirectoryTests {
                 #expect(chmod(root.url.path, 0o500) == 0)
             }
 
-            let result = try Self.start(root.configuration())
-            guard case .failure(let error) = result else {
-                Issue.record("start succeeded with an unwritable report directory")
-                return
-            }
-            #expect(error.code == .reportDirectory)
+            guard let error = try Self.refusal(root.configuration(), "an unwritable directory") else { return }
             #expect(error.description.contains("cannot create files"), "\(error)")
         }
     }
