@@ -569,6 +569,9 @@ void CStallMonitor_loop_watch_bind(int watch, int slot);
 int CStallMonitor_loop_watch_entered(int watch);
 /// Whether the watch's thread returned from epoll_wait since the last call (clears the flag).
 int CStallMonitor_loop_watch_woke(int watch);
+/// When the watch's thread last returned from this shim's epoll_wait (CLOCK_MONOTONIC ns, stored
+/// before anything else it does after the wait; 0: not since it registered).
+uint64_t CStallMonitor_loop_watch_returned_at(int watch);
 /// The loop's probe lets the watchdog sleep until the loop's next return from its wait (1), or no
 /// longer (0): only then does a return post the watch's slot.
 void CStallMonitor_loop_watch_arm(int watch, int armed);

@@ -7,10 +7,12 @@ import Synchronization
 /// - **Idle** while its thread is blocked in one of the loop's idle syscalls (`epoll_wait`), read
 ///   from `/proc/self/task/<tid>/syscall`.
 /// - **Busy** otherwise: running, or blocked in anything else (a `sleep`, a file read, a lock in
-///   a handler). A span begins; its start is estimated from the thread's scheduler statistics:
-///   a thread that has not slept since the last idle look has been runnable since it woke, so it
-///   woke its runnable time ago (exact for CPU-bound stalls); one that slept again in between (a
-///   blocking call) woke somewhere between the idle look and that, and the middle is taken.
+///   a handler). A span begins at the loop's last return from its wait, which the shim's
+///   `epoll_wait` notes on the loop's thread (below). For a loop that waits some other way, the
+///   start is estimated from the thread's scheduler statistics: a thread that has not slept since
+///   the last idle look has been runnable since it woke, so it woke its runnable time ago (exact
+///   for CPU-bound stalls); one that slept again in between (a blocking call) woke somewhere
+///   between the idle look and that, and the middle is taken.
 /// - **Progress**: while busy, the probe queues a token on the loop's own task queue; a loop
 ///   runs its tasks whenever it gets back from its handlers, so the token's run time (read on the
 ///   loop's thread) ends the span there, precisely. A loop saturated with short work acks every
@@ -119,13 +121,13 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
 
     /// Whether the loop returned from its wait since the last look. After a sleep it ended, the
     /// loop was idle until the wake-up was posted (it posts on its first return), so the last
-    /// idle look moves there.
+    /// idle look moves there, unless the returns are timed (the span starts at the last one).
     private func takeWake() -> Bool {
         let (wokeBeforeSleep, wokeFromSleep) = sleep.take()
         let returned =
             (wakeWatch.map { sleep.slot != nil && CStallMonitor_loop_watch_woke($0) != 0 } ?? true) || wokeBeforeSleep
         producerWoke = wokeFromSleep != nil
-        if returned, let posted = wokeFromSleep, let idle = lastIdle, idle.at < posted {
+        if returned, !notesReturns, let posted = wokeFromSleep, let idle = lastIdle, idle.at < posted {
             lastIdle = (posted, idle.switches, idle.runnable)
         }
         return returned
@@ -182,7 +184,7 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
             } else {
                 // Busy again (or still): a new span from when the loop last got to its tasks.
                 lastIdle = nil
-                tracker.spanBegan(at: ran, switches: files.voluntarySwitches() ?? 0)
+                tracker.spanBegan(at: ran, switches: notesReturns ? 0 : files.voluntarySwitches() ?? 0)
                 spanOpen = true
                 queueToken(tracker, now: now)
             }
@@ -197,16 +199,35 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
             return nextLook(now: now, idle: true, returned: returned)
         }
         if !spanOpen, let lastIdle {
-            let switches = files.voluntarySwitches()
-            let start = Self.estimatedWake(
-                idleLook: lastIdle, now: now, switches: switches, runnable: files.runnableNanos())
-            tracker.spanBegan(at: start, switches: switches ?? 0)
+            if let returned = lastReturn(after: lastIdle.at) {
+                tracker.spanBegan(at: min(returned, now), switches: 0)
+            } else {
+                let switches = files.voluntarySwitches()
+                let start = Self.estimatedWake(
+                    idleLook: lastIdle, now: now, switches: switches, runnable: files.runnableNanos())
+                tracker.spanBegan(at: start, switches: switches ?? 0)
+            }
             spanOpen = true
         }
         // Without a point of progress yet (the arming task's facts unreadable), the token's run
         // is the first; spans begin from there.
         queueToken(tracker, now: now)
         return now &+ lookInterval
+    }
+
+    /// Whether the loop's thread waits in the shim's `epoll_wait`, which times each return (a pull
+    /// probe's span is never suspended, so its start's switch count is not needed either).
+    private var notesReturns: Bool {
+        wakeWatch.map { CStallMonitor_loop_watch_entered($0) != 0 } == true
+    }
+
+    /// When the loop last returned from its wait, if that was after `idleLook` (a look that found
+    /// it waiting); nil when its returns are not timed, or when the return's time is not stored yet
+    /// (the thread was preempted between the syscall's return and the store): the estimate then.
+    private func lastReturn(after idleLook: UInt64) -> UInt64? {
+        guard notesReturns, let wakeWatch else { return nil }
+        let returned = CStallMonitor_loop_watch_returned_at(wakeWatch)
+        return returned > idleLook ? returned : nil
     }
 
     /// When a loop found busy at `now` most likely woke, after `idleLook` found it waiting.
@@ -227,6 +248,11 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
     }
 
     private func noteIdle(now: UInt64, files: ThreadProcFiles) {
+        // The loop's returns from its wait are timed: the next busy look needs no statistics.
+        if notesReturns {
+            lastIdle = (now, nil, nil)
+            return
+        }
         // A thread that did not run since the last idle look kept its switch count too.
         let runnable = files.runnableNanos()
         if let lastIdle, lastIdle.runnable != nil, lastIdle.runnable == runnable {
