@@ -274,8 +274,11 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         // Young threads whose names are still looked at need no look while the pool sleeps: the
         // next enqueue wakes the watchdog, and its first look scans them again.
         let idle = !busy && tokenQueuedAt == nil && starvation == nil && CStallMonitor_pool_hook_active() != 0
-        return looks.nextLook(
-            now: now, idle: idle, settled: idle && looks.settledEndsGrace(now: now) && isSettled(now: now))
+        // A look that took an enqueue is not settled (work came in since the last look): the next
+        // look checks, which saves the `/proc` reads of every idle look of a busy server.
+        let settled =
+            idle && looks.lastEnqueueSeen != now && looks.settledEndsGrace(now: now) && isSettled(now: now)
+        return looks.nextLook(now: now, idle: idle, settled: settled)
     }
 
     /// Whether no job can be on its way to a worker: every worker met runs no task (the caller
