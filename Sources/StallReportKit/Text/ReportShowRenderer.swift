@@ -80,9 +80,11 @@ package struct ReportShowRenderer: Sendable {
         )
         let loop = report.loop
         row("thread", "\(loop.threadName), tid \(loop.threadID)\(loop.isMainThread ? ", main thread" : "")")
+        // A run loop mode is a RunLoop's notion: other loops' reports have none to show.
+        let mode = loop.mode.map { ", mode \($0)" } ?? (loop.kind == "runLoop" ? ", mode unknown" : "")
         row(
             "loop",
-            "\(loop.kind), mode \(loop.mode ?? "unknown"), \(loop.passes) pass\(loop.passes == 1 ? "" : "es"), longest \(String(format: "%.1f", loop.longestPassMs)) ms"
+            "\(loop.kind)\(mode), \(loop.passes) pass\(loop.passes == 1 ? "" : "es"), longest \(String(format: "%.1f", loop.longestPassMs)) ms"
         )
         let process = report.process
         row(

@@ -80,6 +80,21 @@ struct ProfileTests {
         #expect(colored.contains("\u{1B}[1m\u{1B}[36mApp.spin() + 24\u{1B}[0m\u{1B}[0m"))
     }
 
+    @Test("show names a run loop's mode (unknown when not recorded) and no mode for other loops")
+    func loopMode() {
+        var report = ProfileFixtures.report(["App.spin()"], stack: 4, none: 0)
+        let line = { (report: StallReport) in
+            ReportShowRenderer().render(report, path: "/r/spin.json").split(separator: "\n")
+                .first { $0.hasPrefix("  loop ") }.map(String.init) ?? ""
+        }
+        #expect(
+            line(report).hasSuffix("runLoop, mode kCFRunLoopDefaultMode, 1 pass, longest 1000.0 ms"), "\(line(report))")
+        report.loop.mode = nil
+        #expect(line(report).hasSuffix("runLoop, mode unknown, 1 pass, longest 1000.0 ms"), "\(line(report))")
+        report.loop.kind = "nioEventLoop"
+        #expect(line(report).hasSuffix("nioEventLoop, 1 pass, longest 1000.0 ms"), "\(line(report))")
+    }
+
     @Test("Call-tree branches below the minimum share are hidden and counted")
     func minimumShare() {
         let tree = CallTree(profiles: ProfileFixtures.profiles)
