@@ -40,26 +40,31 @@ package struct BlockingCallsShowRenderer: Sendable {
             if let callSite = site.callSite {
                 out.append("    call site: \(names.display(PrintableText.escape(callSite)))")
             }
-            for (number, frame) in site.stack.enumerated() { out.append(line(number, frame)) }
+            out += lines(site.stack)
             if let callers = site.asyncCallers, !callers.isEmpty {
                 out.append(
                     "    awaited by" + (site.asyncCallersFromJobStart == true ? " (read from the job's start)" : "")
                         + ":")
-                for (number, frame) in callers.enumerated() { out.append(line(site.stack.count + number, frame)) }
+                out += lines(callers)
                 if site.asyncCallersReachRoot == false { out.append("    … (outer callers not read)") }
             }
         }
         return out.joined(separator: "\n") + "\n"
     }
 
-    /// One numbered frame: its address, name and source line.
-    private func line(_ number: Int, _ frame: BlockingCallsReport.Frame) -> String {
-        var line =
-            "    \(number)  \(PrintableText.escape(frame.address))  "
-            + (frame.symbol.map { names.display(PrintableText.escape($0)) } ?? "?")
-        if let file = frame.file {
-            line += style.dim(" (\(PrintableText.escape(file))\(frame.line.map { ":\($0)" } ?? ""))")
+    /// Frames numbered from 0 (a stack, or its async callers, as `show` numbers a stall's), each
+    /// with its address, name and source line; the numbers padded so that the addresses align.
+    private func lines(_ frames: [BlockingCallsReport.Frame]) -> [String] {
+        let numberWidth = String(max(frames.count - 1, 0)).count
+        return frames.enumerated().map { number, frame in
+            var line =
+                "    \(String(number).padding(toLength: numberWidth, withPad: " ", startingAt: 0))  "
+                + "\(PrintableText.escape(frame.address))  "
+                + (frame.symbol.map { names.display(PrintableText.escape($0)) } ?? "?")
+            if let file = frame.file {
+                line += style.dim(" (\(PrintableText.escape(file))\(frame.line.map { ":\($0)" } ?? ""))")
+            }
+            return line
         }
-        return line
     }
 }

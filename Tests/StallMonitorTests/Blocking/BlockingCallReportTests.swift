@@ -99,6 +99,13 @@ struct BlockingCallReportTests {
         let report = try #require(try Self.blockingReports(in: directory).first { $0.callSites.contains(sites[0]) })
         let shown = BlockingCallsShowRenderer().render(report, path: "blocking.json")
         #expect(shown.contains("awaited by") && shown.contains("… (outer callers not read)"), "\(shown)")
+        // The callers are numbered from 0, as `show` numbers a stall's, and their addresses align.
+        let lines = shown.split(separator: "\n").map(String.init)
+        let awaited = try #require(lines.firstIndex { $0.hasPrefix("    awaited by") })
+        let callerLines = lines[(awaited + 1)...].prefix { !$0.hasPrefix("    …") }
+        #expect(callerLines.first?.hasPrefix("    0 ") == true, "\(shown)")
+        let columns = Set(callerLines.compactMap { $0.range(of: "  0x")?.lowerBound.utf16Offset(in: $0) })
+        #expect(callerLines.count == callers.count && columns.count == 1, "\(shown)")
     }
 
     @Test("a call site beyond maxCallSitesPerReport is counted as omitted; calls below the threshold are not recorded")
