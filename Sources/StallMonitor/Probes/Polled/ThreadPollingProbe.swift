@@ -57,6 +57,8 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
     private var quiet = false
     /// A producer woke the watchdog from a sleep before this look (the next look comes soon).
     private var producerWoke = false
+    /// Whether the loop's thread waits in the shim's `epoll_wait` (``noteWhetherReturnsAreTimed()``).
+    private var notesReturns = false
 
     init(_ loop: PolledLoop, interval: UInt64) {
         self.kind = loop.kind
@@ -103,6 +105,7 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
         files = nil
         if let wakeWatch { CStallMonitor_loop_watch_release(wakeWatch) }
         wakeWatch = nil
+        notesReturns = false
     }
 
     func prepareToSleep(on wakeup: WakeupSignal) -> Bool {
@@ -139,8 +142,7 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
     /// the interval.
     private func nextLook(now: UInt64, idle: Bool, returned: Bool) -> UInt64? {
         quiet =
-            idle && !returned && !spanOpen && tokenQueuedAt == nil && sleep.slot != nil
-            && wakeWatch.map { CStallMonitor_loop_watch_entered($0) != 0 } == true
+            idle && !returned && !spanOpen && tokenQueuedAt == nil && sleep.slot != nil && notesReturns
         return quiet ? nil : now &+ lookInterval
     }
 
@@ -169,6 +171,7 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
         }
         var idle = false
         if case .inSyscall(let number, _, _) = state { idle = loop.idleSyscalls.contains(number) }
+        noteWhetherReturnsAreTimed()
         let returned = takeWake()
 
         if let queued = tokenQueuedAt {
@@ -201,6 +204,11 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
         if !spanOpen, let lastIdle {
             if let returned = lastReturn(after: lastIdle.at) {
                 tracker.spanBegan(at: min(returned, now), switches: 0)
+            } else if notesReturns {
+                // The return's time is not stored yet (the thread was preempted right after the
+                // syscall): the idle look kept no statistics, so none are read for the estimate.
+                let start = Self.estimatedWake(idleLook: lastIdle, now: now, switches: nil, runnable: nil)
+                tracker.spanBegan(at: start, switches: 0)
             } else {
                 let switches = files.voluntarySwitches()
                 let start = Self.estimatedWake(
@@ -215,10 +223,12 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
         return now &+ lookInterval
     }
 
-    /// Whether the loop's thread waits in the shim's `epoll_wait`, which times each return (a pull
-    /// probe's span is never suspended, so its start's switch count is not needed either).
-    private var notesReturns: Bool {
-        wakeWatch.map { CStallMonitor_loop_watch_entered($0) != 0 } == true
+    /// Whether the loop's thread has waited in the shim's `epoll_wait`, which times each return
+    /// (a pull probe's span is never suspended, so its start's switch count is not needed
+    /// either). The shim's flag is set once and never cleared: read at each look until it is.
+    private func noteWhetherReturnsAreTimed() {
+        guard !notesReturns, let wakeWatch else { return }
+        notesReturns = CStallMonitor_loop_watch_entered(wakeWatch) != 0
     }
 
     /// When the loop last returned from its wait, if that was after `idleLook` (a look that found
