@@ -55,6 +55,8 @@ struct FigureResult: Codable, Sendable {
     var seconds: Double = 0
     /// Share of the machine's CPU time stolen by the hypervisor while the figure ran.
     var cpuSteal: Double?
+    /// When the figure began (absent in results written before it was kept).
+    var measuredAt: Date?
 
     init(figure: FigureKind, rows: [ResultRow], notes: [String] = []) {
         self.figure = figure
@@ -71,4 +73,27 @@ struct BenchRun: Codable, Sendable {
     var quick: Bool
     var machine: MachineFacts
     var figures: [FigureResult]
+    /// Later runs whose figures replaced this run's (`stall-bench run --merge`), oldest first.
+    var reruns: [Rerun]?
+
+    /// A later run of some figures, merged into this one.
+    struct Rerun: Codable, Sendable {
+        var startedAt: Date
+        var figures: [FigureKind]
+        var machine: MachineFacts
+    }
+
+    /// This run with `later`'s figures in place of its own (others kept, in the figures' order),
+    /// and `later` noted among the reruns; quick when either is.
+    func replacingFigures(with later: BenchRun) -> BenchRun {
+        var merged = self
+        var byKind = Dictionary(figures.map { ($0.figure, $0) }, uniquingKeysWith: { _, last in last })
+        for figure in later.figures { byKind[figure.figure] = figure }
+        merged.figures = FigureKind.allCases.compactMap { byKind[$0] }
+        merged.quick = quick || later.quick
+        merged.reruns =
+            (reruns ?? [])
+            + [Rerun(startedAt: later.startedAt, figures: later.figures.map(\.figure), machine: later.machine)]
+        return merged
+    }
 }

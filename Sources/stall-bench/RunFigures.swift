@@ -24,12 +24,20 @@ struct RunFigures: ParsableCommand {
     @Option(help: "A note about the machine, copied into the results (e.g. its load).")
     var machineNote: String?
 
+    @Flag(
+        help:
+            "Keep the other figures of the output directory's latest.json: the figures run now replace only theirs (each says when it was measured)."
+    )
+    var merge = false
+
     func validate() throws {
         _ = try FigureKind.parse(figures)
     }
 
     func run() throws {
         let selected = try FigureKind.parse(figures)
+        let directory = URL(fileURLWithPath: output, isDirectory: true)
+        let earlier = try merge ? ResultsWriter.read(directory.appendingPathComponent("latest.json")) : nil
         let context = try BenchContext(quick: quick, binaries: binaries.map { URL(fileURLWithPath: $0) })
         defer { context.cleanUp() }
         let started = Date()
@@ -37,6 +45,7 @@ struct RunFigures: ParsableCommand {
         var results: [FigureResult] = []
         for figure in selected {
             log("== figure \(figure.number): \(figure.title)")
+            let measuredAt = Date()
             let began = CStallClock.now()
             let stealBefore = CPUSteal.now()
             var result: FigureResult
@@ -47,16 +56,17 @@ struct RunFigures: ParsableCommand {
                 log("figure \(figure.number) failed: \(error)")
             }
             result.seconds = Double(CStallClock.now() - began) / 1e9
+            result.measuredAt = measuredAt
             if let before = stealBefore { result.cpuSteal = CPUSteal.now()?.share(since: before) }
             for row in result.rows { log("   \(row.figure)  \(row.value)  goal \(row.goal)  \(row.verdict.rawValue)") }
             results.append(result)
         }
-        let run = BenchRun(
+        var run = BenchRun(
             startedAt: started, seconds: Date().timeIntervalSince(started), quick: quick,
             machine: MachineFacts.describe(
                 loadBefore: loadBefore, loadAfter: MachineFacts.loadAverage(), note: machineNote),
             figures: results)
-        let directory = URL(fileURLWithPath: output, isDirectory: true)
+        if let earlier { run = earlier.replacingFigures(with: run) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try ResultsWriter.json(run).write(to: directory.appendingPathComponent("latest.json"), options: .atomic)
         try Data(ResultsWriter.markdown(run).utf8).write(
