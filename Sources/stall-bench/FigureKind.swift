@@ -19,6 +19,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
     case idlePerLoop = "idle-per-loop"
     case samplesUnderLoad = "samples-under-load"
     case blockingCallCost = "blocking-call-cost"
+    case serverInstructions = "server-instructions"
 
     var number: Int { Self.allCases.firstIndex(of: self)! + 1 }
 
@@ -48,6 +49,9 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
                 "Samples with a stack on a loaded machine (two CPU-bound processes per core) against the machine as it is"
         case .blockingCallCost:
             return "Blocking-call detection: instructions a watched call gains (callgrind), time a record takes"
+        case .serverInstructions:
+            return
+                "SwiftNIO server: instructions per request on its event loops (callgrind), monitor and blocking calls on vs off"
         }
     }
 
@@ -70,6 +74,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
         case .idlePerLoop: return try IdlePerLoopFigure.run(context)
         case .samplesUnderLoad: return try SamplesUnderLoadFigure.run(context)
         case .blockingCallCost: return try BlockingCallCostFigure.run(context)
+        case .serverInstructions: return try ServerInstructionsFigure.run(context)
         }
     }
 

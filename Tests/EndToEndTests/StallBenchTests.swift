@@ -27,6 +27,61 @@ struct StallBenchTests {
         return try #require(figures.first?["rows"] as? [[String: Any]])
     }
 
+    @Test(
+        "--merge keeps the other figures of latest.json, replaces the one run now and says when; a damaged file is refused"
+    )
+    func mergeReplacesOnlyTheFiguresRun() throws {
+        let (first, directory) = try Self.runQuick(figure: "report-size")
+        let output = directory.url.appendingPathComponent("bench")
+        let latest = output.appendingPathComponent("latest.json")
+        // The earlier run as if it had measured figure 7 too: its rows must survive the merge.
+        var earlier = first
+        var figures = try #require(first["figures"] as? [[String: Any]])
+        var kept = figures[0]
+        kept["figure"] = "memory"
+        kept["rows"] = [
+            [
+                "figure": "7z", "name": "kept", "value": "kept row", "goal": "—", "verdict": "info", "method": "m",
+                "data": [:],
+            ]
+        ]
+        figures.insert(kept, at: 0)
+        figures[1]["rows"] = [
+            [
+                "figure": "9z", "name": "stale", "value": "stale row", "goal": "—", "verdict": "info", "method": "m",
+                "data": [:],
+            ]
+        ]
+        earlier["figures"] = figures
+        try JSONSerialization.data(withJSONObject: earlier).write(to: latest)
+
+        let merged = try StallReportCLI.run(
+            ["run", "--figure", "report-size", "--quick", "--merge", "--output", output.path],
+            environment: ["STALL_BENCH_TMPDIR": directory.path], timeout: 120, executable: "stall-bench")
+        try #require(merged.status == 0, "\(merged)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: latest)) as? [String: Any])
+        let after = try #require(json["figures"] as? [[String: Any]])
+        #expect(after.map { $0["figure"] as? String } == ["memory", "report-size"])
+        let ids = after.flatMap { ($0["rows"] as? [[String: Any]] ?? []).compactMap { $0["figure"] as? String } }
+        #expect(ids.contains("7z") && !ids.contains("9z") && ids.contains("9a"), "\(ids)")
+        #expect(after[1]["measuredAt"] as? String != nil)
+        #expect(json["startedAt"] as? String == first["startedAt"] as? String, "the first run's header stays")
+        let reruns = try #require(json["reruns"] as? [[String: Any]])
+        #expect(reruns.count == 1 && reruns.first?["figures"] as? [String] == ["report-size"])
+        let markdown = try String(contentsOf: output.appendingPathComponent("latest.md"), encoding: .utf8)
+        #expect(
+            markdown.contains("Figure 9 ran again at") && markdown.contains("| 7z |") && markdown.contains("| 9a |"))
+
+        try Data("{\"figures\": 3".utf8).write(to: latest)
+        let refused = try StallReportCLI.run(
+            ["run", "--figure", "report-size", "--quick", "--merge", "--output", output.path],
+            environment: ["STALL_BENCH_TMPDIR": directory.path], timeout: 120, executable: "stall-bench")
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains(latest.path) && refused.stderr.contains("not a stall-bench results file"))
+        #expect(
+            try String(contentsOf: latest, encoding: .utf8) == "{\"figures\": 3", "the damaged file is left as it was")
+    }
+
     @Test("--figure report-size --quick writes latest.json and latest.md with the figure's rows")
     func reportSizeQuick() throws {
         let (json, directory) = try Self.runQuick(figure: "report-size")
@@ -97,11 +152,11 @@ struct StallBenchTests {
         }
     }
 
-    @Test("list names the seventeen figures; an unknown figure is a usage error")
+    @Test("list names the eighteen figures; an unknown figure is a usage error")
     func listAndValidation() throws {
         let list = try StallReportCLI.run(["list"], executable: "stall-bench")
         #expect(list.status == 0)
-        #expect(list.stdoutLines.count == 17)
+        #expect(list.stdoutLines.count == 18)
         #expect(
             list.stdout.contains("summarize-throughput") && list.stdout.contains("blocking-stacks")
                 && list.stdout.contains("nio-server"))
@@ -109,7 +164,7 @@ struct StallBenchTests {
             list.stdout.contains("main-actor") && list.stdout.contains("pool-server")
                 && list.stdout.contains("async-chains"))
         #expect(list.stdout.contains("idle-per-loop") && list.stdout.contains("samples-under-load"))
-        #expect(list.stdout.contains("blocking-call-cost"))
+        #expect(list.stdout.contains("blocking-call-cost") && list.stdout.contains("server-instructions"))
         let bad = try StallReportCLI.run(["run", "--figure", "nope"], executable: "stall-bench")
         #expect(bad.status == 64, "\(bad)")
         #expect(bad.stderr.contains("unknown figure"))

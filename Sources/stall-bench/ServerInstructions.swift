@@ -1,0 +1,160 @@
+import Foundation
+
+/// A server's instructions per request, counted by callgrind: they repeat within a few tenths of a
+/// percent, where its CPU time per request under wrk swings by ±10 % between rounds on a shared
+/// machine. The server
+/// (a copy without debug sections) runs under valgrind with one count per thread; curl sends
+/// `warmUp` requests over one keep-alive connection, the counts are zeroed
+/// (`callgrind_control -z`), curl sends `requests` more over another, and the counts are dumped.
+/// Only the threads that serve requests are summed: a thread whose functions include one of
+/// `servingMarkers` (a SwiftNIO event loop, a concurrency-pool job) and none of StallMonitor's own
+/// threads' (whose looks depend on wall time, which valgrind stretches fifty-fold). User-space
+/// instructions only: the system calls' time in the kernel, the same with and without, is left out,
+/// so a ratio of two counts overstates the ratio of the CPU times.
+struct ServerInstructions {
+    /// Functions only StallMonitor's own threads run (the start routine of every thread it makes).
+    static let monitorThreadMarkers = ["12StallMonitor12NativeThreadO5start"]
+    /// Functions only request-serving threads run: a SwiftNIO event loop, a concurrency-pool job.
+    static let servingMarkers = ["8NIOPosix9NIOThread", "swift_job_run"]
+
+    /// Instructions per request, summed over the serving threads.
+    var perRequest: Double
+    /// How many threads were summed, and how many were left out as the monitor's.
+    var servingThreads: Int
+    var monitorThreads: Int
+
+    /// Counts `binary arguments(reports, portFile)` answering `GET path`; `stop` ends the server
+    /// (it gets the server's URL and process). Throws when valgrind cannot run it or it gives no count.
+    static func measure(
+        binary: URL, arguments: (_ reports: URL, _ portFile: URL) -> [String], path: String, requests: Int,
+        warmUp: Int, context: BenchContext, stop: (_ url: String, _ process: Process) -> Void
+    ) throws -> ServerInstructions {
+        let directory = context.freshDirectory("callgrind-\(binary.lastPathComponent)")
+        let callgrind = try Callgrind(executable: binary, scratch: directory)
+        let out = directory.appendingPathComponent("callgrind.out")
+        let portFile = directory.appendingPathComponent("port")
+        let reports = directory.appendingPathComponent("reports", isDirectory: true)
+        let process = try ServerLaunch.start(
+            URL(fileURLWithPath: "/usr/bin/valgrind"),
+            ["--tool=callgrind", "--separate-threads=yes", "--callgrind-out-file=\(out.path)", callgrind.workload.path]
+                + arguments(reports, portFile),
+            output: directory.appendingPathComponent("stdout"))
+        var port = ""
+        // valgrind starts a Swift server in 5–30 s here.
+        for _ in 0..<600 where port.isEmpty && process.isRunning {
+            port = ((try? String(contentsOf: portFile, encoding: .utf8)) ?? "").trimmingCharacters(
+                in: .whitespacesAndNewlines)
+            if port.isEmpty { usleep(200_000) }
+        }
+        let url = "http://127.0.0.1:\(port)"
+        defer {
+            if process.isRunning {
+                stop(url, process)
+                for _ in 0..<6_000 where process.isRunning { usleep(10_000) }
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            }
+            process.waitUntilExit()
+        }
+        guard !port.isEmpty else {
+            throw BenchError(
+                "\(binary.lastPathComponent) did not start under valgrind (exit \(process.isRunning ? 0 : process.terminationStatus))"
+            )
+        }
+        try get(url + path, times: warmUp, scratch: directory)
+        try control("-z", process.processIdentifier, scratch: directory)
+        try get(url + path, times: requests, scratch: directory)
+        try control("-d", process.processIdentifier, scratch: directory)
+        return try counts(in: directory, prefix: out.lastPathComponent + ".1-", requests: requests)
+    }
+
+    /// `GET url` `times` times over one connection (curl reuses it for the URLs of one command).
+    private static func get(_ url: String, times: Int, scratch: URL) throws {
+        let run = try Subprocess.run(
+            "/usr/bin/curl", ["-sSf", "--max-time", "600"] + Array(repeating: url, count: times), scratch: scratch)
+        guard run.status == 0 else {
+            throw BenchError("curl \(url) ×\(times) under valgrind: \(run.stderr.suffix(300))")
+        }
+    }
+
+    /// `callgrind_control <option> <pid>` (zero or dump every thread's counts).
+    private static func control(_ option: String, _ pid: Int32, scratch: URL) throws {
+        let run = try Subprocess.run("/usr/bin/callgrind_control", [option, "\(pid)"], scratch: scratch)
+        guard run.status == 0 else { throw BenchError("callgrind_control \(option) failed: \(run.stderr.suffix(300))") }
+    }
+
+    /// Sums the dumped threads (`callgrind.out.1-NN`, one file a thread) that serve requests.
+    private static func counts(in directory: URL, prefix: String, requests: Int) throws -> ServerInstructions {
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix(prefix) }
+        guard !files.isEmpty else { throw BenchError("callgrind dumped no thread's counts in \(directory.path)") }
+        var total = 0.0
+        var serving = 0
+        var monitor = 0
+        for file in files {
+            let text = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
+            if monitorThreadMarkers.contains(where: text.contains) {
+                monitor += 1
+                continue
+            }
+            guard servingMarkers.contains(where: text.contains) else { continue }
+            guard
+                let line = text.split(separator: "\n").first(where: { $0.hasPrefix("totals:") }),
+                let value = line.split(separator: " ").dropFirst().first.flatMap({ Double($0) })
+            else {
+                throw BenchError("no totals line in \(file)")
+            }
+            total += value
+            serving += 1
+        }
+        guard serving > 0 else { throw BenchError("no thread in \(directory.path) served requests") }
+        return ServerInstructions(
+            perRequest: total / Double(requests), servingThreads: serving, monitorThreads: monitor)
+    }
+}
+
+extension ServerInstructions {
+    /// A judged row: instructions per request on the serving threads of `binary` with
+    /// `arguments(true, …)` (the variant) against `arguments(false, …)` (the baseline), passing at
+    /// most `goal` times; an unjudged row saying why when callgrind cannot run here.
+    static func row(
+        _ figure: String, _ name: String, goal: Double, binary: String, variants: String, context: BenchContext,
+        arguments: @escaping (_ variant: Bool, _ reports: URL, _ portFile: URL) -> [String],
+        stop: (_ url: String, _ process: Process) -> Void
+    ) throws -> ResultRow {
+        if let reason = Callgrind.unavailableReason {
+            return ResultRow(
+                figure, name, value: "not measured: \(reason)", goal: "≤ \(goal)", verdict: .info, method: "callgrind")
+        }
+        let requests = context.pick(5_000, quick: 100)
+        let warmUp = context.pick(500, quick: 20)
+        let rounds = context.pick(3, quick: 1)
+        let executable = try context.binary(binary)
+        var counts: [Bool: [ServerInstructions]] = [:]
+        for round in 0..<rounds {
+            for variant in round % 2 == 0 ? [false, true] : [true, false] {
+                counts[variant, default: []].append(
+                    try measure(
+                        binary: executable, arguments: { arguments(variant, $0, $1) }, path: "/fast",
+                        requests: requests, warmUp: warmUp, context: context, stop: stop))
+            }
+        }
+        let with = Stats.median(counts[true, default: []].map(\.perRequest))
+        let without = Stats.median(counts[false, default: []].map(\.perRequest))
+        let ratio = with / max(without, 1)
+        let pairs = zip(counts[true, default: []], counts[false, default: []]).map {
+            $0.perRequest / max($1.perRequest, 1)
+        }
+        return .judged(
+            figure, name,
+            value:
+                "\(Format.ratio(ratio)) (median \(Format.count(with)) vs \(Format.count(without)) instructions per request, \(with >= without ? "+" : "")\(Format.count(with - without)); rounds \(Format.ratio(pairs.min() ?? 0))–\(Format.ratio(pairs.max() ?? 0)))",
+            goal: "≤ \(goal)", ok: ratio <= goal,
+            method:
+                "valgrind --tool=callgrind --separate-threads=yes on \(binary) (release, debug sections stripped), \(variants); curl GET /fast \(warmUp) times over one connection, counts zeroed, \(requests) times over another, counts dumped; the instructions of the threads that serve requests (event loops, pool workers; StallMonitor's own threads left out) ÷ requests; \(rounds) rounds alternating which goes first, a fresh server each run, medians. What the monitor does on a loop per unit of time (a token queued when a look finds it busy) is counted per request at valgrind's pace, about fifty times slower than native: overstated. User space only: the kernel's share of a request, the same in both, is left out, so this ratio overstates the CPU ratio",
+            data: [
+                "ratio": ratio, "instructionsPerRequest": with, "baselineInstructionsPerRequest": without,
+                "requests": Double(requests), "rounds": Double(rounds), "lowestRoundRatio": pairs.min() ?? 0,
+                "highestRoundRatio": pairs.max() ?? 0,
+                "servingThreads": Double(counts[true, default: []].first?.servingThreads ?? 0),
+            ])
+    }
+}
