@@ -81,10 +81,11 @@ enum ResultsWriter {
     private static func reruns(_ run: BenchRun) -> String {
         (run.reruns ?? []).map { rerun in
             let numbers = rerun.figures.map { "\($0.number)" }.joined(separator: ", ")
-            return "\nFigure\(rerun.figures.count == 1 ? "" : "s") \(numbers) ran again at "
-                + "\(ISO8601DateFormatter().string(from: rerun.startedAt)) (`stall-bench run --merge`; load average "
-                + "\(load(rerun.machine.loadBefore)) before, \(load(rerun.machine.loadAfter)) after): "
-                + "\(rerun.figures.count == 1 ? "its rows replace" : "their rows replace") this run's.\n"
+            return
+                "\nFigure\(rerun.figures.count == 1 ? "" : "s") \(numbers) \(rerun.figures.count == 1 ? "was" : "were") "
+                + "run later, at \(ISO8601DateFormatter().string(from: rerun.startedAt)) (`stall-bench run --merge`; "
+                + "load average \(load(rerun.machine.loadBefore)) before, \(load(rerun.machine.loadAfter)) after): "
+                + "\(rerun.figures.count == 1 ? "its rows replace" : "their rows replace") any of this run's.\n"
         }.joined()
     }
 
