@@ -10,6 +10,9 @@ final class BenchContext: @unchecked Sendable {
     let binaries: URL
     /// This executable.
     let executable: URL
+    /// Rounds of the server figures' CPU per request (11a, 11e, 13a, 13f) instead of their own
+    /// count (`--server-rounds`): more narrow the rounds' interval on a noisy machine.
+    var serverRounds: Int?
     /// The stall series shared by figures 5 and 6, run once.
     var stallSeries: StallSeries.Outcome?
     private var counter = 0

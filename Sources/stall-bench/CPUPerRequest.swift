@@ -65,7 +65,7 @@ struct CPUPerRequest {
             roundMedian: Stats.median(pairs), roundInterval: Stats.medianInterval(pairs))
     }
 
-    /// A judged row: `rounds` rounds (1 when quick) of 5 s of wrk on `/fast`, passing when the
+    /// A judged row: `rounds` rounds (1 when quick; `stall-bench run --server-rounds` overrides it) of 5 s of wrk on `/fast`, passing when the
     /// variant's CPU per request is at most `goal` times the baseline's and, where `shareGoal` is
     /// given, StallMonitor's own threads take at most that share of the process's CPU;
     /// `method(rounds, seconds)` says how it was measured.
@@ -74,7 +74,7 @@ struct CPUPerRequest {
         method: (_ rounds: Int, _ seconds: Int) -> String, start: (_ variant: Bool) throws -> Server,
         stop: (Server) -> Void
     ) throws -> ResultRow {
-        let rounds = context.pick(rounds, quick: 1)
+        let rounds = context.pick(context.serverRounds ?? rounds, quick: 1)
         let seconds = context.pick(5, quick: 1)
         let measured = try measure(
             rounds: rounds, seconds: seconds, path: "/fast", scratch: context.scratch, start: start, stop: stop)

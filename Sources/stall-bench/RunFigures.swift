@@ -24,6 +24,12 @@ struct RunFigures: ParsableCommand {
     @Option(help: "A note about the machine, copied into the results (e.g. its load).")
     var machineNote: String?
 
+    @Option(
+        help:
+            "Rounds of the servers' CPU per request (figures 11a, 11e, 13a, 13f; 9 by default): more narrow their interval on a noisy machine."
+    )
+    var serverRounds: Int?
+
     @Flag(
         help:
             "Keep the other figures of the output directory's latest.json: the figures run now replace only theirs (each says when it was measured)."
@@ -32,6 +38,9 @@ struct RunFigures: ParsableCommand {
 
     func validate() throws {
         _ = try FigureKind.parse(figures)
+        if let serverRounds, !(1...1_000).contains(serverRounds) {
+            throw ValidationError("--server-rounds must be within 1…1000")
+        }
     }
 
     func run() throws {
@@ -40,6 +49,7 @@ struct RunFigures: ParsableCommand {
         let earlier = try merge ? ResultsWriter.read(directory.appendingPathComponent("latest.json")) : nil
         let context = try BenchContext(quick: quick, binaries: binaries.map { URL(fileURLWithPath: $0) })
         defer { context.cleanUp() }
+        context.serverRounds = serverRounds
         let started = Date()
         let loadBefore = MachineFacts.loadAverage()
         var results: [FigureResult] = []

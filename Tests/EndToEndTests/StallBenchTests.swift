@@ -153,7 +153,7 @@ struct StallBenchTests {
         }
     }
 
-    @Test("list names the eighteen figures; an unknown figure is a usage error")
+    @Test("list names the eighteen figures; an unknown figure and zero server rounds are usage errors")
     func listAndValidation() throws {
         let list = try StallReportCLI.run(["list"], executable: "stall-bench")
         #expect(list.status == 0)
@@ -169,6 +169,10 @@ struct StallBenchTests {
         let bad = try StallReportCLI.run(["run", "--figure", "nope"], executable: "stall-bench")
         #expect(bad.status == 64, "\(bad)")
         #expect(bad.stderr.contains("unknown figure"))
+        let noRounds = try StallReportCLI.run(
+            ["run", "--figure", "nio-server", "--server-rounds", "0"], executable: "stall-bench")
+        #expect(noRounds.status == 64, "\(noRounds)")
+        #expect(noRounds.stderr.contains("--server-rounds must be within"))
     }
 
     /// Whether valgrind and objcopy are installed and this process (so stall-bench, built beside
