@@ -153,6 +153,7 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
     }
 
     func poll(now: UInt64) -> UInt64? {
+        let wasQuiet = quiet
         quiet = false
         producerWoke = false
         guard !finished, !detached.load(ordering: .relaxed), let tracker else { return nil }
@@ -163,6 +164,17 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
             lastIdle = onLoop.armedAt
         }
         guard let files else { return nil }
+        noteWhetherReturnsAreTimed()
+        let returned = takeWake()
+        // Quiet at the last look: idle in the shim's epoll_wait, whose every return is noted (and
+        // posts the watchdog once it is parked). No return since, so it waits still: a look that
+        // another probe's wake-up brought reads no `/proc` file (a thread's syscall file costs
+        // the kernel tens of microseconds), and the loop was idle at this look.
+        if wasQuiet, !returned {
+            lastIdle = (now, nil, nil)
+            quiet = true
+            return nil
+        }
         let state = files.syscallState()
         if case .unknown = state {
             // The thread has exited (the loop shut down): a span in progress ends here.
@@ -171,8 +183,6 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
         }
         var idle = false
         if case .inSyscall(let number, _, _) = state { idle = loop.idleSyscalls.contains(number) }
-        noteWhetherReturnsAreTimed()
-        let returned = takeWake()
 
         if let queued = tokenQueuedAt {
             let ran = onLoop.tokenRanAt.load(ordering: .acquiring)
