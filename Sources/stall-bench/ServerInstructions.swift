@@ -2,15 +2,14 @@ import Foundation
 
 /// A server's instructions per request, counted by callgrind: they repeat within a few tenths of a
 /// percent, where its CPU time per request under wrk swings by ±10 % between rounds on a shared
-/// machine. The server
-/// (a copy without debug sections) runs under valgrind with one count per thread; curl sends
-/// `warmUp` requests over one keep-alive connection, the counts are zeroed
+/// machine. The server (a copy without debug sections) runs under valgrind with one count per
+/// thread; curl sends `warmUp` requests over one keep-alive connection, the counts are zeroed
 /// (`callgrind_control -z`), curl sends `requests` more over another, and the counts are dumped.
 /// Only the threads that serve requests are summed: a thread whose functions include one of
 /// `servingMarkers` (a SwiftNIO event loop, a concurrency-pool job) and none of StallMonitor's own
 /// threads' (whose looks depend on wall time, which valgrind stretches fifty-fold). User-space
-/// instructions only: the system calls' time in the kernel, the same with and without, is left out,
-/// so a ratio of two counts overstates the ratio of the CPU times.
+/// instructions only: the system calls' time in the kernel, the same with and without, is left
+/// out, so a ratio of two counts overstates the ratio of the CPU times.
 struct ServerInstructions {
     /// Functions only StallMonitor's own threads run (the start routine of every thread it makes).
     static let monitorThreadMarkers = ["12StallMonitor12NativeThreadO5start"]
@@ -155,6 +154,7 @@ extension ServerInstructions {
                 "requests": Double(requests), "rounds": Double(rounds), "lowestRoundRatio": pairs.min() ?? 0,
                 "highestRoundRatio": pairs.max() ?? 0,
                 "servingThreads": Double(counts[true, default: []].first?.servingThreads ?? 0),
+                "monitorThreadsLeftOut": Double(counts[true, default: []].first?.monitorThreads ?? 0),
             ])
     }
 }

@@ -8,12 +8,16 @@ import Testing
 struct StallBenchTests {
     /// Runs `stall-bench run --figure <figure> --quick` with its output in `<directory>/bench`;
     /// returns its `latest.json` and the directory (removed when released).
-    private static func runQuick(figure: String) throws -> (json: [String: Any], directory: ReportDirectory) {
+    private static func runQuick(
+        figure: String, timeout: Double = 120
+    ) throws -> (
+        json: [String: Any], directory: ReportDirectory
+    ) {
         let directory = try ReportDirectory()
         let output = directory.url.appendingPathComponent("bench")
         let run = try StallReportCLI.run(
             ["run", "--figure", figure, "--quick", "--output", output.path],
-            environment: ["STALL_BENCH_TMPDIR": directory.path], timeout: 120, executable: "stall-bench")
+            environment: ["STALL_BENCH_TMPDIR": directory.path], timeout: timeout, executable: "stall-bench")
         try #require(run.status == 0, "\(run)")
         let json =
             try JSONSerialization.jsonObject(with: Data(contentsOf: output.appendingPathComponent("latest.json")))
@@ -202,6 +206,24 @@ struct StallBenchTests {
         #expect(added.count == 3 && added.allSatisfy { $0 >= 0 }, "\(rows)")
         // A recorded call does more than a timed one, which does more than one on a thread that may block.
         #expect(added.count == 3 && added[0] < added[1] && added[1] < added[2], "\(added)")
+    }
+
+    @Test(
+        "--figure server-instructions --quick: callgrind counts nio-stall-demo's requests on its event loops, with and without",
+        .enabled(if: callgrindUsable))
+    func serverInstructions() throws {
+        let rows = try Self.rows(try Self.runQuick(figure: "server-instructions", timeout: 400).json)
+        #expect(rows.map { $0["figure"] as? String } == ["18a", "18b"])
+        for row in rows {
+            let data = row["data"] as? [String: Any]
+            let with = data?["instructionsPerRequest"] as? Double ?? 0
+            let without = data?["baselineInstructionsPerRequest"] as? Double ?? 0
+            // A request through NIO's HTTP pipeline is tens of thousands of instructions (release) to
+            // about a million (debug); the serving threads were found and counted in both runs.
+            #expect(with > 10_000 && without > 10_000, "\(row)")
+            #expect((data?["servingThreads"] as? Double ?? 0) >= 1, "\(row)")
+            #expect((row["value"] as? String ?? "").contains("instructions per request"), "\(row)")
+        }
     }
 
     @Test(
