@@ -12,10 +12,12 @@ final class MonitorProcess: Sendable {
     /// The process's.
     static let shared = MonitorProcess()
 
+    /// The running monitors' cache-release gates, opened by a first use of the two below.
+    let cacheUse: CacheUse
     /// Names addresses (libdw, `dladdr` and the Swift demangler), for every monitor and detector.
-    let symbolicator = Symbolicator()
+    let symbolicator: Symbolicator
     /// Unwinds blocked threads, snapshots of running ones and blocking calls' stack copies.
-    let unwinder = SnapshotUnwinder()
+    let unwinder: SnapshotUnwinder
     /// Installs the blocking-call wrappers and hands the records to the running detectors.
     let blockingCalls = BlockingCallCollector()
     /// Stall reports named so far (the number in a report's file name).
@@ -27,5 +29,10 @@ final class MonitorProcess: Sendable {
     /// directory: no monitor's quota deletes them.
     let unfinishedFiles = UnfinishedFiles()
 
-    private init() {}
+    private init() {
+        let cacheUse = CacheUse()
+        self.cacheUse = cacheUse
+        symbolicator = Symbolicator(cacheUse: cacheUse)
+        unwinder = SnapshotUnwinder(cacheUse: cacheUse)
+    }
 }

@@ -60,6 +60,8 @@ public final class StallMonitor: Sendable {
     /// libdw's sessions and the stack-copy buffers once stalls have been quiet for
     /// ``Configuration/releaseCachesAfter``.
     private let timer: RepeatingTimer
+    /// The gate of the timer's cache-release job (``CacheUse``).
+    private let cacheGate: RepeatingTimer.Gate
     private let stopped = Atomic<Bool>(false)
     /// The process that started the monitor: a forked child has no watchdog or writer threads.
     private let ownerPID = getpid()
@@ -276,12 +278,18 @@ public final class StallMonitor: Sendable {
         }
         self.blockingCalls = blockingCalls
         let quiet = UInt64(configuration.releaseCachesAfter.nanoseconds)
+        // Open: the first run closes it unless the caches were used (by another monitor, say).
+        let cacheGate = RepeatingTimer.Gate(open: true)
+        MonitorProcess.shared.cacheUse.add(cacheGate)
+        self.cacheGate = cacheGate
         // One timer thread for the three jobs. The record is rewritten every heartbeat interval;
         // in between its alive mark ramps up to that interval, so a session that dies without
         // stop() (SIGKILL, a crash) is dated within max(1 s, 10 %) of its life.
         timer = writer.repeating(
             [
-                .queued(.every(.nanoseconds(quiet / 2))) { CacheRelease.releaseIfQuiet(for: quiet) },
+                .queued(.every(.nanoseconds(quiet / 2)), gate: cacheGate) {
+                    CacheRelease.releaseJob(quiet: quiet, gate: cacheGate)
+                },
                 .queued(.every(configuration.sessionHeartbeatInterval)) {
                     writer.sayNewSyscallDenials()
                     session.heartbeat()
@@ -318,7 +326,8 @@ public final class StallMonitor: Sendable {
         let counters = self.counters
         let errors = self.errors
         return Shutdown(
-            watchdog: watchdog, timer: timer, session: session, writer: writer, blockingCalls: blockingCalls,
+            watchdog: watchdog, timer: timer, cacheGate: cacheGate, session: session, writer: writer,
+            blockingCalls: blockingCalls,
             emitMetrics: { Self.emitMetrics(metrics, threads: threads, counters: counters, errors: errors) })
     }
 
@@ -327,6 +336,7 @@ public final class StallMonitor: Sendable {
     private struct Shutdown: Sendable {
         let watchdog: Watchdog
         let timer: RepeatingTimer
+        let cacheGate: RepeatingTimer.Gate
         let session: SessionRecorder
         let writer: ReportWriter
         let blockingCalls: BlockingCallReporter?
@@ -336,6 +346,7 @@ public final class StallMonitor: Sendable {
         func finish() {
             watchdog.stop()
             timer.cancel()
+            MonitorProcess.shared.cacheUse.remove(cacheGate)
             let session = self.session
             let emitMetrics = self.emitMetrics
             let blockingCalls = self.blockingCalls

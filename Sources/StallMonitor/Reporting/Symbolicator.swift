@@ -46,6 +46,22 @@ final class Symbolicator: Sendable {
     static let sessionGrowthLimit = 4 << 20
 
     private let state = Locked(State())
+    /// Told when it is used after a release (or for the first time): something may be released
+    /// again after a quiet period (``CacheUse``).
+    private let cacheUse: CacheUse?
+
+    init(cacheUse: CacheUse? = nil) {
+        self.cacheUse = cacheUse
+    }
+
+    /// Notes a use now; a first use since the last release tells ``cacheUse``.
+    private func noteUse(_ state: inout State) {
+        if state.lastUse == 0 { cacheUse?.began() }
+        state.lastUse = CStallMonitor_monotonic_ns()
+    }
+
+    /// Whether it was used since its last release (a quiet period may release something then).
+    var usedSinceRelease: Bool { state.withLock { $0.lastUse != 0 } }
 
     /// Which symbolicator is in use and why the better one is not.
     func describe() -> (name: SymbolicatorName, note: String?) {
@@ -67,7 +83,10 @@ final class Symbolicator: Sendable {
     func release() {
         state.withLock { state in
             state.users = max(0, state.users - 1)
-            if state.users == 0 { reset(&state) }
+            if state.users == 0 {
+                reset(&state)
+                state.lastUse = 0  // nothing held: no quiet period to wait for
+            }
         }
     }
 
@@ -102,7 +121,7 @@ final class Symbolicator: Sendable {
                 reset(&state)
                 state.images = images
             }
-            state.lastUse = CStallMonitor_monotonic_ns()
+            noteUse(&state)
             if state.opened, state.session == nil {
                 // libdw did not load or could not read the modules last time (EMFILE, ENOMEM pass):
                 // try again for this report, and forget the names dladdr gave meanwhile.
@@ -172,7 +191,7 @@ final class Symbolicator: Sendable {
     }
 
     private func open(_ state: inout State) {
-        state.lastUse = CStallMonitor_monotonic_ns()
+        noteUse(&state)
         guard !state.opened else { return }
         state.opened = true
         state.residentAtOpen = CStallMonitor_resident_bytes()

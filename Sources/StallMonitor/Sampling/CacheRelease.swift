@@ -17,3 +17,42 @@ enum CacheRelease {
         return true
     }
 }
+
+/// The running monitors' cache-release gates: the release job of a monitor runs only while the
+/// symbolicator or the unwinder was used since their last release, so an idle process whose
+/// monitor never sampled a stall never wakes for it (its timer and writer slept through a job
+/// every `releaseCachesAfter / 2`). A first use after a release opens every gate; a job that
+/// finds nothing used since closes its own.
+final class CacheUse: Sendable {
+    private let gates = Locked<[ObjectIdentifier: RepeatingTimer.Gate]>([:])
+
+    /// Adds a monitor's gate (at its start).
+    func add(_ gate: RepeatingTimer.Gate) {
+        gates.withLock { $0[ObjectIdentifier(gate)] = gate }
+    }
+
+    /// Removes it (at its monitor's stop).
+    func remove(_ gate: RepeatingTimer.Gate) {
+        _ = gates.withLock { $0.removeValue(forKey: ObjectIdentifier(gate)) }
+    }
+
+    /// The symbolicator or the unwinder was used for the first time since its last release:
+    /// opens every gate. Called with their lock held: takes only the gates' own locks.
+    func began() {
+        for gate in gates.withLock({ Array($0.values) }) { gate.open() }
+    }
+}
+
+extension CacheRelease {
+    /// The release job of a monitor behind `gate` (opened by ``CacheUse/began()``): releases what
+    /// has been quiet for `quiet` nanoseconds, then closes the gate when nothing was used since a
+    /// release. Closed first and opened again if something was: a first use that comes between
+    /// the two opens it itself.
+    static func releaseJob(quiet: UInt64, gate: RepeatingTimer.Gate) {
+        releaseIfQuiet(for: quiet)
+        gate.close()
+        if MonitorProcess.shared.unwinder.usedSinceRelease || MonitorProcess.shared.symbolicator.usedSinceRelease {
+            gate.open()
+        }
+    }
+}

@@ -88,6 +88,22 @@ final class SnapshotUnwinder: Sendable {
     private static let reopenInterval: UInt64 = 1_000_000_000
 
     private let state = Locked(State())
+    /// Told when it is used after a release (or for the first time): something may be released
+    /// again after a quiet period (``CacheUse``).
+    private let cacheUse: CacheUse?
+
+    init(cacheUse: CacheUse? = nil) {
+        self.cacheUse = cacheUse
+    }
+
+    /// Notes a use now; a first use since the last release tells ``cacheUse``.
+    private func noteUse(_ state: inout State) {
+        if state.lastUse == 0 { cacheUse?.began() }
+        state.lastUse = CStallMonitor_monotonic_ns()
+    }
+
+    /// Whether it was used since its last release (a quiet period may release something then).
+    var usedSinceRelease: Bool { state.withLock { $0.lastUse != 0 } }
 
     /// Whether `backend` can be used, and why not. Opens its session (loads its library) when not
     /// yet open. Asked once per stall: a session that failed to open (its library or a module
@@ -95,7 +111,7 @@ final class SnapshotUnwinder: Sendable {
     /// transient failure costs one stall its stacks, not the monitor's life.
     func availability(_ backend: Backend) -> (available: Bool, note: String?) {
         state.withLock { state in
-            state.lastUse = CStallMonitor_monotonic_ns()
+            noteUse(&state)
             let index = Int(backend.rawValue)
             if state.slots[index].opened, state.slots[index].session == nil { state.slots[index] = Slot() }
             open(&state, backend)
@@ -114,6 +130,7 @@ final class SnapshotUnwinder: Sendable {
             state.users = max(0, state.users - 1)
             guard state.users == 0 else { return }
             closeAll(&state)
+            state.lastUse = 0  // nothing held: no quiet period to wait for
         }
     }
 
@@ -278,7 +295,7 @@ final class SnapshotUnwinder: Sendable {
     }
 
     private func ensureSession(_ state: inout State, _ backend: Backend) -> OpaquePointer? {
-        state.lastUse = CStallMonitor_monotonic_ns()
+        noteUse(&state)
         open(&state, backend)
         return state.slots[Int(backend.rawValue)].session
     }

@@ -41,6 +41,44 @@ struct CacheReleaseTests {
         }
     }
 
+    @Test(
+        "an idle monitor whose caches hold nothing does not wake for their release; a stall's use opens it again and they are released"
+    )
+    func idleMonitorSkipsTheReleaseJob() throws {
+        let timersBefore = Set(BlockingCollectorWakeupTests.threads(named: "stall-heartbeat").map(\.tid))
+        // A release job every 50 ms: 20 wake-ups a second of the timer thread while it runs.
+        try withMonitoredLoop("cache-idle", configure: { $0.releaseCachesAfter = .milliseconds(100) }) {
+            directory, loop, monitor in
+            func timer() -> (tid: Int32, switches: Int)? {
+                BlockingCollectorWakeupTests.threads(named: "stall-heartbeat").first { !timersBefore.contains($0.tid) }
+            }
+            // Caches another test used are released after the quiet period; the gate closes then.
+            #expect(
+                waitUntil(timeout: .seconds(10)) {
+                    !MonitorProcess.shared.unwinder.usedSinceRelease
+                        && !MonitorProcess.shared.symbolicator.usedSinceRelease
+                })
+            Thread.sleep(forTimeInterval: 0.3)
+            let before = try #require(timer(), "no stall-heartbeat thread of this monitor")
+            Thread.sleep(forTimeInterval: 1.0)
+            let after = try #require(timer())
+            // Left: the session record's alive marks, once a second in its first ten seconds.
+            #expect(
+                after.switches - before.switches <= 3,
+                "the idle monitor's timer woke \(after.switches - before.switches) times in 1 s")
+
+            try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 600) }
+            #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
+            #expect(
+                waitUntil(timeout: .seconds(20)) {
+                    !MonitorProcess.shared.unwinder.isOpen && !MonitorProcess.shared.symbolicator.isOpen
+                        && !MonitorProcess.shared.unwinder.usedSinceRelease
+                },
+                "the sessions the stall's report opened were not released within 20 s")
+            #expect(try directory.reports().count == 1)
+        }
+    }
+
     @Test("nothing is released while a session is in use more recently than the quiet period")
     func notReleasedWhileRecent() throws {
         // default: 30 s
