@@ -46,22 +46,10 @@ final class Symbolicator: Sendable {
     static let sessionGrowthLimit = 4 << 20
 
     private let state = Locked(State())
-    /// Told when it is used after a release (or for the first time): something may be released
-    /// again after a quiet period (``CacheUse``).
-    private let cacheUse: CacheUse?
+    /// Told of each use (``CacheUse``): the first since a release opens the monitors' gates.
+    private let cacheUse: CacheUse
 
-    init(cacheUse: CacheUse? = nil) {
-        self.cacheUse = cacheUse
-    }
-
-    /// Notes a use now; a first use since the last release tells ``cacheUse``.
-    private func noteUse(_ state: inout State) {
-        if state.lastUse == 0 { cacheUse?.began() }
-        state.lastUse = CStallMonitor_monotonic_ns()
-    }
-
-    /// Whether it was used since its last release (a quiet period may release something then).
-    var usedSinceRelease: Bool { state.withLock { $0.lastUse != 0 } }
+    init(cacheUse: CacheUse = CacheUse()) { self.cacheUse = cacheUse }
 
     /// Which symbolicator is in use and why the better one is not.
     func describe() -> (name: SymbolicatorName, note: String?) {
@@ -102,6 +90,9 @@ final class Symbolicator: Sendable {
         }
     }
 
+    /// Whether names were looked up since the last release (the quiet period then has work).
+    var usedSinceRelease: Bool { state.withLock { $0.lastUse != 0 } }
+
     /// Whether a libdw session is open now (for tests and diagnostics).
     var isOpen: Bool {
         state.withLock { $0.session != nil }
@@ -121,7 +112,7 @@ final class Symbolicator: Sendable {
                 reset(&state)
                 state.images = images
             }
-            noteUse(&state)
+            cacheUse.noteUse(&state.lastUse)
             if state.opened, state.session == nil {
                 // libdw did not load or could not read the modules last time (EMFILE, ENOMEM pass):
                 // try again for this report, and forget the names dladdr gave meanwhile.
@@ -191,7 +182,7 @@ final class Symbolicator: Sendable {
     }
 
     private func open(_ state: inout State) {
-        noteUse(&state)
+        cacheUse.noteUse(&state.lastUse)
         guard !state.opened else { return }
         state.opened = true
         state.residentAtOpen = CStallMonitor_resident_bytes()

@@ -36,15 +36,19 @@ final class CacheUse: Sendable {
         _ = gates.withLock { $0.removeValue(forKey: ObjectIdentifier(gate)) }
     }
 
-    /// The symbolicator or the unwinder was used for the first time since its last release:
-    /// opens every gate. Called with their lock held: takes only the gates' own locks.
-    func began() {
-        for gate in gates.withLock({ Array($0.values) }) { gate.open() }
+    /// Notes a use of the symbolicator or the unwinder now in its `lastUse` (monotonic ns; 0:
+    /// not used since its last release); the first use since that release opens every gate.
+    /// Called with their lock held: takes only the gates' own locks.
+    func noteUse(_ lastUse: inout UInt64) {
+        if lastUse == 0 {
+            for gate in gates.withLock({ Array($0.values) }) { gate.open() }
+        }
+        lastUse = CStallMonitor_monotonic_ns()
     }
 }
 
 extension CacheRelease {
-    /// The release job of a monitor behind `gate` (opened by ``CacheUse/began()``): releases what
+    /// The release job of a monitor behind `gate` (opened by ``CacheUse/noteUse(_:)``): releases what
     /// has been quiet for `quiet` nanoseconds, then closes the gate when nothing was used since a
     /// release. Closed first and opened again if something was: a first use that comes between
     /// the two opens it itself.

@@ -88,22 +88,10 @@ final class SnapshotUnwinder: Sendable {
     private static let reopenInterval: UInt64 = 1_000_000_000
 
     private let state = Locked(State())
-    /// Told when it is used after a release (or for the first time): something may be released
-    /// again after a quiet period (``CacheUse``).
-    private let cacheUse: CacheUse?
+    /// Told of each use (``CacheUse``), so a quiet period's release is waited for only after one.
+    private let cacheUse: CacheUse
 
-    init(cacheUse: CacheUse? = nil) {
-        self.cacheUse = cacheUse
-    }
-
-    /// Notes a use now; a first use since the last release tells ``cacheUse``.
-    private func noteUse(_ state: inout State) {
-        if state.lastUse == 0 { cacheUse?.began() }
-        state.lastUse = CStallMonitor_monotonic_ns()
-    }
-
-    /// Whether it was used since its last release (a quiet period may release something then).
-    var usedSinceRelease: Bool { state.withLock { $0.lastUse != 0 } }
+    init(cacheUse: CacheUse = CacheUse()) { self.cacheUse = cacheUse }
 
     /// Whether `backend` can be used, and why not. Opens its session (loads its library) when not
     /// yet open. Asked once per stall: a session that failed to open (its library or a module
@@ -111,7 +99,7 @@ final class SnapshotUnwinder: Sendable {
     /// transient failure costs one stall its stacks, not the monitor's life.
     func availability(_ backend: Backend) -> (available: Bool, note: String?) {
         state.withLock { state in
-            noteUse(&state)
+            cacheUse.noteUse(&state.lastUse)
             let index = Int(backend.rawValue)
             if state.slots[index].opened, state.slots[index].session == nil { state.slots[index] = Slot() }
             open(&state, backend)
@@ -164,6 +152,9 @@ final class SnapshotUnwinder: Sendable {
     var isRetained: Bool {
         state.withLock { $0.users > 0 }
     }
+
+    /// Whether a stack was unwound since the last release (something may be released then).
+    var usedSinceRelease: Bool { state.withLock { $0.lastUse != 0 } }
 
     /// Whether any session is open now (for tests and diagnostics).
     var isOpen: Bool {
@@ -295,7 +286,7 @@ final class SnapshotUnwinder: Sendable {
     }
 
     private func ensureSession(_ state: inout State, _ backend: Backend) -> OpaquePointer? {
-        noteUse(&state)
+        cacheUse.noteUse(&state.lastUse)
         open(&state, backend)
         return state.slots[Int(backend.rawValue)].session
     }
