@@ -71,10 +71,7 @@ final class Symbolicator: Sendable {
     func release() {
         state.withLock { state in
             state.users = max(0, state.users - 1)
-            if state.users == 0 {
-                reset(&state)
-                state.lastUse = 0  // nothing held: no quiet period to wait for
-            }
+            if state.users == 0 { reset(&state) }
         }
     }
 
@@ -83,7 +80,6 @@ final class Symbolicator: Sendable {
     func releaseIfUnused(since cutoff: UInt64) -> Bool {
         state.withLock { state in
             guard state.lastUse != 0, state.lastUse <= cutoff else { return false }
-            state.lastUse = 0
             let held = state.opened || !state.cache.isEmpty
             reset(&state)
             return held
@@ -167,6 +163,7 @@ final class Symbolicator: Sendable {
 
     /// Closes the session and forgets every name; the next lookup opens a new session.
     private func reset(_ state: inout State) {
+        state.lastUse = 0  // nothing held: no quiet period to wait for until the next use
         closeSession(&state)
         state.libdwKnown = nil
         state.cache.removeAll()

@@ -118,7 +118,6 @@ final class SnapshotUnwinder: Sendable {
             state.users = max(0, state.users - 1)
             guard state.users == 0 else { return }
             closeAll(&state)
-            state.lastUse = 0  // nothing held: no quiet period to wait for
         }
     }
 
@@ -142,7 +141,6 @@ final class SnapshotUnwinder: Sendable {
             guard state.users == 0, state.lastUse <= cutoff,
                 state.holdsAnything
             else { return false }
-            state.lastUse = 0
             closeAll(&state)
             return true
         }
@@ -309,6 +307,7 @@ final class SnapshotUnwinder: Sendable {
 
     /// Closes every backend's session and frees the stack copy.
     private func closeAll(_ state: inout State) {
+        state.lastUse = 0  // nothing held: no quiet period to wait for until the next use
         for backend in Backend.allCases { close(&state, backend) }
         state.stack?.deallocate()
         state.stack = nil
