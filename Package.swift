@@ -153,7 +153,9 @@ let package = Package(
             ]),
         .testTarget(
             name: "StallMonitorTestingTests",
-            dependencies: ["StallMonitorTesting", "StallMonitorNIO", nioCore, nioPosix, logging]),
+            dependencies: [
+                "StallMonitorTesting", "StallMonitorNIO", "StallReportKitTestSupport", nioCore, nioPosix, logging,
+            ]),
         .testTarget(name: "StallMonitorXCTestTests", dependencies: ["StallMonitorXCTest"]),
         .testTarget(
             name: "EndToEndTests",

@@ -77,6 +77,23 @@ enum BlockingStacksFigure {
             unwinders: Set(samples.compactMap(\.unwinder)))
     }
 
+    /// A row of the watchdog's mean time per stack with names left to `stallreport` (`mean` over
+    /// `stacks`), against row `inProcessRow`'s mean with names made in process; `data` adds to the
+    /// row's numbers.
+    private static func deferredNamesRow(
+        _ figure: String, _ name: String, mean: Double, stacks: Int, of inProcessRow: String, inProcessMean: Double,
+        method: String, data: [String: Double] = [:]
+    ) -> ResultRow {
+        let ratio = mean / max(inProcessMean, 1)
+        return ResultRow(
+            figure, name,
+            value: "mean \(Format.micro(mean)) (\(stacks) stacks; \(Format.fixed(ratio, 2))× \(inProcessRow))",
+            goal: "stated", verdict: .info, method: method + ", names left to stallreport",
+            data: data.merging(
+                ["meanNanoseconds": mean, "stacks": Double(stacks), "ratioTo\(inProcessRow)": ratio]
+            ) { _, new in new })
+    }
+
     static func run(_ context: BenchContext) throws -> FigureResult {
         let rounds = context.pick(4, quick: 1)
         let blocked = try Self.blocked(context, rounds: rounds, symbolicateInProcess: true)
@@ -140,26 +157,16 @@ enum BlockingStacksFigure {
                         "meanNanoseconds": running.meanNanoseconds, "stacks": Double(running.stacks),
                         "frames": running.frames,
                     ]),
-                ResultRow(
+                deferredNamesRow(
                     "10e", "As 10c with names deferred (symbolicateInProcess off: \(deferredUnwinders))",
-                    value:
-                        "mean \(Format.micro(deferredBlocked.meanNanoseconds)) (\(deferredBlocked.stacks) stacks; \(Format.fixed(deferredBlocked.meanNanoseconds / max(blocked.meanNanoseconds, 1), 2))× 10c)",
-                    goal: "stated", verdict: .info, method: blockedMethod + ", names left to stallreport",
-                    data: [
-                        "meanNanoseconds": deferredBlocked.meanNanoseconds, "stacks": Double(deferredBlocked.stacks),
-                        "ratioTo10c": deferredBlocked.meanNanoseconds / max(blocked.meanNanoseconds, 1),
-                    ]),
-                ResultRow(
+                    mean: deferredBlocked.meanNanoseconds, stacks: deferredBlocked.stacks, of: "10c",
+                    inProcessMean: blocked.meanNanoseconds, method: blockedMethod),
+                deferredNamesRow(
                     "10f",
                     "As 10d with names deferred (\(deferredRunning.unwinders.sorted().joined(separator: ", ")), ~\(Int(deferredRunning.frames)) frames)",
-                    value:
-                        "mean \(Format.micro(deferredRunning.meanNanoseconds)) (\(deferredRunning.stacks) stacks; \(Format.fixed(deferredRunning.meanNanoseconds / max(running.meanNanoseconds, 1), 2))× 10d)",
-                    goal: "stated", verdict: .info, method: runningMethod + ", names left to stallreport",
-                    data: [
-                        "meanNanoseconds": deferredRunning.meanNanoseconds, "stacks": Double(deferredRunning.stacks),
-                        "frames": deferredRunning.frames,
-                        "ratioTo10d": deferredRunning.meanNanoseconds / max(running.meanNanoseconds, 1),
-                    ]),
+                    mean: deferredRunning.meanNanoseconds, stacks: deferredRunning.stacks, of: "10d",
+                    inProcessMean: running.meanNanoseconds, method: runningMethod,
+                    data: ["frames": deferredRunning.frames]),
             ])
     }
 }

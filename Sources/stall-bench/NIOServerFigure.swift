@@ -73,7 +73,6 @@ enum NIOServerFigure {
         let absolute = errors.map(abs)
         let cpu = stride(from: 0, to: errors.count, by: 2).map { abs(errors[$0]) }
         let blocked = stride(from: 1, to: errors.count, by: 2).map { abs(errors[$0]) }
-        let due = reports.compactMap { report in report.samples.first.map { $0.offsetMs - report.thresholdMs * 0.5 } }
         let series =
             "\(count) requests to /cpu and /sleep in turn, 300–800 ms each, threshold 250 ms, pollInterval 20 ms"
         return [
@@ -89,12 +88,11 @@ enum NIOServerFigure {
                     "blockedAbsP99Ms": Stats.percentile(blocked, 99), "signedMedianMs": Stats.median(errors),
                     "stalls": Double(count), "reports": Double(reports.count),
                 ]),
-            ResultRow(
-                "11d", "Handler stall: sampling due → first sample", value: DetectionLatencyFigure.summary(due),
-                goal: "stated (a look every pollInterval, then one sampling interval)", verdict: .info,
-                method:
-                    "samples[0].offsetMs − threshold × samplingLead over the reports with samples (the demo keeps samples in the first 10 reports per fingerprint and hour, the default rate limit); \(series)",
-                data: DetectionLatencyFigure.stats(due)),
+            ServerFigureTools.firstSampleRow(
+                "11d", "Handler stall: sampling due → first sample", reports: reports,
+                which:
+                    "the demo keeps samples in the first 10 reports per fingerprint and hour, the default rate limit",
+                series: series),
         ]
     }
 }

@@ -125,7 +125,6 @@ enum PoolServerFigure {
         let absolute = errors.map(abs)
         let loadedErrors = zip(loadedReports, loadedMeasured).map { $0.durationMs - $1 }
         let loadedAbsolute = loadedErrors.map(abs)
-        let due = reports.compactMap { report in report.samples.first.map { $0.offsetMs - report.thresholdMs * 0.5 } }
         let series =
             "\(count) requests to /report (CPU) and /users (usleep) in turn, 300–800 ms each, threshold 250 ms, pollInterval 20 ms"
         let allReported =
@@ -154,12 +153,9 @@ enum PoolServerFigure {
                     "loadedReports": Double(loadedReports.count), "loadedMostShortMs": loadedErrors.min() ?? 0,
                     "loadedMostLongMs": loadedErrors.max() ?? 0, "cpuBoundProcesses": Double(hogs),
                 ]),
-            ResultRow(
-                "13d", "Async handler stall: sampling due → first sample", value: DetectionLatencyFigure.summary(due),
-                goal: "stated (a look every pollInterval, then one sampling interval)", verdict: .info,
-                method:
-                    "samples[0].offsetMs − threshold × samplingLead over the reports with samples (quiet series); \(series)",
-                data: DetectionLatencyFigure.stats(due)),
+            ServerFigureTools.firstSampleRow(
+                "13d", "Async handler stall: sampling due → first sample", reports: reports, which: "quiet series",
+                series: series),
         ]
     }
 

@@ -51,4 +51,18 @@ enum ServerFigureTools {
         }
         return measured
     }
+
+    /// The row of time from sampling due (half the threshold into a stall) to the first sample,
+    /// over those of `reports` that kept samples: `which` says which reports, `series` the requests.
+    static func firstSampleRow(
+        _ figure: String, _ name: String, reports: [StallReport], which: String, series: String
+    ) -> ResultRow {
+        let due = reports.compactMap { report in report.samples.first.map { $0.offsetMs - report.thresholdMs * 0.5 } }
+        return ResultRow(
+            figure, name, value: DetectionLatencyFigure.summary(due),
+            goal: "stated (a look every pollInterval, then one sampling interval)", verdict: .info,
+            method:
+                "samples[0].offsetMs − threshold × samplingLead over the reports with samples (\(which)); \(series)",
+            data: DetectionLatencyFigure.stats(due))
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import StallMonitorTesting
+import StallReportKitTestSupport
 import Testing
 
 @testable import StallBudgetCore
@@ -21,23 +22,9 @@ import Testing
                     address: "0x\(3000 + frames.count)", image: 0, symbol: symbol, offset: 0, file: nil, line: nil,
                     inApp: true))
         }
-        return StallReport(
-            id: "1", fingerprint: "0", status: .ended, startedAt: Date(), durationMs: 402, thresholdMs: 100,
-            classification: .blocked,
-            mainThreadCPUMs: 0, cpuObservedMs: 400,
-            loop: .init(
-                kind: "concurrencyPool", threadName: "oot.default-qos", threadID: 7, isMainThread: false, mode: nil,
-                passes: 1, longestPassMs: 402),
-            process: .init(
-                pid: 7, executableName: "App", executablePath: "/App", appVersion: nil, hostName: "h", os: "Linux",
-                osVersion: "6", architecture: "x86_64"),
-            sampling: .init(
-                unwinder: "libdw", unwinderNote: nil, intervalMs: 10, effectiveIntervalMs: 10, maxSamples: 10,
-                attempted: 0, taken: 0,
-                timedOut: 0, skipped: [:], thinned: false, dropped: 0),
-            samples: [], representativeStack: [0, 1], frames: frames, images: [],
-            symbolication: .init(symbolicator: "libdw", note: nil),
-            representativeAsyncCallers: chain.isEmpty ? nil : chain)
+        return ReportFixtures.poolStall(
+            durationMs: 402, thresholdMs: 100, threadName: "oot.default-qos", frames: frames,
+            representativeStack: [0, 1], representativeAsyncCallers: chain.isEmpty ? nil : chain)
     }
 
     @Test(

@@ -93,22 +93,20 @@ package struct GitHubAnnotations: Sendable {
                 Annotation(
                     level: "warning", title: "Stall suppression expired",
                     message:
-                        "Suppression of \(match.suppression.fingerprint) expired \(match.suppression.expires) (\(match.suppression.reason)); its \(match.group!.count) stall(s) count again",
-                    file: nil, line: nil))
+                        "Suppression of \(match.suppression.fingerprint) expired \(match.suppression.expires) (\(match.suppression.reason)); its \(match.group!.count) stall(s) count again"
+                ))
         }
         for problem in result.problems {
             list.append(
                 Annotation(
-                    level: "warning", title: "Unusable stall report", message: problem.description, file: nil, line: nil
-                ))
+                    level: "warning", title: "Unusable stall report", message: problem.description))
         }
         for change in result.fixed {
             list.append(
                 Annotation(
                     level: "notice", title: "Stall fixed",
                     message:
-                        "\(change.fingerprint) \(names.display(change.headline)) is in the baseline but did not occur",
-                    file: nil, line: nil))
+                        "\(change.fingerprint) \(names.display(change.headline)) is in the baseline but did not occur"))
         }
         return list
     }
@@ -142,8 +140,8 @@ package struct GitHubAnnotations: Sendable {
                     Annotation(
                         level: "notice", title: "stallreport",
                         message:
-                            "\(parts.joined(separator: ", ")) not shown as annotations (GitHub shows at most \(Self.limitPerLevel) per level per step); see the log of this step",
-                        file: nil, line: nil)))
+                            "\(parts.joined(separator: ", ")) not shown as annotations (GitHub shows at most \(Self.limitPerLevel) per level per step); see the log of this step"
+                    )))
         }
         return lines.isEmpty ? "" : lines.joined(separator: "\n") + "\n"
     }

@@ -19,9 +19,7 @@ struct BlockedStallTests {
             #expect(measured >= 400)
             #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
 
-            let reports = try directory.reports()
-            try #require(reports.count == 1)
-            let report = reports[0]
+            let report = try directory.onlyReport()
             #expect(
                 report.classification == .blocked,
                 "CPU \(report.mainThreadCPUMs) ms of \(report.cpuObservedMs) ms observed")

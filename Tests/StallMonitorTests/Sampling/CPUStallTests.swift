@@ -15,9 +15,7 @@ struct CPUStallTests {
             usleep(300_000)  // a second, bogus report would have time to appear
             monitor.flush()
 
-            let reports = try directory.reports()
-            try #require(reports.count == 1)
-            let report = reports[0]
+            let report = try directory.onlyReport()
             #expect(
                 durationCovers(report.durationMs, measured: measured),
                 "report says \(report.durationMs) ms, the test measured \(measured) ms")

@@ -46,9 +46,7 @@ struct MaskedSignalTests {
             }
             #expect(!observed.pendingBeforeUnblock)
 
-            let reports = try directory.reports()
-            try #require(reports.count == 1)
-            let report = reports[0]
+            let report = try directory.onlyReport()
             #expect(
                 durationCovers(report.durationMs, measured: observed.milliseconds),
                 "\(report.durationMs) ms, measured \(observed.milliseconds) ms")

@@ -12,9 +12,7 @@ struct SamplingBoundsTests {
             #expect(depth == 200)
             #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
 
-            let reports = try directory.reports()
-            try #require(reports.count == 1)
-            let report = reports[0]
+            let report = try directory.onlyReport()
             let deepest = try #require(
                 report.samples.filter { $0.kind == .stack }.max { $0.frames.count < $1.frames.count })
             #expect(deepest.frames.count >= 200)
@@ -38,9 +36,7 @@ struct SamplingBoundsTests {
             try loop.run { StallingWork.spinOnCPUForStallTest(milliseconds: 1_000) }
             #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
 
-            let reports = try directory.reports()
-            try #require(reports.count == 1)
-            let report = reports[0]
+            let report = try directory.onlyReport()
             #expect(report.samples.count <= 8)
             #expect(report.samples.count >= 4)
             #expect(report.sampling.maxSamples == 8)

@@ -14,9 +14,7 @@ struct SleepingSyscallTests {
             #expect(measured >= 600, "usleep(600 ms) returned after \(measured) ms")
             #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
 
-            let reports = try directory.reports()
-            try #require(reports.count == 1)
-            let report = reports[0]
+            let report = try directory.onlyReport()
             #expect(
                 durationCovers(report.durationMs, measured: measured),
                 "\(report.durationMs) ms, measured \(measured) ms")

@@ -117,9 +117,7 @@ struct UninterruptibleSleepTests {
                 "the thread should wait in D: \(states)")
             #expect(monitor.waitForStalls(1), "\(monitor.statistics)")
 
-            let reports = try directory.reports()
-            try #require(reports.count == 1)
-            let report = reports[0]
+            let report = try directory.onlyReport()
             #expect(
                 durationCovers(report.durationMs, measured: spawned.milliseconds),
                 "\(report.durationMs) ms, spawn took \(spawned.milliseconds) ms")

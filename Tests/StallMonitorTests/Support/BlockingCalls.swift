@@ -19,8 +19,10 @@ enum BlockingCalls {
     struct Kind: Sendable {
         var function: String
         var syscalls: Set<String>
-        var expectedValue: Int
-        var expectedError: Int32
+        /// What the call must return: 0 (it timed out) unless a kind says otherwise.
+        var expectedValue = 0
+        /// The errno the call must leave: none unless a kind says otherwise.
+        var expectedError: Int32 = 0
         /// How much earlier than asked the call may return: socket timeouts count whole kernel
         /// ticks (jiffies, up to 10 ms), so they may end a tick early, and on a VM whose vCPU was
         /// descheduled the tick count catches up at once (seen: 11.5 ms early on a CI machine).
@@ -32,20 +34,15 @@ enum BlockingCalls {
 
     static let all: [Kind] = [
         Kind(
-            function: "blockInUsleepForTest", syscalls: ["clock_nanosleep", "nanosleep"], expectedValue: 0,
-            expectedError: 0, call: blockInUsleepForTest),
+            function: "blockInUsleepForTest", syscalls: ["clock_nanosleep", "nanosleep"], call: blockInUsleepForTest),
         Kind(
-            function: "blockInNanosleepForTest", syscalls: ["clock_nanosleep", "nanosleep"], expectedValue: 0,
-            expectedError: 0, call: blockInNanosleepForTest),
+            function: "blockInNanosleepForTest", syscalls: ["clock_nanosleep", "nanosleep"],
+            call: blockInNanosleepForTest),
+        Kind(function: "blockInPollForTest", syscalls: ["poll", "ppoll"], call: blockInPollForTest),
         Kind(
-            function: "blockInPollForTest", syscalls: ["poll", "ppoll"], expectedValue: 0, expectedError: 0,
-            call: blockInPollForTest),
-        Kind(
-            function: "blockInEpollWaitForTest", syscalls: ["epoll_wait", "epoll_pwait"], expectedValue: 0,
-            expectedError: 0, call: blockInEpollWaitForTest),
-        Kind(
-            function: "blockInSelectForTest", syscalls: ["select", "pselect6"], expectedValue: 0, expectedError: 0,
-            call: blockInSelectForTest),
+            function: "blockInEpollWaitForTest", syscalls: ["epoll_wait", "epoll_pwait"],
+            call: blockInEpollWaitForTest),
+        Kind(function: "blockInSelectForTest", syscalls: ["select", "pselect6"], call: blockInSelectForTest),
         Kind(
             function: "blockInRecvForTest", syscalls: ["recvfrom"], expectedValue: -1, expectedError: EAGAIN,
             earlyByMs: 25, call: blockInRecvForTest),
@@ -54,10 +51,9 @@ enum BlockingCalls {
             earlyByMs: 25, call: blockInAcceptForTest),
         Kind(
             function: "blockInConditionWaitForTest", syscalls: ["futex"], expectedValue: Int(ETIMEDOUT),
-            expectedError: 0, call: blockInConditionWaitForTest),
+            call: blockInConditionWaitForTest),
         Kind(
-            function: "blockInPipeReadForTest", syscalls: ["read"], expectedValue: 1, expectedError: 0,
-            call: blockInPipeReadForTest),
+            function: "blockInPipeReadForTest", syscalls: ["read"], expectedValue: 1, call: blockInPipeReadForTest),
     ]
 
     private static func measure(_ body: () -> Int) -> Outcome {

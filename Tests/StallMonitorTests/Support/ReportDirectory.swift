@@ -1,6 +1,7 @@
 import Foundation
 import StallMonitor
 import StallReportKit
+import Testing
 
 /// A temporary report directory of its own for one test; `remove()` deletes it.
 struct ReportDirectory {
@@ -33,6 +34,13 @@ struct ReportDirectory {
     /// The decoded reports, in file-name order.
     func reports() throws -> [StallReport] {
         try reportFiles().map { url throws in try StallReport.read(from: url) }
+    }
+
+    /// The one decoded report; the test fails at the caller unless the directory holds exactly one.
+    func onlyReport(sourceLocation: SourceLocation = #_sourceLocation) throws -> StallReport {
+        let reports = try self.reports()
+        try #require(reports.count == 1, sourceLocation: sourceLocation)
+        return reports[0]
     }
 
     /// A configuration writing here, with the defaults the tests rely on (threshold 250 ms).

@@ -153,6 +153,22 @@ struct FastRecordExtractorTests {
             change(&copy)
             return try Self.data(copy)
         }
+        /// The report with `field` of row `row` of the array of objects `table` set to `value` (nil: removed).
+        func mutated(row: Int, of table: String, setting field: String, to value: Any?) throws -> Data {
+            try mutated { object in
+                var rows = object[table] as! [[String: Any]]
+                rows[row][field] = value
+                object[table] = rows
+            }
+        }
+        /// The report with `field` of the object `member` set to `value`.
+        func mutated(member: String, setting field: String, to value: Any) throws -> Data {
+            try mutated { object in
+                var fields = object[member] as! [String: Any]
+                fields[field] = value
+                object[member] = fields
+            }
+        }
         var cases: [(String, Data)] = []
         cases.append(("negative duration", try mutated { $0["durationMs"] = -1 }))
         cases.append(("zero threshold", try mutated { $0["thresholdMs"] = 0 }))
@@ -162,61 +178,17 @@ struct FastRecordExtractorTests {
         cases.append(("duration as text", try mutated { $0["durationMs"] = "731" }))
         cases.append(("kind is a number", try mutated { $0["kind"] = 3 }))
         cases.append(("bad date", try mutated { $0["startedAt"] = "yesterday" }))
-        cases.append(
-            (
-                "image path missing",
-                try mutated { object in
-                    var images = object["images"] as! [[String: Any]]
-                    images[2]["path"] = nil
-                    object["images"] = images
-                }
-            ))
+        cases.append(("image path missing", try mutated(row: 2, of: "images", setting: "path", to: nil)))
         cases.append(("frame index past the table", try mutated { $0["representativeStack"] = [0, 99] }))
         cases.append(
             (
                 "sample frame past the table",
-                try mutated { object in
-                    var samples = object["samples"] as! [[String: Any]]
-                    samples[samples.count - 1]["frames"] = [0, 42]
-                    object["samples"] = samples
-                }
+                try mutated(row: report.samples.count - 1, of: "samples", setting: "frames", to: [0, 42])
             ))
-        cases.append(
-            (
-                "image index past the table",
-                try mutated { object in
-                    var frames = object["frames"] as! [[String: Any]]
-                    frames[1]["image"] = 7
-                    object["frames"] = frames
-                }
-            ))
-        cases.append(
-            (
-                "line zero",
-                try mutated { object in
-                    var frames = object["frames"] as! [[String: Any]]
-                    frames[1]["line"] = 0
-                    object["frames"] = frames
-                }
-            ))
-        cases.append(
-            (
-                "pid zero",
-                try mutated { object in
-                    var process = object["process"] as! [String: Any]
-                    process["pid"] = 0
-                    object["process"] = process
-                }
-            ))
-        cases.append(
-            (
-                "negative skipped count",
-                try mutated { object in
-                    var sampling = object["sampling"] as! [String: Any]
-                    sampling["skipped"] = ["busy": -1]
-                    object["sampling"] = sampling
-                }
-            ))
+        cases.append(("image index past the table", try mutated(row: 1, of: "frames", setting: "image", to: 7)))
+        cases.append(("line zero", try mutated(row: 1, of: "frames", setting: "line", to: 0)))
+        cases.append(("pid zero", try mutated(member: "process", setting: "pid", to: 0)))
+        cases.append(("negative skipped count", try mutated(member: "sampling", setting: "skipped", to: ["busy": -1])))
         cases.append(("not an object", Data("[1,2]".utf8)))
         let compact = try report.encoded(pretty: false)
         cases.append(("truncated", compact.prefix(compact.count / 2)))
