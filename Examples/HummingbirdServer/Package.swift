@@ -10,6 +10,11 @@ let stallMonitor = URL(fileURLWithPath: Context.packageDirectory).deletingLastPa
 // contains Hummingbird. `Scripts/hummingbird-demo` (at the repository root) builds and drives it.
 let package = Package(
     name: "HummingbirdStallDemo",
+    products: [
+        // Preloaded by stall-bench when it counts the server's instructions under valgrind 3.19,
+        // which cannot run an `async main` program without it (see its source).
+        .library(name: "ValgrindSigsuspendCopy", type: .dynamic, targets: ["ValgrindSigsuspendCopy"])
+    ],
     dependencies: [
         .package(path: "../.."),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
@@ -23,7 +28,8 @@ let package = Package(
                 .product(name: "StallMonitorNIO", package: stallMonitor),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
-            ])
+            ]),
+        .target(name: "ValgrindSigsuspendCopy"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -51,7 +51,7 @@ enum FigureKind: String, CaseIterable, Codable, Sendable {
             return "Blocking-call detection: instructions a watched call gains (callgrind), time a record takes"
         case .serverInstructions:
             return
-                "SwiftNIO server: instructions per request on its event loops (callgrind), monitor and blocking calls on vs off"
+                "SwiftNIO and Hummingbird 2 servers: instructions per request on their serving threads (callgrind), monitor and blocking calls on vs off"
         }
     }
 

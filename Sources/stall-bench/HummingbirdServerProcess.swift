@@ -14,13 +14,17 @@ final class HummingbirdServerProcess: PortFileServer {
         case watchedWithoutBlockingCalls = "without-blocking-calls"
         /// Nothing: no monitor.
         case unwatched
+
+        /// The server's command line in this mode.
+        func arguments(reports: URL, portFile: URL) -> [String] {
+            [reports.path, portFile.path] + (self == .watched ? [] : [rawValue])
+        }
     }
 
     init(_ context: BenchContext, mode: Mode) throws {
         scratch = context.scratch
         try super.init(context, binary: "hummingbird-stall-demo", directory: "hummingbird-reports", attempts: 500) {
-            reports, portFile in
-            [reports.path, portFile.path] + (mode == .watched ? [] : [mode.rawValue])
+            reports, portFile in mode.arguments(reports: reports, portFile: portFile)
         }
     }
 

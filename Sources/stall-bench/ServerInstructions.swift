@@ -22,11 +22,13 @@ struct ServerInstructions {
     var servingThreads: Int
     var monitorThreads: Int
 
-    /// Counts `binary arguments(reports, portFile)` answering `GET path`; `stop` ends the server
-    /// (it gets the server's URL and process). Throws when valgrind cannot run it or it gives no count.
+    /// Counts `binary arguments(reports, portFile)` answering `GET path`, the server's environment
+    /// with `environment` added; `stop` ends the server (it gets the server's URL and process).
+    /// Throws when valgrind cannot run it or it gives no count.
     static func measure(
-        binary: URL, arguments: (_ reports: URL, _ portFile: URL) -> [String], path: String, requests: Int,
-        warmUp: Int, context: BenchContext, stop: (_ url: String, _ process: Process) -> Void
+        binary: URL, arguments: (_ reports: URL, _ portFile: URL) -> [String], environment: [String: String] = [:],
+        path: String, requests: Int, warmUp: Int, context: BenchContext,
+        stop: (_ url: String, _ process: Process) -> Void
     ) throws -> ServerInstructions {
         let directory = context.freshDirectory("callgrind-\(binary.lastPathComponent)")
         let callgrind = try Callgrind(executable: binary, scratch: directory)
@@ -37,7 +39,7 @@ struct ServerInstructions {
             URL(fileURLWithPath: "/usr/bin/valgrind"),
             ["--tool=callgrind", "--separate-threads=yes", "--callgrind-out-file=\(out.path)", callgrind.workload.path]
                 + arguments(reports, portFile),
-            output: directory.appendingPathComponent("stdout"))
+            output: directory.appendingPathComponent("stdout"), environment: environment)
         var port = ""
         // valgrind starts a Swift server in 5–30 s here.
         for _ in 0..<600 where port.isEmpty && process.isRunning {
@@ -113,13 +115,15 @@ struct ServerInstructions {
 extension ServerInstructions {
     /// A judged row: instructions per request on the serving threads of `binary` with
     /// `arguments(true, …)` (the variant) against `arguments(false, …)` (the baseline), passing at
-    /// most `goal` times; an unjudged row saying why when callgrind cannot run here.
+    /// most `goal` times; an unjudged row saying why when callgrind cannot run here, or when
+    /// `unavailable` gives a reason (a binary not built).
     static func row(
         _ figure: String, _ name: String, goal: Double, binary: String, variants: String, context: BenchContext,
+        environment: [String: String] = [:], unavailable: () -> String? = { nil },
         arguments: @escaping (_ variant: Bool, _ reports: URL, _ portFile: URL) -> [String],
         stop: (_ url: String, _ process: Process) -> Void
     ) throws -> ResultRow {
-        if let reason = Callgrind.unavailableReason {
+        if let reason = Callgrind.unavailableReason ?? unavailable() {
             return ResultRow(
                 figure, name, value: "not measured: \(reason)", goal: "≤ \(goal)", verdict: .info, method: "callgrind")
         }
@@ -132,7 +136,8 @@ extension ServerInstructions {
             for variant in round % 2 == 0 ? [false, true] : [true, false] {
                 counts[variant, default: []].append(
                     try measure(
-                        binary: executable, arguments: { arguments(variant, $0, $1) }, path: "/fast",
+                        binary: executable, arguments: { arguments(variant, $0, $1) }, environment: environment,
+                        path: "/fast",
                         requests: requests, warmUp: warmUp, context: context, stop: stop))
             }
         }
