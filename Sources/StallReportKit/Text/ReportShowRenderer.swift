@@ -4,15 +4,15 @@ import Foundation
 /// (numbered, leaf first: image, address, symbol + offset, file:line) and the call tree of all
 /// samples (``CallTreeTextRenderer``). App frames are highlighted when ``style`` has colours.
 package struct ReportShowRenderer: Sendable {
-    /// Colours, or none.
-    package var style: TextStyle
-    /// How the call tree is drawn.
+    /// How the call tree is drawn; its colours, name style and width are the whole text's.
     package var tree: CallTreeTextRenderer
+    /// Colours, or none.
+    package var style: TextStyle { tree.style }
     /// How frame names are shown: simplified (default) or full.
-    package var names: FrameNameStyle
+    package var names: FrameNameStyle { tree.names }
     /// Width every line fits in, in characters (names, image names and paths shortened, long
     /// fact lines broken between list items, never inside a word), or nil for no limit.
-    package var width: Int?
+    package var width: Int? { tree.width }
 
     /// Creates a renderer.
     package init(
@@ -20,10 +20,7 @@ package struct ReportShowRenderer: Sendable {
         names: FrameNameStyle = .simplified,
         width: Int? = nil
     ) {
-        self.style = style
-        self.tree = CallTreeTextRenderer(style: style, minPercent: minPercent, names: names, width: width)
-        self.names = names
-        self.width = width
+        tree = CallTreeTextRenderer(style: style, minPercent: minPercent, names: names, width: width)
     }
 
     /// The full text, ending with a newline. Control characters in the report's strings and in
