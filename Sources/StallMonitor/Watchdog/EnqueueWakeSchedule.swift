@@ -24,6 +24,10 @@ struct EnqueueWakeSchedule {
     private(set) var quiet = false
     /// A producer woke the watchdog from a sleep before this look (the next look comes soon).
     private(set) var producerWoke = false
+    /// This look is the quick one after such a wake-up. A queue found settled here may be quiet
+    /// even if this look took an enqueue's flag (set once its job is handed over): a job not
+    /// handed over yet sets the flag later, which ends the sleep (``ArmedSleep``).
+    private(set) var followsWake = false
     /// When a look last learned of an enqueue.
     private(set) var lastEnqueueSeen: UInt64 = 0
 
@@ -46,6 +50,7 @@ struct EnqueueWakeSchedule {
     mutating func noteEnqueues(now: UInt64) -> (enqueued: Bool, wokeAt: UInt64?) {
         let (enqueuedBeforeSleep, woke) = sleep.take()
         let enqueued = (sleep.slot.map(takeFlag) ?? true) || enqueuedBeforeSleep
+        followsWake = producerWoke
         producerWoke = woke != nil
         if enqueued { lastEnqueueSeen = now }
         return (enqueued, woke)

@@ -10,8 +10,8 @@ import Testing
 /// When a queue whose enqueues wake the watchdog (the pool) counts as quiet again after an
 /// enqueue: after the grace period (five intervals, at least 50 ms), or at the first look that
 /// finds it settled (no job can be on its way). An idle Hummingbird server's one-second timer
-/// job cost seven looks a second, then three (settled one interval after the enqueue), now one or
-/// two.
+/// job cost seven looks a second, then three (settled one interval after the enqueue), now two (the
+/// enqueue's, and the quick look after it: `QuickLookAfterWakeTests`).
 @Suite("Enqueue wake schedule")
 struct EnqueueWakeScheduleTests {
     private static let millisecond: UInt64 = 1_000_000

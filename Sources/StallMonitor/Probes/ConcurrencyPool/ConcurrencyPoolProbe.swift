@@ -275,9 +275,13 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         // next enqueue wakes the watchdog, and its first look scans them again.
         let idle = !busy && tokenQueuedAt == nil && starvation == nil && CStallMonitor_pool_hook_active() != 0
         // A look that took an enqueue is not settled (work came in since the last look): the next
-        // look checks, which saves the `/proc` reads of every idle look of a busy server.
+        // look checks, which saves the `/proc` reads of every idle look of a busy server. The
+        // quick look after an enqueue woke the watchdog checks even so: a server's timer job
+        // often enqueues a second one (an actor hop) that this look takes, and would cost the
+        // idle server another wake-up an interval later.
         let settled =
-            idle && looks.lastEnqueueSeen != now && looks.settledEndsGrace(now: now) && isSettled(now: now)
+            idle && (looks.lastEnqueueSeen != now || looks.followsWake) && looks.settledEndsGrace(now: now)
+            && isSettled(now: now)
         return looks.nextLook(now: now, idle: idle, settled: settled)
     }
 
