@@ -10,9 +10,7 @@ import Testing
 /// hop, and cost the watchdog a third wake-up an interval later).
 @Suite("Quick look after a producer's wake-up", .serialized)
 struct QuickLookAfterWakeTests {
-    @Test(
-        "a real enqueue ends the parked sleep; the look it brings is woken, the one after follows the wake-up, the next neither"
-    )
+    @Test("a real enqueue ends the sleep; its look is woken, the next follows the wake-up, the third neither")
     func followsWakeOnlyAtTheLookAfterTheWake() async throws {
         let slot = CStallMonitor_wakeup_slot_acquire()
         try #require(slot >= 0)
