@@ -1,111 +1,37 @@
-// The wrappers' clock: the CPU's time-stamp counter where the kernel keeps its own time with it,
-// else CLOCK_MONOTONIC.
+// The wrappers' clock: the counter clock (counter_clock.c) where it is usable, else CLOCK_MONOTONIC.
 //
-// A timed call reads the clock twice. CLOCK_MONOTONIC through the vDSO costs about 20 ns on the
-// development machine (a serialized counter read, the kernel's sequence lock and a conversion);
-// the counter itself about 9 ns. An event loop makes two or three timed socket calls per request
-// (figure 11e: what watching blocking calls adds to a server's CPU per request). The counter is
-// used only where it is as good a clock as the kernel's: the kernel's clocksource is "tsc" (the
-// kernel checked that it is invariant and synchronized across CPUs), and this thread may read it
-// (PR_GET_TSC), and the host did not ask for the kernel's clock (STALLMONITOR_BLOCKING_CLOCK=monotonic
-// in the environment). Ticks are converted to nanoseconds only for a call that passed the threshold in
-// ticks; the rate is measured against CLOCK_MONOTONIC between the shim's load and detection's
-// first start (at least 2 ms apart: the enabling thread sleeps the rest when it came sooner).
+// A timed call reads the clock twice, and an event loop makes two or three timed socket calls per
+// request (figure 11e: what watching blocking calls adds to a server's CPU per request). Ticks are
+// converted to nanoseconds only for a call that passed the threshold in ticks. The host can ask
+// for the kernel's clock for the wrappers alone (STALLMONITOR_BLOCKING_CLOCK=monotonic in the
+// environment) or for every use of the counter (STALLMONITOR_CLOCK=monotonic).
 #include "CStallMonitor.h"
 #include "blocking.h"
 
-#include <fcntl.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <time.h>
-#include <unistd.h>
 
 atomic_int cstallmonitor_blocking_uses_tsc;
 _Atomic uint64_t cstallmonitor_blocking_threshold_ticks = 1000000;
-/// Nanoseconds per tick as a 32.32 fixed-point number (0 while not measured).
+/// Nanoseconds per tick as a 32.32 fixed-point number (0 while the counter is not used).
 static _Atomic uint64_t nanoseconds_per_tick;
 
-/// A counter reading and the CLOCK_MONOTONIC time taken between two readings of it.
-struct clock_pair {
-    uint64_t ticks, nanoseconds;
-};
-
-static struct clock_pair at_load;
-static atomic_int load_pair_taken;
-static pthread_once_t calibration = PTHREAD_ONCE_INIT;
-
-#if defined(__x86_64__)
-/// Whether the kernel keeps time with the counter, this thread may read it, and the host did not
-/// ask for the kernel's clock (STALLMONITOR_BLOCKING_CLOCK=monotonic).
-static int counter_trusted(void) {
+/// Whether the host asked for the kernel's clock for the wrappers (STALLMONITOR_BLOCKING_CLOCK=monotonic).
+static int monotonic_asked(void) {
     const char *asked = getenv("STALLMONITOR_BLOCKING_CLOCK");
-    if (asked != NULL && strcmp(asked, "monotonic") == 0) return 0;
-    int mode = 0;
-    if (prctl(PR_GET_TSC, &mode, 0, 0, 0) != 0 || mode != PR_TSC_ENABLE) return 0;
-    int file = open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
-    if (file < 0) return 0;
-    char name[16] = {0};
-    ssize_t length = read(file, name, sizeof name - 1);
-    close(file);
-    return length == 4 && memcmp(name, "tsc\n", 4) == 0;
-}
-
-/// The closest pair of five: the counter read on both sides of the clock, its midpoint kept.
-static struct clock_pair take_pair(void) {
-    struct clock_pair best = {0, 0};
-    uint64_t narrowest = UINT64_MAX;
-    for (int attempt = 0; attempt < 5; attempt++) {
-        uint64_t before = __builtin_ia32_rdtsc();
-        uint64_t nanoseconds = CStallMonitor_monotonic_ns();
-        uint64_t after = __builtin_ia32_rdtsc();
-        if (after < before || after - before >= narrowest) continue;
-        narrowest = after - before;
-        best = (struct clock_pair){before + (after - before) / 2, nanoseconds};
-    }
-    return best;
-}
-
-__attribute__((constructor)) static void take_load_pair(void) {
-    int mode = 0;
-    if (prctl(PR_GET_TSC, &mode, 0, 0, 0) != 0 || mode != PR_TSC_ENABLE) return;
-    at_load = take_pair();
-    atomic_store(&load_pair_taken, 1);
-}
-#endif
-
-/// Measures the counter's rate, on the thread that first enables detection (once: a second
-/// thread enabling at the same time waits for it, so the clock never changes under a timed call).
-static void calibrate(void) {
-#if defined(__x86_64__)
-    if (!atomic_load(&load_pair_taken) || !counter_trusted()) return;
-    enum { shortest_interval_ns = 2000000 };
-    uint64_t elapsed = CStallMonitor_monotonic_ns() - at_load.nanoseconds;
-    if (elapsed < shortest_interval_ns) {
-        struct timespec rest = {0, (long)(shortest_interval_ns - elapsed)};
-        while (nanosleep(&rest, &rest) != 0) {}
-    }
-    struct clock_pair now = take_pair();
-    if (now.ticks <= at_load.ticks || now.nanoseconds <= at_load.nanoseconds) return;
-    unsigned __int128 rate =
-        ((unsigned __int128)(now.nanoseconds - at_load.nanoseconds) << 32) / (now.ticks - at_load.ticks);
-    // A counter between 100 MHz and 10 GHz, else the measurement went wrong: keep the kernel's clock.
-    if (rate < ((uint64_t)1 << 32) / 10 || rate > ((uint64_t)1 << 32) * 10) return;
-    atomic_store(&nanoseconds_per_tick, (uint64_t)rate);
-#endif
+    return asked != NULL && strcmp(asked, "monotonic") == 0;
 }
 
 void cstallmonitor_blocking_clock_start(uint64_t threshold_ns) {
-    pthread_once(&calibration, calibrate);
-    uint64_t rate = atomic_load(&nanoseconds_per_tick);
+    uint64_t rate = monotonic_asked() ? 0 : CStallMonitor_counter_rate();
     if (rate == 0) {
         atomic_store(&cstallmonitor_blocking_threshold_ticks, threshold_ns);
         return;
     }
     // 1 % under the threshold: the rate's error never hides a call; `end` checks the nanoseconds.
     unsigned __int128 ticks = ((unsigned __int128)threshold_ns << 32) / rate;
+    atomic_store(&nanoseconds_per_tick, rate);
     atomic_store(&cstallmonitor_blocking_threshold_ticks, (uint64_t)(ticks - ticks / 100));
     atomic_store(&cstallmonitor_blocking_uses_tsc, 1);
 }

@@ -62,11 +62,15 @@ enum ObserverOverheadFigure {
                         with.append(workload.run(seconds))
                         session.stop()
                     case .bareObserver:
+                        let parked = ParkedThread()
                         let observer = BareObserver()
                         bare.append(workload.run(seconds))
                         observer.remove()
+                        parked.stop()
                     case .nothing:
+                        let parked = ParkedThread()
                         without.append(workload.run(seconds))
+                        parked.stop()
                     }
                 }
             }

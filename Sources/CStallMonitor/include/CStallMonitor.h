@@ -44,6 +44,24 @@ static inline uint64_t CStallMonitor_coarse_monotonic_ns(void) {
 /// The calling thread's kernel thread id.
 pid_t CStallMonitor_gettid(void);
 
+// MARK: - The counter clock (counter_clock.c)
+
+/// Nanoseconds per tick of ``CStallMonitor_counter_ticks`` as a 32.32 fixed-point number,
+/// measured once per process against CLOCK_MONOTONIC (the first call may sleep up to 2 ms); 0
+/// where the counter is no clock to use: the kernel does not keep time with it, this thread may
+/// not read it, or STALLMONITOR_CLOCK=monotonic is set.
+uint64_t CStallMonitor_counter_rate(void);
+
+/// The CPU's time-stamp counter: about 9 ns where CLOCK_MONOTONIC costs 20 or more on a VM. A
+/// clock only where ``CStallMonitor_counter_rate`` is not 0.
+__attribute__((always_inline)) static inline uint64_t CStallMonitor_counter_ticks(void) {
+#if defined(__x86_64__)
+    return __builtin_ia32_rdtsc();
+#else
+    return CStallMonitor_monotonic_ns();
+#endif
+}
+
 /// The name of the mode `run_loop` (a CFRunLoopRef) runs in now, NULL outside a run: a CFString
 /// the loop keeps for its whole life (not retained for the caller; its address is the mode's
 /// identity). Call it on the loop's own thread: once the loop's fields were found (see

@@ -19,6 +19,7 @@ extension StallMonitor {
             }
             let tracker = SpanTracker(
                 publishAfter: lead, reentryGrace: configuration.reentryGrace.nanoseconds, wakeup: wakeup,
+                counterRate: probe.stampsWithCounter ? CStallMonitor_counter_rate() : 0,
                 voluntarySwitches: switches, idleYields: idleYields)
             return MonitoredThread(tracker: tracker, probe: probe, workers: probe.armedWorkers ?? Locked([:]))
         }

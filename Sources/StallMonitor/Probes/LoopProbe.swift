@@ -48,6 +48,10 @@ protocol LoopProbe: AnyObject, Sendable {
 
     /// The thread pointer of thread `tid` when the probe knows it (on the watchdog thread).
     func threadPointer(of tid: Int32) -> UInt?
+
+    /// Whether the probe stamps its loop's events with the counter clock where it is usable
+    /// (``SpanTracker/loopWillWait(ticks:)`` and the others): its tracker then gets the counter's rate.
+    var stampsWithCounter: Bool { get }
 }
 
 extension LoopProbe {
@@ -57,6 +61,7 @@ extension LoopProbe {
     var armedWorkers: Locked<[Int32: MonitoredThread.ArmedWorker]>? { nil }
     var runsTasks: Bool { false }
     func threadPointer(of tid: Int32) -> UInt? { nil }
+    var stampsWithCounter: Bool { false }
 
     func hasRun(tracker: SpanTracker, armed: Bool) -> Bool {
         armed && tracker.currentSpan().sequence > 0

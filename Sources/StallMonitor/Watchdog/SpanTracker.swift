@@ -20,6 +20,14 @@ import Synchronization
 /// would have gone idle and is kept awake only by deferred idle-time work
 /// (`CStallMonitor_note_loop_idle_yield`, called by ``IdleWorkQueue``), the span ends at the
 /// next suspension however soon the loop is awake again.
+///
+/// A probe may stamp its events with the counter clock instead of the monotonic one
+/// (``loopWillWait(ticks:)`` and the others, when the tracker has a ``counterRate``): a busy loop
+/// then pays a counter read per wait and wake (about 9 ns where the monotonic clock costs 20 or
+/// more), and the monotonic clock is read only when a span begins or its suspension outlasted the
+/// grace. A suspension stamped so is converted to the monotonic clock from the span's start, where
+/// both clocks were read: the conversion's error is the rate's (parts per million) of the span's
+/// length, never of the time since the rate was measured.
 final class SpanTracker: Sendable {
     typealias Phase = SpanState.Phase
 
@@ -27,7 +35,20 @@ final class SpanTracker: Sendable {
     /// of the plain word costs nothing over it in a debug build, an atomic of the struct does).
     private let state = Atomic<UInt64>(SpanState.initial.rawValue)
     let spanStart = Atomic<UInt64>(0)
+    /// The suspension's time, when it was stamped with the monotonic clock (``suspendedTicks`` 0).
     let suspendedAt = Atomic<UInt64>(0)
+    /// The counter when the current span began (0: the tracker has no ``counterRate``).
+    let spanStartTicks = Atomic<UInt64>(0)
+    /// The counter when the span was suspended, for a suspension stamped with it; 0: it was
+    /// stamped with the monotonic clock (``suspendedAt``).
+    let suspendedTicks = Atomic<UInt64>(0)
+    /// Nanoseconds per counter tick as a 32.32 fixed-point number (`CStallMonitor_counter_rate`);
+    /// 0: every event comes with a monotonic time.
+    let counterRate: UInt64
+    /// ``reentryGrace`` in counter ticks.
+    private let reentryGraceTicks: UInt64
+    /// The monotonic clock, read where a counter-stamped event needs the time (replaced in tests).
+    let monotonicNow: @Sendable () -> UInt64
     /// The thread's voluntary context switches when the current span began.
     let spanStartSwitches = Atomic<UInt64>(0)
     /// The kernel id of the thread that runs the current span, for a loop whose thread changes
@@ -74,12 +95,17 @@ final class SpanTracker: Sendable {
     let wakeup: WakeupSignal
 
     init(
-        publishAfter: UInt64, reentryGrace: UInt64, wakeup: WakeupSignal,
+        publishAfter: UInt64, reentryGrace: UInt64, wakeup: WakeupSignal, counterRate: UInt64 = 0,
+        monotonicNow: @escaping @Sendable () -> UInt64 = { CStallMonitor_monotonic_ns() },
         voluntarySwitches: @escaping @Sendable () -> UInt64 = { CStallMonitor_thread_voluntary_switches() },
         idleYields: @escaping @Sendable () -> UInt64 = { CStallMonitor_loop_idle_yields() }
     ) {
         self.publishAfter = publishAfter
         self.reentryGrace = reentryGrace
+        self.counterRate = counterRate
+        self.monotonicNow = monotonicNow
+        reentryGraceTicks =
+            counterRate == 0 ? 0 : UInt64(min(Double(reentryGrace) * 4_294_967_296 / Double(counterRate), 0x1p62))
         self.wakeup = wakeup
         self.voluntarySwitches = voluntarySwitches
         self.idleYields = idleYields
@@ -90,12 +116,23 @@ final class SpanTracker: Sendable {
     /// The loop entered a run (the outermost one, or one nested in a callout).
     @inline(__always)
     func loopEntered(at now: UInt64) {
+        entered(at: now, ticks: 0)
+    }
+
+    /// ``loopEntered(at:)`` stamped with the counter clock (the tracker has a ``counterRate``).
+    @inline(__always)
+    func loopEntered(ticks: UInt64) {
+        entered(at: 0, ticks: ticks)
+    }
+
+    @inline(__always)
+    private func entered(at now: UInt64, ticks: UInt64) {
         // The loop's thread is the only writer: a load and a store, not a locked compare-and-swap
         // (an overflow-checked atomic add is one), at every run's entry and exit.
         let level = depth.load(ordering: .relaxed) &+ 1
         depth.store(level, ordering: .relaxed)
         if level == 1 || !SpanState(rawValue: state.load(ordering: .relaxed)).isOpen {
-            resumeOrBegin(at: now)
+            resumeOrBegin(at: now, ticks: ticks)
         }
     }
 
@@ -117,24 +154,47 @@ final class SpanTracker: Sendable {
     /// The loop is about to wait for events.
     @inline(__always)
     func loopWillWait(at now: UInt64) {
-        suspend(at: now)
+        suspend(at: now, ticks: 0)
+    }
+
+    /// ``loopWillWait(at:)`` stamped with the counter clock (the tracker has a ``counterRate``).
+    @inline(__always)
+    func loopWillWait(ticks: UInt64) {
+        suspend(at: 0, ticks: ticks)
     }
 
     /// The loop woke from a wait.
     @inline(__always)
     func loopWoke(at now: UInt64) {
-        resumeOrBegin(at: now)
+        resumeOrBegin(at: now, ticks: 0)
+    }
+
+    /// ``loopWoke(at:)`` stamped with the counter clock (the tracker has a ``counterRate``).
+    @inline(__always)
+    func loopWoke(ticks: UInt64) {
+        resumeOrBegin(at: 0, ticks: ticks)
     }
 
     /// The loop left a run.
     @inline(__always)
     func loopExited(at now: UInt64) {
+        exited(at: now, ticks: 0)
+    }
+
+    /// ``loopExited(at:)`` stamped with the counter clock (the tracker has a ``counterRate``).
+    @inline(__always)
+    func loopExited(ticks: UInt64) {
+        exited(at: 0, ticks: ticks)
+    }
+
+    @inline(__always)
+    private func exited(at now: UInt64, ticks: UInt64) {
         let level = depth.load(ordering: .relaxed) &- 1
         depth.store(max(level, 0), ordering: .relaxed)
         if level <= 0 {
-            suspend(at: now)
+            suspend(at: now, ticks: ticks)
         } else if !SpanState(rawValue: state.load(ordering: .relaxed)).isOpen {
-            resumeOrBegin(at: now)  // back in the enclosing callout: awake again
+            resumeOrBegin(at: now, ticks: ticks)  // back in the enclosing callout: awake again
         }
     }
 
@@ -163,12 +223,14 @@ final class SpanTracker: Sendable {
 
     /// The loop is about to wait, or left its outermost run: the span is suspended. It ends there
     /// unless the loop is awake again within the grace (the wait returned at once because work
-    /// was pending, or `RunLoop.run()` re-entered the CF loop).
+    /// was pending, or `RunLoop.run()` re-entered the CF loop). `ticks` 0: `now` is the time;
+    /// otherwise the counter's reading is the time and `now` is not used.
     @inline(__always)
-    private func suspend(at now: UInt64) {
+    private func suspend(at now: UInt64, ticks: UInt64) {
         let current = SpanState(rawValue: state.load(ordering: .relaxed))
         guard current.isOpen else { return }
-        suspendedAt.store(now, ordering: .relaxed)
+        suspendedTicks.store(ticks, ordering: .relaxed)
+        if ticks == 0 { suspendedAt.store(now, ordering: .relaxed) }
         suspendedAfterIdleYield.store(idleYields() != spanStartIdleYields.load(ordering: .relaxed), ordering: .relaxed)
         // Releasing (a plain store on x86, not an exchange): the watchdog reads the state with
         // an acquiring load at least; only `begin`, which may wake a parked watchdog, needs the
@@ -176,18 +238,29 @@ final class SpanTracker: Sendable {
         state.store(current.with(.suspended).rawValue, ordering: .releasing)
     }
 
+    /// The loop is awake (again) at `now`, or at the counter's reading `ticks` when that is not 0
+    /// (the monotonic clock is then read only when the span begins or its suspension outlasted the
+    /// grace).
     @inline(__always)
-    private func resumeOrBegin(at now: UInt64) {
+    private func resumeOrBegin(at now: UInt64, ticks: UInt64) {
         let current = SpanState(rawValue: state.load(ordering: .relaxed))
         switch current.phase {
         case .open:
             return
         case .suspended:
-            let suspended = suspendedAt.load(ordering: .relaxed)
+            if ticks != 0, !suspendedAfterIdleYield.load(ordering: .relaxed) {
+                let suspendedTicks = suspendedTicks.load(ordering: .relaxed)
+                if suspendedTicks != 0, ticks &- suspendedTicks <= reentryGraceTicks {
+                    state.store(current.with(.open).rawValue, ordering: .releasing)
+                    return
+                }
+            }
+            let now = ticks == 0 ? now : monotonicNow()
+            let suspended = suspensionTime()
             if suspendedAfterIdleYield.load(ordering: .relaxed) {
                 // The loop would have slept; deferred idle work kept it awake: a new span.
                 publishEnd(sequence: current.sequence, at: suspended)
-                begin(after: current, at: now, switches: voluntarySwitches())
+                begin(after: current, at: now, switches: voluntarySwitches(), ticks: ticks)
                 return
             }
             if now &- suspended <= reentryGrace {
@@ -202,15 +275,34 @@ final class SpanTracker: Sendable {
                 return
             }
             publishEnd(sequence: current.sequence, at: suspended)
-            begin(after: current, at: now, switches: switches)
+            begin(after: current, at: now, switches: switches, ticks: ticks)
         default:
-            begin(after: current, at: now, switches: voluntarySwitches())
+            let now = ticks == 0 ? now : monotonicNow()
+            begin(after: current, at: now, switches: voluntarySwitches(), ticks: ticks)
         }
     }
 
+    /// When the current span was suspended, on the monotonic clock: a suspension stamped with the
+    /// counter is converted from the span's start.
     @inline(__always)
-    private func begin(after current: SpanState, at now: UInt64, switches: UInt64) {
+    private func suspensionTime() -> UInt64 {
+        let ticks = suspendedTicks.load(ordering: .relaxed)
+        guard ticks != 0 else { return suspendedAt.load(ordering: .relaxed) }
+        let start = spanStart.load(ordering: .relaxed)
+        let startTicks = spanStartTicks.load(ordering: .relaxed)
+        guard startTicks != 0, ticks > startTicks else { return start }
+        let product = (ticks &- startTicks).multipliedFullWidth(by: counterRate)
+        return start &+ (product.high << 32 | product.low >> 32)
+    }
+
+    /// A span begins at `now`; `ticks` is the counter's reading taken with it (0: none, read now
+    /// when the tracker has a ``counterRate``).
+    @inline(__always)
+    private func begin(after current: SpanState, at now: UInt64, switches: UInt64, ticks: UInt64 = 0) {
         spanStart.store(now, ordering: .relaxed)
+        if counterRate != 0 {
+            spanStartTicks.store(ticks != 0 ? ticks : CStallMonitor_counter_ticks(), ordering: .relaxed)
+        }
         spanStartSwitches.store(switches, ordering: .relaxed)
         spanStartIdleYields.store(idleYields(), ordering: .relaxed)
         passStart.store(now, ordering: .relaxed)
@@ -287,8 +379,7 @@ final class SpanTracker: Sendable {
     func currentSpan() -> (sequence: UInt64, phase: Phase, start: UInt64, suspendedAt: UInt64) {
         let current = SpanState(rawValue: state.load(ordering: .sequentiallyConsistent))
         let start = spanStart.load(ordering: .relaxed)
-        let suspended = suspendedAt.load(ordering: .relaxed)
-        return (current.sequence, current.phase, start, suspended)
+        return (current.sequence, current.phase, start, suspensionTime())
     }
 
     /// Spans begun so far (the current span's sequence number): one relaxed load.
@@ -314,7 +405,7 @@ final class SpanTracker: Sendable {
             let through = awakeEndedThrough.load(ordering: .acquiring)
             let ended = awakeEnded.load(ordering: .relaxed)
             let start = spanStart.load(ordering: .relaxed)
-            let suspended = suspendedAt.load(ordering: .relaxed)
+            let suspended = suspensionTime()
             var inProgress: UInt64 = 0
             if through != current.sequence {
                 switch current.phase {

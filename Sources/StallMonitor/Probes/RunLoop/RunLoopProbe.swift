@@ -4,8 +4,9 @@ import StallReportModel
 
 /// The probe for a `CFRunLoop` (Foundation's `RunLoop`): `CFRunLoopObserver`s in the common
 /// modes turn the loop's activities into ``SpanTracker`` events. The callback is a C function
-/// pointer: it reads the monotonic clock (vDSO; the coarse one for a pass's start) and updates atomics; at a run's entry it also
-/// reads the run's mode, on the loop's own thread.
+/// pointer: it reads a clock (the counter where the kernel keeps time with it, else the monotonic
+/// one; the coarse one for a pass's start) and updates atomics; at a run's entry it also reads the
+/// run's mode, on the loop's own thread.
 ///
 /// Two observers, so that the work of every other observer counts in the span: one ordered first
 /// for the activities that open a span or a pass (entry, beforeTimers, afterWaiting), one ordered
@@ -21,6 +22,8 @@ final class RunLoopProbe: LoopProbe, @unchecked Sendable {
         CFRunLoopActivity.beforeWaiting.rawValue | CFRunLoopActivity.exit.rawValue
 
     let kind = LoopKind.runLoop.rawValue
+    /// The observers stamp the loop's waits and wakes with the counter clock where it is usable.
+    let stampsWithCounter = true
     private let runLoop: CFRunLoop
     private var observers: [CFRunLoopObserver] = []
     /// The loop's thread's registration as one that must not block (see ``BlockingCallDetector``).
@@ -102,6 +105,8 @@ final class RunLoopEvents: @unchecked Sendable {
     private static let maxDepth = 32
 
     let tracker: SpanTracker
+    /// Whether events are stamped with the counter clock (the tracker has a rate for it).
+    private let countsTicks: Bool
     private let runLoop: CFRunLoop
     /// The loop's address (`runLoop` keeps the loop alive): no retain per entry.
     private let runLoopPointer: UnsafeRawPointer
@@ -119,6 +124,7 @@ final class RunLoopEvents: @unchecked Sendable {
         self.runLoop = runLoop
         self.runLoopPointer = UnsafeRawPointer(Unmanaged.passUnretained(runLoop).toOpaque())
         self.tracker = tracker
+        countsTicks = tracker.counterRate != 0
         modes = .allocate(capacity: Self.maxDepth)
         modes.initialize(repeating: 0, count: Self.maxDepth)
     }
@@ -128,25 +134,43 @@ final class RunLoopEvents: @unchecked Sendable {
     }
 
     /// Turns one run loop activity into the tracker's loop event, reading the clock it needs:
-    /// the monotonic clock where a span may begin or end, the coarse one (the last tick, a few ns
-    /// instead of ~40 on a VM) for the start of a pass, which only measures the longest pass (a
-    /// tick's error there changes no verdict). That read is most of the observers' cost per pass.
+    /// where a span may begin or end, the counter (about 9 ns; the tracker reads the monotonic
+    /// clock only when a span begins or a wait outlasted the grace) or, where the counter is no
+    /// clock, the monotonic one (20–40 ns on a VM); the coarse one (the last tick, a few ns) for
+    /// the start of a pass, which only measures the longest pass (a tick's error there changes no
+    /// verdict). Those reads are most of the observers' cost per pass.
     @inline(__always)
     func record(_ activity: CFRunLoopActivity) {
         switch activity {
         case .entry:
             enterRun(modeName: CStallMonitor_run_loop_mode(runLoopPointer, lastModeName))
-            tracker.loopEntered(at: CStallMonitor_monotonic_ns())
+            if countsTicks {
+                tracker.loopEntered(ticks: CStallMonitor_counter_ticks())
+            } else {
+                tracker.loopEntered(at: CStallMonitor_monotonic_ns())
+            }
         case .beforeTimers: tracker.passBegan(at: CStallMonitor_coarse_monotonic_ns())
         case .beforeWaiting:
-            tracker.loopWillWait(at: CStallMonitor_monotonic_ns())
+            if countsTicks {
+                tracker.loopWillWait(ticks: CStallMonitor_counter_ticks())
+            } else {
+                tracker.loopWillWait(at: CStallMonitor_monotonic_ns())
+            }
             CStallMonitor_blocking_loop_waits(1)  // CoreFoundation's own wait (ppoll) is no blocking call
         case .afterWaiting:
             CStallMonitor_blocking_loop_waits(0)
-            tracker.loopWoke(at: CStallMonitor_monotonic_ns())
+            if countsTicks {
+                tracker.loopWoke(ticks: CStallMonitor_counter_ticks())
+            } else {
+                tracker.loopWoke(at: CStallMonitor_monotonic_ns())
+            }
         case .exit:
             CStallMonitor_blocking_loop_waits(0)
-            tracker.loopExited(at: CStallMonitor_monotonic_ns())
+            if countsTicks {
+                tracker.loopExited(ticks: CStallMonitor_counter_ticks())
+            } else {
+                tracker.loopExited(at: CStallMonitor_monotonic_ns())
+            }
             leaveRun()
         default: break
         }
