@@ -4,7 +4,8 @@ import Foundation
 /// Figure 1: loop passes per second with the monitor's observers vs without, on (a) a
 /// `RunLoop.perform` chain (the busiest loop), (b) a repeating timer that is always due,
 /// (c) a perform chain doing ~50 µs of work per pass. 1a is judged against a bare observer of
-/// the same activities (CoreFoundation's own dispatch) measured in the same pairs.
+/// the same activities (CoreFoundation's own dispatch) measured in the same pairs. The runs
+/// without a monitor keep a ``ParkedThread``, so every side is a multi-threaded process.
 enum ObserverOverheadFigure {
     /// One loop workload.
     struct Workload {
@@ -24,6 +25,9 @@ enum ObserverOverheadFigure {
         case bareObserver
         /// A StallMonitor on the main loop.
         case monitor
+        /// No observer, and no thread but the main one (the others run with a ``ParkedThread``):
+        /// what a host without threads of its own pays for the monitor's, shown beside 1a.
+        case nothingSingleThreaded
     }
 
     static func run(_ context: BenchContext) throws -> FigureResult {
@@ -50,6 +54,7 @@ enum ObserverOverheadFigure {
             var with: [LoopRun] = []
             var without: [LoopRun] = []
             var bare: [LoopRun] = []
+            var singleThreaded: [LoopRun] = []
             let kinds: [Observed] = workload.bareBaseline ? Observed.allCases : [.nothing, .monitor]
             for pair in 0..<pairs {
                 // Alternate which runs first, so a trend in machine load does not favour either.
@@ -71,6 +76,11 @@ enum ObserverOverheadFigure {
                         let parked = ParkedThread()
                         without.append(workload.run(seconds))
                         parked.stop()
+                    case .nothingSingleThreaded:
+                        // Only once every other thread has exited (a run that finds one left is skipped).
+                        if ProcessThreads.waitUntilAlone(timeout: .milliseconds(200)) {
+                            singleThreaded.append(workload.run(seconds))
+                        }
                     }
                 }
             }
@@ -91,7 +101,7 @@ enum ObserverOverheadFigure {
             let value =
                 "ratio \(Format.ratio(ratio)) (median pass \(Format.fixed(withPass, 0)) vs \(Format.fixed(withoutPass, 0)) ns, \(String(format: "%+.0f", withPass - withoutPass)) ns; whole-run passes/s ratio \(Format.ratio(wallRatio)))"
             let method =
-                "\(pairs) alternating pairs of \(seconds) s runs on the main RunLoop, with a monitor started (threshold 1 h, so no sampling: that is figure 4) vs none; every pass timed with the monotonic clock; passes/s = 1 / median pass, median of the pair ratios (interquartile range \(Format.fixed(Stats.percentile(ratios, 25), 3))–\(Format.fixed(Stats.percentile(ratios, 75), 3)))"
+                "\(pairs) alternating pairs of \(seconds) s runs on the main RunLoop, with a monitor started (threshold 1 h, so no sampling: that is figure 4) vs none, whose runs keep a parked thread (a monitor's process has threads of its own: from the second thread on, the kernel takes a reference on each file a system call uses and the C library takes its multi-threaded paths, which a host with any thread of its own pays already; 1a shows that cost, from runs with no other thread); every pass timed with the monotonic clock; passes/s = 1 / median pass, median of the pair ratios (interquartile range \(Format.fixed(Stats.percentile(ratios, 25), 3))–\(Format.fixed(Stats.percentile(ratios, 75), 3)))"
             let data: [String: Double] = [
                 "ratio": ratio, "ratioWholeRun": wallRatio, "medianPassNanosecondsWith": withPass,
                 "medianPassNanosecondsWithout": withoutPass,
@@ -102,8 +112,8 @@ enum ObserverOverheadFigure {
             if workload.bareBaseline, let goal = workload.goal {
                 rows.append(
                     bareJudged(
-                        workload, goal: goal, with: with, bare: bare, againstNothing: value, method: method, data: data)
-                )
+                        workload, goal: goal, with: with, bare: bare, singleThreaded: singleThreaded,
+                        againstNothing: value, method: method, data: data))
             } else if let goal = workload.goal {
                 rows.append(
                     .judged(
@@ -122,8 +132,8 @@ enum ObserverOverheadFigure {
     /// The row of a workload judged against a bare observer: the median pair ratio (bare ÷
     /// monitored median pass), with the ratio to no observer (`againstNothing`) still shown.
     private static func bareJudged(
-        _ workload: Workload, goal: Double, with: [LoopRun], bare: [LoopRun], againstNothing: String,
-        method: String, data: [String: Double]
+        _ workload: Workload, goal: Double, with: [LoopRun], bare: [LoopRun], singleThreaded: [LoopRun],
+        againstNothing: String, method: String, data: [String: Double]
     ) -> ResultRow {
         let ratios = zip(with, bare).map { $1.medianPass / $0.medianPass }
         if ProcessInfo.processInfo.environment["STALL_BENCH_VERBOSE"] != nil {
@@ -140,8 +150,16 @@ enum ObserverOverheadFigure {
         data["ratioBareObserverP75"] = Stats.percentile(ratios, 75)
         data["medianPassNanosecondsBareObserver"] = barePass
         data["passesPerSecondBareObserver"] = Stats.median(bare.map(\.perSecond))
-        let value =
+        var value =
             "ratio \(Format.ratio(ratio)) against a bare observer (median pass \(Format.fixed(withPass, 0)) vs \(Format.fixed(barePass, 0)) ns, \(String(format: "%+.0f", withPass - barePass)) ns); against no observer \(againstNothing)"
+        if !singleThreaded.isEmpty {
+            let alonePass = Stats.median(singleThreaded.map(\.medianPass))
+            let nothingPass = data["medianPassNanosecondsWithout"] ?? alonePass
+            data["medianPassNanosecondsSingleThreaded"] = alonePass
+            data["singleThreadedRuns"] = Double(singleThreaded.count)
+            value +=
+                "; with no other thread in the process and no observer, median pass \(Format.fixed(alonePass, 0)) ns: a second thread adds \(String(format: "%+.0f", nothingPass - alonePass)) ns"
+        }
         let bareMethod =
             "; the baseline: two CFRunLoopObservers with empty C callbacks for the probe's activities at its orders (entry|beforeTimers|afterWaiting first, beforeWaiting|exit last), run in the same rounds (none, bare, monitor, then reversed), median of the bare ÷ monitored pass ratios (interquartile range \(Format.fixed(Stats.percentile(ratios, 25), 3))–\(Format.fixed(Stats.percentile(ratios, 75), 3))); all runs share the loop's default mode, whose observer mask CF never clears, so every side pays the bare dispatch after the first observed run"
         return .judged(
