@@ -86,27 +86,13 @@ final class ThreadProcFiles {
 
     /// The state letter of a `stat` file's text: "tid (comm) S ppid …", where comm may hold
     /// spaces and parentheses, so the state follows the last ')'.
-    private static func stateLetter(inStat bytes: UnsafeBufferPointer<UInt8>) -> UInt8? {
+    static func stateLetter(inStat bytes: UnsafeBufferPointer<UInt8>) -> UInt8? {
         var at = bytes.count - 1
         while at >= 0 && bytes[at] != UInt8(ascii: ")") { at -= 1 }
         guard at >= 0 else { return nil }
         at += 1
         while at < bytes.count && bytes[at] == UInt8(ascii: " ") { at += 1 }
         return at < bytes.count ? bytes[at] : nil
-    }
-
-    /// Whether thread `tid` sleeps in the kernel now (`S`: an interruptible wait, as an idle
-    /// worker's); false when it runs, is runnable, or its `stat` cannot be read. One open, read
-    /// and close.
-    static func isAsleep(tid: Int32) -> Bool {
-        let fd = Glibc.open("/proc/self/task/\(tid)/stat", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: 1024)
-        let count = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-        guard count > 0 else { return false }
-        return bytes.withUnsafeBufferPointer { stateLetter(inStat: UnsafeBufferPointer(rebasing: $0[..<count])) }
-            == UInt8(ascii: "S")
     }
 
     /// Whether and where the thread is in a syscall.

@@ -95,17 +95,20 @@ struct EnqueueWakeScheduleTests {
             release.signal()
             spin.store(false, ordering: .relaxed)
         }
+        while tid.load(ordering: .sequentiallyConsistent) == 0 { try await Task.sleep(for: .milliseconds(1)) }
+        // One file, kept open and read again: each read says the thread's state then.
+        let waitingFile = ThreadStatFile(tid: tid.load(ordering: .sequentiallyConsistent))
         var asleep = false
         for _ in 0..<500 where !asleep {
-            let waiting = tid.load(ordering: .sequentiallyConsistent)
-            asleep = waiting != 0 && ThreadProcFiles.isAsleep(tid: waiting)
+            asleep = waitingFile.isAsleep()
             if !asleep { try await Task.sleep(for: .milliseconds(10)) }
         }
         #expect(asleep, "the waiting thread never showed as asleep")
         while spinnerTid.load(ordering: .sequentiallyConsistent) == 0 { try await Task.sleep(for: .milliseconds(1)) }
         // Spinning, it is running or runnable (preempted), never asleep.
-        for _ in 0..<20 { #expect(!ThreadProcFiles.isAsleep(tid: spinnerTid.load(ordering: .sequentiallyConsistent))) }
-        #expect(!ThreadProcFiles.isAsleep(tid: CStallMonitor_gettid()))
-        #expect(!ThreadProcFiles.isAsleep(tid: Int32.max))
+        let spinnerFile = ThreadStatFile(tid: spinnerTid.load(ordering: .sequentiallyConsistent))
+        for _ in 0..<20 { #expect(!spinnerFile.isAsleep()) }
+        #expect(!ThreadStatFile(tid: CStallMonitor_gettid()).isAsleep())
+        #expect(!ThreadStatFile(tid: Int32.max).isAsleep())
     }
 }

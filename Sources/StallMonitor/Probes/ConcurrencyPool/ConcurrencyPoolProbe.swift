@@ -113,6 +113,8 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     private var looks: EnqueueWakeSchedule
     /// Whether this probe installed the enqueue hook (from attach to the end of polling).
     private var hooked = false
+    /// `/proc/self/task`, kept open for the looks (watchdog thread).
+    private let taskDirectory = TaskDirectory()
 
     /// One pool worker as the watchdog knows it.
     private struct Worker {
@@ -131,6 +133,8 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         /// Its scheduler accounting, read at the last look while it ran a job old enough to be
         /// reported (``JobEndWitness``).
         var witness: JobEndWitness?
+        /// Its `stat` file, kept open: whether it sleeps, for the settled check of a quiet pool.
+        var statFile: ThreadStatFile
 
         /// The middle of the interval from its last look (or from `floor`, when later) to a look at `now`.
         func middleOfInterval(until now: UInt64, from floor: UInt64 = 0) -> UInt64 {
@@ -292,9 +296,9 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     /// thread before the enqueue returns, and the enqueue hook notes the enqueue only after that
     /// (a look that took its flag), so none is queued unseen.
     private func isSettled(now: UInt64) -> Bool {
-        guard !workers.isEmpty, !isSettling(now: now), let count = PoolWorkerScan.threadCount(), count == threadCount
+        guard !workers.isEmpty, !isSettling(now: now), let count = taskDirectory.threadCount(), count == threadCount
         else { return false }
-        return workers.keys.allSatisfy { ThreadProcFiles.isAsleep(tid: $0) }
+        return workers.values.allSatisfy { $0.statFile.isAsleep() }
     }
 
     /// When the job a worker ran at its last look ended, seen gone at a look at `now` whose
@@ -371,7 +375,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     /// costs one `stat`.
     private func scan(now: UInt64, quietLook: Bool) {
         nextScan = now &+ rescanInterval
-        let count = PoolWorkerScan.threadCount()
+        let count = taskDirectory.threadCount()
         let looking = isSettling(now: now)
         if let count, count == threadCount, !looking, quietLook || now &- lastFullScan < 500_000_000 {
             lastScan = now
@@ -383,7 +387,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         // keeping when it was first seen (an old thread is not a young one to keep looking at).
         let recheckNames = now &- lastNamesCheck >= 10_000_000_000
         if recheckNames { lastNamesCheck = now }
-        let alive = Set(PoolWorkerScan.threadIDs())
+        let alive = Set(taskDirectory.threadIDs())
         for tid in workers.keys where !alive.contains(tid) { forget(tid, at: now) }
         others = others.filter { alive.contains($0.key) }
         // A thread met in its first moments may have had its creator's name (a pool worker's
@@ -417,7 +421,9 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
                 slotStates[slot].assigned.store(tid, ordering: .relaxed)  // expectLongWork on the worker finds its slot
             }
             // A worker met now began whatever it runs somewhere since the previous scan.
-            workers[tid] = Worker(pointer: pointer, slot: slot, lastLook: since, taskSince: since, metAt: now)
+            workers[tid] = Worker(
+                pointer: pointer, slot: slot, lastLook: since, taskSince: since, metAt: now,
+                statFile: ThreadStatFile(tid: tid))
         }
     }
 

@@ -22,14 +22,24 @@ enum PoolWorkerScan {
     /// `stat`, no directory read); nil when it cannot be read.
     static func threadCount() -> Int? {
         var info = stat()
-        guard stat("/proc/self/task", &info) == 0, info.st_nlink >= 2 else { return nil }
-        return Int(info.st_nlink) - 2
+        guard stat("/proc/self/task", &info) == 0 else { return nil }
+        return threadCount(of: info)
+    }
+
+    /// The thread count a `stat` of `/proc/self/task` says; nil when it says none.
+    static func threadCount(of info: stat) -> Int? {
+        info.st_nlink >= 2 ? Int(info.st_nlink) - 2 : nil
     }
 
     /// The kernel ids of the process's threads now.
     static func threadIDs() -> [Int32] {
         guard let directory = opendir("/proc/self/task") else { return [] }
         defer { closedir(directory) }
+        return threadIDs(reading: directory)
+    }
+
+    /// The thread ids in the open `/proc/self/task` `directory`, read from where it stands.
+    static func threadIDs(reading directory: OpaquePointer) -> [Int32] {
         var ids: [Int32] = []
         while let entry = readdir(directory) {
             let name: String = CString.direntName(entry)
