@@ -13,6 +13,8 @@ let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", pac
 // The integration products' dependencies: only with their trait on (see `traits`).
 let nioCoreWithTrait: Target.Dependency = .product(
     name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NIO"]))
+let nioPosixWithTrait: Target.Dependency = .product(
+    name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["NIO"]))
 let serviceLifecycleWithTrait: Target.Dependency =
     .product(
         name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"]))
@@ -78,7 +80,7 @@ let package = Package(
         // The library host apps link.
         .target(name: "StallMonitor", dependencies: ["CStallMonitor", "StallReportModel", logging, metrics]),
         // Watches every event loop of a SwiftNIO EventLoopGroup (a pull probe of the core).
-        .target(name: "StallMonitorNIO", dependencies: ["StallMonitor", nioCoreWithTrait]),
+        .target(name: "StallMonitorNIO", dependencies: ["StallMonitor", nioCoreWithTrait, nioPosixWithTrait]),
         // StallMonitorService: run()/graceful shutdown of a ServiceGroup.
         .target(name: "StallMonitorServiceLifecycle", dependencies: ["StallMonitor", serviceLifecycleWithTrait]),
         // A test's stall budget (scope, watches, violations) shared by the two test integrations.

@@ -6,23 +6,21 @@ import Synchronization
 /// One event loop as the monitor's pull probe sees it: idle while its thread waits in
 /// `epoll_wait`, and a way to run the probe's tasks on it that stops once the loop shuts down.
 ///
-/// A far-future scheduled task is the loop's shutdown sentinel: a loop that shuts down fails its
-/// scheduled tasks, and from then on the probe queues nothing more on it (NIO refuses tasks on a
-/// loop that has shut down). The sentinel is cancelled when the monitor stops.
+/// A ``LoopCloseWatch`` tells when the loop begins to close: from then on the probe queues nothing
+/// more on it (NIO refuses tasks on a loop that has shut down). The watch ends when the monitor stops.
 final class EventLoopWatch: Sendable {
     /// The syscalls an idle NIO event loop on Linux waits in.
     static let idleSyscalls = SyscallTable.numbers(["epoll_wait", "epoll_pwait", "epoll_pwait2"])
 
     private let loop: any EventLoop
-    /// Shared with the sentinel's callback, which must not keep the watch alive (and takes no
+    /// Shared with the close watch's callback, which must not keep the watch alive (and takes no
     /// weak reference: its side table would outlive the watch in the loop's callbacks).
     private let shutDown = ShutDownFlag()
-    private let sentinel: Scheduled<Void>
+    private let closeWatch: LoopCloseWatch
 
     init(loop: any EventLoop) {
         self.loop = loop
-        sentinel = loop.scheduleTask(in: .hours(24 * 365)) {}
-        sentinel.futureResult.whenFailure { [shutDown] _ in shutDown.set() }
+        closeWatch = LoopCloseWatch(loop: loop) { [shutDown] in shutDown.set() }
     }
 
     /// Every loop of `group`, each once.
@@ -44,7 +42,7 @@ final class EventLoopWatch: Sendable {
                 loop.execute(task)
                 return true
             },
-            detach: { [self] in sentinel.cancel() })
+            detach: { [self] in closeWatch.cancel() })
     }
 }
 

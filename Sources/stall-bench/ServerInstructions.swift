@@ -33,13 +33,58 @@ struct ServerInstructions {
         let directory = context.freshDirectory("callgrind-\(binary.lastPathComponent)")
         let callgrind = try Callgrind(executable: binary, scratch: directory)
         let out = directory.appendingPathComponent("callgrind.out")
+        return try serve(
+            binary, under: ["--tool=callgrind", "--separate-threads=yes", "--callgrind-out-file=\(out.path)"],
+            workload: callgrind.workload, arguments: arguments, environment: environment, directory: directory,
+            stop: stop
+        ) { url, process in
+            try get(url + path, times: warmUp, scratch: directory)
+            try control("-z", process.processIdentifier, scratch: directory)
+            try get(url + path, times: requests, scratch: directory)
+            try control("-d", process.processIdentifier, scratch: directory)
+            return try counts(in: directory, prefix: out.lastPathComponent + ".1-", requests: requests)
+        }
+    }
+
+    /// How long `GET path` takes, curl to `binary arguments(…)` and back, in seconds per request
+    /// over `requests` after `warmUp`: natively, or under callgrind (`underCallgrind`, counting
+    /// nothing) for the slowdown valgrind brings.
+    static func secondsPerRequest(
+        binary: URL, underCallgrind: Bool, arguments: (_ reports: URL, _ portFile: URL) -> [String],
+        environment: [String: String] = [:], path: String, requests: Int, warmUp: Int, context: BenchContext,
+        stop: (_ url: String, _ process: Process) -> Void
+    ) throws -> Double {
+        let directory = context.freshDirectory("pace-\(binary.lastPathComponent)")
+        let workload = underCallgrind ? try Callgrind(executable: binary, scratch: directory).workload : binary
+        return try serve(
+            binary, under: underCallgrind ? ["--tool=callgrind", "--callgrind-out-file=/dev/null"] : nil,
+            workload: workload, arguments: arguments, environment: environment, directory: directory, stop: stop
+        ) { url, _ in
+            try get(url + path, times: warmUp, scratch: directory)
+            let began = CStallClock.now()
+            try get(url + path, times: requests, scratch: directory)
+            return Double(CStallClock.now() - began) / 1e9 / Double(requests)
+        }
+    }
+
+    /// Starts `workload` (`binary` or its copy; under valgrind with `valgrind` options when given)
+    /// with `arguments(reports, portFile)` in `directory`, waits for its port, runs `body` with its
+    /// URL and process, and ends it (`stop`, then SIGKILL after a minute).
+    private static func serve<Result>(
+        _ binary: URL, under valgrind: [String]?, workload: URL,
+        arguments: (_ reports: URL, _ portFile: URL) -> [String], environment: [String: String], directory: URL,
+        stop: (_ url: String, _ process: Process) -> Void, body: (_ url: String, _ process: Process) throws -> Result
+    ) throws -> Result {
         let portFile = directory.appendingPathComponent("port")
         let reports = directory.appendingPathComponent("reports", isDirectory: true)
-        let process = try ServerLaunch.start(
-            URL(fileURLWithPath: "/usr/bin/valgrind"),
-            ["--tool=callgrind", "--separate-threads=yes", "--callgrind-out-file=\(out.path)", callgrind.workload.path]
-                + arguments(reports, portFile),
-            output: directory.appendingPathComponent("stdout"), environment: environment)
+        let output = directory.appendingPathComponent("stdout")
+        let process =
+            try valgrind.map {
+                try ServerLaunch.start(
+                    URL(fileURLWithPath: "/usr/bin/valgrind"), $0 + [workload.path] + arguments(reports, portFile),
+                    output: output, environment: environment)
+            }
+            ?? ServerLaunch.start(workload, arguments(reports, portFile), output: output, environment: environment)
         var port = ""
         // valgrind starts a Swift server in 5–30 s here.
         for _ in 0..<600 where port.isEmpty && process.isRunning {
@@ -58,14 +103,10 @@ struct ServerInstructions {
         }
         guard !port.isEmpty else {
             throw BenchError(
-                "\(binary.lastPathComponent) did not start under valgrind (exit \(process.isRunning ? 0 : process.terminationStatus))"
+                "\(binary.lastPathComponent) did not start\(valgrind == nil ? "" : " under valgrind") (exit \(process.isRunning ? 0 : process.terminationStatus))"
             )
         }
-        try get(url + path, times: warmUp, scratch: directory)
-        try control("-z", process.processIdentifier, scratch: directory)
-        try get(url + path, times: requests, scratch: directory)
-        try control("-d", process.processIdentifier, scratch: directory)
-        return try counts(in: directory, prefix: out.lastPathComponent + ".1-", requests: requests)
+        return try body(url, process)
     }
 
     /// `GET url` `times` times over one connection (curl reuses it for the URLs of one command).
@@ -113,31 +154,39 @@ struct ServerInstructions {
 }
 
 extension ServerInstructions {
+    /// Why rows of `binary` cannot be counted here (callgrind missing, `unavailable`'s reason: a
+    /// binary not built); nil when they can.
+    static func unavailableReason(_ unavailable: () -> String? = { nil }) -> String? {
+        Callgrind.unavailableReason ?? unavailable()
+    }
+
+    /// The row said when it cannot be counted.
+    static func unmeasured(_ figure: String, _ name: String, goal: Double, reason: String) -> ResultRow {
+        ResultRow(
+            figure, name, value: "not measured: \(reason)", goal: "≤ \(goal)", verdict: .info, method: "callgrind")
+    }
+
     /// A judged row: instructions per request on the serving threads of `binary` with
-    /// `arguments(true, …)` (the variant) against `arguments(false, …)` (the baseline), passing at
-    /// most `goal` times; an unjudged row saying why when callgrind cannot run here, or when
-    /// `unavailable` gives a reason (a binary not built).
+    /// `arguments(true, interval, …)` (the variant) against `arguments(false, interval, …)` (the
+    /// baseline), the poll interval `pace`'s, passing at most `goal` times.
     static func row(
         _ figure: String, _ name: String, goal: Double, binary: String, variants: String, context: BenchContext,
-        environment: [String: String] = [:], unavailable: () -> String? = { nil },
-        arguments: @escaping (_ variant: Bool, _ reports: URL, _ portFile: URL) -> [String],
+        pace: ServerPace, environment: @escaping (_ pollIntervalMs: Int) -> [String: String] = { _ in [:] },
+        arguments: @escaping (_ variant: Bool, _ pollIntervalMs: Int, _ reports: URL, _ portFile: URL) -> [String],
         stop: (_ url: String, _ process: Process) -> Void
     ) throws -> ResultRow {
-        if let reason = Callgrind.unavailableReason ?? unavailable() {
-            return ResultRow(
-                figure, name, value: "not measured: \(reason)", goal: "≤ \(goal)", verdict: .info, method: "callgrind")
-        }
         let requests = context.pick(5_000, quick: 100)
         let warmUp = context.pick(500, quick: 20)
         let rounds = context.pick(3, quick: 1)
         let executable = try context.binary(binary)
+        let interval = pace.pollIntervalMs
         var counts: [Bool: [ServerInstructions]] = [:]
         for round in 0..<rounds {
             for variant in round % 2 == 0 ? [false, true] : [true, false] {
                 counts[variant, default: []].append(
                     try measure(
-                        binary: executable, arguments: { arguments(variant, $0, $1) }, environment: environment,
-                        path: "/fast",
+                        binary: executable, arguments: { arguments(variant, interval, $0, $1) },
+                        environment: environment(interval), path: "/fast",
                         requests: requests, warmUp: warmUp, context: context, stop: stop))
             }
         }
@@ -153,11 +202,12 @@ extension ServerInstructions {
                 "\(Format.ratio(ratio)) (median \(Format.count(with)) vs \(Format.count(without)) instructions per request, \(with >= without ? "+" : "")\(Format.count(with - without)); rounds \(Format.ratio(pairs.min() ?? 0))–\(Format.ratio(pairs.max() ?? 0)))",
             goal: "≤ \(goal)", ok: ratio <= goal,
             method:
-                "valgrind --tool=callgrind --separate-threads=yes on \(binary) (release, debug sections stripped), \(variants); curl GET /fast \(warmUp) times over one connection, counts zeroed, \(requests) times over another, counts dumped; the instructions of the threads that serve requests (event loops, pool workers; StallMonitor's own threads left out) ÷ requests; \(rounds) rounds alternating which goes first, a fresh server each run, medians. What the monitor does on a loop per unit of time (a token queued when a look finds it busy) is counted per request at valgrind's pace, about fifty times slower than native: overstated. User space only: the kernel's share of a request, the same in both, is left out, so this ratio overstates the CPU ratio",
+                "valgrind --tool=callgrind --separate-threads=yes on \(binary) (release, debug sections stripped), \(variants); curl GET /fast \(warmUp) times over one connection, counts zeroed, \(requests) times over another, counts dumped; the instructions of the threads that serve requests (event loops, pool workers; StallMonitor's own threads left out) ÷ requests; \(rounds) rounds alternating which goes first, a fresh server each run, medians. What the monitor does per unit of time (a token queued when a look finds a loop or worker busy) is counted at native pace: \(pace.description). User space only: the kernel's share of a request, the same in both, is left out, so this ratio overstates the CPU ratio",
             data: [
                 "ratio": ratio, "instructionsPerRequest": with, "baselineInstructionsPerRequest": without,
                 "requests": Double(requests), "rounds": Double(rounds), "lowestRoundRatio": pairs.min() ?? 0,
-                "highestRoundRatio": pairs.max() ?? 0,
+                "highestRoundRatio": pairs.max() ?? 0, "pollIntervalMs": Double(interval),
+                "callgrindSlowdown": pace.slowdown,
                 "servingThreads": Double(counts[true, default: []].first?.servingThreads ?? 0),
                 "monitorThreadsLeftOut": Double(counts[true, default: []].first?.monitorThreads ?? 0),
             ])

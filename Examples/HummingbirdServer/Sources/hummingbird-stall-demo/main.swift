@@ -17,6 +17,8 @@ import StallMonitorNIO
 // reports blocking calls (`blockingCalls`, 10 ms and longer). `unwatched` runs without a
 // monitor (the benchmark's baseline); `without-blocking-calls` watches the loops and the pool but
 // not blocking calls (the baseline of the blocking-call detection's cost).
+// STALL_DEMO_POLL_INTERVAL_MS in the environment sets how often the loops and the pool are looked
+// at (default 20 ms; the benchmark stretches it under valgrind as valgrind stretches time).
 // SIGTERM or SIGINT stops it gracefully.
 let arguments = CommandLine.arguments
 let mode = arguments.count == 4 ? arguments[3] : "watched"
@@ -42,9 +44,17 @@ configuration.onReport = { report, url in
     )
     fflush(nil)
 }
+let pollInterval = ProcessInfo.processInfo.environment["STALL_DEMO_POLL_INTERVAL_MS"].flatMap { Int($0) } ?? 20
+guard pollInterval >= 1 else {
+    FileHandle.standardError.write(Data("STALL_DEMO_POLL_INTERVAL_MS must be at least 1\n".utf8))
+    exit(64)
+}
 let monitor =
     mode == "unwatched"
-    ? nil : try StallMonitor.start(configuration, eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+    ? nil
+    : try StallMonitor.start(
+        configuration, eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+        pollInterval: .milliseconds(pollInterval))
 
 let router = Router()
 router.get("fast") { _, _ in "ok" }
