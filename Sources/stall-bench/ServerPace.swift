@@ -4,9 +4,9 @@ import Foundation
 /// gives the monitor as many looks per request under callgrind as it has natively.
 ///
 /// The monitor's looks come per unit of time (every poll interval, a token queued on a loop it
-/// finds busy), its hooks per request. valgrind makes a server about fifty times slower, so at
-/// the native interval a request would pay for fifty times as many looks as it does at native
-/// speed. Figure 18 counts the monitored servers with the interval stretched by the slowdown
+/// finds busy), its hooks per request. valgrind makes a server's requests several times slower
+/// (four to eight here: its own code far more, curl and the kernel not at all), so at the native
+/// interval a request would pay for that many times as many looks as at native speed. Figure 18 counts the monitored servers with the interval stretched by the slowdown
 /// measured here, so what it counts per request is what a request costs natively.
 struct ServerPace {
     /// Seconds per request natively and under callgrind: the unmonitored server, curl GET over one
