@@ -19,8 +19,10 @@ struct SpanTrackerCounterTests {
 
     /// A made-up monotonic clock that counts its reads.
     private final class SimulatedClock: Sendable {
-        let now = Atomic<UInt64>(0)
+        let now: Atomic<UInt64>
         let reads = Atomic<Int>(0)
+
+        init(at start: UInt64) { now = Atomic(start) }
 
         func read() -> UInt64 {
             reads.add(1, ordering: .relaxed)
@@ -38,8 +40,7 @@ struct SpanTrackerCounterTests {
 
     @Test("wakes within the grace in ticks continue the span and never read the monotonic clock")
     func quickWakesReadNoClock() {
-        let clock = SimulatedClock()
-        clock.now.store(5_000 * Self.ms, ordering: .relaxed)
+        let clock = SimulatedClock(at: 5_000 * Self.ms)
         let tracker = makeTracker(clock: clock)
         let start: UInt64 = 1_000_000
         tracker.loopWoke(ticks: start)
@@ -59,8 +60,7 @@ struct SpanTrackerCounterTests {
 
     @Test("a counter-stamped suspension is converted from the span's start: suspendedAt and the ended span's end")
     func suspensionConvertedFromSpanStart() {
-        let clock = SimulatedClock()
-        clock.now.store(5_000 * Self.ms, ordering: .relaxed)
+        let clock = SimulatedClock(at: 5_000 * Self.ms)
         let tracker = makeTracker(clock: clock)
         let start: UInt64 = 7_777_777
         tracker.loopWoke(ticks: start)
@@ -81,8 +81,7 @@ struct SpanTrackerCounterTests {
 
     @Test("a wake past the grace in ticks on a thread that never slept continues the span (a preemption)")
     func preemptedWakeContinues() {
-        let clock = SimulatedClock()
-        clock.now.store(5_000 * Self.ms, ordering: .relaxed)
+        let clock = SimulatedClock(at: 5_000 * Self.ms)
         let switches = SimulatedSwitches()
         let tracker = makeTracker(clock: clock, switches: switches)
         tracker.loopWoke(ticks: 100)
@@ -96,8 +95,7 @@ struct SpanTrackerCounterTests {
 
     @Test("a suspension stamped with the monotonic clock, then a counter-stamped wake: judged on the monotonic clock")
     func mixedStamps() {
-        let clock = SimulatedClock()
-        clock.now.store(5_000 * Self.ms, ordering: .relaxed)
+        let clock = SimulatedClock(at: 5_000 * Self.ms)
         let tracker = makeTracker(clock: clock)
         tracker.loopWoke(ticks: 100)
         tracker.loopWillWait(at: 5_010 * Self.ms)
