@@ -44,9 +44,13 @@ configuration.onReport = { report, url in
     )
     fflush(nil)
 }
-let pollInterval = ProcessInfo.processInfo.environment["STALL_DEMO_POLL_INTERVAL_MS"].flatMap { Int($0) } ?? 20
+let pollIntervalText = ProcessInfo.processInfo.environment["STALL_DEMO_POLL_INTERVAL_MS"]
+let pollInterval = pollIntervalText.map { Int($0) ?? 0 } ?? 20
 guard pollInterval >= 1 else {
-    FileHandle.standardError.write(Data("STALL_DEMO_POLL_INTERVAL_MS must be at least 1\n".utf8))
+    FileHandle.standardError.write(
+        Data(
+            "STALL_DEMO_POLL_INTERVAL_MS must be a whole number of milliseconds, at least 1 (is \"\(pollIntervalText ?? "")\")\n"
+                .utf8))
     exit(64)
 }
 let monitor =
