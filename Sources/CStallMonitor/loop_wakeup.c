@@ -116,7 +116,7 @@ CSTALLMONITOR_OWN_CODE static inline void note_wait(int returned) {
         atomic_store(&watches[watch].woke, 1);
         if (!atomic_load(&watches[watch].armed)) continue;
         int slot = atomic_load(&watches[watch].slot);
-        if (slot >= 0 && slot < CStallMonitor_wakeup_slot_count) CStallMonitor_wakeup_post_parked(1ull << slot);
+        if (slot >= 0 && slot < CStallMonitor_wakeup_slot_count) CStallMonitor_wakeup_post_parked(1ull << slot, 0);
     }
 }
 

@@ -12,12 +12,27 @@
 
 enum { CStallMonitor_wakeup_slot_count = 64 };
 
-/// Posts every slot in `noted` whose watchdog is parked (after the producer set its flags).
-void CStallMonitor_wakeup_post_parked(uint64_t noted);
+/// Posts every slot in `noted` whose watchdog is parked (after the producer set its flags). With
+/// `late`, a slot whose watchdog keeps a late post's timer is posted by that timer a moment later
+/// (wakeup_late_post.c); the others at once.
+void CStallMonitor_wakeup_post_parked(uint64_t noted, int late);
+
+/// Arms the slot's late post (wakeup_late_post.c) if its watchdog asked for one; returns whether it
+/// did (else the producer posts at once).
+int CStallMonitor_wakeup_late_post_arm(int slot);
+/// The slot's late post goes (a slot taken or given back).
+void CStallMonitor_wakeup_late_post_disable(int slot);
+/// The slot's timerfd (-1: none).
+int CStallMonitor_wakeup_slot_timer_fd(int slot);
+/// Whether the slot's last wait was ended by its timerfd (clears it).
+int CStallMonitor_wakeup_slot_take_timer_ended(int slot);
 
 /// One kind of producer's side of the slots (the pool's enqueues, the main queue's): which slots
 /// watch it, and for each whether work was noted since its watchdog last took the flag.
 typedef struct {
+    /// This producer's work starts a moment after its note (a job handed to libdispatch): a slot
+    /// that keeps a late post is posted by it.
+    int posts_late;
     _Atomic uint64_t watching;
     /// Slots whose probe let the watchdog sleep until this producer's next note (its queue was
     /// quiet): only those are posted. A slot the watchdog parks for another probe's sake (an idle
@@ -86,7 +101,7 @@ CSTALLMONITOR_OWN_CODE static inline void CStallMonitor_wakeup_flags_note_slots(
         noted |= 1ull << index;
     }
     if (noted != 0) noted &= atomic_load(&flags->armed);
-    if (noted != 0) CStallMonitor_wakeup_post_parked(noted);
+    if (noted != 0) CStallMonitor_wakeup_post_parked(noted, flags->posts_late);
 }
 
 /// A producer's note: sets the flag of every watching slot whose flag is clear and posts those

@@ -1,5 +1,7 @@
-// The watchdog's wake-up slots: semaphores in static storage (never destroyed, so a producer that
-// read a slot just before it was released posts into valid memory), each with a parked bit.
+// The watchdog's wake-up slots: each an eventfd a producer posts and the watchdog waits on, with a
+// parked bit, and a timerfd for late posts (wakeup_late_post.c). Both descriptors are made when a
+// slot is first taken and never closed: a producer that read a slot just before it was released
+// writes to the same eventfd, never to a descriptor number the host has since reused.
 //
 // A producer (the pool's enqueue hook, a watched event loop's return from epoll_wait) and a
 // watchdog about to sleep form a Dekker pair on sequentially consistent atomics: the producer sets
@@ -10,16 +12,28 @@
 #include "own_code.h"
 #include "wakeup.h"
 
-#include <semaphore.h>
+#include <errno.h>
+#include <poll.h>
 #include <stdatomic.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <stdint.h>
+#include <unistd.h>
 
 static struct {
     atomic_int used;
+    /// 1 once the descriptors exist, -1 when the eventfd could not be made (the slot is never
+    /// handed out).
     atomic_int initialized;
-    sem_t semaphore;
+    int event_fd;
+    /// The late post's timer (-1: none could be made).
+    int timer_fd;
 } slots[CStallMonitor_wakeup_slot_count];
 
-CStallMonitor_wakeup_flags CStallMonitor_wakeup_producer_flags[CStallMonitor_wakeup_producer_count];
+CStallMonitor_wakeup_flags CStallMonitor_wakeup_producer_flags[CStallMonitor_wakeup_producer_count] = {
+    [CStallMonitor_wakeup_producer_pool] = {.posts_late = 1},
+};
 
 /// Clears every producer's flag and watch bit for the slot (a slot taken or given back).
 static void reset_producer_flags(int slot) {
@@ -31,17 +45,40 @@ static void reset_producer_flags(int slot) {
 /// Slots whose watchdog sleeps until a producer posts it, and when each was last posted.
 static _Atomic uint64_t parked;
 static _Atomic uint64_t posted_at[CStallMonitor_wakeup_slot_count];
+/// Slots whose last wait was ended by the late post's timer.
+static _Atomic uint64_t timer_ended;
+
+/// Reads a non-blocking eventfd or timerfd empty: its count (posts, or the timer's expirations).
+static uint64_t drain(int fd) {
+    uint64_t count = 0;
+    ssize_t got;
+    do {
+        got = read(fd, &count, sizeof(count));
+    } while (got < 0 && errno == EINTR);
+    return got == (ssize_t)sizeof(count) ? count : 0;
+}
+
+/// Makes the slot's descriptors the first time it is taken; whether it has an eventfd.
+static int initialize(int index) {
+    int state = atomic_load(&slots[index].initialized);
+    if (state != 0) return state > 0;
+    slots[index].event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (slots[index].event_fd < 0) {
+        atomic_store(&slots[index].initialized, -1);
+        return 0;
+    }
+    slots[index].timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    atomic_store(&slots[index].initialized, 1);
+    return 1;
+}
 
 int CStallMonitor_wakeup_slot_acquire(void) {
     for (int index = 0; index < CStallMonitor_wakeup_slot_count; index++) {
         int free_slot = 0;
         if (!atomic_compare_exchange_strong(&slots[index].used, &free_slot, 1)) continue;
-        if (atomic_load(&slots[index].initialized)) {
-            while (sem_trywait(&slots[index].semaphore) == 0) {}  // posts meant for its last owner
-        } else {
-            sem_init(&slots[index].semaphore, 0, 0);
-            atomic_store(&slots[index].initialized, 1);
-        }
+        if (!initialize(index)) continue;  // stays taken: it cannot be waited on
+        CStallMonitor_wakeup_late_post_disable(index);
+        drain(slots[index].event_fd);  // posts meant for its last owner
         reset_producer_flags(index);
         return index;
     }
@@ -50,13 +87,72 @@ int CStallMonitor_wakeup_slot_acquire(void) {
 
 void CStallMonitor_wakeup_slot_release(int slot) {
     if (slot < 0 || slot >= CStallMonitor_wakeup_slot_count) return;
+    CStallMonitor_wakeup_late_post_disable(slot);
     reset_producer_flags(slot);
     atomic_fetch_and(&parked, ~(1ull << slot));
     atomic_store(&slots[slot].used, 0);
 }
 
-sem_t *CStallMonitor_wakeup_slot_semaphore(int slot) {
-    return &slots[slot].semaphore;
+CSTALLMONITOR_OWN_CODE void CStallMonitor_wakeup_slot_post(int slot) {
+    if (slot < 0 || slot >= CStallMonitor_wakeup_slot_count || atomic_load(&slots[slot].initialized) <= 0) return;
+    // A host that closed the descriptor may have reused its number for a file, a socket or a pipe
+    // (which have a type; an eventfd is an anonymous inode, which has none): never write there.
+    struct stat status;
+    if (fstat(slots[slot].event_fd, &status) != 0 || (status.st_mode & S_IFMT) != 0) return;
+    uint64_t one = 1;
+    ssize_t written;
+    do {
+        written = write(slots[slot].event_fd, &one, sizeof(one));
+    } while (written < 0 && errno == EINTR);
+}
+
+int CStallMonitor_wakeup_slot_take_posts(int slot) {
+    if (slot < 0 || slot >= CStallMonitor_wakeup_slot_count || atomic_load(&slots[slot].initialized) <= 0) return 0;
+    uint64_t posts = drain(slots[slot].event_fd);
+    if (slots[slot].timer_fd >= 0) posts += drain(slots[slot].timer_fd);
+    return posts > INT32_MAX ? INT32_MAX : (int)posts;
+}
+
+int CStallMonitor_wakeup_slot_wait_until(int slot, uint64_t deadline_ns) {
+    if (slot < 0 || slot >= CStallMonitor_wakeup_slot_count || atomic_load(&slots[slot].initialized) <= 0) return EINVAL;
+    struct pollfd fds[2] = {
+        {.fd = slots[slot].event_fd, .events = POLLIN},
+        {.fd = slots[slot].timer_fd, .events = POLLIN},
+    };
+    nfds_t count = slots[slot].timer_fd >= 0 ? 2 : 1;
+    for (;;) {
+        struct timespec timeout;
+        struct timespec *until = NULL;
+        if (deadline_ns != 0) {
+            uint64_t now = CStallMonitor_monotonic_ns();
+            uint64_t left = deadline_ns > now ? deadline_ns - now : 0;
+            timeout.tv_sec = (time_t)(left / 1000000000ull);
+            timeout.tv_nsec = (long)(left % 1000000000ull);
+            until = &timeout;
+        }
+        int ready = ppoll(fds, count, until, NULL);
+        if (ready < 0) {
+            if (errno == EINTR) continue;
+            return errno;
+        }
+        if (ready == 0) return ETIMEDOUT;
+        int posted = (fds[0].revents & POLLIN) && drain(fds[0].fd) != 0;
+        if (count == 2 && (fds[1].revents & POLLIN) && drain(fds[1].fd) != 0) {
+            atomic_fetch_or(&timer_ended, 1ull << slot);
+            posted = 1;
+        }
+        if (posted) return 0;
+    }
+}
+
+int CStallMonitor_wakeup_slot_timer_fd(int slot) {
+    if (slot < 0 || slot >= CStallMonitor_wakeup_slot_count || atomic_load(&slots[slot].initialized) <= 0) return -1;
+    return slots[slot].timer_fd;
+}
+
+int CStallMonitor_wakeup_slot_take_timer_ended(int slot) {
+    if (slot < 0 || slot >= CStallMonitor_wakeup_slot_count) return 0;
+    return (atomic_fetch_and(&timer_ended, ~(1ull << slot)) & (1ull << slot)) != 0;
 }
 
 void CStallMonitor_wakeup_slot_park(int slot) {
@@ -69,7 +165,7 @@ void CStallMonitor_wakeup_slot_unpark(int slot) {
     atomic_fetch_and(&parked, ~(1ull << slot));
 }
 
-CSTALLMONITOR_OWN_CODE void CStallMonitor_wakeup_post_parked(uint64_t noted) {
+CSTALLMONITOR_OWN_CODE void CStallMonitor_wakeup_post_parked(uint64_t noted, int late) {
     uint64_t sleeping = atomic_load(&parked) & noted;
     if (sleeping == 0) return;
     sleeping &= atomic_fetch_and(&parked, ~sleeping);
@@ -77,7 +173,8 @@ CSTALLMONITOR_OWN_CODE void CStallMonitor_wakeup_post_parked(uint64_t noted) {
     for (; sleeping != 0; sleeping &= sleeping - 1) {
         int index = __builtin_ctzll(sleeping);
         atomic_store(&posted_at[index], now);
-        sem_post(&slots[index].semaphore);
+        if (late && CStallMonitor_wakeup_late_post_arm(index)) continue;
+        CStallMonitor_wakeup_slot_post(index);
     }
 }
 

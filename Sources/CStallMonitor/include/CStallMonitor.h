@@ -533,13 +533,20 @@ int CStallMonitor_snapshot_blocked(uintptr_t sp, uintptr_t pc, CStallMonitorSnap
 
 // MARK: - Waking a sleeping watchdog (wakeup_slots.c, pool_wakeup.c, loop_wakeup.c, main_wakeup.c)
 
-/// Takes a wake-up slot: a semaphore in static storage the watchdog sleeps on. -1 when all 64 are
-/// taken (the caller uses a semaphore of its own and cannot be woken by its loops).
+/// Takes a wake-up slot: an eventfd (and a timerfd for late posts) the watchdog sleeps on, kept
+/// open for the life of the process. -1 when all 64 are taken or no eventfd can be made (the
+/// caller uses a semaphore of its own and cannot be woken by its loops).
 int CStallMonitor_wakeup_slot_acquire(void);
 /// Gives a slot back (it stops watching the pool).
 void CStallMonitor_wakeup_slot_release(int slot);
-/// The semaphore of a slot taken with CStallMonitor_wakeup_slot_acquire.
-sem_t *CStallMonitor_wakeup_slot_semaphore(int slot);
+/// Posts the slot: its watchdog's wait ends (at once, or the next one). Async-signal-safe.
+void CStallMonitor_wakeup_slot_post(int slot);
+/// Takes the slot's posts without waiting: how many came since the last wait or take (a late
+/// post's expiry counts as one).
+int CStallMonitor_wakeup_slot_take_posts(int slot);
+/// Waits until the slot is posted (0) or the monotonic clock reaches `deadline_ns` (ETIMEDOUT;
+/// 0: no deadline). Every post since the last wait ends one wait.
+int CStallMonitor_wakeup_slot_wait_until(int slot, uint64_t deadline_ns);
 /// About to sleep on the slot's semaphore: from now on a producer that notes work posts it. Set
 /// it before taking the producers' flags (a flag set after that take finds the slot parked).
 void CStallMonitor_wakeup_slot_park(int slot);
@@ -548,6 +555,13 @@ void CStallMonitor_wakeup_slot_unpark(int slot);
 /// When a producer last posted the slot (monotonic ns; 0: never): the work it noted came just
 /// before (a loop's return from its wait) or just after (a job's start).
 uint64_t CStallMonitor_wakeup_slot_posted_at(int slot);
+/// Gives the slot a late post (wakeup_late_post.c): producers that ask for one (the pool's enqueue
+/// hook) arm the slot's timerfd to expire `delay_ns` after their note instead of posting it. 0, or
+/// -1 when the slot has no timerfd (the producers then post at once).
+int CStallMonitor_wakeup_late_post_enable(int slot, uint64_t delay_ns);
+/// The watchdog woke: cancels a late post not fired yet, and returns whether one ended the wait
+/// (1) or not (0).
+int CStallMonitor_wakeup_late_post_taken(int slot);
 
 /// Installs the pass-through hook on swift_task_enqueueGlobal for one more watcher (after a hook
 /// already there, which it calls). 0 on success, -1 when the runtime has no such hook.

@@ -9,6 +9,11 @@ import CStallMonitor
 /// probe sees the flag and the watchdog does not sleep. A producer whose probe did not arm never
 /// posts: the watchdog may be parked for another probe's sake (an idle pool beside busy event
 /// loops), and each return of a busy loop would end its sleep, thousands of times a second.
+///
+/// A probe whose producers' work starts a moment after their note (the pool's jobs) gives the slot
+/// a late post when it binds it: those producers then arm the slot's timerfd instead of posting
+/// it, the watchdog wakes a moment later, and its one look finds a short job done
+/// (`wakeup_late_post.c`).
 struct ArmedSleep {
     /// The watchdog's wake-up slot once bound (nil: the probe cannot be woken and is looked at
     /// every interval).
@@ -21,11 +26,18 @@ struct ArmedSleep {
     private var wokenAt: UInt64?
     /// The producers' flag was set when the slot was parked (the sleep was not taken).
     private var producedBeforeSleep = false
+    /// The slot has a late post (``bind(_:arm:latePost:)``).
+    private var hasLatePost = false
+    /// The last sleep was ended by the late post.
+    private var wokenLate = false
 
-    /// Binds the watchdog's wake-up slot; `arm` arms or disarms the probe's producers for it.
-    mutating func bind(_ slot: Int32, arm: @escaping (Int32, Bool) -> Void) {
+    /// Binds the watchdog's wake-up slot; `arm` arms or disarms the probe's producers for it. With
+    /// `latePost` (ns), producers that post late arm the slot's timer to expire that long after
+    /// their note instead of posting it (where the slot has a timer).
+    mutating func bind(_ slot: Int32, arm: @escaping (Int32, Bool) -> Void, latePost: UInt64? = nil) {
         self.slot = slot
         self.arm = arm
+        if let latePost { hasLatePost = CStallMonitor_wakeup_late_post_enable(slot, latePost) == 0 }
     }
 
     /// Parks the slot, then takes the producers' flag with `takeFlag`; returns whether the
@@ -41,7 +53,8 @@ struct ArmedSleep {
     }
 
     /// The watchdog woke: unparks the slot and notes whether a producer posted it during this
-    /// sleep (not when woken by time or by something else).
+    /// sleep (not when woken by time or by something else), and whether late (a late post not
+    /// fired yet is cancelled: the watchdog is awake).
     mutating func unpark() {
         guard armed, let slot else { return }
         arm(slot, false)
@@ -49,15 +62,18 @@ struct ArmedSleep {
         armed = false
         let posted = CStallMonitor_wakeup_slot_posted_at(slot)
         wokenAt = posted >= parkedAt ? posted : nil
+        wokenLate = hasLatePost && CStallMonitor_wakeup_late_post_taken(slot) != 0 && wokenAt != nil
     }
 
     /// Takes what the last park learned: whether the producers' flag was already set (the sleep
-    /// was not taken), and when a producer woke the sleep.
-    mutating func take() -> (producedBeforeSleep: Bool, wokenAt: UInt64?) {
+    /// was not taken), when a producer woke the sleep (its note), and whether its late post did
+    /// (the look comes a moment after the note).
+    mutating func take() -> (producedBeforeSleep: Bool, wokenAt: UInt64?, late: Bool) {
         defer {
             producedBeforeSleep = false
             wokenAt = nil
+            wokenLate = false
         }
-        return (producedBeforeSleep, wokenAt)
+        return (producedBeforeSleep, wokenAt, wokenLate)
     }
 }

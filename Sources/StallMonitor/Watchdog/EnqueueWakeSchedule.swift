@@ -11,6 +11,10 @@ import CStallMonitor
 /// asleep in the kernel, every enqueue noted handed over) has it quiet at the first look that
 /// finds it so instead. The owning probe says what keeps its queue from being quiet (a span, a
 /// token) and which C flag its producers set.
+///
+/// A queue whose jobs start a moment after their enqueue (the pool) can have its enqueues post the
+/// watchdog late (``ArmedSleep``): then the look they bring comes when the quick look would, and
+/// takes its part, so a short job costs one wake-up, not two.
 struct EnqueueWakeSchedule {
     /// The watchdog's sleep that an enqueue ends, once bound to its wake-up slot.
     private var sleep = ArmedSleep()
@@ -20,11 +24,15 @@ struct EnqueueWakeSchedule {
     private let arm: (Int32, Bool) -> Void
     private let interval: UInt64
     private let enqueueGrace: UInt64
+    /// How late enqueues post the watchdog (nil: at once).
+    private let latePost: UInt64?
     /// The last look found the queue quiet: the watchdog may sleep until an enqueue wakes it.
     private(set) var quiet = false
-    /// A producer woke the watchdog from a sleep before this look (the next look comes soon).
+    /// A producer woke the watchdog from a sleep before this look, at once (the next look comes
+    /// soon).
     private(set) var producerWoke = false
-    /// This look is the quick one after such a wake-up. A queue found settled here may be quiet
+    /// This look is the quick one after such a wake-up, or one a late post brought (it comes as
+    /// late as the quick look would). A queue found settled here may be quiet
     /// even if this look took an enqueue's flag (set once its job is handed over): a job not
     /// handed over yet sets the flag later, which ends the sleep (``ArmedSleep``).
     private(set) var followsWake = false
@@ -33,12 +41,17 @@ struct EnqueueWakeSchedule {
 
     /// A schedule for a probe looked at every `interval` (ns) while busy; `takeFlag` takes its
     /// producers' flag (`CStallMonitor_pool_enqueued`, `CStallMonitor_main_enqueued`), `arm` arms
-    /// them (`CStallMonitor_pool_arm`, `CStallMonitor_main_arm`).
-    init(interval: UInt64, takeFlag: @escaping (Int32) -> Bool, arm: @escaping (Int32, Bool) -> Void) {
+    /// them (`CStallMonitor_pool_arm`, `CStallMonitor_main_arm`). With `postsLate`, the producers
+    /// post the watchdog ``quickLookAfterWake`` after an enqueue (where they can), not at once.
+    init(
+        interval: UInt64, takeFlag: @escaping (Int32) -> Bool, arm: @escaping (Int32, Bool) -> Void,
+        postsLate: Bool = false
+    ) {
         self.interval = interval
         self.takeFlag = takeFlag
         self.arm = arm
         enqueueGrace = max(interval * 5, 50_000_000)
+        latePost = postsLate ? min(interval, quickLookAfterWake) : nil
     }
 
     /// Whether an enqueue can wake the watchdog (the slot is bound).
@@ -48,10 +61,11 @@ struct EnqueueWakeSchedule {
     /// an enqueue came since the last look (always, while no slot is bound: nothing tells), and
     /// when a producer woke the watchdog from a sleep (nil: none did).
     mutating func noteEnqueues(now: UInt64) -> (enqueued: Bool, wokeAt: UInt64?) {
-        let (enqueuedBeforeSleep, woke) = sleep.take()
+        let (enqueuedBeforeSleep, woke, late) = sleep.take()
         let enqueued = (sleep.slot.map(takeFlag) ?? true) || enqueuedBeforeSleep
-        followsWake = producerWoke
-        producerWoke = woke != nil
+        // A late post's look is the quick look itself: no other follows it.
+        followsWake = producerWoke || late
+        producerWoke = woke != nil && !late
         if enqueued { lastEnqueueSeen = now }
         return (enqueued, woke)
     }
@@ -88,7 +102,7 @@ struct EnqueueWakeSchedule {
     mutating func prepareToSleep(offering slot: Int32?, watch: (Int32) -> Void) -> Bool {
         if sleep.slot == nil, let slot {
             watch(slot)
-            sleep.bind(slot, arm: arm)
+            sleep.bind(slot, arm: arm, latePost: latePost)
             return true
         }
         guard quiet else { return true }

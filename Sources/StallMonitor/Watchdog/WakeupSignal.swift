@@ -1,14 +1,16 @@
 import CStallMonitor
 import Glibc
 
-/// A POSIX semaphore the watchdog sleeps on, with deadlines on the monotonic clock.
+/// What the watchdog sleeps on, with deadlines on the monotonic clock.
 ///
-/// It is one of the C shim's wake-up slots when one is free (static storage that outlives the
-/// signal, so the concurrency pool's enqueue hook can post it at any time): then ``slot`` names
-/// it, and the pool probe can ask to be woken by work reaching the pool. Otherwise (64 monitors
-/// alive at once) it is a semaphore of its own and ``slot`` is nil.
+/// It is one of the C shim's wake-up slots when one is free (an eventfd, and a timerfd for late
+/// posts, kept open for the life of the process, so the concurrency pool's enqueue hook can post
+/// it at any time): then ``slot`` names it, and the pool probe can ask to be woken by work reaching
+/// the pool. Otherwise (64 monitors alive at once, or no eventfd to be had) it is a POSIX
+/// semaphore of its own and ``slot`` is nil.
 final class WakeupSignal: @unchecked Sendable {
-    private let semaphore: UnsafeMutablePointer<sem_t>
+    /// The semaphore when there is no slot.
+    private let semaphore: UnsafeMutablePointer<sem_t>?
     /// The C shim's wake-up slot this signal is, if any.
     let slot: Int32?
 
@@ -16,18 +18,18 @@ final class WakeupSignal: @unchecked Sendable {
         let taken = CStallMonitor_wakeup_slot_acquire()
         if taken >= 0 {
             slot = taken
-            semaphore = CStallMonitor_wakeup_slot_semaphore(taken)
+            semaphore = nil
         } else {
             slot = nil
-            semaphore = .allocate(capacity: 1)
-            sem_init(semaphore, 0, 0)
+            let own = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+            sem_init(own, 0, 0)
+            semaphore = own
         }
     }
 
     deinit {
-        if let slot {
-            CStallMonitor_wakeup_slot_release(slot)
-        } else {
+        if let slot { CStallMonitor_wakeup_slot_release(slot) }
+        if let semaphore {
             sem_destroy(semaphore)
             semaphore.deallocate()
         }
@@ -35,13 +37,19 @@ final class WakeupSignal: @unchecked Sendable {
 
     /// Wakes the sleeper (async-signal-safe, no allocation).
     func signal() {
-        sem_post(semaphore)
+        if let slot {
+            CStallMonitor_wakeup_slot_post(slot)
+        } else if let semaphore {
+            sem_post(semaphore)
+        }
     }
 
     /// Sleeps until signalled or until the monotonic clock reaches `deadline` (nil: no deadline).
     /// Returns true when signalled.
     @discardableResult
     func wait(until deadline: UInt64?) -> Bool {
-        CStallMonitor_sem_wait_until(semaphore, deadline ?? 0) == 0
+        if let slot { return CStallMonitor_wakeup_slot_wait_until(slot, deadline ?? 0) == 0 }
+        guard let semaphore else { return false }
+        return CStallMonitor_sem_wait_until(semaphore, deadline ?? 0) == 0
     }
 }

@@ -43,8 +43,7 @@ struct QuickLookAfterWakeTests {
 
         // A job reaches the pool: the hook posts the parked slot.
         Task.detached {}
-        let woke = CStallMonitor_sem_wait_until(
-            CStallMonitor_wakeup_slot_semaphore(slot), CStallMonitor_monotonic_ns() + 5_000_000_000)
+        let woke = CStallMonitor_wakeup_slot_wait_until(slot, CStallMonitor_monotonic_ns() + 5_000_000_000)
         #expect(woke == 0, "the enqueue did not end the sleep")
         schedule.wokeUp()
 

@@ -10,9 +10,9 @@ import Testing
 /// busy server's CPU).
 @Suite("Wake-up arming", .serialized)
 struct WakeupArmingTests {
-    /// Whether the slot's semaphore was posted (takes the post).
-    private func posted(_ slot: Int32) -> Bool {
-        sem_trywait(CStallMonitor_wakeup_slot_semaphore(slot)) == 0
+    /// How many times the slot was posted since the last take (takes the posts).
+    private func posts(_ slot: Int32) -> Int32 {
+        CStallMonitor_wakeup_slot_take_posts(slot)
     }
 
     @Test(
@@ -38,7 +38,7 @@ struct WakeupArmingTests {
             _ = CStallMonitor_loop_watch_woke(watch)  // the watchdog's look takes the note
             #expect(CStallMonitor_epoll_wait_once(epoll, 0, 1) == 0)
             #expect(CStallMonitor_loop_watch_woke(watch) == 1, "the return is noted")
-            #expect(!posted(slot), "a return of a loop whose probe did not arm woke the watchdog")
+            #expect(posts(slot) == 0, "a return of a loop whose probe did not arm woke the watchdog")
         }
 
         // The loop's probe arms: the first return after the look posts, once.
@@ -46,15 +46,15 @@ struct WakeupArmingTests {
         _ = CStallMonitor_loop_watch_woke(watch)
         #expect(CStallMonitor_epoll_wait_once(epoll, 0, 1) == 0)
         #expect(CStallMonitor_epoll_wait_once(epoll, 0, 1) == 0)
-        #expect(posted(slot), "an armed loop's return woke the watchdog")
-        #expect(!posted(slot), "one post per sleep")
+        #expect(posts(slot) == 1, "an armed loop's return woke the watchdog")
+        #expect(posts(slot) == 0, "one post per sleep")
 
         // Disarmed again (the watchdog woke): parked or not, no post.
         CStallMonitor_loop_watch_arm(watch, 0)
         CStallMonitor_wakeup_slot_park(slot)
         _ = CStallMonitor_loop_watch_woke(watch)
         #expect(CStallMonitor_epoll_wait_once(epoll, 0, 1) == 0)
-        #expect(!posted(slot))
+        #expect(posts(slot) == 0)
         CStallMonitor_wakeup_slot_unpark(slot)
     }
 }

@@ -95,6 +95,8 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     private var lastScan: UInt64?
     /// The process's thread count and the time at the last full read of its thread list.
     private var threadCount: Int?
+    /// The count a scan read at this look (`now`), for the settled check of the same look.
+    private var countAtLook: (now: UInt64, count: Int?)?
     private var lastFullScan: UInt64 = 0
     private var lastNamesCheck: UInt64 = 0
     /// When the next scan is due (every `rescanInterval`), and until when every look scans: new
@@ -149,7 +151,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
         self.interval = max(interval, 1_000_000)
         self.looks = EnqueueWakeSchedule(
             interval: self.interval, takeFlag: { CStallMonitor_pool_enqueued($0) != 0 },
-            arm: { CStallMonitor_pool_arm($0, $1 ? 1 : 0) })
+            arm: { CStallMonitor_pool_arm($0, $1 ? 1 : 0) }, postsLate: true)
         self.rescanInterval = max(self.interval * 5, 50_000_000)
         trackers = Array(repeating: nil, count: slots)
         slotStates = (0..<slots).map { _ in PoolSlotState() }
@@ -294,10 +296,13 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     /// change), no other thread is young, and the process has as many threads as at the scan.
     /// A job handed to libdispatch wakes a sleeping worker (runnable from then on) or starts a
     /// thread before the enqueue returns, and the enqueue hook notes the enqueue only after that
-    /// (a look that took its flag), so none is queued unseen.
+    /// (a look that took its flag), so none is queued unseen. The count a scan of this look read
+    /// (after the flag was taken) serves: a thread started for a job noted since then sets the
+    /// flag again, which keeps the watchdog from sleeping.
     private func isSettled(now: UInt64) -> Bool {
-        guard !workers.isEmpty, !isSettling(now: now), let count = taskDirectory.threadCount(), count == threadCount
-        else { return false }
+        guard !workers.isEmpty, !isSettling(now: now) else { return false }
+        let read = countAtLook.flatMap { $0.now == now ? $0.count : nil } ?? taskDirectory.threadCount()
+        guard let count = read, count == threadCount else { return false }
         return workers.values.allSatisfy { $0.statFile.isAsleep() }
     }
 
@@ -376,6 +381,7 @@ final class ConcurrencyPoolProbe: @unchecked Sendable {
     private func scan(now: UInt64, quietLook: Bool) {
         nextScan = now &+ rescanInterval
         let count = taskDirectory.threadCount()
+        countAtLook = (now, count)
         let looking = isSettling(now: now)
         if let count, count == threadCount, !looking, quietLook || now &- lastFullScan < 500_000_000 {
             lastScan = now

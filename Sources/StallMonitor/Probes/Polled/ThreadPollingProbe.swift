@@ -126,7 +126,7 @@ final class ThreadPollingProbe: PolledLoopProbe, @unchecked Sendable {
     /// loop was idle until the wake-up was posted (it posts on its first return), so the last
     /// idle look moves there, unless the returns are timed (the span starts at the last one).
     private func takeWake() -> Bool {
-        let (wokeBeforeSleep, wokeFromSleep) = sleep.take()
+        let (wokeBeforeSleep, wokeFromSleep, _) = sleep.take()
         let returned =
             (wakeWatch.map { sleep.slot != nil && CStallMonitor_loop_watch_woke($0) != 0 } ?? true) || wokeBeforeSleep
         producerWoke = wokeFromSleep != nil
