@@ -67,6 +67,11 @@ enum IdlePerLoopFigure {
                 }
             }
         }
+        // The yardstick: a thread that does nothing but wake once a second.
+        let reference = try IdleHostProcess(
+            context.executable, ["wake-reference", "--seconds", String(warmUp + seconds + 30)],
+            scratch: context.scratch)
+        defer { reference.stop() }
         for host in hosts {
             let watchdog = host.process.thread(named: "stall-watchdog")
             if host.monitored, watchdog == nil {
@@ -78,10 +83,13 @@ enum IdlePerLoopFigure {
         }
         // The first host started earliest: wait until the last one is `warmUp` old.
         usleep(UInt32(warmUp * 1e6))
+        let referenceThread = reference.thread(named: WakeReference.threadName)
         let before = hosts.map { $0.process.allThreadCounts() }
+        let referenceBefore = referenceThread.flatMap(reference.threadCounts)
         let began = CStallClock.now()
         usleep(UInt32(seconds * 1e6))
         let after = hosts.map { $0.process.allThreadCounts() }
+        let referenceAfter = referenceThread.flatMap(reference.threadCounts)
         let elapsed = Double(CStallClock.now() - began) / 1e9
         var rows: [ResultRow] = []
         for kind in IdleLoopKind.allCases {
@@ -100,10 +108,42 @@ enum IdlePerLoopFigure {
             }
             rows.append(row(kind, with: with, without: without, rounds: rounds, seconds: seconds, warmUp: warmUp))
         }
+        rows.append(referenceRow(before: referenceBefore, after: referenceAfter, seconds: elapsed, warmUp: warmUp))
         return FigureResult(
             figure: .idlePerLoop, rows: rows,
             notes: [
                 "A busy server's CPU per request with vs without the monitor is figure 11a (NIO) and 13a (Hummingbird 2)."
+            ])
+    }
+
+    /// Row 15f: what one wake-up a second costs a thread that does nothing else, measured beside
+    /// the hosts (the least any thread that wakes once a second costs on this machine).
+    private static func referenceRow(
+        before: (switches: Double, cpuNanos: Double)?, after: (switches: Double, cpuNanos: Double)?, seconds: Double,
+        warmUp: Double
+    ) -> ResultRow {
+        let name = "Reference: a thread that only wakes once a second"
+        guard let before, let after, seconds > 0 else {
+            return ResultRow(
+                "15f", name, value: "not measured: the wake-reference thread was not found", goal: "—",
+                verdict: .info, method: "stall-bench wake-reference", data: [:])
+        }
+        let wakeups = (after.switches - before.switches) / seconds
+        let cpu = (after.cpuNanos - before.cpuNanos) / seconds
+        let perWakeup = wakeups > 0 ? cpu / wakeups : 0
+        return ResultRow(
+            "15f", name,
+            value:
+                "\(Format.fixed(wakeups, 2)) wake-ups/s, \(Format.micro(cpu))/s of CPU (\(Format.micro(perWakeup)) per wake-up)",
+            goal: "— (the yardstick of 15a–e: what a wake-up costs on this machine when nothing is done)",
+            verdict: .info,
+            method:
+                "stall-bench wake-reference: one thread that sleeps in poll() for 1 s, again and again, and does nothing else; "
+                + "started with the hosts and measured like them (voluntary context switches and schedstat CPU time over the same "
+                + "\(Int(seconds.rounded())) s, after \(Int(warmUp)) s); on a virtual machine most of it is the vCPU's way back from idle",
+            data: [
+                "wakeupsPerSecond": wakeups, "cpuNanosecondsPerSecond": cpu, "cpuNanosecondsPerWakeup": perWakeup,
+                "seconds": seconds,
             ])
     }
 

@@ -14,7 +14,7 @@ struct StallBenchCommand: ParsableCommand {
             times are shown but are never the verdict.
             """,
         subcommands: [
-            RunFigures.self, ListFigures.self, GenerateReports.self, MemoryHost.self, IdleHost.self,
+            RunFigures.self, ListFigures.self, GenerateReports.self, MemoryHost.self, IdleHost.self, WakeReference.self,
             BlockingCallLoop.self, BlockingRecordCost.self,
             InstructionCounts.self, InstructionLoop.self,
         ],

@@ -286,7 +286,10 @@ struct StallBenchTests {
     @Test("--figure idle-per-loop --quick: each loop kind's hosts idle monitored and unmonitored, measured from /proc")
     func idlePerLoopQuick() throws {
         let rows = try Self.rows(try Self.runQuick(figure: "idle-per-loop").json)
-        #expect(rows.map { $0["figure"] as? String } == ["15a", "15b", "15c", "15d", "15e"])
+        #expect(rows.map { $0["figure"] as? String } == ["15a", "15b", "15c", "15d", "15e", "15f"])
+        // 15f, the yardstick: a thread that only wakes, found and measured beside the hosts.
+        let reference = try #require(rows.last?["data"] as? [String: Any])
+        #expect(reference["cpuNanosecondsPerSecond"] is Double, "\(reference)")
         // 15e's Hummingbird server is built by Scripts/bench in its own package: not here.
         for row in rows.prefix(4) {
             let data = try #require(row["data"] as? [String: Any])
