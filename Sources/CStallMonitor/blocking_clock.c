@@ -14,7 +14,9 @@
 
 atomic_int cstallmonitor_blocking_uses_tsc;
 _Atomic uint64_t cstallmonitor_blocking_threshold_ticks = 1000000;
-/// Nanoseconds per tick as a 32.32 fixed-point number (0 while the counter is not used).
+/// Nanoseconds per tick as a 32.32 fixed-point number (0 while the counter is not used): the
+/// counter clock's rate, kept here when the wrappers start so that a conversion on their path
+/// never goes through CStallMonitor_counter_rate()'s pthread_once.
 static _Atomic uint64_t nanoseconds_per_tick;
 
 /// Whether the host asked for the kernel's clock for the wrappers (STALLMONITOR_BLOCKING_CLOCK=monotonic).

@@ -18,6 +18,7 @@
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -64,6 +65,15 @@ static int initialize(int index) {
     if (state != 0) return state > 0;
     slots[index].event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (slots[index].event_fd < 0) {
+        atomic_store(&slots[index].initialized, -1);
+        return 0;
+    }
+    // A sandbox that refuses ppoll (a seccomp profile) would make every wait return at once: such
+    // a slot is never handed out (the watchdog then sleeps on a semaphore of its own).
+    struct pollfd probe = {.fd = slots[index].event_fd, .events = POLLIN};
+    struct timespec now = {0, 0};
+    if (ppoll(&probe, 1, &now, NULL) < 0 && errno != EINTR) {
+        close(slots[index].event_fd);
         atomic_store(&slots[index].initialized, -1);
         return 0;
     }
@@ -133,7 +143,15 @@ int CStallMonitor_wakeup_slot_wait_until(int slot, uint64_t deadline_ns) {
         int ready = ppoll(fds, count, until, NULL);
         if (ready < 0) {
             if (errno == EINTR) continue;
-            return errno;
+            // Refused after all (the slot's probe passed): sleep, never spin, and say why.
+            int error = errno;
+            struct timespec pause = {.tv_sec = 0, .tv_nsec = 10000000};
+            if (until != NULL && (until->tv_sec < pause.tv_sec ||
+                                  (until->tv_sec == pause.tv_sec && until->tv_nsec < pause.tv_nsec))) {
+                pause = *until;
+            }
+            nanosleep(&pause, NULL);
+            return error;
         }
         if (ready == 0) return ETIMEDOUT;
         int posted = (fds[0].revents & POLLIN) && drain(fds[0].fd) != 0;
