@@ -15,11 +15,11 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <time.h>
-#include <stdint.h>
 #include <unistd.h>
 
 static struct {
