@@ -16,6 +16,7 @@
 #include <poll.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -30,6 +31,12 @@ static struct {
     int event_fd;
     /// The late post's timer (-1: none could be made).
     int timer_fd;
+    /// The wait's deadline, absolute on CLOCK_MONOTONIC (a ppoll timeout is relative: a process
+    /// stopped with SIGSTOP and continued would wait out the rest of it again, and a post made at
+    /// the resume would end a wait whose deadline is long past as if in time).
+    int deadline_fd;
+    /// The deadline armed now (0: none; the waiting watchdog's alone).
+    uint64_t deadline_armed;
 } slots[CStallMonitor_wakeup_slot_count];
 
 CStallMonitor_wakeup_flags CStallMonitor_wakeup_producer_flags[CStallMonitor_wakeup_producer_count] = {
@@ -68,17 +75,33 @@ static int initialize(int index) {
         atomic_store(&slots[index].initialized, -1);
         return 0;
     }
-    // A sandbox that refuses ppoll (a seccomp profile) would make every wait return at once: such
-    // a slot is never handed out (the watchdog then sleeps on a semaphore of its own).
+    // A sandbox that refuses ppoll or timerfds (a seccomp profile) would make every wait return
+    // at once: such a slot is never handed out (the watchdog then sleeps on a semaphore of its own).
     struct pollfd probe = {.fd = slots[index].event_fd, .events = POLLIN};
     struct timespec now = {0, 0};
-    if (ppoll(&probe, 1, &now, NULL) < 0 && errno != EINTR) {
+    int deadline = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (deadline < 0 || (ppoll(&probe, 1, &now, NULL) < 0 && errno != EINTR)) {
+        if (deadline >= 0) close(deadline);
         close(slots[index].event_fd);
         atomic_store(&slots[index].initialized, -1);
         return 0;
     }
+    slots[index].deadline_fd = deadline;
+    slots[index].deadline_armed = 0;
     slots[index].timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     atomic_store(&slots[index].initialized, 1);
+    return 1;
+}
+
+/// Arms (or disarms, 0) the slot's deadline timer, unless it is armed so already; whether it is.
+static int set_deadline(int slot, uint64_t deadline_ns) {
+    if (slots[slot].deadline_armed == deadline_ns) return 1;
+    struct itimerspec when;
+    memset(&when, 0, sizeof(when));
+    when.it_value.tv_sec = (time_t)(deadline_ns / 1000000000ull);
+    when.it_value.tv_nsec = (long)(deadline_ns % 1000000000ull);
+    if (timerfd_settime(slots[slot].deadline_fd, TFD_TIMER_ABSTIME, &when, NULL) != 0) return 0;
+    slots[slot].deadline_armed = deadline_ns;
     return 1;
 }
 
@@ -88,6 +111,8 @@ int CStallMonitor_wakeup_slot_acquire(void) {
         if (!atomic_compare_exchange_strong(&slots[index].used, &free_slot, 1)) continue;
         if (!initialize(index)) continue;  // stays taken: it cannot be waited on
         CStallMonitor_wakeup_late_post_disable(index);
+        set_deadline(index, 0);
+        drain(slots[index].deadline_fd);
         drain(slots[index].event_fd);  // posts meant for its last owner
         reset_producer_flags(index);
         return index;
@@ -126,40 +151,43 @@ int CStallMonitor_wakeup_slot_take_posts(int slot) {
 
 int CStallMonitor_wakeup_slot_wait_until(int slot, uint64_t deadline_ns) {
     if (slot < 0 || slot >= CStallMonitor_wakeup_slot_count || atomic_load(&slots[slot].initialized) <= 0) return EINVAL;
-    struct pollfd fds[2] = {
+    if (deadline_ns != 0 && deadline_ns <= CStallMonitor_monotonic_ns()) {
+        set_deadline(slot, 0);
+        return ETIMEDOUT;
+    }
+    if (!set_deadline(slot, deadline_ns)) {
+        int error = errno;
+        struct timespec pause = {.tv_sec = 0, .tv_nsec = 10000000};  // refused: sleep, never spin
+        nanosleep(&pause, NULL);
+        return error;
+    }
+    struct pollfd fds[3] = {
+        {.fd = slots[slot].deadline_fd, .events = POLLIN},
         {.fd = slots[slot].event_fd, .events = POLLIN},
         {.fd = slots[slot].timer_fd, .events = POLLIN},
     };
-    nfds_t count = slots[slot].timer_fd >= 0 ? 2 : 1;
+    nfds_t count = slots[slot].timer_fd >= 0 ? 3 : 2;
     for (;;) {
-        struct timespec timeout;
-        struct timespec *until = NULL;
-        if (deadline_ns != 0) {
-            uint64_t now = CStallMonitor_monotonic_ns();
-            uint64_t left = deadline_ns > now ? deadline_ns - now : 0;
-            timeout.tv_sec = (time_t)(left / 1000000000ull);
-            timeout.tv_nsec = (long)(left % 1000000000ull);
-            until = &timeout;
-        }
-        int ready = ppoll(fds, count, until, NULL);
+        int ready = ppoll(fds, count, NULL, NULL);
         if (ready < 0) {
             if (errno == EINTR) continue;
             // Refused after all (the slot's probe passed): sleep, never spin, and say why.
             int error = errno;
             struct timespec pause = {.tv_sec = 0, .tv_nsec = 10000000};
-            if (until != NULL && (until->tv_sec < pause.tv_sec ||
-                                  (until->tv_sec == pause.tv_sec && until->tv_nsec < pause.tv_nsec))) {
-                pause = *until;
-            }
             nanosleep(&pause, NULL);
             return error;
         }
-        if (ready == 0) return ETIMEDOUT;
-        int posted = (fds[0].revents & POLLIN) && drain(fds[0].fd) != 0;
-        if (count == 2 && (fds[1].revents & POLLIN) && drain(fds[1].fd) != 0) {
+        // Every descriptor that is ready is read, so that none ends the next wait at once.
+        int expired = (fds[0].revents & POLLIN) && drain(fds[0].fd) != 0;
+        if (expired) slots[slot].deadline_armed = 0;
+        int posted = (fds[1].revents & POLLIN) && drain(fds[1].fd) != 0;
+        if (count == 3 && (fds[2].revents & POLLIN) && drain(fds[2].fd) != 0) {
             atomic_fetch_or(&timer_ended, 1ull << slot);
             posted = 1;
         }
+        // The deadline passed: a timeout, even when a post came as well (after a stop, the post
+        // of a thread that resumed first is no answer in time).
+        if (expired) return ETIMEDOUT;
         if (posted) return 0;
     }
 }
