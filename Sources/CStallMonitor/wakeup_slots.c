@@ -13,6 +13,7 @@
 #include "wakeup.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -66,11 +67,22 @@ static uint64_t drain(int fd) {
     return got == (ssize_t)sizeof(count) ? count : 0;
 }
 
+/// Moves a new descriptor of ours above the numbers a host hands out first (the lowest free one,
+/// which a host that closed 0-2 and reopened them would take): a host that dup2()s onto a low
+/// number never lands on ours. Keeps it where it is when the limit on descriptors is lower.
+static int out_of_the_way(int fd) {
+    if (fd < 0) return fd;
+    int moved = fcntl(fd, F_DUPFD_CLOEXEC, 512);
+    if (moved < 0) return fd;
+    close(fd);
+    return moved;
+}
+
 /// Makes the slot's descriptors the first time it is taken; whether it has an eventfd.
 static int initialize(int index) {
     int state = atomic_load(&slots[index].initialized);
     if (state != 0) return state > 0;
-    slots[index].event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    slots[index].event_fd = out_of_the_way(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
     if (slots[index].event_fd < 0) {
         atomic_store(&slots[index].initialized, -1);
         return 0;
@@ -79,7 +91,7 @@ static int initialize(int index) {
     // at once: such a slot is never handed out (the watchdog then sleeps on a semaphore of its own).
     struct pollfd probe = {.fd = slots[index].event_fd, .events = POLLIN};
     struct timespec now = {0, 0};
-    int deadline = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    int deadline = out_of_the_way(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC));
     if (deadline < 0 || (ppoll(&probe, 1, &now, NULL) < 0 && errno != EINTR)) {
         if (deadline >= 0) close(deadline);
         close(slots[index].event_fd);
@@ -88,7 +100,7 @@ static int initialize(int index) {
     }
     slots[index].deadline_fd = deadline;
     slots[index].deadline_armed = 0;
-    slots[index].timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    slots[index].timer_fd = out_of_the_way(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC));
     atomic_store(&slots[index].initialized, 1);
     return 1;
 }
@@ -176,6 +188,14 @@ int CStallMonitor_wakeup_slot_wait_until(int slot, uint64_t deadline_ns) {
             struct timespec pause = {.tv_sec = 0, .tv_nsec = 10000000};
             nanosleep(&pause, NULL);
             return error;
+        }
+        // A descriptor the host closed (POLLNVAL) or that is no longer ours in some other way:
+        // sleep, never spin, and say so (the watchdog then looks at its deadlines only).
+        for (nfds_t index = 0; index < count; index++) {
+            if ((fds[index].revents & (POLLNVAL | POLLERR | POLLHUP)) == 0) continue;
+            struct timespec pause = {.tv_sec = 0, .tv_nsec = 10000000};
+            nanosleep(&pause, NULL);
+            return EBADF;
         }
         // Every descriptor that is ready is read, so that none ends the next wait at once.
         int expired = (fds[0].revents & POLLIN) && drain(fds[0].fd) != 0;
