@@ -161,18 +161,21 @@ int CStallMonitor_wakeup_slot_take_posts(int slot) {
     return posts > INT32_MAX ? INT32_MAX : (int)posts;
 }
 
+/// A wait that cannot be made (a refused call, a descriptor gone): sleeps 10 ms, so that the
+/// watchdog never spins, and returns `error`.
+static int refused(int error) {
+    struct timespec pause = {.tv_sec = 0, .tv_nsec = 10000000};
+    nanosleep(&pause, NULL);
+    return error;
+}
+
 int CStallMonitor_wakeup_slot_wait_until(int slot, uint64_t deadline_ns) {
     if (slot < 0 || slot >= CStallMonitor_wakeup_slot_count || atomic_load(&slots[slot].initialized) <= 0) return EINVAL;
     if (deadline_ns != 0 && deadline_ns <= CStallMonitor_monotonic_ns()) {
         set_deadline(slot, 0);
         return ETIMEDOUT;
     }
-    if (!set_deadline(slot, deadline_ns)) {
-        int error = errno;
-        struct timespec pause = {.tv_sec = 0, .tv_nsec = 10000000};  // refused: sleep, never spin
-        nanosleep(&pause, NULL);
-        return error;
-    }
+    if (!set_deadline(slot, deadline_ns)) return refused(errno);
     struct pollfd fds[3] = {
         {.fd = slots[slot].deadline_fd, .events = POLLIN},
         {.fd = slots[slot].event_fd, .events = POLLIN},
@@ -183,19 +186,12 @@ int CStallMonitor_wakeup_slot_wait_until(int slot, uint64_t deadline_ns) {
         int ready = ppoll(fds, count, NULL, NULL);
         if (ready < 0) {
             if (errno == EINTR) continue;
-            // Refused after all (the slot's probe passed): sleep, never spin, and say why.
-            int error = errno;
-            struct timespec pause = {.tv_sec = 0, .tv_nsec = 10000000};
-            nanosleep(&pause, NULL);
-            return error;
+            return refused(errno);  // refused after all (the slot's probe passed)
         }
         // A descriptor the host closed (POLLNVAL) or that is no longer ours in some other way:
         // sleep, never spin, and say so (the watchdog then looks at its deadlines only).
         for (nfds_t index = 0; index < count; index++) {
-            if ((fds[index].revents & (POLLNVAL | POLLERR | POLLHUP)) == 0) continue;
-            struct timespec pause = {.tv_sec = 0, .tv_nsec = 10000000};
-            nanosleep(&pause, NULL);
-            return EBADF;
+            if ((fds[index].revents & (POLLNVAL | POLLERR | POLLHUP)) != 0) return refused(EBADF);
         }
         // Every descriptor that is ready is read, so that none ends the next wait at once.
         int expired = (fds[0].revents & POLLIN) && drain(fds[0].fd) != 0;
