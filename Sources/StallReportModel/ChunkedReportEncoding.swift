@@ -9,15 +9,15 @@ enum ChunkedReportEncoding {
     /// Samples encoded per piece.
     static let chunkSize = 10_000
 
-    /// `report` encoded by `encoder` (made by ``ReportCoding/makeEncoder(pretty:)``), the samples
-    /// `chunkSize` at a time.
+    /// `report` encoded by `encode` (an encoder made by ``ReportCoding/makeEncoder(pretty:)``, or
+    /// ``CompactJSONEncoder`` when not `pretty`), the samples `chunkSize` at a time.
     static func encode(
-        _ report: StallReport, with encoder: JSONEncoder, pretty: Bool, chunkSize: Int = chunkSize
+        _ report: StallReport, pretty: Bool, chunkSize: Int = chunkSize, with encode: (any Encodable) throws -> Data
     ) throws -> Data {
         var skeleton = report
         skeleton.samples = []
-        var data = try encoder.encode(skeleton)
-        guard !report.samples.isEmpty, let empty = emptySamples(in: data) else { return try encoder.encode(report) }
+        var data = try encode(skeleton)
+        guard !report.samples.isEmpty, let empty = emptySamples(in: data) else { return try encode(report) }
         // The samples are appended to the skeleton's bytes in place (no second copy of the
         // whole array): the part after the empty array is put back at the end.
         let rest = Data(data[empty.upperBound...])
@@ -26,11 +26,11 @@ enum ChunkedReportEncoding {
         var start = 0
         while start < report.samples.count {
             let end = min(start + chunkSize, report.samples.count)
-            let chunk = try encoder.encode(Array(report.samples[start..<end]))
+            let chunk = try encode(Array(report.samples[start..<end]))
             // The elements between the chunk's brackets (and, pretty, its last newline).
             guard let open = chunk.firstIndex(of: UInt8(ascii: "[")), let close = chunk.lastIndex(of: UInt8(ascii: "]"))
             else {
-                return try encoder.encode(report)
+                return try encode(report)
             }
             var inner = chunk[(open + 1)..<close]
             if pretty, inner.last == UInt8(ascii: "\n") { inner = inner.dropLast() }

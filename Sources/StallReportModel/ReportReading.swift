@@ -110,13 +110,16 @@ extension StallReport {
         let encoder = ReportCoding.makeEncoder(pretty: pretty)
         // A report of many samples is encoded a chunk of samples at a time (same bytes).
         guard samples.count > ChunkedReportEncoding.chunkSize else { return try encoder.encode(self) }
-        return try ChunkedReportEncoding.encode(self, with: encoder, pretty: pretty)
+        return try ChunkedReportEncoding.encode(self, pretty: pretty) { try encoder.encode($0) }
     }
 
     /// The bytes the monitor writes to a report file: compact JSON (no indentation), a third
     /// smaller than pretty-printed and quicker to read; `jq .` or `stallreport show` print it
-    /// readably. Readers accept both.
+    /// readably. Readers accept both. The bytes are `encoded(pretty: false)`'s, made by
+    /// ``CompactJSONEncoder`` (the monitor writes reports from inside the host).
     package func fileData() throws -> Data {
-        try encoded(pretty: false)
+        let encoder = CompactJSONEncoder()
+        guard samples.count > ChunkedReportEncoding.chunkSize else { return try encoder.encode(self) }
+        return try ChunkedReportEncoding.encode(self, pretty: false) { try encoder.encode($0) }
     }
 }

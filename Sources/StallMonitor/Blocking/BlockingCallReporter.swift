@@ -206,7 +206,7 @@ final class BlockingCallReporter: Sendable {
             omittedCallSites: sorted.count - kept.count, droppedCalls: droppedNow, tags: tags.isEmpty ? nil : tags)
         let data: Data
         do {
-            data = try ReportCoding.makeEncoder(pretty: false).encode(report)
+            data = try CompactJSONEncoder().encode(report)
         } catch {
             errors.report(.reportEncoding("blocking-calls report: \(error)"))
             return

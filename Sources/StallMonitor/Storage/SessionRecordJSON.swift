@@ -116,48 +116,12 @@ private struct JSONText {
         bytes.append(contentsOf: text.utf8)
     }
 
-    /// Finite numbers as `JSONEncoder` writes them: Swift's shortest form, without a trailing `.0`.
-    /// A number of at most six decimals from 0.001 up to 10⁹ (every value the monitor writes:
-    /// milliseconds from nanoseconds or microseconds) is written from its integer millionths,
-    /// which gives the same digits: such a decimal has at most 15 significant digits, so it is
-    /// the one shortest decimal that reads back as the same `Double`. Anything else goes through
-    /// `description`, whose code (a 64 KiB block of libswiftCore) a host that never prints a
-    /// `Double` would otherwise map in when the monitor starts.
+    /// Finite numbers as `JSONEncoder` writes them (``JSONScalarText/double(_:)``).
     mutating func double(_ value: Double) {
-        let millionths = (value * 1_000_000).rounded()
-        if value == 0 || (value >= 0.001 && millionths < 1e15 && millionths / 1_000_000 == value) {
-            let whole = UInt64(millionths)
-            raw(String(whole / 1_000_000))
-            let fraction = whole % 1_000_000
-            guard fraction != 0 else { return }
-            // Six digits with their leading zeros (1_000_000 + fraction, less its "1"), less trailing zeros.
-            var digits = Array(String(1_000_000 + fraction).utf8.dropFirst())
-            while digits.last == UInt8(ascii: "0") { digits.removeLast() }
-            bytes.append(UInt8(ascii: "."))
-            bytes.append(contentsOf: digits)
-            return
-        }
-        var text = value.description
-        if text.hasSuffix(".0") { text.removeLast(2) }
-        raw(text)
+        raw(JSONScalarText.double(value))
     }
 
     mutating func string(_ text: String) {
-        let hex = Array("0123456789abcdef".utf8)
-        bytes.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: "\\\"".utf8)
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: "\\\\".utf8)
-            case 0x08: bytes.append(contentsOf: "\\b".utf8)
-            case 0x0C: bytes.append(contentsOf: "\\f".utf8)
-            case UInt8(ascii: "\n"): bytes.append(contentsOf: "\\n".utf8)
-            case UInt8(ascii: "\r"): bytes.append(contentsOf: "\\r".utf8)
-            case UInt8(ascii: "\t"): bytes.append(contentsOf: "\\t".utf8)
-            case 0..<0x20: bytes.append(contentsOf: "\\u00".utf8 + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-            default: bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
+        JSONScalarText.appendString(text, to: &bytes)
     }
 }

@@ -129,10 +129,20 @@ struct ChunkedReportEncodingTests {
                 frames: Array(frames.prefix(1 + index % frames.count)), asyncCallers: index % 5 == 0 ? [0] : nil)
         }
         let whole = try ReportCoding.makeEncoder(pretty: pretty).encode(report)
+        let encoder = ReportCoding.makeEncoder(pretty: pretty)
         for chunkSize in [1, 1_000, 2_345, 5_000] {
-            let chunked = try ChunkedReportEncoding.encode(
-                report, with: ReportCoding.makeEncoder(pretty: pretty), pretty: pretty, chunkSize: chunkSize)
+            let chunked = try ChunkedReportEncoding.encode(report, pretty: pretty, chunkSize: chunkSize) {
+                try encoder.encode($0)
+            }
             #expect(chunked == whole, "chunks of \(chunkSize)")
+            guard !pretty else { continue }
+            let compact = try ChunkedReportEncoding.encode(report, pretty: false, chunkSize: chunkSize) {
+                try CompactJSONEncoder().encode($0)
+            }
+            #expect(compact == whole, "CompactJSONEncoder, chunks of \(chunkSize)")
+        }
+        if !pretty {
+            #expect(try report.fileData() == whole)
         }
         #expect(try StallReport.decode(from: whole) == report)
     }
