@@ -1,7 +1,8 @@
 // The watchdog's wake-up slots: each an eventfd a producer posts and the watchdog waits on, with a
 // parked bit, a timerfd for late posts (wakeup_late_post.c) and one for the wait's deadline. The
-// descriptors are made when a slot is first taken and never closed: a producer that read a slot just before it was released
-// writes to the same eventfd, never to a descriptor number the host has since reused.
+// descriptors are made when a slot is first taken and never closed: a producer that read a slot
+// just before it was released writes to the same eventfd, never to a descriptor number the host
+// has since reused.
 //
 // A producer (the pool's enqueue hook, a watched event loop's return from epoll_wait) and a
 // watchdog about to sleep form a Dekker pair on sequentially consistent atomics: the producer sets
