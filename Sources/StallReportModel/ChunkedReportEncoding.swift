@@ -10,14 +10,16 @@ enum ChunkedReportEncoding {
     static let chunkSize = 10_000
 
     /// `report` encoded by `encode` (an encoder made by ``ReportCoding/makeEncoder(pretty:)``, or
-    /// ``CompactJSONEncoder`` when not `pretty`), the samples `chunkSize` at a time.
+    /// ``CompactJSONEncoder`` when not `pretty`), the samples `chunkSize` at a time; a report of
+    /// no more samples than that in one piece.
     static func encode(
         _ report: StallReport, pretty: Bool, chunkSize: Int = chunkSize, with encode: (any Encodable) throws -> Data
     ) throws -> Data {
+        guard report.samples.count > chunkSize else { return try encode(report) }
         var skeleton = report
         skeleton.samples = []
         var data = try encode(skeleton)
-        guard !report.samples.isEmpty, let empty = emptySamples(in: data) else { return try encode(report) }
+        guard let empty = emptySamples(in: data) else { return try encode(report) }
         // The samples are appended to the skeleton's bytes in place (no second copy of the
         // whole array): the part after the empty array is put back at the end.
         let rest = Data(data[empty.upperBound...])

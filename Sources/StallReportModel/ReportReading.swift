@@ -108,8 +108,6 @@ extension StallReport {
     /// Encodes the report as the schema requires.
     public func encoded(pretty: Bool = true) throws -> Data {
         let encoder = ReportCoding.makeEncoder(pretty: pretty)
-        // A report of many samples is encoded a chunk of samples at a time (same bytes).
-        guard samples.count > ChunkedReportEncoding.chunkSize else { return try encoder.encode(self) }
         return try ChunkedReportEncoding.encode(self, pretty: pretty) { try encoder.encode($0) }
     }
 
@@ -119,7 +117,6 @@ extension StallReport {
     /// ``CompactJSONEncoder`` (the monitor writes reports from inside the host).
     package func fileData() throws -> Data {
         let encoder = CompactJSONEncoder()
-        guard samples.count > ChunkedReportEncoding.chunkSize else { return try encoder.encode(self) }
         return try ChunkedReportEncoding.encode(self, pretty: false) { try encoder.encode($0) }
     }
 }

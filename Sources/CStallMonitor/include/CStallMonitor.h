@@ -534,8 +534,8 @@ int CStallMonitor_snapshot_blocked(uintptr_t sp, uintptr_t pc, CStallMonitorSnap
 // MARK: - Waking a sleeping watchdog (wakeup_slots.c, pool_wakeup.c, loop_wakeup.c, main_wakeup.c)
 
 /// Takes a wake-up slot: an eventfd (and timerfds for late posts and deadlines) the watchdog
-/// sleeps on, kept open for the life of the process. -1 when all 64 are taken or no eventfd can be made (the
-/// caller uses a semaphore of its own and cannot be woken by its loops).
+/// sleeps on, kept open for the life of the process. -1 when all 64 are taken or no eventfd can
+/// be made (the caller uses a semaphore of its own and cannot be woken by its loops).
 int CStallMonitor_wakeup_slot_acquire(void);
 /// Gives a slot back (it stops watching the pool).
 void CStallMonitor_wakeup_slot_release(int slot);

@@ -4,9 +4,9 @@ import Glibc
 /// What the watchdog sleeps on, with deadlines on the monotonic clock.
 ///
 /// It is one of the C shim's wake-up slots when one is free (an eventfd, a timerfd for late posts
-/// and one for the wait's deadline, kept open for the life of the process, so the concurrency pool's enqueue hook can post
-/// it at any time): then ``slot`` names it, and the pool probe can ask to be woken by work reaching
-/// the pool. Otherwise (64 monitors alive at once, or no eventfd to be had) it is a POSIX
+/// and one for the wait's deadline, kept open for the life of the process, so the concurrency
+/// pool's enqueue hook can post it at any time): then ``slot`` names it, and the pool probe can
+/// ask to be woken by work reaching the pool. Otherwise (64 monitors alive at once, or no eventfd to be had) it is a POSIX
 /// semaphore of its own and ``slot`` is nil.
 final class WakeupSignal: @unchecked Sendable {
     /// The semaphore when there is no slot.

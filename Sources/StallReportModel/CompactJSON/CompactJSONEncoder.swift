@@ -48,7 +48,7 @@ enum CompactJSONNode {
         let encoder = CompactJSONValueEncoder(codingPath: codingPath())
         try value.encode(to: encoder)
         switch encoder.node {
-        case .none: return .raw([UInt8(ascii: "{"), UInt8(ascii: "}")])
+        case .none: return .raw(emptyObject)
         case .array, .object, .encoder:
             var bytes: [UInt8] = []
             encoder.node?.write(to: &bytes)
@@ -56,6 +56,9 @@ enum CompactJSONNode {
         case .some(let node): return node
         }
     }
+
+    /// What `JSONEncoder` writes for a value that encoded nothing.
+    private static let emptyObject: [UInt8] = [UInt8(ascii: "{"), UInt8(ascii: "}")]
 
     /// `value` itself when `T` is exactly `U` (a metadata comparison first: the cast runs only for
     /// the one type that matches, and cannot fail).
@@ -133,7 +136,11 @@ enum CompactJSONNode {
             }
             bytes.append(UInt8(ascii: "}"))
         case .encoder(let encoder):
-            (encoder.node ?? .object(CompactJSONObject())).write(to: &bytes)
+            if let node = encoder.node {
+                node.write(to: &bytes)
+            } else {
+                bytes.append(contentsOf: Self.emptyObject)
+            }
         }
     }
 }

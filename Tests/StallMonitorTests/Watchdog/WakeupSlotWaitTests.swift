@@ -30,5 +30,4 @@ struct WakeupSlotWaitTests {
             "the deadline had passed")
         #expect(CStallMonitor_wakeup_slot_take_posts(slot) == 1, "the post is still there for the next look")
     }
-
 }
